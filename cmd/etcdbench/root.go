@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"etcdbench/internal/result"
+)
+
+// execute runs the command line args and returns the exit code.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	path := root.Name()
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	return exitCode(err, path, stderr)
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	wf := defaultWALFlags(".")
+	root := &cobra.Command{
+		Use:   "etcdbench",
+		Short: "Is this storage, and this etcd, fast enough for etcd - and if not, why?",
+		Long: `etcdbench measures a disk the way etcd uses it and judges the result against
+etcd's thresholds, with confidence bounds.
+
+With no command it runs the default check on the current directory (or --dir):
+today the WAL fdatasync check of 'etcdbench disk wal'.`,
+		Version:       result.Version,
+		Args:          noArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWALCommand(cmd, wf, stdout, stderr)
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	wf.register(root.Flags())
+	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr))
+	return root
+}
+
+// noArgs rejects positional arguments with a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+// commandLine reconstructs the command line for the result record.
+func commandLine(cmd *cobra.Command) []string {
+	args := []string{cmd.CommandPath()}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		args = append(args, "--"+f.Name+"="+f.Value.String())
+	})
+	return args
+}
+
+func newDiskCmd(stdout, stderr io.Writer) *cobra.Command {
+	disk := &cobra.Command{
+		Use:   "disk",
+		Short: "Storage workloads that reproduce etcd's I/O on a directory",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("missing workload: etcdbench disk wal")
+		},
+	}
+	disk.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	disk.AddCommand(newWALCmd(stdout, stderr))
+	return disk
+}

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"etcdbench/internal/disk"
+	"etcdbench/internal/report"
+	"etcdbench/internal/result"
+	"etcdbench/internal/scratch"
+	"etcdbench/internal/stats"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
+)
+
+// walFlags are the raw command-line values of the WAL check.
+type walFlags struct {
+	dir, bs, size, runtime, minRuntime, walP99, output string
+	count, minSamples                                  int64
+	timeBased, noProgress                              bool
+	confidence, minIOPS, heavyIOPS, warnMargin         float64
+}
+
+// walOptions are the validated options of one WAL check.
+type walOptions struct {
+	dir        string
+	cfg        disk.WALConfig
+	thresholds verdict.Thresholds
+	output     string
+	progress   bool
+}
+
+func defaultWALFlags(dir string) *walFlags {
+	th := verdict.Defaults()
+	return &walFlags{
+		dir: dir, bs: "2300", runtime: "60s", minRuntime: "10s", minSamples: 1000,
+		walP99: "10ms", output: "text", confidence: 0.95,
+		minIOPS: th.SyncIOPSMin.Limit, heavyIOPS: th.SyncIOPSHeavy.Limit, warnMargin: 100 * th.WarnMargin.Limit,
+	}
+}
+
+func (f *walFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.dir, "dir", f.dir, "directory on the disk to test (etcd's --data-dir); a private scratch directory is created inside it and removed afterwards")
+	fs.StringVar(&f.bs, "bs", f.bs, "bytes per write(), i.e. etcd's WAL batch size (2300: the Kubernetes figure of the fio recipe)")
+	fs.StringVar(&f.size, "size", f.size, "stop after writing this much, like fio --size (e.g. 22m); default: adaptive")
+	fs.Int64Var(&f.count, "count", f.count, "stop after this many write+fdatasync cycles; default: adaptive")
+	fs.StringVar(&f.runtime, "runtime", f.runtime, "cap on the run's time; with --time-based, the exact run time")
+	fs.BoolVar(&f.timeBased, "time-based", f.timeBased, "run for exactly --runtime instead of stopping when the verdict is decided")
+	fs.StringVar(&f.minRuntime, "min-runtime", f.minRuntime, "adaptive mode: never stop earlier (guards against quiet stretches between periodic stalls)")
+	fs.Int64Var(&f.minSamples, "min-samples", f.minSamples, "adaptive mode: never stop with fewer fdatasyncs")
+	fs.Float64Var(&f.confidence, "confidence", f.confidence, "confidence of the verdict, between 0 and 1")
+	fs.StringVar(&f.walP99, "wal-p99", f.walP99, "threshold for the fdatasync p99 (etcd FAQ: 10ms)")
+	fs.Float64Var(&f.minIOPS, "min-iops", f.minIOPS, "minimum sequential synced IOPS (etcd hardware guide: 50)")
+	fs.Float64Var(&f.heavyIOPS, "heavy-iops", f.heavyIOPS, "sequential synced IOPS recommended for heavy load (etcd hardware guide: 500)")
+	fs.Float64Var(&f.warnMargin, "warn-margin", f.warnMargin, "WARN when the p99 is within this many percent under its threshold")
+	fs.StringVarP(&f.output, "output", "o", f.output, "report format: text or json")
+	fs.BoolVar(&f.noProgress, "no-progress", f.noProgress, "no live progress line on stderr (it is shown only when stderr is a terminal)")
+}
+
+func newWALCmd(stdout, stderr io.Writer) *cobra.Command {
+	wf := defaultWALFlags("")
+	cmd := &cobra.Command{
+		Use:   "wal --dir DIR",
+		Short: "etcd's WAL appends: write() + fdatasync() on preallocated segments, judged against the 10 ms p99",
+		Long: `Creates a scratch directory inside --dir, preallocates a segment with fallocate
+as etcd does, then repeats one sequential write() of --bs bytes followed by one
+fdatasync(), timing both. By default it stops as soon as the p99 verdict is
+statistically decided (never before --min-runtime and --min-samples, never
+after --runtime); --size, --count or --time-based give a fixed amount instead.`,
+		Example: `  etcdbench disk wal --dir /var/lib/etcd
+  etcdbench disk wal --dir /var/lib/etcd --size 22m --bs 2300   # the fio recipe
+  etcdbench disk wal --dir . --output json > wal.json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("dir") {
+				return usagef("--dir is required: the directory on the disk to test, e.g. --dir /var/lib/etcd")
+			}
+			return runWALCommand(cmd, wf, stdout, stderr)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	wf.register(cmd.Flags())
+	return cmd
+}
+
+// options validates the flags; every mistake is a usage error.
+func (f *walFlags) options(changed func(string) bool, stderrIsTTY bool) (walOptions, error) {
+	o := walOptions{dir: f.dir, output: f.output, thresholds: verdict.Defaults()}
+	if f.dir == "" {
+		return o, usagef("--dir must not be empty")
+	}
+	if f.output != "text" && f.output != "json" {
+		return o, usagef("--output %q: want text or json", f.output)
+	}
+	bs, err := units.ParseSize(f.bs)
+	if err != nil {
+		return o, usagef("--bs: %v", err)
+	}
+	if bs <= 0 || bs > 64<<20 {
+		return o, usagef("--bs must be between 1 byte and 64m, got %q", f.bs)
+	}
+	rt, err := units.ParseDuration(f.runtime)
+	if err != nil {
+		return o, usagef("--runtime: %v", err)
+	}
+	minRT, err := units.ParseDuration(f.minRuntime)
+	if err != nil {
+		return o, usagef("--min-runtime: %v", err)
+	}
+	p99, err := units.ParseDuration(f.walP99)
+	if err != nil || p99 <= 0 {
+		return o, usagef("--wal-p99 %q: want a positive duration such as 10ms", f.walP99)
+	}
+	if !(f.confidence > 0 && f.confidence < 1) {
+		return o, usagef("--confidence must be between 0 and 1 (e.g. 0.95), got %v", f.confidence)
+	}
+	if f.minSamples < 0 || f.minIOPS < 0 || f.heavyIOPS < 0 || f.warnMargin < 0 || f.warnMargin >= 100 {
+		return o, usagef("--min-samples, --min-iops and --heavy-iops must not be negative, --warn-margin must be 0-99")
+	}
+
+	cfg := disk.WALConfig{
+		BlockSize: int(bs), Runtime: rt, Mode: disk.ModeAdaptive,
+		Rule: stats.StopRule{
+			Threshold: p99, Quantile: 0.99, Confidence: f.confidence,
+			MinSamples: f.minSamples, MinDuration: minRT, Interval: time.Second,
+		},
+	}
+	modes := 0
+	if changed("size") {
+		modes++
+		size, err := units.ParseSize(f.size)
+		if err != nil {
+			return o, usagef("--size: %v", err)
+		}
+		if size < bs {
+			return o, usagef("--bs %s is larger than --size %s", f.bs, f.size)
+		}
+		cfg.Mode, cfg.Size = disk.ModeSize, size
+	}
+	if changed("count") {
+		modes++
+		if f.count <= 0 {
+			return o, usagef("--count must be positive, got %d", f.count)
+		}
+		cfg.Mode, cfg.Count = disk.ModeCount, f.count
+	}
+	if f.timeBased {
+		modes++
+		cfg.Mode = disk.ModeTime
+	}
+	if modes > 1 {
+		return o, usagef("--size, --count and --time-based are alternatives: give at most one")
+	}
+	if cfg.Mode != disk.ModeAdaptive && !changed("runtime") {
+		cfg.Runtime = 0 // fixed amounts run to completion unless capped explicitly
+		if cfg.Mode == disk.ModeTime {
+			cfg.Runtime = rt
+		}
+	}
+	if (cfg.Mode == disk.ModeAdaptive || cfg.Mode == disk.ModeTime) && cfg.Runtime <= 0 {
+		return o, usagef("--runtime must be positive in %s mode", cfg.Mode)
+	}
+	if err := cfg.Validate(); err != nil {
+		return o, usageError{err}
+	}
+
+	th := &o.thresholds
+	if changed("wal-p99") {
+		th.WALFsyncP99.Override(p99.Seconds(), "--wal-p99")
+	}
+	if changed("min-iops") {
+		th.SyncIOPSMin.Override(f.minIOPS, "--min-iops")
+	}
+	if changed("heavy-iops") {
+		th.SyncIOPSHeavy.Override(f.heavyIOPS, "--heavy-iops")
+	}
+	if changed("warn-margin") {
+		th.WarnMargin.Override(f.warnMargin/100, "--warn-margin")
+	}
+	o.cfg = cfg
+	o.progress = stderrIsTTY && !f.noProgress && f.output == "text"
+	return o, nil
+}
+
+// runWALCommand validates the flags of cmd and runs the WAL check.
+func runWALCommand(cmd *cobra.Command, f *walFlags, stdout, stderr io.Writer) error {
+	o, err := f.options(cmd.Flags().Changed, isTerminal(stderr))
+	if err != nil {
+		return err
+	}
+	return runWAL(cmd.Context(), o, commandLine(cmd), stdout, stderr)
+}
+
+// runWAL runs one WAL check: checks, scratch directory, loop, verdicts,
+// report. The scratch directory is removed on every path out.
+func runWAL(ctx context.Context, o walOptions, args []string, stdout, stderr io.Writer) (err error) {
+	dir, err := scratch.Check(o.dir)
+	if err != nil {
+		return err
+	}
+	if err := scratch.CheckFree(dir, o.cfg.SpaceNeeded()); err != nil {
+		return fmt.Errorf("%w; use a smaller --size or free some space", err)
+	}
+	sd, stale, err := scratch.Create(dir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := sd.Remove(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+
+	res := &result.Result{
+		Schema:      result.SchemaID,
+		Tool:        result.Tool{Name: "etcdbench", Version: result.Version, GoVersion: runtime.Version(), Args: args},
+		StartedAt:   time.Now().UTC(),
+		Environment: sysinfo.Collect("/", dir),
+	}
+	cfg := o.cfg
+	var prog *progressLine
+	if o.progress {
+		prog = newProgressLine(stderr, cfg.Rule)
+		cfg.OnSecond = prog.update
+	}
+	run, runErr := disk.RunWAL(ctx, sd.Path, cfg)
+	if prog != nil {
+		prog.clear()
+	}
+	if run == nil {
+		return runErr
+	}
+	if runErr != nil && !run.Cancelled {
+		return runErr
+	}
+	wl, err := run.Workload(o.thresholds, res.Environment)
+	if err != nil {
+		return err
+	}
+	for _, p := range stale {
+		wl.Notes = append(wl.Notes, "removed a scratch directory left by a killed run: "+p)
+	}
+	res.Workloads = append(res.Workloads, wl)
+	res.Interrupted = run.Cancelled
+	res.Finish(time.Now().UTC())
+	if err := render(stdout, o.output, res); err != nil {
+		return err
+	}
+	switch {
+	case run.Cancelled:
+		return runErr
+	case res.Status == verdict.Fail:
+		return errFailed
+	}
+	return nil
+}
+
+func render(w io.Writer, format string, r *result.Result) error {
+	if format == "json" {
+		return report.JSON(w, r)
+	}
+	return report.Text(w, r)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	return termios(int(f.Fd()))
+}

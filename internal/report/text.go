@@ -1,0 +1,180 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
+)
+
+// Text writes a compact report for a terminal: per workload the latency
+// table, the confidence figures and the verdicts, then the environment.
+func Text(w io.Writer, r *result.Result) error {
+	ew := &errWriter{w: w}
+	for i := range r.Workloads {
+		textWorkload(ew, &r.Workloads[i])
+	}
+	textEnvironment(ew, r)
+	switch {
+	case r.Interrupted:
+		ew.printf("\nResult: INTERRUPTED (no verdict)\n")
+	default:
+		ew.printf("\nResult: %s\n", r.Status)
+	}
+	return ew.err
+}
+
+func textWorkload(ew *errWriter, wl *result.Workload) {
+	ew.printf("%s: %s\n", wl.Name, wl.Description)
+	bs := intParam(wl.Parameters, "block_size")
+	ew.printf("  %d cycles of %d bytes (%s) in %s: %.0f IOPS, %s/s\n",
+		wl.Ops, bs, units.FormatBytes(wl.Bytes), Duration(time.Duration(wl.DurationNs)), wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
+	ew.printf("  stopped (%s mode): %s\n\n", wl.Stop.Mode, wl.Stop.Reason)
+
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  latency\tp50\tp90\tp99\tp99.9\tmax\tmean\t\n")
+	for _, l := range wl.Latencies {
+		row := []string{"  " + l.Name}
+		for _, p := range []float64{50, 90, 99, 99.9} {
+			v, _ := l.At(p)
+			row = append(row, Duration(time.Duration(v)))
+		}
+		row = append(row, Duration(time.Duration(l.MaxNs)), Duration(time.Duration(l.MeanNs)))
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil && ew.err == nil {
+		ew.err = err
+	}
+	for _, l := range wl.Latencies {
+		if l.P99CI != nil {
+			upper := Duration(time.Duration(l.P99CI.UpperNs))
+			if l.P99CI.UpperOpen {
+				upper = "≥" + upper + " (too few samples above p99)"
+			}
+			ew.printf("  %s p99 %.0f %% confidence interval: %s .. %s\n", l.Name, 100*l.P99CI.Level, Duration(time.Duration(l.P99CI.LowerNs)), upper)
+		}
+		if e := l.Exceedance; e != nil {
+			ew.printf("  %s above %s: %d of %d (%.3f %%), %.0f %% CI %.3f %% .. %.3f %%, design effect %.2f\n",
+				l.Name, Duration(time.Duration(e.ThresholdNs)), e.Count, l.Count, 100*e.Fraction,
+				100*e.Interval.Level, 100*e.Interval.Lower, 100*e.Interval.Upper, e.DesignEffect)
+		}
+	}
+	if len(wl.Verdicts) > 0 {
+		ew.printf("\n")
+	}
+	for _, v := range wl.Verdicts {
+		textVerdict(ew, v)
+	}
+	for _, n := range wl.Notes {
+		ew.printf("  note: %s\n", n)
+	}
+	ew.printf("\n")
+}
+
+func textVerdict(ew *errWriter, v verdict.Verdict) {
+	sure := ""
+	if c := v.Confidence; c != nil {
+		if c.Decided {
+			sure = fmt.Sprintf(", decided at %.0f %% confidence", 100*c.Level)
+		} else {
+			sure = fmt.Sprintf(", NOT decided at %.0f %% confidence", 100*c.Level)
+		}
+	}
+	ew.printf("  %s  %s %s (limit %s %s%s)\n", v.Status, v.Title, value(v.Value, v.Unit), v.Comparison, value(v.Limit, v.Unit), sure)
+	ew.printf("        %s\n", v.Detail)
+	ew.printf("        source: %s\n", v.Source)
+}
+
+func textEnvironment(ew *errWriter, r *result.Result) {
+	env := r.Environment
+	fs := env.Filesystem
+	ew.printf("environment\n")
+	ew.printf("  dir         %s\n", env.Dir)
+	ew.printf("  filesystem  %s on %s at %s (%s)\n", orUnknown(fs.Type), orUnknown(fs.Source), orUnknown(fs.MountPoint), fs.MountOptions)
+	ew.printf("  device      %s\n", deviceString(env.Device))
+	ew.printf("  system      kernel %s, %d CPUs %s, %s memory\n", orUnknown(env.Kernel), env.CPUs, env.CPUModel, units.FormatBytes(int64(env.MemTotalBytes)))
+	ew.printf("  etcdbench   %s (%s)\n", r.Tool.Version, r.Tool.GoVersion)
+	for _, n := range env.Notes {
+		ew.printf("  note: %s\n", n)
+	}
+}
+
+func deviceString(d *sysinfo.Device) string {
+	if d == nil {
+		return "none (no block device behind this filesystem)"
+	}
+	parts := []string{d.Name}
+	if d.Partition != "" {
+		parts[0] = d.Partition + " on " + d.Name
+	}
+	if d.Model != "" {
+		parts = append(parts, d.Model)
+	}
+	if d.Driver != "" {
+		parts = append(parts, "driver "+d.Driver)
+	}
+	if d.Virtual {
+		parts = append(parts, "virtual disk")
+	}
+	if d.Rotational != nil {
+		if *d.Rotational {
+			parts = append(parts, "rotational")
+		} else {
+			parts = append(parts, "non-rotational")
+		}
+	}
+	if d.Scheduler != "" {
+		parts = append(parts, "scheduler "+d.Scheduler)
+	}
+	if d.WriteCache != "" {
+		parts = append(parts, "write cache "+d.WriteCache)
+	}
+	if len(d.Slaves) > 0 {
+		parts = append(parts, "on "+strings.Join(d.Slaves, ", "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// errWriter keeps the first write error so the report code stays linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// intParam reads a numeric parameter, whether it was set by a workload (an
+// int) or read back from JSON (a float64).
+func intParam(m map[string]any, key string) int64 {
+	switch v := m[key].(type) {
+	case int:
+		return int64(v)
+	case int64:
+		return v
+	case float64:
+		return int64(v)
+	}
+	return 0
+}

@@ -1,0 +1,128 @@
+// Package result defines the one record every etcdbench workload produces
+// and every reporter renders: what ran, with which parameters, where, what
+// it measured (latency distributions, throughput, per-second series) and the
+// verdicts. It is saved as JSON (schema SchemaID, documented in
+// docs/json-schema.md and docs/result.schema.json) so that a run can be
+// re-rendered or compared later.
+package result
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"etcdbench/internal/stats"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/verdict"
+)
+
+// SchemaID names the JSON schema a Result follows. It changes only when a
+// field is removed or its meaning changes; added fields keep it.
+const SchemaID = "etcdbench.result/v1"
+
+// Version is etcdbench's version, set at build time with
+// -ldflags "-X etcdbench/internal/result.Version=...".
+var Version = "0.1.0-dev"
+
+// Result is one run of etcdbench: one or more workloads on one machine.
+type Result struct {
+	Schema      string         `json:"schema"`
+	Tool        Tool           `json:"tool"`
+	StartedAt   time.Time      `json:"started_at"`
+	FinishedAt  time.Time      `json:"finished_at"`
+	Environment sysinfo.Facts  `json:"environment"`
+	Workloads   []Workload     `json:"workloads"`
+	Status      verdict.Status `json:"status"` // the worst verdict of all workloads
+	Interrupted bool           `json:"interrupted,omitempty"`
+}
+
+// Tool identifies the program and the exact command that produced a result.
+type Tool struct {
+	Name      string   `json:"name"`
+	Version   string   `json:"version"`
+	GoVersion string   `json:"go_version"`
+	Args      []string `json:"args"` // the command line, to reproduce the run
+}
+
+// Workload is what one workload measured.
+type Workload struct {
+	Name        string               `json:"name"` // e.g. "wal"
+	Description string               `json:"description"`
+	Parameters  map[string]any       `json:"parameters"` // documented per workload
+	Stop        Stop                 `json:"stop"`
+	Ops         int64                `json:"ops"`
+	Bytes       int64                `json:"bytes"`
+	DurationNs  int64                `json:"duration_ns"`
+	OpsPerSec   float64              `json:"ops_per_sec"`
+	BytesPerSec float64              `json:"bytes_per_sec"`
+	Latencies   []Latency            `json:"latencies"`
+	Series      []stats.SecondSample `json:"series"` // per second, of the first latency
+	Verdicts    []verdict.Verdict    `json:"verdicts"`
+	Notes       []string             `json:"notes,omitempty"`
+}
+
+// Stop records how and why a workload ended.
+type Stop struct {
+	Mode   string `json:"mode"`   // adaptive, size, count or time
+	Reason string `json:"reason"` // in words
+	// Outcome is the stop rule's last decision (pass, fail, undecided).
+	Outcome stats.Outcome `json:"outcome"`
+	Looks   int           `json:"looks"` // times the stop rule was consulted
+}
+
+// Latency is the distribution of one timed operation (e.g. fdatasync).
+type Latency struct {
+	Name string `json:"name"`
+	stats.Summary
+	P99CI      *stats.QuantileInterval `json:"p99_ci,omitempty"`
+	Exceedance *Exceedance             `json:"exceedance,omitempty"`
+	Histogram  stats.EncodedHistogram  `json:"histogram"`
+}
+
+// Exceedance is how often the operation was slower than a threshold, with a
+// confidence interval for the true probability.
+type Exceedance struct {
+	ThresholdNs  int64          `json:"threshold_ns"`
+	Count        int64          `json:"count"`
+	Fraction     float64        `json:"fraction"`
+	Interval     stats.Interval `json:"interval"`      // two-sided, on the probability
+	DesignEffect float64        `json:"design_effect"` // variance inflation from autocorrelation
+	NEff         float64        `json:"n_eff"`         // samples worth of independent evidence
+}
+
+// Latency returns the named latency of a workload, or nil.
+func (w *Workload) Latency(name string) *Latency {
+	for i := range w.Latencies {
+		if w.Latencies[i].Name == name {
+			return &w.Latencies[i]
+		}
+	}
+	return nil
+}
+
+// Finish sets the overall status from every workload's verdicts.
+func (r *Result) Finish(at time.Time) {
+	r.FinishedAt = at
+	var all []verdict.Verdict
+	for _, w := range r.Workloads {
+		all = append(all, w.Verdicts...)
+	}
+	r.Status = verdict.Worst(all)
+}
+
+// ErrSchema is returned by Read for a file that is not an etcdbench result.
+var ErrSchema = errors.New("result: not an etcdbench result")
+
+// Read parses a saved result and checks its schema.
+func Read(rd io.Reader) (*Result, error) {
+	var r Result
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSchema, err)
+	}
+	if r.Schema != SchemaID {
+		return nil, fmt.Errorf("%w: schema %q, this etcdbench reads %q", ErrSchema, r.Schema, SchemaID)
+	}
+	return &r, nil
+}

@@ -1,0 +1,64 @@
+package verdict
+
+import "time"
+
+// Threshold is one limit a figure is judged against, with where it comes from.
+type Threshold struct {
+	ID     string  `json:"id"`     // stable identifier, e.g. "wal_fsync_p99"
+	Title  string  `json:"title"`  // what is judged, for people
+	Limit  float64 `json:"limit"`  // in Unit
+	Unit   string  `json:"unit"`   // "s", "ops/s", "ratio"
+	Source string  `json:"source"` // document or reasoning the limit comes from
+}
+
+// Thresholds is the full set the WAL check uses. Defaults returns the
+// documented values; the command line may override any of them.
+type Thresholds struct {
+	WALFsyncP99      Threshold // fdatasync p99 must be below this
+	WarnMargin       Threshold // WARN when p99 is within this fraction under the limit
+	SyncIOPSMin      Threshold // sequential synced IOPS must reach this
+	SyncIOPSHeavy    Threshold // recommended for heavily loaded clusters
+	ImplausibleSync  Threshold // fdatasync p50 below this cannot have reached a device
+	RotationalSync   Threshold // p50 below this on a spinning disk means a cache answered
+	BackendCommitP99 Threshold // bbolt commit p99 (used by later workloads)
+}
+
+// Defaults returns the thresholds etcd's documentation and operators use.
+func Defaults() Thresholds {
+	return Thresholds{
+		WALFsyncP99: Threshold{
+			ID: "wal_fsync_p99", Title: "WAL fdatasync p99", Limit: (10 * time.Millisecond).Seconds(), Unit: "s",
+			Source: "etcd FAQ and docs: etcd_disk_wal_fsync_duration_seconds p99 should be below 10 ms",
+		},
+		WarnMargin: Threshold{
+			ID: "wal_fsync_p99_margin", Title: "WAL fdatasync p99 headroom", Limit: 0.20, Unit: "ratio",
+			Source: "fio-for-etcd guidance: other writers on the disk make fdatasync slower, so a p99 just under 10 ms is not a pass in practice",
+		},
+		SyncIOPSMin: Threshold{
+			ID: "sync_iops_min", Title: "sequential synced IOPS", Limit: 50, Unit: "ops/s",
+			Source: "etcd op-guide/hardware.md: 50 sequential IOPS (e.g. a 7200 RPM disk)",
+		},
+		SyncIOPSHeavy: Threshold{
+			ID: "sync_iops_heavy", Title: "sequential synced IOPS for heavy load", Limit: 500, Unit: "ops/s",
+			Source: "etcd op-guide/hardware.md: 500 sequential IOPS for heavily loaded clusters",
+		},
+		ImplausibleSync: Threshold{
+			ID: "sync_implausibly_fast", Title: "fdatasync reaches stable storage", Limit: (10 * time.Microsecond).Seconds(), Unit: "s",
+			Source: "etcdbench: an fdatasync after an append commits the journal with at least one device write and flush; no device completes that in under 10 us",
+		},
+		RotationalSync: Threshold{
+			ID: "rotational_sync_fast", Title: "spinning disk flushes to media", Limit: (1 * time.Millisecond).Seconds(), Unit: "s",
+			Source: "etcdbench: a 7200 RPM disk needs about 4 ms (half a rotation) to put a block on the platter; under 1 ms a cache acknowledged the flush",
+		},
+		BackendCommitP99: Threshold{
+			ID: "backend_commit_p99", Title: "backend commit p99", Limit: (25 * time.Millisecond).Seconds(), Unit: "s",
+			Source: "etcd FAQ: etcd_disk_backend_commit_duration_seconds p99 should be below 25 ms",
+		},
+	}
+}
+
+// Override replaces a threshold's limit and records that the user set it.
+func (t *Threshold) Override(limit float64, flag string) {
+	t.Limit = limit
+	t.Source = "command line " + flag + " (default source: " + t.Source + ")"
+}

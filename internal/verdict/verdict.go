@@ -1,0 +1,72 @@
+package verdict
+
+import "fmt"
+
+// Status is the outcome of one judgement. Its order is PASS < WARN < FAIL.
+type Status int
+
+// The statuses, in order of severity.
+const (
+	Pass Status = iota
+	Warn
+	Fail
+)
+
+func (s Status) String() string {
+	switch s {
+	case Pass:
+		return "PASS"
+	case Warn:
+		return "WARN"
+	case Fail:
+		return "FAIL"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// MarshalText writes the status as PASS, WARN or FAIL.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads PASS, WARN or FAIL.
+func (s *Status) UnmarshalText(b []byte) error {
+	for _, c := range []Status{Pass, Warn, Fail} {
+		if string(b) == c.String() {
+			*s = c
+			return nil
+		}
+	}
+	return fmt.Errorf("verdict: unknown status %q", b)
+}
+
+// Confidence says how sure a verdict is.
+type Confidence struct {
+	Decided bool    `json:"decided"` // the data settle the question at Level
+	Level   float64 `json:"level"`   // e.g. 0.95
+	Method  string  `json:"method"`  // how the level was reached
+	Detail  string  `json:"detail"`  // the bounds in words
+}
+
+// Verdict is one judgement of one figure against one threshold.
+type Verdict struct {
+	Check      string      `json:"check"` // the threshold's ID
+	Title      string      `json:"title"`
+	Status     Status      `json:"status"`
+	Value      float64     `json:"value"` // the figure, in Unit
+	Unit       string      `json:"unit"`
+	Limit      float64     `json:"limit"`
+	Comparison string      `json:"comparison"` // "<" or ">=": what passing means
+	Source     string      `json:"source"`
+	Confidence *Confidence `json:"confidence,omitempty"`
+	Detail     string      `json:"detail"` // plain words: what it means, what to do
+}
+
+// Worst returns the most severe status among vs, or Pass for none.
+func Worst(vs []Verdict) Status {
+	w := Pass
+	for _, v := range vs {
+		if v.Status > w {
+			w = v.Status
+		}
+	}
+	return w
+}

@@ -1,0 +1,125 @@
+package verdict
+
+import (
+	"fmt"
+	"time"
+
+	"etcdbench/internal/stats"
+)
+
+// WALFigures are the measurements of a WAL run that the verdicts read.
+type WALFigures struct {
+	P50, P99    time.Duration
+	P99CI       stats.QuantileInterval
+	Outcome     stats.Outcome // the stop rule's final decision
+	Level       float64       // overall confidence of that decision
+	Method      string        // how the decision was reached, for the record
+	Bounds      string        // the exceedance bounds in words
+	SyncIOPS    float64       // write+fdatasync cycles per second
+	MemoryFS    bool          // the filesystem keeps data only in RAM
+	FSType      string
+	Rotational  *bool // nil when unknown
+	VirtualDisk bool
+}
+
+// JudgeWAL returns the verdicts of the WAL check, most important first.
+func JudgeWAL(t Thresholds, f WALFigures) []Verdict {
+	vs := []Verdict{judgeWALP99(t, f), judgeSyncIOPS(t, f.SyncIOPS)}
+	return append(vs, judgeDurability(t, f)...)
+}
+
+func judgeWALP99(t Thresholds, f WALFigures) Verdict {
+	th := t.WALFsyncP99
+	limit := time.Duration(th.Limit * float64(time.Second))
+	v := Verdict{
+		Check: th.ID, Title: th.Title, Value: f.P99.Seconds(), Unit: th.Unit,
+		Limit: th.Limit, Comparison: "<", Source: th.Source,
+		Confidence: &Confidence{Decided: f.Outcome != stats.Undecided, Level: f.Level, Method: f.Method, Detail: f.Bounds},
+	}
+	ci := fmt.Sprintf("%.0f %% CI %v..%v", 100*f.P99CI.Level, fmtDur(f.P99CI.LowerNs), fmtDur(f.P99CI.UpperNs))
+	if f.P99CI.UpperOpen {
+		ci += " (upper end open: too few samples above p99)"
+	}
+	warnAt := time.Duration((1 - t.WarnMargin.Limit) * float64(limit))
+	switch {
+	case f.Outcome == stats.Fail:
+		v.Status = Fail
+		v.Detail = fmt.Sprintf("p99 %v (%s) is over the %v limit: etcd will log slow fdatasyncs, heartbeats will be late and leaders may change; move the data dir to faster storage (local SSD/NVMe) or stop other writers on this disk", f.P99.Round(time.Microsecond), ci, limit)
+	case f.Outcome == stats.Pass && f.P99 < warnAt:
+		v.Status = Pass
+		v.Detail = fmt.Sprintf("p99 %v (%s) is well under the %v limit", f.P99.Round(time.Microsecond), ci, limit)
+	case f.Outcome == stats.Pass:
+		v.Status = Warn
+		v.Detail = fmt.Sprintf("p99 %v (%s) passes but is within %.0f %% of the %v limit; other writers on this disk (backend commits, snapshots, other services) will push it over", f.P99.Round(time.Microsecond), ci, 100*t.WarnMargin.Limit, limit)
+	case f.P99 >= limit:
+		v.Status = Fail
+		v.Detail = fmt.Sprintf("p99 %v (%s) is over the %v limit, but the run ended before that was certain; run longer (--runtime) to confirm", f.P99.Round(time.Microsecond), ci, limit)
+	default:
+		v.Status = Warn
+		v.Detail = fmt.Sprintf("p99 %v (%s) is under the %v limit, but too close to it to be sure; run longer (--runtime) or treat this disk as borderline", f.P99.Round(time.Microsecond), ci, limit)
+	}
+	return v
+}
+
+func judgeSyncIOPS(t Thresholds, iops float64) Verdict {
+	minT, heavy := t.SyncIOPSMin, t.SyncIOPSHeavy
+	v := Verdict{
+		Check: minT.ID, Title: minT.Title, Value: iops, Unit: minT.Unit,
+		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
+	}
+	switch {
+	case iops < minT.Limit:
+		v.Status = Fail
+		v.Detail = fmt.Sprintf("%.0f write+fdatasync per second is below the %.0f etcd needs at all", iops, minT.Limit)
+	case iops < heavy.Limit:
+		v.Status = Warn
+		v.Detail = fmt.Sprintf("%.0f per second is enough for a light cluster but below the %.0f recommended for heavy load (%s)", iops, heavy.Limit, heavy.Source)
+	default:
+		v.Status = Pass
+		v.Detail = fmt.Sprintf("%.0f per second meets the %.0f recommended for heavily loaded clusters", iops, heavy.Limit)
+	}
+	return v
+}
+
+func judgeDurability(t Thresholds, f WALFigures) []Verdict {
+	th := t.ImplausibleSync
+	v := Verdict{
+		Check: th.ID, Title: th.Title, Value: f.P50.Seconds(), Unit: th.Unit,
+		Limit: th.Limit, Comparison: ">=", Source: th.Source, Status: Pass,
+		Detail: "fdatasync takes as long as a device write and flush can",
+	}
+	switch {
+	case f.MemoryFS:
+		v.Status = Warn
+		v.Detail = fmt.Sprintf("%s keeps data in memory: fdatasync returns without reaching any disk, so these figures say nothing about storage; test the directory etcd will really use", f.FSType)
+	case f.P50.Seconds() < th.Limit:
+		v.Status = Warn
+		v.Detail = fmt.Sprintf("median fdatasync %v is faster than any device can write and flush: a volatile cache (a VM disk with cache=unsafe, a RAM disk, a controller ignoring flushes) acknowledges it, so etcd's data is not durable here and the figures flatter the storage", f.P50.Round(time.Microsecond/10))
+	}
+	vs := []Verdict{v}
+	if f.Rotational != nil && *f.Rotational && !f.VirtualDisk && !f.MemoryFS {
+		r := t.RotationalSync
+		rv := Verdict{
+			Check: r.ID, Title: r.Title, Value: f.P50.Seconds(), Unit: r.Unit,
+			Limit: r.Limit, Comparison: ">=", Source: r.Source, Status: Pass,
+			Detail: "fdatasync latency is consistent with writes reaching the platter",
+		}
+		if f.P50.Seconds() < r.Limit {
+			rv.Status = Warn
+			rv.Detail = fmt.Sprintf("median fdatasync %v on a spinning disk: a write cache acknowledged the flush; fine if it is battery- or flash-backed (RAID controller with BBU), data loss on power failure if not", f.P50.Round(time.Microsecond))
+		}
+		vs = append(vs, rv)
+	}
+	return vs
+}
+
+func fmtDur(ns int64) time.Duration {
+	d := time.Duration(ns)
+	switch {
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d >= time.Microsecond:
+		return d.Round(time.Microsecond / 10)
+	}
+	return d
+}
