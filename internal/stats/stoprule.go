@@ -108,12 +108,12 @@ func (r StopRule) Decide(n, k int64, deff float64, elapsed time.Duration) Decisi
 		d.Reason = fmt.Sprintf("shorter than the minimum %v", r.MinDuration)
 	case d.Upper < limit:
 		d.Outcome = Pass
-		d.Reason = fmt.Sprintf("P(latency > %v) is below %.4g %% with %.4g %% confidence", r.Threshold, 100*d.Upper, 100*r.Confidence)
+		d.Reason = fmt.Sprintf("at most %.3g %% of operations exceed %v, under the %.3g %% a p%.4g below it allows (%.4g %% overall confidence)", 100*d.Upper, r.Threshold, 100*limit, 100*r.Quantile, 100*r.Confidence)
 	case d.Lower > limit:
 		d.Outcome = Fail
-		d.Reason = fmt.Sprintf("P(latency > %v) is above %.4g %% with %.4g %% confidence", r.Threshold, 100*d.Lower, 100*r.Confidence)
+		d.Reason = fmt.Sprintf("at least %.3g %% of operations exceed %v, over the %.3g %% a p%.4g below it allows (%.4g %% overall confidence)", 100*d.Lower, r.Threshold, 100*limit, 100*r.Quantile, 100*r.Confidence)
 	default:
-		d.Reason = fmt.Sprintf("P(latency > %v) lies between %.4g %% and %.4g %%, which straddles %.4g %%", r.Threshold, 100*d.Lower, 100*d.Upper, 100*limit)
+		d.Reason = fmt.Sprintf("between %.3g %% and %.3g %% of operations exceed %v, which straddles the %.3g %% limit", 100*d.Lower, 100*d.Upper, r.Threshold, 100*limit)
 	}
 	return d
 }

@@ -1,0 +1,171 @@
+package result_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"etcdbench/internal/disk"
+	"etcdbench/internal/report"
+	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/verdict"
+)
+
+// validate checks v against the subset of JSON Schema that
+// docs/result.schema.json uses (type, required, properties, items, enum,
+// local $ref). It is strict: an object whose schema lists properties may not
+// carry others, so the documentation cannot fall behind the code.
+func validate(root, s map[string]any, v any, path string) []string {
+	if ref, ok := s["$ref"].(string); ok {
+		name := strings.TrimPrefix(ref, "#/$defs/")
+		s = root["$defs"].(map[string]any)[name].(map[string]any)
+	}
+	var errs []string
+	if enum, ok := s["enum"].([]any); ok {
+		found := false
+		for _, e := range enum {
+			if e == v {
+				found = true
+			}
+		}
+		if !found {
+			errs = append(errs, fmt.Sprintf("%s: %v not in %v", path, v, enum))
+		}
+	}
+	switch s["type"] {
+	case "object":
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return append(errs, path+": not an object")
+		}
+		for _, r := range asSlice(s["required"]) {
+			if _, ok := obj[r.(string)]; !ok {
+				errs = append(errs, fmt.Sprintf("%s: missing required %q", path, r))
+			}
+		}
+		if props, ok := s["properties"].(map[string]any); ok {
+			for k, val := range obj {
+				ps, ok := props[k].(map[string]any)
+				if !ok {
+					errs = append(errs, fmt.Sprintf("%s: %q is not documented in the schema", path, k))
+					continue
+				}
+				errs = append(errs, validate(root, ps, val, path+"."+k)...)
+			}
+		}
+	case "array":
+		arr, ok := v.([]any)
+		if !ok {
+			return append(errs, path+": not an array")
+		}
+		if items, ok := s["items"].(map[string]any); ok {
+			for i, it := range arr {
+				errs = append(errs, validate(root, items, it, fmt.Sprintf("%s[%d]", path, i))...)
+			}
+		}
+	case "string":
+		if _, ok := v.(string); !ok {
+			errs = append(errs, path+": not a string")
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			errs = append(errs, path+": not a boolean")
+		}
+	case "number":
+		if _, ok := v.(float64); !ok {
+			errs = append(errs, path+": not a number")
+		}
+	case "integer":
+		if f, ok := v.(float64); !ok || f != float64(int64(f)) {
+			errs = append(errs, path+": not an integer")
+		}
+	}
+	return errs
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+func loadSchema(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/result.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func checkDoc(t *testing.T, schema map[string]any, doc []byte) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range validate(schema, schema, v, "$") {
+		t.Error(e)
+	}
+}
+
+// TestRealRunMatchesSchema runs a short real WAL loop and checks its JSON
+// against docs/result.schema.json.
+func TestRealRunMatchesSchema(t *testing.T) {
+	schema := loadSchema(t)
+	dir := t.TempDir()
+	cfg := disk.WALConfig{BlockSize: 2300, Count: 200, Mode: disk.ModeCount,
+		Rule: stats.StopRule{Threshold: 10 * time.Millisecond, Quantile: 0.99, Confidence: 0.95, Interval: time.Second}}
+	run, err := disk.RunWAL(context.Background(), dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := sysinfo.Collect("/", dir)
+	wl, err := run.Workload(verdict.Defaults(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
+		StartedAt: time.Now(), Environment: env, Workloads: []result.Workload{wl}}
+	r.Finish(time.Now())
+	var b bytes.Buffer
+	if err := report.JSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, schema, b.Bytes())
+}
+
+func TestGoldenMatchesSchema(t *testing.T) {
+	b, err := os.ReadFile("../report/testdata/wal.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, loadSchema(t), b)
+}
+
+func TestValidatorCatchesDrift(t *testing.T) {
+	schema := loadSchema(t)
+	bad := []byte(`{"schema":"etcdbench.result/v1","tool":{"name":"x","version":"1","go_version":"go","args":[]},
+		"started_at":"t","finished_at":"t","environment":{"dir":"/","filesystem":{},"kernel":"k","cpus":1},
+		"workloads":[],"status":"MAYBE","surprise":1}`)
+	var v any
+	if err := json.Unmarshal(bad, &v); err != nil {
+		t.Fatal(err)
+	}
+	errs := strings.Join(validate(schema, schema, v, "$"), "\n")
+	for _, want := range []string{`"surprise" is not documented`, "MAYBE not in", `missing required "type"`} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("validator missed %q; got:\n%s", want, errs)
+		}
+	}
+}

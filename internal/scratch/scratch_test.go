@@ -1,0 +1,223 @@
+package scratch
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+func TestCreateAndRemove(t *testing.T) {
+	parent := t.TempDir()
+	keep := filepath.Join(parent, "keep.txt")
+	if err := os.WriteFile(keep, []byte("operator data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, stale, err := Create(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stale) != 0 {
+		t.Fatalf("fresh directory reported stale scratch dirs: %v", stale)
+	}
+	st, err := os.Stat(d.Path)
+	if err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("scratch dir %s: %v, mode %v", d.Path, err, st.Mode())
+	}
+	m, err := readMarker(d.Path)
+	if err != nil || m.PID != os.Getpid() || !alive(m) {
+		t.Fatalf("marker %+v, %v", m, err)
+	}
+	if err := os.WriteFile(d.File("data"), make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Remove(); err != nil {
+		t.Fatalf("second Remove: %v", err)
+	}
+	entries, _ := os.ReadDir(parent)
+	if len(entries) != 1 || entries[0].Name() != "keep.txt" {
+		t.Fatalf("parent holds %v after Remove, want only keep.txt", entries)
+	}
+	if b, _ := os.ReadFile(keep); string(b) != "operator data" {
+		t.Fatal("pre-existing file changed")
+	}
+}
+
+func TestRemoveRefusesUnmarkedDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), Prefix+"imposter")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d := &Dir{Path: dir}
+	if err := d.Remove(); err == nil {
+		t.Fatal("removed a directory without a marker")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatal("unmarked directory is gone")
+	}
+}
+
+// deadMarker returns a marker of a process that has exited.
+func deadMarker(t *testing.T) Marker {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("cannot run a child process: %v", err)
+	}
+	m, err := selfMarker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.PID = cmd.Process.Pid
+	return m
+}
+
+func plant(t *testing.T, parent, name string, m *Marker) string {
+	t.Helper()
+	dir := filepath.Join(parent, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if m != nil {
+		b, _ := json.Marshal(m)
+		if err := os.WriteFile(filepath.Join(dir, MarkerName), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "0000.wal"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestClean(t *testing.T) {
+	parent := t.TempDir()
+	dead := deadMarker(t)
+	live, err := selfMarker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebooted := live
+	rebooted.BootID = "another-boot"
+	reused := live
+	reused.StartTicks++ // same PID, different process
+
+	stale := plant(t, parent, Prefix+"dead", &dead)
+	staleBoot := plant(t, parent, Prefix+"boot", &rebooted)
+	staleReuse := plant(t, parent, Prefix+"reuse", &reused)
+	running := plant(t, parent, Prefix+"live", &live)
+	noMarker := plant(t, parent, Prefix+"nomarker", nil)
+	other := plant(t, parent, "etcd-data", &dead) // not our prefix
+	foreign := live
+	foreign.Tool = "something-else"
+	foreignDir := plant(t, parent, Prefix+"foreign", &foreign)
+
+	removed, inUse, err := Clean(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 3 || len(inUse) != 1 || inUse[0] != running {
+		t.Fatalf("removed %v, in use %v", removed, inUse)
+	}
+	for _, p := range []string{stale, staleBoot, staleReuse} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s survived", p)
+		}
+	}
+	for _, p := range []string{running, noMarker, other, foreignDir} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+
+	// Create cleans stale siblings and says so.
+	again := plant(t, parent, Prefix+"dead2", &dead)
+	d, cleaned, err := Create(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Remove()
+	if len(cleaned) != 1 || cleaned[0] != again {
+		t.Fatalf("Create cleaned %v, want %s", cleaned, again)
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	parent := t.TempDir()
+	file := filepath.Join(parent, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		dir  string
+		want error
+	}{
+		{"missing", filepath.Join(parent, "nope"), ErrNotExist},
+		{"file", file, ErrNotDir},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Check(c.dir); !errors.Is(err, c.want) {
+				t.Fatalf("Check(%s) = %v, want %v", c.dir, err, c.want)
+			}
+			if _, _, err := Create(c.dir); !errors.Is(err, c.want) {
+				t.Fatalf("Create(%s) = %v, want %v", c.dir, err, c.want)
+			}
+		})
+	}
+}
+
+func TestCheckFree(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckFree(dir, 1); err != nil {
+		t.Fatalf("1 byte: %v", err)
+	}
+	err := CheckFree(dir, 1<<62)
+	if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("4 EiB: %v, want ErrNoSpace", err)
+	}
+}
+
+func TestParseStatStartTime(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want uint64
+		bad  bool
+	}{
+		{"plain", "1234 (etcd) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 12 0 987654 100000 200", 987654, false},
+		{"name with spaces and parens", "77 (a b) (c)) R 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0", 42, false},
+		{"no paren", "1234 etcd S 1", 0, true},
+		{"too short", "1 (x) S 1 2 3", 0, true},
+		{"not a number", "1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 abc 0", 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseStatStartTime([]byte(c.in))
+			if c.bad != (err != nil) || got != c.want {
+				t.Fatalf("got %d, %v; want %d (error %v)", got, err, c.want, c.bad)
+			}
+		})
+	}
+	self, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	if v, err := ParseStatStartTime(self); err != nil || v == 0 {
+		t.Fatalf("own stat: %d, %v", v, err)
+	}
+}
+
+func FuzzParseStatStartTime(f *testing.F) {
+	f.Add([]byte("1234 (etcd) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 12 0 987654 100000 200"))
+	f.Add([]byte("1 ())) x"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseStatStartTime(b) // must not panic
+	})
+}

@@ -1,0 +1,94 @@
+package verdict
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"etcdbench/internal/stats"
+)
+
+func ptr(b bool) *bool { return &b }
+
+func TestJudgeWAL(t *testing.T) {
+	base := WALFigures{P50: 300 * time.Microsecond, P99: 2 * time.Millisecond, Outcome: stats.Pass, Level: 0.95, SyncIOPS: 2000, FSType: "ext4"}
+	cases := []struct {
+		name   string
+		mod    func(*WALFigures)
+		check  string
+		want   Status
+		detail string
+	}{
+		{"fast disk passes", func(*WALFigures) {}, "wal_fsync_p99", Pass, "well under"},
+		{"decided fail", func(f *WALFigures) { f.P99, f.Outcome = 30*time.Millisecond, stats.Fail }, "wal_fsync_p99", Fail, "over the 10ms limit"},
+		{"pass within margin warns", func(f *WALFigures) { f.P99 = 9 * time.Millisecond }, "wal_fsync_p99", Warn, "within 20 %"},
+		{"undecided over the limit fails", func(f *WALFigures) { f.P99, f.Outcome = 11*time.Millisecond, stats.Undecided }, "wal_fsync_p99", Fail, "before that was certain"},
+		{"undecided under the limit warns", func(f *WALFigures) { f.P99, f.Outcome = 7*time.Millisecond, stats.Undecided }, "wal_fsync_p99", Warn, "too close"},
+		{"too few iops fails", func(f *WALFigures) { f.SyncIOPS = 40 }, "sync_iops_min", Fail, "below the 50"},
+		{"light-load iops warns", func(f *WALFigures) { f.SyncIOPS = 120 }, "sync_iops_min", Warn, "recommended for heavy load"},
+		{"heavy-load iops passes", func(*WALFigures) {}, "sync_iops_min", Pass, "meets the 500"},
+		{"tmpfs warns", func(f *WALFigures) { f.MemoryFS, f.FSType = true, "tmpfs" }, "sync_implausibly_fast", Warn, "keeps data in memory"},
+		{"implausibly fast sync warns", func(f *WALFigures) { f.P50 = 3 * time.Microsecond }, "sync_implausibly_fast", Warn, "volatile cache"},
+		{"spinning disk with cache warns", func(f *WALFigures) { f.Rotational = ptr(true) }, "rotational_sync_fast", Warn, "write cache acknowledged"},
+		{"spinning disk flushing to media passes", func(f *WALFigures) { f.Rotational, f.P50 = ptr(true), 5*time.Millisecond }, "rotational_sync_fast", Pass, "reaching the platter"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := base
+			c.mod(&f)
+			vs := JudgeWAL(Defaults(), f)
+			var got *Verdict
+			for i := range vs {
+				if vs[i].Check == c.check {
+					got = &vs[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("no %s verdict in %+v", c.check, vs)
+			}
+			if got.Status != c.want || !strings.Contains(got.Detail, c.detail) {
+				t.Fatalf("%s: %s %q, want %s containing %q", c.check, got.Status, got.Detail, c.want, c.detail)
+			}
+			if got.Source == "" {
+				t.Fatal("verdict without a source")
+			}
+		})
+	}
+}
+
+func TestVirtualRotationalDiskIsNotJudgedAsSpinning(t *testing.T) {
+	f := WALFigures{P50: 200 * time.Microsecond, P99: time.Millisecond, Outcome: stats.Pass, SyncIOPS: 3000, Rotational: ptr(true), VirtualDisk: true}
+	for _, v := range JudgeWAL(Defaults(), f) {
+		if v.Check == "rotational_sync_fast" {
+			t.Fatal("a virtual disk's rotational flag was trusted")
+		}
+	}
+}
+
+func TestOverrideChangesLimitAndSource(t *testing.T) {
+	th := Defaults()
+	th.WALFsyncP99.Override(0.020, "--wal-p99")
+	f := WALFigures{P50: time.Millisecond, P99: 15 * time.Millisecond, Outcome: stats.Pass, SyncIOPS: 1000}
+	v := JudgeWAL(th, f)[0]
+	if v.Status != Pass || v.Limit != 0.020 || !strings.HasPrefix(v.Source, "command line --wal-p99") {
+		t.Fatalf("%+v", v)
+	}
+}
+
+func TestStatusText(t *testing.T) {
+	for _, s := range []Status{Pass, Warn, Fail} {
+		b, _ := json.Marshal(s)
+		var back Status
+		if err := json.Unmarshal(b, &back); err != nil || back != s {
+			t.Fatalf("%s: %s -> %v, %v", s, b, back, err)
+		}
+	}
+	var s Status
+	if err := json.Unmarshal([]byte(`"MAYBE"`), &s); err == nil {
+		t.Fatal("unknown status accepted")
+	}
+	if Worst([]Verdict{{Status: Warn}, {Status: Pass}}) != Warn || Worst(nil) != Pass {
+		t.Fatal("Worst")
+	}
+}
