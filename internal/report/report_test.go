@@ -33,8 +33,8 @@ func sample(t *testing.T) *result.Result {
 	rot := true
 	start := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
 	r := &result.Result{
-		Schema: result.SchemaID,
-		Tool:   result.Tool{Name: "etcdbench", Version: "0.1.0-test", GoVersion: "go1.26", Args: []string{"etcdbench", "disk", "wal", "--dir=/var/lib/etcd"}},
+		Schema:    result.SchemaID,
+		Tool:      result.Tool{Name: "etcdbench", Version: "0.1.0-test", GoVersion: "go1.26", Args: []string{"etcdbench", "disk", "wal", "--dir=/var/lib/etcd"}},
 		StartedAt: start,
 		Environment: sysinfo.Facts{
 			Dir:        "/var/lib/etcd",
