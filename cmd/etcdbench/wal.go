@@ -257,7 +257,7 @@ func runWAL(ctx context.Context, o walOptions, args []string, stdout, stderr io.
 	switch {
 	case run.Cancelled:
 		return runErr
-	case res.Status == verdict.Fail:
+	case res.Failed():
 		return errFailed
 	}
 	return nil

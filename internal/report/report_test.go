@@ -106,7 +106,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Status != verdict.Pass || back.Workloads[0].Ops != 10001 {
+	if back.Status == nil || *back.Status != verdict.Pass || back.Workloads[0].Ops != 10001 {
 		t.Fatalf("round trip lost data: %+v", back.Workloads[0])
 	}
 	h, err := stats.Decode(back.Workloads[0].Latencies[0].Histogram)

@@ -21,11 +21,10 @@ func Text(w io.Writer, r *result.Result) error {
 		textWorkload(ew, &r.Workloads[i])
 	}
 	textEnvironment(ew, r)
-	switch {
-	case r.Interrupted:
+	if r.Status == nil {
 		ew.printf("\nResult: INTERRUPTED (no verdict)\n")
-	default:
-		ew.printf("\nResult: %s\n", r.Status)
+	} else {
+		ew.printf("\nResult: %s\n", *r.Status)
 	}
 	return ew.err
 }

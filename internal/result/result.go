@@ -28,14 +28,16 @@ var Version = "0.1.0-dev"
 
 // Result is one run of etcdbench: one or more workloads on one machine.
 type Result struct {
-	Schema      string         `json:"schema"`
-	Tool        Tool           `json:"tool"`
-	StartedAt   time.Time      `json:"started_at"`
-	FinishedAt  time.Time      `json:"finished_at"`
-	Environment sysinfo.Facts  `json:"environment"`
-	Workloads   []Workload     `json:"workloads"`
-	Status      verdict.Status `json:"status"` // the worst verdict of all workloads
-	Interrupted bool           `json:"interrupted,omitempty"`
+	Schema      string        `json:"schema"`
+	Tool        Tool          `json:"tool"`
+	StartedAt   time.Time     `json:"started_at"`
+	FinishedAt  time.Time     `json:"finished_at"`
+	Environment sysinfo.Facts `json:"environment"`
+	Workloads   []Workload    `json:"workloads"`
+	// Status is the worst verdict of all workloads; nil when the run was
+	// interrupted, since its verdicts were never reached.
+	Status      *verdict.Status `json:"status,omitempty"`
+	Interrupted bool            `json:"interrupted,omitempty"`
 }
 
 // Tool identifies the program and the exact command that produced a result.
@@ -102,15 +104,24 @@ func (w *Workload) Latency(name string) *Latency {
 	return nil
 }
 
-// Finish sets the overall status from every workload's verdicts.
+// Finish records the end time and sets the overall status from every
+// workload's verdicts, unless the run was interrupted.
 func (r *Result) Finish(at time.Time) {
 	r.FinishedAt = at
+	r.Status = nil
+	if r.Interrupted {
+		return
+	}
 	var all []verdict.Verdict
 	for _, w := range r.Workloads {
 		all = append(all, w.Verdicts...)
 	}
-	r.Status = verdict.Worst(all)
+	s := verdict.Worst(all)
+	r.Status = &s
 }
+
+// Failed reports whether the run finished with a FAIL verdict.
+func (r *Result) Failed() bool { return r.Status != nil && *r.Status == verdict.Fail }
 
 // ErrSchema is returned by Read for a file that is not an etcdbench result.
 var ErrSchema = errors.New("result: not an etcdbench result")
