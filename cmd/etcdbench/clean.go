@@ -26,17 +26,20 @@ is still going, and anything without etcdbench's marker file, are left alone.`,
 			if err != nil {
 				return err
 			}
-			removed, inUse, err := scratch.Clean(abs)
-			for _, p := range removed {
+			rep, err := scratch.Clean(abs)
+			for _, p := range rep.Removed {
 				fmt.Fprintf(stdout, "removed %s\n", p)
 			}
-			for _, p := range inUse {
+			for _, p := range rep.InUse {
 				fmt.Fprintf(stdout, "kept %s (a running etcdbench owns it)\n", p)
+			}
+			for _, p := range rep.Unreadable {
+				fmt.Fprintf(stdout, "kept %s (cannot read its marker: run clean as the user that created it, or as root)\n", p)
 			}
 			if err != nil {
 				return err
 			}
-			if len(removed)+len(inUse) == 0 {
+			if len(rep.Removed)+len(rep.InUse)+len(rep.Unreadable) == 0 {
 				fmt.Fprintf(stdout, "no etcdbench scratch directories in %s\n", abs)
 			}
 			return nil

@@ -16,7 +16,7 @@ const (
 	exitFail        = 1   // at least one verdict FAIL
 	exitUsage       = 2   // bad flags, arguments or --dir
 	exitRuntime     = 3   // the run could not be done (permissions, space, I/O errors)
-	exitInterrupted = 130 // stopped by SIGINT (130) or SIGTERM (143); main adds the signal
+	exitInterrupted = 130 // stopped by a signal: 128 + its number (SIGHUP 129, SIGINT 130, SIGTERM 143)
 )
 
 // errFailed is returned by a command whose report says FAIL; the report has

@@ -199,19 +199,40 @@ func runWALCommand(cmd *cobra.Command, f *walFlags, stdout, stderr io.Writer) er
 	return runWAL(cmd.Context(), o, commandLine(cmd), stdout, stderr)
 }
 
-// runWAL runs one WAL check: checks, scratch directory, loop, verdicts,
-// report. The scratch directory is removed on every path out.
-func runWAL(ctx context.Context, o walOptions, args []string, stdout, stderr io.Writer) (err error) {
+// runWAL runs one WAL check and prints its report. The report is written
+// only after the scratch directory is gone, so nothing that happens while
+// writing it (a closed pipe killing the process) can leave files behind.
+func runWAL(ctx context.Context, o walOptions, args []string, stdout, stderr io.Writer) error {
+	res, err := measureWAL(ctx, o, args, stderr)
+	if res != nil {
+		if rerr := render(stdout, o.output, res); rerr != nil {
+			return rerr
+		}
+	}
+	switch {
+	case err != nil:
+		return err
+	case res.Failed():
+		return errFailed
+	}
+	return nil
+}
+
+// measureWAL checks the directory and free space, runs the loop in a
+// scratch directory and judges it. The scratch directory is removed before
+// it returns, on every path. An interrupted run returns its partial result
+// with the context's error.
+func measureWAL(ctx context.Context, o walOptions, args []string, stderr io.Writer) (res *result.Result, err error) {
 	dir, err := scratch.Check(o.dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := scratch.CheckFree(dir, o.cfg.SpaceNeeded()); err != nil {
-		return fmt.Errorf("%w; use a smaller --size or free some space", err)
+		return nil, fmt.Errorf("%w; use a smaller --size or free some space", err)
 	}
 	sd, stale, err := scratch.Create(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		if rerr := sd.Remove(); rerr != nil && err == nil {
@@ -219,7 +240,7 @@ func runWAL(ctx context.Context, o walOptions, args []string, stdout, stderr io.
 		}
 	}()
 
-	res := &result.Result{
+	res = &result.Result{
 		Schema:      result.SchemaID,
 		Tool:        result.Tool{Name: "etcdbench", Version: result.Version, GoVersion: runtime.Version(), Args: args},
 		StartedAt:   time.Now().UTC(),
@@ -235,15 +256,12 @@ func runWAL(ctx context.Context, o walOptions, args []string, stdout, stderr io.
 	if prog != nil {
 		prog.clear()
 	}
-	if run == nil {
-		return runErr
-	}
-	if runErr != nil && !run.Cancelled {
-		return runErr
+	if run == nil || (runErr != nil && !run.Cancelled) {
+		return nil, runErr
 	}
 	wl, err := run.Workload(o.thresholds, res.Environment)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, p := range stale {
 		wl.Notes = append(wl.Notes, "removed a scratch directory left by a killed run: "+p)
@@ -251,16 +269,7 @@ func runWAL(ctx context.Context, o walOptions, args []string, stdout, stderr io.
 	res.Workloads = append(res.Workloads, wl)
 	res.Interrupted = run.Cancelled
 	res.Finish(time.Now().UTC())
-	if err := render(stdout, o.output, res); err != nil {
-		return err
-	}
-	switch {
-	case run.Cancelled:
-		return runErr
-	case res.Failed():
-		return errFailed
-	}
-	return nil
+	return res, runErr
 }
 
 func render(w io.Writer, format string, r *result.Result) error {

@@ -101,10 +101,11 @@ func Create(parent string) (*Dir, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	removed, _, err := Clean(abs)
+	rep, err := Clean(abs)
 	if err != nil {
 		return nil, nil, err
 	}
+	removed := rep.Removed
 	path, err := os.MkdirTemp(abs, Prefix+"*")
 	if err != nil {
 		return nil, removed, classify(abs, err)
@@ -198,13 +199,20 @@ func readMarker(dir string) (Marker, error) {
 	return m, nil
 }
 
-// Clean removes the scratch directories in parent whose owner is gone. It
-// returns what it removed and what it left because a running etcdbench
-// still owns it. Anything without a valid marker is never touched.
-func Clean(parent string) (removed, inUse []string, err error) {
+// CleanReport says what Clean did with each scratch directory it found.
+type CleanReport struct {
+	Removed    []string // the owner was gone
+	InUse      []string // a running etcdbench owns it
+	Unreadable []string // its marker could not be read (permissions): left alone
+}
+
+// Clean removes the scratch directories in parent whose owner is gone.
+// Anything without a valid marker is never touched.
+func Clean(parent string) (CleanReport, error) {
+	var rep CleanReport
 	entries, err := os.ReadDir(parent)
 	if err != nil {
-		return nil, nil, classify(parent, err)
+		return rep, classify(parent, err)
 	}
 	for _, e := range entries {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), Prefix) {
@@ -212,17 +220,20 @@ func Clean(parent string) (removed, inUse []string, err error) {
 		}
 		path := filepath.Join(parent, e.Name())
 		m, err := readMarker(path)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrPermission):
+			rep.Unreadable = append(rep.Unreadable, path)
+			continue
+		case err != nil:
 			continue // not provably ours
-		}
-		if alive(m) {
-			inUse = append(inUse, path)
+		case alive(m):
+			rep.InUse = append(rep.InUse, path)
 			continue
 		}
 		if err := os.RemoveAll(path); err != nil {
-			return removed, inUse, fmt.Errorf("removing stale scratch directory: %w", err)
+			return rep, fmt.Errorf("removing stale scratch directory: %w", err)
 		}
-		removed = append(removed, path)
+		rep.Removed = append(rep.Removed, path)
 	}
-	return removed, inUse, nil
+	return rep, nil
 }

@@ -117,10 +117,11 @@ func TestClean(t *testing.T) {
 	foreign.Tool = "something-else"
 	foreignDir := plant(t, parent, Prefix+"foreign", &foreign)
 
-	removed, inUse, err := Clean(parent)
+	rep, err := Clean(parent)
 	if err != nil {
 		t.Fatal(err)
 	}
+	removed, inUse := rep.Removed, rep.InUse
 	if len(removed) != 3 || len(inUse) != 1 || inUse[0] != running {
 		t.Fatalf("removed %v, in use %v", removed, inUse)
 	}
