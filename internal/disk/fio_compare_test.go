@@ -33,6 +33,9 @@ func TestWALMatchesFioRecipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	fj := o.Jobs[0]
+	if fj.Sync == nil {
+		t.Fatalf("fio %s reports no sync latencies (needs fio >= 3.5)", o.Version)
+	}
 	fioP50, ok := fj.Sync.Lat.At(50)
 	if !ok || fj.Error != 0 {
 		t.Fatalf("fio job %+v", fj)

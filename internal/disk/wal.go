@@ -10,7 +10,6 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"golang.org/x/sys/unix"
 
 	"etcdbench/internal/stats"
 )
@@ -228,7 +227,7 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 			off = 0
 		}
 		t0 := time.Now()
-		n, err := unix.Write(seg.fd, buf)
+		n, err := rawWrite(seg.fd, buf)
 		t1 := time.Now()
 		if err != nil {
 			return seg, fmt.Errorf("write to %s: %w", seg.path, err)
@@ -236,7 +235,7 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 		if n != len(buf) {
 			return seg, fmt.Errorf("%w: %d of %d bytes to %s", ErrShortWrite, n, len(buf), seg.path)
 		}
-		if err := unix.Fdatasync(seg.fd); err != nil {
+		if err := rawFdatasync(seg.fd); err != nil {
 			return seg, fmt.Errorf("fdatasync %s: %w", seg.path, err)
 		}
 		t2 := time.Now()
@@ -286,7 +285,9 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 func (run *WALRun) tick(cfg WALConfig) bool {
 	decided := false
 	if cfg.Mode == ModeAdaptive {
-		run.Looks++
+		if run.Elapsed >= cfg.Rule.MinDuration && run.Ops >= cfg.Rule.MinSamples {
+			run.Looks++ // a look that could have decided
+		}
 		run.Decision = cfg.Rule.Decide(run.Ops, run.Exceed, stats.DesignEffect(run.Series.Batches()), run.Elapsed)
 		if run.Decision.Outcome != stats.Undecided {
 			run.Reason = "verdict decided: " + run.Decision.Reason

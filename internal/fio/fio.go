@@ -4,6 +4,7 @@
 package fio
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +29,7 @@ type Job struct {
 	SysCPU    float64 `json:"sys_cpu"`
 	Write     IO      `json:"write"`
 	Read      IO      `json:"read"`
-	Sync      Sync    `json:"sync"`
+	Sync      *Sync   `json:"sync"` // nil from fio < 3.5, which has no sync latencies
 }
 
 // IO is fio's per-direction statistics.
@@ -62,20 +63,14 @@ func (l Lat) At(p float64) (int64, bool) {
 }
 
 // Parse reads fio's JSON output. fio may print warnings before the JSON
-// object; everything before the first '{' is skipped.
+// object; everything before the first '{' and after the object is skipped.
 func Parse(b []byte) (*Output, error) {
-	start := -1
-	for i, c := range b {
-		if c == '{' {
-			start = i
-			break
-		}
-	}
+	start := bytes.IndexByte(b, '{')
 	if start < 0 {
 		return nil, errors.New("fio: no JSON object in output")
 	}
 	var o Output
-	if err := json.Unmarshal(b[start:], &o); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(b[start:])).Decode(&o); err != nil {
 		return nil, fmt.Errorf("fio: parsing JSON output: %w", err)
 	}
 	if len(o.Jobs) == 0 {

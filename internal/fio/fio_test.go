@@ -16,7 +16,7 @@ func TestParseRecipeOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := o.Jobs[0]
-	if o.Version == "" || j.Name != "mytest" || j.Sync.Lat.N == 0 || j.Sync.Lat.N != j.Write.TotalIOs {
+	if o.Version == "" || j.Name != "mytest" || j.Sync == nil || j.Sync.Lat.N == 0 || j.Sync.Lat.N != j.Write.TotalIOs {
 		t.Fatalf("job %+v", j)
 	}
 	p50, ok50 := j.Sync.Lat.At(50)

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fioJSON builds a minimal fio report with one job per (N, p50, p99).
+func fioJSON(jobs ...[3]int64) string {
+	var parts []string
+	for i, j := range jobs {
+		parts = append(parts, `{"jobname":"j`+itoa(int64(i))+`","error":0,"sync":{"total_ios":0,"lat_ns":{"N":`+itoa(j[0])+
+			`,"percentile":{"1.000000":1,"50.000000":`+itoa(j[1])+`,"99.000000":`+itoa(j[2])+`}}}}`)
+	}
+	return `{"fio version":"fio-3.33","jobs":[` + strings.Join(parts, ",") + `]}`
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestParseFio(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []syncStats
+		total   syncStats
+		wantErr string
+	}{
+		{
+			name:  "one job",
+			in:    fioJSON([3]int64{10029, 254976, 407552}),
+			want:  []syncStats{{10029, 254976, 407552}},
+			total: syncStats{10029, 254976, 407552},
+		},
+		{
+			name:  "numjobs 2 sums syncs and keeps the worst percentiles",
+			in:    fioJSON([3]int64{100, 300, 900}, [3]int64{50, 400, 800}),
+			want:  []syncStats{{100, 300, 900}, {50, 400, 800}},
+			total: syncStats{150, 400, 900},
+		},
+		{
+			name:  "warnings before the report",
+			in:    "fio: some warning\n" + fioJSON([3]int64{5, 10, 20}) + "\ntrailing text",
+			want:  []syncStats{{5, 10, 20}},
+			total: syncStats{5, 10, 20},
+		},
+		{name: "not JSON", in: "fio: file not found", wantErr: "no JSON object"},
+		{name: "no jobs", in: `{"jobs":[]}`, wantErr: "no jobs"},
+		{name: "job error", in: `{"jobs":[{"jobname":"x","error":5}]}`, wantErr: "error 5"},
+		{name: "no sync section", in: `{"jobs":[{"jobname":"x","error":0}]}`, wantErr: "too old"},
+		{name: "no fdatasync", in: `{"jobs":[{"jobname":"x","sync":{"lat_ns":{"N":0}}}]}`, wantErr: "--fdatasync=1"},
+		{name: "no p99", in: `{"jobs":[{"jobname":"x","sync":{"lat_ns":{"N":3,"percentile":{"50.000000":1}}}}]}`, wantErr: `"99.000000"`},
+		{name: "truncated", in: `{"jobs":[{"jobname":"x"`, wantErr: "reading fio's JSON"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseFio([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Jobs) != len(tc.want) {
+				t.Fatalf("%d jobs, want %d", len(got.Jobs), len(tc.want))
+			}
+			for i, j := range got.Jobs {
+				if j.syncStats != tc.want[i] {
+					t.Errorf("job %d = %+v, want %+v", i, j.syncStats, tc.want[i])
+				}
+			}
+			if tot := got.Total(); tot != tc.total {
+				t.Errorf("Total() = %+v, want %+v", tot, tc.total)
+			}
+		})
+	}
+}
+
+// TestParseFioNumjobs reads a real fio 3.33 report of --numjobs=2.
+func TestParseFioNumjobs(t *testing.T) {
+	got, err := parseFio(readFixture(t, "fio-numjobs2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []fioJob{
+		{Name: "walvsfio", syncStats: syncStats{227, 337920, 1286144}},
+		{Name: "walvsfio", syncStats: syncStats{227, 342016, 1253376}},
+	}
+	if got.Version != "fio-3.33" || len(got.Jobs) != 2 || got.Jobs[0] != want[0] || got.Jobs[1] != want[1] {
+		t.Fatalf("got %+v, want version fio-3.33 and jobs %+v", got, want)
+	}
+	if tot, w := got.Total(), (syncStats{454, 342016, 1286144}); tot != w {
+		t.Errorf("Total() = %+v, want %+v", tot, w)
+	}
+}
+
+func TestParseEtcdbench(t *testing.T) {
+	wal := func(lat string) string {
+		return `{"schema":"etcdbench.result/v1","workloads":[{"name":"other"},{"name":"wal","ops":7,"duration_ns":1000,"stop":{"mode":"size","reason":"done"},"latencies":[` + lat + `]}]}`
+	}
+	tests := []struct {
+		name    string
+		in      string
+		want    ebResult
+		wantErr string
+	}{
+		{
+			name: "wal workload among others",
+			in:   wal(`{"name":"write","count":7,"percentiles":[{"p":50,"value_ns":1},{"p":99,"value_ns":2}]},{"name":"fdatasync","count":7,"percentiles":[{"p":50,"value_ns":300},{"p":90,"value_ns":350},{"p":99,"value_ns":400}]}`),
+			want: ebResult{syncStats: syncStats{7, 300, 400}, Duration: 1000, StopMode: "size", StopReason: "done"},
+		},
+		{name: "not an etcdbench result", in: `{"workloads":[]}`, wantErr: "not an etcdbench result"},
+		{name: "no wal workload", in: `{"schema":"etcdbench.result/v1","workloads":[{"name":"backend"}]}`, wantErr: `no "wal" workload`},
+		{name: "no fdatasync", in: wal(`{"name":"write","count":7}`), wantErr: "no fdatasync latencies"},
+		{name: "zero count", in: wal(`{"name":"fdatasync","count":0}`), wantErr: "recorded no fdatasync"},
+		{name: "no p99", in: wal(`{"name":"fdatasync","count":1,"percentiles":[{"p":50,"value_ns":3}]}`), wantErr: "99th"},
+		{name: "empty", in: ``, wantErr: "no JSON object"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseEtcdbench([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseEtcdbenchReport reads a real `etcdbench disk wal --size 512k -o json`.
+func TestParseEtcdbenchReport(t *testing.T) {
+	got, err := parseEtcdbench(readFixture(t, "etcdbench-size.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ebResult{syncStats: syncStats{227, 205823, 531455}, Duration: 49882511,
+		StopMode: "size", StopReason: "wrote the requested 522100 bytes"}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func FuzzParseFio(f *testing.F) {
+	f.Add(readFixture(f, "fio-numjobs2.json"))
+	f.Add([]byte(fioJSON([3]int64{1, 2, 3})))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := parseFio(b)
+		if err != nil {
+			return
+		}
+		if len(r.Jobs) == 0 {
+			t.Fatal("no error and no jobs")
+		}
+		for _, j := range r.Jobs {
+			if j.Syncs <= 0 || j.P50 < 0 || j.P99 < 0 {
+				t.Fatalf("implausible job accepted: %+v", j)
+			}
+		}
+	})
+}
+
+func FuzzParseEtcdbench(f *testing.F) {
+	f.Add(readFixture(f, "etcdbench-size.json"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := parseEtcdbench(b)
+		if err == nil && r.Syncs <= 0 {
+			t.Fatalf("no error and no syncs: %+v", r)
+		}
+	})
+}
