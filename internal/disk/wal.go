@@ -46,20 +46,15 @@ type Progress struct {
 	Decision stats.Decision
 }
 
-// WALRun is what the loop measured.
+// WALRun is what the loop measured. The embedded Sampled holds the
+// fdatasync latencies and the stop rule's state.
 type WALRun struct {
+	*Sampled
 	Config    WALConfig
-	Ops       int64
 	Bytes     int64
-	Exceed    int64 // fdatasyncs slower than the rule's threshold
-	Elapsed   time.Duration
-	Sync      *hdr.Histogram // fdatasync latency, ns
+	Sync      *hdr.Histogram // fdatasync latency, ns (the same as Sampled.Hist)
 	Write     *hdr.Histogram // write() latency, ns
-	Series    *stats.Series  // per second, fdatasync
-	Decision  stats.Decision // the stop rule's last decision
-	Looks     int
-	Reason    string // why the loop stopped, in words
-	Cancelled bool   // stopped by the context (signal)
+	Cancelled bool           // stopped by the context (signal)
 	Notes     []string
 }
 
@@ -154,12 +149,8 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 		return nil, err
 	}
 	cfg.Rule.MaxDuration = cfg.Runtime // the cap bounds the looks
-	run := &WALRun{
-		Config: cfg,
-		Sync:   stats.NewLatencyHistogram(),
-		Write:  stats.NewLatencyHistogram(),
-		Series: stats.NewSeries(),
-	}
+	sm := newSampled(cfg.Rule, cfg.Mode, cfg.OnSecond)
+	run := &WALRun{Sampled: sm, Config: cfg, Sync: sm.Hist, Write: stats.NewLatencyHistogram()}
 	buf := make([]byte, cfg.BlockSize)
 	if _, err := rand.Read(buf); err != nil { // incompressible, like real records
 		return nil, err
@@ -190,16 +181,18 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 
 	var err error
 	seg, err = run.loop(cfg, pipe, seg, buf, &stop)
-	if run.Series.Pending() > 0 {
-		run.Series.Close(len(run.Series.Samples) + 1)
-	}
-	if err == nil && stop.Load() {
+	switch {
+	case err == nil && stop.Load():
+		if run.Series.Pending() > 0 {
+			run.Series.Close(len(run.Series.Samples) + 1)
+		}
 		run.Cancelled = true
 		run.Reason = "interrupted"
 		err = ctx.Err()
-	}
-	if !run.Cancelled && err == nil {
-		run.finalDecision()
+	case err == nil:
+		if note := run.finish(); note != "" {
+			run.Notes = append(run.Notes, note)
+		}
 	}
 	return run, err
 }
@@ -208,16 +201,14 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 // once a second or when a segment is full.
 func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, stop *atomic.Bool) (segment, error) {
 	bs := int64(len(buf))
-	threshold := cfg.Rule.Threshold
 	planned := cfg.plannedBytes()
 	var off int64
 	start := time.Now()
+	run.begin(start)
 	var deadline time.Time
 	if cfg.Runtime > 0 {
 		deadline = start.Add(cfg.Runtime)
 	}
-	nextTick := start.Add(time.Second)
-	second := 0
 	for !stop.Load() {
 		if off+bs > seg.size {
 			seg = pipe.next(seg)
@@ -239,88 +230,26 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 			return seg, fmt.Errorf("fdatasync %s: %w", seg.path, err)
 		}
 		t2 := time.Now()
-		syncD := t2.Sub(t1)
 		stats.Record(run.Write, t1.Sub(t0))
-		stats.Record(run.Sync, syncD)
-		exceeded := syncD > threshold
-		if exceeded {
-			run.Exceed++
-		}
-		run.Series.Record(syncD, exceeded)
-		run.Ops++
 		off += bs
 		run.Bytes += bs
-		run.Elapsed = t2.Sub(start)
-
-		if planned >= 0 && run.Bytes+bs > planned {
-			run.Reason = fmt.Sprintf("wrote the requested %d bytes", run.Bytes)
-			if cfg.Mode == ModeCount {
-				run.Reason = fmt.Sprintf("completed the requested %d cycles", run.Ops)
-			}
+		if run.add(t2.Sub(t1), t2) {
 			return seg, nil
 		}
-		if !deadline.IsZero() && !t2.Before(deadline) {
-			run.Reason = fmt.Sprintf("reached the runtime of %v", cfg.Runtime)
-			if cfg.Mode == ModeAdaptive {
-				run.Reason = fmt.Sprintf("reached the %v cap before the verdict was certain", cfg.Runtime)
-			}
+		switch {
+		case planned >= 0 && run.Bytes+bs > planned && cfg.Mode == ModeCount:
+			run.stoppedAt(fmt.Sprintf("completed the requested %d cycles", run.Ops))
 			return seg, nil
-		}
-		if !t2.Before(nextTick) {
-			for !t2.Before(nextTick) { // a stall may span several seconds
-				second++
-				run.Series.Close(second)
-				nextTick = nextTick.Add(time.Second)
-			}
-			if run.tick(cfg) {
-				return seg, nil
-			}
+		case planned >= 0 && run.Bytes+bs > planned:
+			run.stoppedAt(fmt.Sprintf("wrote the requested %d bytes", run.Bytes))
+			return seg, nil
+		case !deadline.IsZero() && !t2.Before(deadline) && cfg.Mode == ModeAdaptive:
+			run.stoppedAt(fmt.Sprintf("reached the %v cap before the verdict was certain", cfg.Runtime))
+			return seg, nil
+		case !deadline.IsZero() && !t2.Before(deadline):
+			run.stoppedAt(fmt.Sprintf("reached the runtime of %v", cfg.Runtime))
+			return seg, nil
 		}
 	}
 	return seg, nil
-}
-
-// tick runs once a second: consult the stop rule and report progress. It
-// returns true when the adaptive rule has decided.
-func (run *WALRun) tick(cfg WALConfig) bool {
-	decided := false
-	if cfg.Mode == ModeAdaptive {
-		if run.Elapsed >= cfg.Rule.MinDuration && run.Ops >= cfg.Rule.MinSamples {
-			run.Looks++ // a look that could have decided
-		}
-		run.Decision = cfg.Rule.Decide(run.Ops, run.Exceed, stats.DesignEffect(run.Series.Batches()), run.Elapsed)
-		if run.Decision.Outcome != stats.Undecided {
-			run.Reason = "verdict decided: " + run.Decision.Reason
-			decided = true
-		}
-	}
-	if cfg.OnSecond != nil {
-		cfg.OnSecond(Progress{
-			Elapsed: run.Elapsed, Ops: run.Ops, Exceed: run.Exceed,
-			P99: time.Duration(run.Sync.ValueAtPercentile(99)), Decision: run.Decision,
-		})
-	}
-	return decided
-}
-
-// finalDecision judges the whole run once more after it stopped, on all its
-// samples. An adaptive run keeps the decision it stopped on; one that hit
-// its cap is judged as one more look at the same per-look level (its looks
-// were already spent). Fixed-amount modes are judged in a single look at
-// the overall confidence. The minimums guard only early stops, so they do
-// not apply here; a run shorter than them gets a note.
-func (run *WALRun) finalDecision() {
-	cfg := run.Config
-	if cfg.Mode == ModeAdaptive && run.Decision.Outcome != stats.Undecided {
-		return
-	}
-	r := cfg.Rule
-	if cfg.Mode != ModeAdaptive {
-		r.MaxDuration = 0 // one look
-	}
-	if run.Elapsed < r.MinDuration || run.Ops < r.MinSamples {
-		run.Notes = append(run.Notes, fmt.Sprintf("the run (%d fdatasyncs in %v) was shorter than the %d samples and %v that guard against ending between periodic stalls; its verdict may miss them", run.Ops, run.Elapsed.Round(time.Millisecond), r.MinSamples, r.MinDuration))
-	}
-	r.MinSamples, r.MinDuration = 0, 0
-	run.Decision = r.Decide(run.Ops, run.Exceed, stats.DesignEffect(run.Series.Batches()), run.Elapsed)
 }

@@ -1,9 +1,6 @@
 package disk
 
 import (
-	"fmt"
-	"time"
-
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/sysinfo"
@@ -51,10 +48,7 @@ func (run *WALRun) Workload(th verdict.Thresholds, env sysinfo.Facts) (result.Wo
 		w.Series = []stats.SecondSample{}
 	}
 
-	deff := stats.DesignEffect(run.Series.Batches())
-	nEff, kEff, lo, hi := stats.Bounds(run.Ops, run.Exceed, deff, 1-(1-rule.Confidence)/2)
-	p99ci := stats.PercentileCI(run.Sync, rule.Quantile, nEff, rule.Confidence)
-	syncEnc, err := stats.Encode(run.Sync)
+	sync, err := run.judge("fdatasync")
 	if err != nil {
 		return w, err
 	}
@@ -62,50 +56,24 @@ func (run *WALRun) Workload(th verdict.Thresholds, env sysinfo.Facts) (result.Wo
 	if err != nil {
 		return w, err
 	}
-	fraction := 0.0
-	if run.Ops > 0 {
-		fraction = float64(run.Exceed) / float64(run.Ops)
-	}
 	w.Latencies = []result.Latency{
-		{
-			Name: "fdatasync", Summary: stats.Summarize(run.Sync), P99CI: &p99ci, Histogram: syncEnc,
-			Exceedance: &result.Exceedance{
-				ThresholdNs: rule.Threshold.Nanoseconds(), Count: run.Exceed, Fraction: fraction,
-				Interval:     stats.Interval{Level: rule.Confidence, Lower: lo, Upper: hi},
-				DesignEffect: deff, NEff: nEff,
-			},
-		},
+		sync.latency,
 		{Name: "write", Summary: stats.Summarize(run.Write), Histogram: writeEnc},
 	}
 	if run.Cancelled || run.Ops == 0 {
 		w.Verdicts = []verdict.Verdict{}
 		return w, nil
 	}
-
-	looks := "one look at the end of the run"
-	if cfg.Mode == ModeAdaptive {
-		looks = fmt.Sprintf("up to %d looks, one a second, each at %.4g %% (Bonferroni)", rule.Looks(), 100*rule.PerLookConfidence())
-	}
 	var rotational *bool
 	virtual := false
 	if env.Device != nil {
 		rotational, virtual = env.Device.Rotational, env.Device.Virtual
 	}
-	fig := verdict.WALFigures{
-		P50:     time.Duration(run.Sync.ValueAtPercentile(50)),
-		P99:     time.Duration(run.Sync.ValueAtPercentile(100 * rule.Quantile)),
-		P99CI:   p99ci,
-		Outcome: run.Decision.Outcome,
-		Level:   rule.Confidence,
-		Method: fmt.Sprintf("exact Clopper-Pearson bounds on P(fdatasync > %v) from %d samples, %d above; design effect %.2f from per-second batches (%.0f effective samples); %s",
-			rule.Threshold, run.Ops, run.Exceed, deff, nEff, looks),
-		Bounds:      fmt.Sprintf("P(fdatasync > %v) is between %.3g %% and %.3g %% (%.0f %% two-sided, %.1f effective exceedances)", rule.Threshold, 100*lo, 100*hi, 100*rule.Confidence, kEff),
-		SyncIOPS:    w.OpsPerSec,
-		MemoryFS:    sysinfo.IsMemoryFS(env.Filesystem.Type),
-		FSType:      env.Filesystem.Type,
-		Rotational:  rotational,
-		VirtualDisk: virtual,
-	}
-	w.Verdicts = verdict.JudgeWAL(th, fig)
+	w.Verdicts = verdict.JudgeWAL(th, verdict.WALFigures{
+		P50: sync.p50, P99: sync.pq, P99CI: *sync.latency.P99CI,
+		Outcome: run.Decision.Outcome, Level: rule.Confidence, Method: sync.method, Bounds: sync.bounds,
+		SyncIOPS: w.OpsPerSec, MemoryFS: sysinfo.IsMemoryFS(env.Filesystem.Type), FSType: env.Filesystem.Type,
+		Rotational: rotational, VirtualDisk: virtual,
+	})
 	return w, nil
 }

@@ -63,6 +63,60 @@ type Workload struct {
 	Series      []stats.SecondSample `json:"series"` // per second, of the first latency
 	Verdicts    []verdict.Verdict    `json:"verdicts"`
 	Notes       []string             `json:"notes,omitempty"`
+	// Figures are the workload's other scalar results (read IOPS, time to
+	// durable, ratio to the idle WAL...), named and with units.
+	Figures []Figure `json:"figures,omitempty"`
+	// Engine names how the I/O was issued (io_uring, psync) or how the page
+	// cache was defeated (O_DIRECT, fadvise), where that matters.
+	Engine  string        `json:"engine,omitempty"`
+	Process *ProcessStats `json:"process,omitempty"` // this process's CPU over the run
+	Device  *DeviceStats  `json:"device,omitempty"`  // the block device over the run
+}
+
+// Figure is one named scalar result.
+type Figure struct {
+	Name        string  `json:"name"` // stable identifier, e.g. "read_iops"
+	Value       float64 `json:"value"`
+	Unit        string  `json:"unit"` // "ops/s", "B/s", "s", "ratio", "%"
+	Description string  `json:"description"`
+}
+
+// ProcessStats is the CPU etcdbench itself used during a workload, from
+// getrusage(2).
+type ProcessStats struct {
+	UserNs            int64 `json:"user_ns"`
+	SystemNs          int64 `json:"system_ns"`
+	VoluntarySwitches int64 `json:"voluntary_switches"`
+	InvoluntarySwitch int64 `json:"involuntary_switches"`
+}
+
+// DeviceStats is what the block device did during a workload, from the
+// difference of two reads of /proc/diskstats. Other processes' I/O on the
+// same device is included.
+type DeviceStats struct {
+	Name        string  `json:"name"`
+	ReadIOs     int64   `json:"read_ios"`
+	WriteIOs    int64   `json:"write_ios"`
+	FlushIOs    int64   `json:"flush_ios"`
+	ReadBytes   int64   `json:"read_bytes"`
+	WriteBytes  int64   `json:"write_bytes"`
+	BusyNs      int64   `json:"busy_ns"`     // time with at least one I/O in flight
+	Utilization float64 `json:"utilization"` // busy time / elapsed, 0..1
+	// AvgQueue is the average number of I/Os in flight (weighted time in
+	// queue / elapsed), the "aqu-sz" of iostat.
+	AvgQueue float64 `json:"avg_queue"`
+	// AvgWaitNs is the mean time an I/O spent queued and in service.
+	AvgWaitNs float64 `json:"avg_wait_ns"`
+}
+
+// Figure returns the named figure of a workload, or nil.
+func (w *Workload) Figure(name string) *Figure {
+	for i := range w.Figures {
+		if w.Figures[i].Name == name {
+			return &w.Figures[i]
+		}
+	}
+	return nil
 }
 
 // Stop records how and why a workload ended.
