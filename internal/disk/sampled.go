@@ -87,6 +87,13 @@ func (s *Sampled) tick() bool {
 // stoppedAt records a stop for a reason other than the rule.
 func (s *Sampled) stoppedAt(reason string) { s.Reason = reason }
 
+// closeOpenSecond ends the series with the partial second, if it has samples.
+func (s *Sampled) closeOpenSecond() {
+	if s.Series.Pending() > 0 {
+		s.Series.Close(len(s.Series.Samples) + 1)
+	}
+}
+
 // finish closes the open second and judges the whole run once more, on all
 // its samples. An adaptive run keeps the decision it stopped on; one that
 // hit its cap is judged as one more look at the same per-look level (its
@@ -94,9 +101,7 @@ func (s *Sampled) stoppedAt(reason string) { s.Reason = reason }
 // at the overall confidence. The minimums guard only early stops; a run
 // shorter than them gets a note, returned for the caller's notes.
 func (s *Sampled) finish() (note string) {
-	if s.Series.Pending() > 0 {
-		s.Series.Close(len(s.Series.Samples) + 1)
-	}
+	s.closeOpenSecond()
 	if s.Mode == ModeAdaptive && s.Decision.Outcome != stats.Undecided {
 		return ""
 	}
@@ -155,4 +160,13 @@ func (s *Sampled) judge(name string) (judged, error) {
 			name, r.Threshold, s.Ops, s.Exceed, deff, nEff, looks),
 		bounds: fmt.Sprintf("P(%s > %v) is between %.3g %% and %.3g %% (%.0f %% two-sided, %.1f effective exceedances)", name, r.Threshold, 100*lo, 100*hi, 100*r.Confidence, kEff),
 	}, nil
+}
+
+// latency summarises a histogram that no stop rule judges.
+func latency(name string, h *hdr.Histogram) (result.Latency, error) {
+	enc, err := stats.Encode(h)
+	if err != nil {
+		return result.Latency{}, err
+	}
+	return result.Latency{Name: name, Summary: stats.Summarize(h), Histogram: enc}, nil
 }

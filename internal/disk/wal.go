@@ -183,9 +183,7 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 	seg, err = run.loop(cfg, pipe, seg, buf, &stop)
 	switch {
 	case err == nil && stop.Load():
-		if run.Series.Pending() > 0 {
-			run.Series.Close(len(run.Series.Samples) + 1)
-		}
+		run.closeOpenSecond()
 		run.Cancelled = true
 		run.Reason = "interrupted"
 		err = ctx.Err()

@@ -46,6 +46,10 @@ func value(v float64, unit string) string {
 		return fmt.Sprintf("%.0f/s", v)
 	case "ratio":
 		return fmt.Sprintf("%.0f %%", 100*v)
+	case "B/s":
+		return fmt.Sprintf("%.1f MB/s", v/1e6)
+	case "x":
+		return fmt.Sprintf("%.2fx", v)
 	}
 	return fmt.Sprintf("%g %s", v, unit)
 }

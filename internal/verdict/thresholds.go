@@ -20,7 +20,9 @@ type Thresholds struct {
 	SyncIOPSHeavy    Threshold // recommended for heavily loaded clusters
 	ImplausibleSync  Threshold // fdatasync p50 below this cannot have reached a device
 	RotationalSync   Threshold // p50 below this on a spinning disk means a cache answered
-	BackendCommitP99 Threshold // bbolt commit p99 (used by later workloads)
+	BackendCommitP99 Threshold // bbolt commit p99
+	RecoveryBW       Threshold // bandwidth a member needs to recover at all
+	RecoveryBWLarge  Threshold // bandwidth recommended for large clusters
 }
 
 // Defaults returns the thresholds etcd's documentation and operators use.
@@ -53,6 +55,14 @@ func Defaults() Thresholds {
 		BackendCommitP99: Threshold{
 			ID: "backend_commit_p99", Title: "backend commit p99", Limit: (25 * time.Millisecond).Seconds(), Unit: "s",
 			Source: "etcd FAQ: etcd_disk_backend_commit_duration_seconds p99 should be below 25 ms",
+		},
+		RecoveryBW: Threshold{
+			ID: "recovery_bandwidth", Title: "bandwidth for member recovery", Limit: 10e6, Unit: "B/s",
+			Source: "etcd op-guide/hardware.md: 10 MB/s recovers 100 MB in 15 s",
+		},
+		RecoveryBWLarge: Threshold{
+			ID: "recovery_bandwidth_large", Title: "bandwidth for large clusters", Limit: 100e6, Unit: "B/s",
+			Source: "etcd op-guide/hardware.md: 100 MB/s or more recovers 1 GB in 15 s, recommended for large clusters",
 		},
 	}
 }

@@ -29,34 +29,55 @@ func JudgeWAL(t Thresholds, f WALFigures) []Verdict {
 }
 
 func judgeWALP99(t Thresholds, f WALFigures) Verdict {
-	th := t.WALFsyncP99
+	return JudgeQuantile(t.WALFsyncP99, t.WarnMargin, QuantileFigures{
+		Value: f.P99, CI: f.P99CI, Outcome: f.Outcome, Level: f.Level, Method: f.Method, Bounds: f.Bounds,
+	}, "etcd will log slow fdatasyncs, heartbeats will be late and leaders may change; move the data dir to faster storage (local SSD/NVMe) or stop other writers on this disk")
+}
+
+// QuantileFigures are what a latency-percentile verdict reads: the measured
+// percentile, its confidence interval, and the stop rule's decision.
+type QuantileFigures struct {
+	Value   time.Duration
+	CI      stats.QuantileInterval
+	Outcome stats.Outcome // pass: decided below the limit; fail: decided above
+	Level   float64
+	Method  string
+	Bounds  string
+}
+
+// JudgeQuantile judges a latency percentile against th: FAIL when decided
+// over the limit, PASS when decided under it with more than margin to spare,
+// WARN in between, and for an undecided run FAIL or WARN by the measured
+// value, marked as not decided. advice says what to do about a failure.
+func JudgeQuantile(th, margin Threshold, f QuantileFigures, advice string) Verdict {
 	limit := time.Duration(th.Limit * float64(time.Second))
 	v := Verdict{
-		Check: th.ID, Title: th.Title, Value: f.P99.Seconds(), Unit: th.Unit,
+		Check: th.ID, Title: th.Title, Value: f.Value.Seconds(), Unit: th.Unit,
 		Limit: th.Limit, Comparison: "<", Source: th.Source,
 		Confidence: &Confidence{Decided: f.Outcome != stats.Undecided, Level: f.Level, Method: f.Method, Detail: f.Bounds},
 	}
-	ci := fmt.Sprintf("%.0f %% CI %v..%v", 100*f.P99CI.Level, fmtDur(f.P99CI.LowerNs), fmtDur(f.P99CI.UpperNs))
-	if f.P99CI.UpperOpen {
+	ci := fmt.Sprintf("%.0f %% CI %v..%v", 100*f.CI.Level, fmtDur(f.CI.LowerNs), fmtDur(f.CI.UpperNs))
+	if f.CI.UpperOpen {
 		ci += " (upper end open: too few samples above p99)"
 	}
-	warnAt := time.Duration((1 - t.WarnMargin.Limit) * float64(limit))
+	val := f.Value.Round(time.Microsecond)
+	warnAt := time.Duration((1 - margin.Limit) * float64(limit))
 	switch {
 	case f.Outcome == stats.Fail:
 		v.Status = Fail
-		v.Detail = fmt.Sprintf("p99 %v (%s) is over the %v limit: etcd will log slow fdatasyncs, heartbeats will be late and leaders may change; move the data dir to faster storage (local SSD/NVMe) or stop other writers on this disk", f.P99.Round(time.Microsecond), ci, limit)
-	case f.Outcome == stats.Pass && f.P99 < warnAt:
+		v.Detail = fmt.Sprintf("p99 %v (%s) is over the %v limit: %s", val, ci, limit, advice)
+	case f.Outcome == stats.Pass && f.Value < warnAt:
 		v.Status = Pass
-		v.Detail = fmt.Sprintf("p99 %v (%s) is well under the %v limit", f.P99.Round(time.Microsecond), ci, limit)
+		v.Detail = fmt.Sprintf("p99 %v (%s) is well under the %v limit", val, ci, limit)
 	case f.Outcome == stats.Pass:
 		v.Status = Warn
-		v.Detail = fmt.Sprintf("p99 %v (%s) passes but is within %.0f %% of the %v limit; other writers on this disk (backend commits, snapshots, other services) will push it over", f.P99.Round(time.Microsecond), ci, 100*t.WarnMargin.Limit, limit)
-	case f.P99 >= limit:
+		v.Detail = fmt.Sprintf("p99 %v (%s) passes but is within %.0f %% of the %v limit; other writers on this disk (backend commits, snapshots, other services) will push it over", val, ci, 100*margin.Limit, limit)
+	case f.Value >= limit:
 		v.Status = Fail
-		v.Detail = fmt.Sprintf("p99 %v (%s) is over the %v limit, but the run ended before that was certain; run longer (--runtime) to confirm", f.P99.Round(time.Microsecond), ci, limit)
+		v.Detail = fmt.Sprintf("p99 %v (%s) is over the %v limit, but the run ended before that was certain; run longer (--runtime) to confirm", val, ci, limit)
 	default:
 		v.Status = Warn
-		v.Detail = fmt.Sprintf("p99 %v (%s) is under the %v limit, but too close to it to be sure; run longer (--runtime) or treat this disk as borderline", f.P99.Round(time.Microsecond), ci, limit)
+		v.Detail = fmt.Sprintf("p99 %v (%s) is under the %v limit, but too close to it to be sure; run longer (--runtime) or treat this disk as borderline", val, ci, limit)
 	}
 	return v
 }
@@ -122,4 +143,27 @@ func fmtDur(ns int64) time.Duration {
 		return d.Round(time.Microsecond / 10)
 	}
 	return d
+}
+
+// JudgeBandwidth judges a bandwidth in bytes per second: FAIL under minT,
+// WARN under rec (recommended), PASS otherwise. check and title name the
+// verdict (the thresholds are shared by snapshot writes and recovery reads).
+func JudgeBandwidth(minT, rec Threshold, check, title string, bw float64) Verdict {
+	v := Verdict{
+		Check: check, Title: title, Value: bw, Unit: minT.Unit,
+		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
+	}
+	mb := func(x float64) string { return fmt.Sprintf("%.1f MB/s", x/1e6) }
+	switch {
+	case bw < minT.Limit:
+		v.Status = Fail
+		v.Detail = fmt.Sprintf("%s is below the %s a recovering member needs: a follower that falls behind takes minutes to catch up, and the cluster runs with one member less meanwhile", mb(bw), mb(minT.Limit))
+	case bw < rec.Limit:
+		v.Status = Warn
+		v.Detail = fmt.Sprintf("%s is enough for small clusters but below the %s recommended for large ones (%s)", mb(bw), mb(rec.Limit), rec.Source)
+	default:
+		v.Status = Pass
+		v.Detail = fmt.Sprintf("%s meets the %s recommended for large clusters", mb(bw), mb(rec.Limit))
+	}
+	return v
 }

@@ -1,0 +1,96 @@
+package disk
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
+	"etcdbench/internal/verdict"
+)
+
+// WALParams are the settings of the WAL loop in `disk all` and
+// wal-under-load (`disk wal` has its own, richer flags).
+type WALParams struct {
+	BlockSize  int
+	MinRuntime time.Duration
+	MinSamples int64
+	Runtime    time.Duration // cap
+}
+
+var walSpec = Spec{
+	Name:        "wal",
+	Description: WALDescription,
+	InAll:       true,
+	Build: func(p Preset, set map[string]string) (Workload, error) {
+		return walWorkload{cfg: p.WAL.config(verdict.Defaults())}, nil
+	},
+}
+
+// config returns the adaptive WAL loop these parameters describe, judged
+// against th.
+func (p WALParams) config(th verdict.Thresholds) WALConfig {
+	return WALConfig{
+		BlockSize: p.BlockSize, Runtime: p.Runtime, Mode: ModeAdaptive,
+		Rule: stats.StopRule{
+			Threshold: secondsToDuration(th.WALFsyncP99.Limit), Quantile: 0.99, Confidence: 0.95,
+			MinSamples: p.MinSamples, MinDuration: p.MinRuntime, Interval: time.Second,
+		},
+	}
+}
+
+func secondsToDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// walWorkload adapts the WAL loop to the Workload interface.
+type walWorkload struct{ cfg WALConfig }
+
+// NewWALWorkload wraps a WAL configuration (from `disk wal`'s flags) as a
+// Workload.
+func NewWALWorkload(cfg WALConfig) Workload { return walWorkload{cfg: cfg} }
+
+func (w walWorkload) SpaceNeeded() int64 { return w.cfg.SpaceNeeded() }
+
+func (w walWorkload) Run(ctx context.Context, env Env) (result.Workload, error) {
+	cfg := w.cfg
+	cfg.Rule.Threshold = secondsToDuration(env.Thresholds.WALFsyncP99.Limit)
+	if env.OnSecond != nil {
+		cfg.OnSecond = env.OnSecond
+	}
+	dir, done, err := workdir(env.Dir, "wal")
+	if err != nil {
+		return result.Workload{}, err
+	}
+	defer done()
+	m := startMeter(env.Root, deviceName(env))
+	run, runErr := RunWAL(ctx, dir, cfg)
+	if run == nil || (runErr != nil && !run.Cancelled) {
+		return result.Workload{}, runErr
+	}
+	wl, err := run.Workload(env.Thresholds, env.Facts)
+	if err != nil {
+		return wl, err
+	}
+	wl.Process, wl.Device = m.stop()
+	return wl, runErr
+}
+
+// workdir makes a subdirectory of the scratch directory for one workload;
+// done removes it, so the next workload has the space back.
+func workdir(scratch, name string) (string, func(), error) {
+	dir := filepath.Join(scratch, name)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// deviceName is the kernel name of the disk under test, "" when none.
+func deviceName(env Env) string {
+	if env.Facts.Device == nil {
+		return ""
+	}
+	return env.Facts.Device.Name
+}

@@ -1,0 +1,126 @@
+package disk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
+)
+
+// Env is what every workload gets from its caller.
+type Env struct {
+	Dir        string // a scratch directory: the only place a workload writes
+	Root       string // where /proc and /sys are read, "/" in production
+	Facts      sysinfo.Facts
+	Thresholds verdict.Thresholds
+	OnSecond   func(Progress) // optional: progress once a second
+	// Baseline is the idle WAL result of the same run, when one was measured
+	// before (disk all); wal-under-load compares with it instead of
+	// measuring it again.
+	Baseline *result.Workload
+}
+
+// Workload is one storage workload, configured and ready to run.
+type Workload interface {
+	// SpaceNeeded is the most free space the workload needs.
+	SpaceNeeded() int64
+	// Run runs the workload inside env.Dir and returns what it measured,
+	// with verdicts. A cancelled ctx returns a partial result (no verdicts)
+	// and ctx's error.
+	Run(ctx context.Context, env Env) (result.Workload, error)
+}
+
+// Param is a workload setting the command line can change.
+type Param struct {
+	Name  string // flag name, e.g. "size"
+	Usage string
+}
+
+// Spec registers a workload: its name, what it does, whether `disk all`
+// runs it, which settings it takes, and how to build it.
+type Spec struct {
+	Name        string
+	Description string
+	InAll       bool
+	Params      []Param
+	// Build configures the workload from a preset, overridden by command
+	// line values (flag name -> text as typed). Errors wrap ErrBadParam.
+	Build func(p Preset, set map[string]string) (Workload, error)
+}
+
+// ErrBadParam is wrapped by every error about a workload setting.
+var ErrBadParam = errors.New("disk: bad setting")
+
+// Specs returns the registered workloads in the order `disk all` runs
+// them: the idle WAL first, then what judges commit latency, then the rest
+// from the lightest to the heaviest writer.
+func Specs() []Spec {
+	return []Spec{walSpec, backendSpec, underLoadSpec, mixedSpec, snapshotSpec, compactionSpec, recoverySpec}
+}
+
+// Lookup returns the spec named name.
+func Lookup(name string) (Spec, bool) {
+	for _, s := range Specs() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// settings applies command-line text to typed fields, keeping the first
+// error; only names a spec declares are looked at.
+type settings struct {
+	set map[string]string
+	err error
+}
+
+func (s *settings) size(name string, dst *int64) {
+	if v, ok := s.set[name]; ok && s.err == nil {
+		n, err := units.ParseSize(v)
+		if err != nil || n <= 0 {
+			s.err = fmt.Errorf("%w: --%s %q: want a positive size such as 4k, 1m or 256m", ErrBadParam, name, v)
+			return
+		}
+		*dst = n
+	}
+}
+
+func (s *settings) duration(name string, dst *time.Duration, allowZero bool) {
+	if v, ok := s.set[name]; ok && s.err == nil {
+		d, err := units.ParseDuration(v)
+		if err != nil || (d == 0 && !allowZero) {
+			s.err = fmt.Errorf("%w: --%s %q: want a positive duration such as 500ms or 10s", ErrBadParam, name, v)
+			return
+		}
+		*dst = d
+	}
+}
+
+func (s *settings) integer(name string, dst *int, lo, hi int) {
+	if v, ok := s.set[name]; ok && s.err == nil {
+		var n int
+		if _, err := fmt.Sscan(v, &n); err != nil || n < lo || n > hi || fmt.Sprint(n) != v {
+			s.err = fmt.Errorf("%w: --%s %q: want a whole number from %d to %d", ErrBadParam, name, v, lo, hi)
+			return
+		}
+		*dst = n
+	}
+}
+
+func (s *settings) choice(name string, dst *string, choices ...string) {
+	if v, ok := s.set[name]; ok && s.err == nil {
+		for _, c := range choices {
+			if v == c {
+				*dst = v
+				return
+			}
+		}
+		s.err = fmt.Errorf("%w: --%s %q: want one of %v", ErrBadParam, name, v, choices)
+	}
+}
