@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"etcdbench/internal/disk"
 	"etcdbench/internal/result"
 )
 
@@ -66,15 +67,20 @@ func commandLine(cmd *cobra.Command) []string {
 }
 
 func newDiskCmd(stdout, stderr io.Writer) *cobra.Command {
-	disk := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "disk",
 		Short: "Storage workloads that reproduce etcd's I/O on a directory",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("missing workload: etcdbench disk wal")
+			return usagef("missing workload: etcdbench disk all|wal|backend|wal-under-load|mixed|snapshot|compaction|recovery")
 		},
 	}
-	disk.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	disk.AddCommand(newWALCmd(stdout, stderr))
-	return disk
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.AddCommand(newWALCmd(stdout, stderr), newAllCmd(stdout, stderr))
+	for _, spec := range disk.Specs() {
+		if spec.Name != "wal" { // wal has its own, richer command
+			cmd.AddCommand(newWorkloadCmd(spec, stdout, stderr))
+		}
+	}
+	return cmd
 }

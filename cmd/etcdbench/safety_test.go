@@ -30,9 +30,10 @@ func dirWithPrecious(t *testing.T) string {
 }
 
 // hasSegment reports whether the scratch directory holds a second WAL
-// segment, i.e. the timed loop has started and the pipeline is running.
+// segment (in the workload's own subdirectory), i.e. the timed loop has
+// started and the pipeline is running.
 func hasSegment(dir string) bool {
-	m, _ := filepath.Glob(filepath.Join(dir, "*.wal"))
+	m, _ := filepath.Glob(filepath.Join(dir, "*", "*.wal"))
 	return len(m) >= 2
 }
 

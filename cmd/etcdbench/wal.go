@@ -1,22 +1,14 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/disk"
-	"etcdbench/internal/report"
-	"etcdbench/internal/result"
-	"etcdbench/internal/scratch"
 	"etcdbench/internal/stats"
-	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
@@ -196,94 +188,8 @@ func runWALCommand(cmd *cobra.Command, f *walFlags, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	return runWAL(cmd.Context(), o, commandLine(cmd), stdout, stderr)
-}
-
-// runWAL runs one WAL check and prints its report. The report is written
-// only after the scratch directory is gone, so nothing that happens while
-// writing it (a closed pipe killing the process) can leave files behind.
-func runWAL(ctx context.Context, o walOptions, args []string, stdout, stderr io.Writer) error {
-	res, err := measureWAL(ctx, o, args, stderr)
-	if res != nil {
-		if rerr := render(stdout, o.output, res); rerr != nil {
-			return rerr
-		}
-	}
-	switch {
-	case err != nil:
-		return err
-	case res.Failed():
-		return errFailed
-	}
-	return nil
-}
-
-// measureWAL checks the directory and free space, runs the loop in a
-// scratch directory and judges it. The scratch directory is removed before
-// it returns, on every path. An interrupted run returns its partial result
-// with the context's error.
-func measureWAL(ctx context.Context, o walOptions, args []string, stderr io.Writer) (res *result.Result, err error) {
-	dir, err := scratch.Check(o.dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := scratch.CheckFree(dir, o.cfg.SpaceNeeded()); err != nil {
-		return nil, fmt.Errorf("%w; use a smaller --size or free some space", err)
-	}
-	sd, stale, err := scratch.Create(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if rerr := sd.Remove(); rerr != nil && err == nil {
-			err = rerr
-		}
-	}()
-
-	res = &result.Result{
-		Schema:      result.SchemaID,
-		Tool:        result.Tool{Name: "etcdbench", Version: result.Version, GoVersion: runtime.Version(), Args: args},
-		StartedAt:   time.Now().UTC(),
-		Environment: sysinfo.Collect("/", dir),
-	}
-	cfg := o.cfg
-	var prog *progressLine
-	if o.progress {
-		prog = newProgressLine(stderr, cfg.Rule)
-		cfg.OnSecond = prog.update
-	}
-	run, runErr := disk.RunWAL(ctx, sd.Path, cfg)
-	if prog != nil {
-		prog.clear()
-	}
-	if run == nil || (runErr != nil && !run.Cancelled) {
-		return nil, runErr
-	}
-	wl, err := run.Workload(o.thresholds, res.Environment)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range stale {
-		wl.Notes = append(wl.Notes, "removed a scratch directory left by a killed run: "+p)
-	}
-	res.Workloads = append(res.Workloads, wl)
-	res.Interrupted = run.Cancelled
-	res.Finish(time.Now().UTC())
-	return res, runErr
-}
-
-func render(w io.Writer, format string, r *result.Result) error {
-	if format == "json" {
-		return report.JSON(w, r)
-	}
-	return report.Text(w, r)
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	return termios(int(f.Fd()))
+	return runDisk(cmd.Context(), runSpec{
+		dir: o.dir, workloads: []disk.Named{{Name: "wal", Workload: disk.NewWALWorkload(o.cfg)}},
+		thresholds: o.thresholds, output: o.output, progress: o.progress, args: commandLine(cmd),
+	}, stdout, stderr)
 }

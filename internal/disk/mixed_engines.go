@@ -190,8 +190,8 @@ func explainMixed(wl result.Workload) []string {
 	}
 	if d := wl.Device; d != nil {
 		switch {
-		case d.Utilization >= 0.9:
-			out = append(out, fmt.Sprintf("the device was busy %.0f %% of the time with %.1f I/Os queued on average: the disk was the limit, and every other writer on it (etcd's WAL included) waits in the same queue.", 100*d.Utilization, d.AvgQueue))
+		case d.Utilization >= 0.8:
+			out = append(out, fmt.Sprintf("the device was busy %.0f %% of the time with %.1f I/Os queued on average: the disk was (close to) the limit, and every other writer on it (etcd's WAL included) waits in the same queue.", 100*d.Utilization, d.AvgQueue))
 		default:
 			out = append(out, fmt.Sprintf("the device was busy %.0f %% of the time (%.1f I/Os queued on average): it had headroom, so the limit was elsewhere (queue depth, CPU, or a throttle in front of a virtual disk).", 100*d.Utilization, d.AvgQueue))
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,6 +21,9 @@ func Text(w io.Writer, r *result.Result) error {
 	for i := range r.Workloads {
 		textWorkload(ew, &r.Workloads[i])
 	}
+	if len(r.Workloads) > 1 {
+		textVerdictTable(ew, r.Workloads)
+	}
 	textEnvironment(ew, r)
 	if r.Status == nil {
 		ew.printf("\nResult: INTERRUPTED (no verdict)\n")
@@ -31,9 +35,17 @@ func Text(w io.Writer, r *result.Result) error {
 
 func textWorkload(ew *errWriter, wl *result.Workload) {
 	ew.printf("%s: %s\n", wl.Name, wl.Description)
-	bs := intParam(wl.Parameters, "block_size")
-	ew.printf("  %d cycles of %d bytes (%s) in %s: %.0f IOPS, %s/s\n",
-		wl.Ops, bs, units.FormatBytes(wl.Bytes), Duration(time.Duration(wl.DurationNs)), wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
+	dur := Duration(time.Duration(wl.DurationNs))
+	if bs := intParam(wl.Parameters, "block_size"); bs > 0 && wl.Name == "wal" {
+		ew.printf("  %d cycles of %d bytes (%s) in %s: %.0f IOPS, %s/s\n",
+			wl.Ops, bs, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
+	} else {
+		ew.printf("  %d operations, %s in %s: %.0f ops/s, %s/s\n",
+			wl.Ops, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
+	}
+	if wl.Engine != "" {
+		ew.printf("  engine: %s\n", wl.Engine)
+	}
 	ew.printf("  stopped (%s mode): %s\n\n", wl.Stop.Mode, wl.Stop.Reason)
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -64,6 +76,17 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 				100*e.Interval.Level, 100*e.Interval.Lower, 100*e.Interval.Upper, e.DesignEffect)
 		}
 	}
+	for _, f := range wl.Figures {
+		ew.printf("  %-28s %-12s %s\n", f.Name, value(f.Value, f.Unit), f.Description)
+	}
+	if d := wl.Device; d != nil {
+		ew.printf("  device %s: busy %.0f %%, %.1f I/Os queued on average, %d reads, %d writes, %d flushes, %s written, average wait %s\n",
+			d.Name, 100*d.Utilization, d.AvgQueue, d.ReadIOs, d.WriteIOs, d.FlushIOs, units.FormatBytes(d.WriteBytes), Duration(time.Duration(d.AvgWaitNs)))
+	}
+	if p := wl.Process; p != nil {
+		ew.printf("  etcdbench CPU: user %s, system %s, %d voluntary and %d involuntary context switches\n",
+			Duration(time.Duration(p.UserNs)), Duration(time.Duration(p.SystemNs)), p.VoluntarySwitches, p.InvoluntarySwitch)
+	}
 	if len(wl.Verdicts) > 0 {
 		ew.printf("\n")
 	}
@@ -88,6 +111,34 @@ func textVerdict(ew *errWriter, v verdict.Verdict) {
 	ew.printf("  %s  %s %s (limit %s %s%s)\n", v.Status, v.Title, value(v.Value, v.Unit), v.Comparison, value(v.Limit, v.Unit), sure)
 	ew.printf("        %s\n", v.Detail)
 	ew.printf("        source: %s\n", v.Source)
+}
+
+// textVerdictTable lists every verdict of a multi-workload run, worst first.
+func textVerdictTable(ew *errWriter, wls []result.Workload) {
+	type row struct {
+		wl string
+		v  verdict.Verdict
+	}
+	var rows []row
+	for _, wl := range wls {
+		for _, v := range wl.Verdicts {
+			rows = append(rows, row{wl.Name, v})
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].v.Status > rows[j].v.Status })
+	ew.printf("verdicts\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		sure := ""
+		if c := r.v.Confidence; c != nil && !c.Decided {
+			sure = " (not decided)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s %s%s\n", r.v.Status, r.wl, r.v.Title, value(r.v.Value, r.v.Unit), r.v.Comparison, value(r.v.Limit, r.v.Unit), sure)
+	}
+	if err := tw.Flush(); err != nil && ew.err == nil {
+		ew.err = err
+	}
+	ew.printf("\n")
 }
 
 func textEnvironment(ew *errWriter, r *result.Result) {

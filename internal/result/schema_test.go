@@ -145,6 +145,49 @@ func TestRealRunMatchesSchema(t *testing.T) {
 	checkDoc(t, schema, b.Bytes())
 }
 
+// TestEveryWorkloadMatchesSchema runs every registered workload briefly as
+// one suite and checks the whole result against the schema, so that a field
+// any workload adds must be documented.
+func TestEveryWorkloadMatchesSchema(t *testing.T) {
+	schema := loadSchema(t)
+	small := map[string]map[string]string{
+		"backend":        {"db-size": "4m", "runtime": "1s", "min-runtime": "500ms"},
+		"wal-under-load": {"runtime": "1s", "min-runtime": "500ms"},
+		"mixed":          {"size": "8m", "runtime": "500ms", "numjobs": "1", "iodepth": "2"},
+		"snapshot":       {"size": "4m"},
+		"compaction":     {"size": "4m", "sync-every": "1m"},
+		"recovery":       {"size": "4m", "random-runtime": "200ms"},
+	}
+	p, err := disk.PresetNamed("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WAL.MinRuntime, p.WAL.MinSamples, p.WAL.Runtime = 500*time.Millisecond, 10, time.Second
+	p.Backend.DBSize = 4 << 20
+	var ws []disk.Named
+	for _, spec := range disk.Specs() {
+		w, err := spec.Build(p, small[spec.Name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, disk.Named{Name: spec.Name, Workload: w})
+	}
+	dir := t.TempDir()
+	env := disk.Env{Dir: dir, Root: "/", Facts: sysinfo.Collect("/", dir), Thresholds: verdict.Defaults()}
+	wls, err := disk.RunSuite(context.Background(), env, ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
+		StartedAt: time.Now(), Environment: env.Facts, Workloads: wls}
+	r.Finish(time.Now())
+	var b bytes.Buffer
+	if err := report.JSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, schema, b.Bytes())
+}
+
 func TestGoldenMatchesSchema(t *testing.T) {
 	b, err := os.ReadFile("../report/testdata/wal.json")
 	if err != nil {

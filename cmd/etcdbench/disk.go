@@ -1,0 +1,161 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"etcdbench/internal/disk"
+	"etcdbench/internal/verdict"
+)
+
+// diskFlags are the flags every `disk <workload>` and `disk all` share.
+type diskFlags struct {
+	dir, output, preset string
+	quick, thorough     bool
+	noProgress          bool
+	params              map[string]*string // the workload's own settings
+	paramOrder          []string
+}
+
+func (f *diskFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test (etcd's --data-dir); a private scratch directory is created inside it and removed afterwards")
+	fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	fs.StringVar(&f.preset, "preset", "default", "defaults to start from: "+presetNames())
+	fs.BoolVar(&f.quick, "quick", false, "same as --preset quick")
+	fs.BoolVar(&f.thorough, "thorough", false, "same as --preset thorough")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr (it is shown only when stderr is a terminal)")
+}
+
+func presetNames() string {
+	var names []string
+	for _, p := range disk.Presets() {
+		names = append(names, fmt.Sprintf("%s (disk all: %s)", p.Name, p.Budget))
+	}
+	return strings.Join(names, ", ")
+}
+
+// resolve checks the shared flags and returns the preset.
+func (f *diskFlags) resolve(cmd *cobra.Command) (disk.Preset, error) {
+	if !cmd.Flags().Changed("dir") || f.dir == "" {
+		return disk.Preset{}, usagef("--dir is required: the directory on the disk to test, e.g. --dir /var/lib/etcd")
+	}
+	if f.output != "text" && f.output != "json" {
+		return disk.Preset{}, usagef("--output %q: want text or json", f.output)
+	}
+	name := f.preset
+	switch {
+	case f.quick && f.thorough, (f.quick || f.thorough) && cmd.Flags().Changed("preset"):
+		return disk.Preset{}, usagef("--quick, --thorough and --preset are alternatives: give at most one")
+	case f.quick:
+		name = "quick"
+	case f.thorough:
+		name = "thorough"
+	}
+	p, err := disk.PresetNamed(name)
+	if err != nil {
+		return p, usageError{err}
+	}
+	return p, nil
+}
+
+// set returns the workload settings given on the command line.
+func (f *diskFlags) set(cmd *cobra.Command) map[string]string {
+	m := map[string]string{}
+	for _, name := range f.paramOrder {
+		if cmd.Flags().Changed(name) {
+			m[name] = *f.params[name]
+		}
+	}
+	return m
+}
+
+func (f *diskFlags) runSpec(cmd *cobra.Command, ws []disk.Named, stderr io.Writer) runSpec {
+	return runSpec{
+		dir: f.dir, workloads: ws, thresholds: verdict.Defaults(), output: f.output,
+		progress: isTerminal(stderr) && !f.noProgress && f.output == "text", args: commandLine(cmd),
+	}
+}
+
+// build turns a spec's bad-setting errors into usage errors.
+func build(spec disk.Spec, p disk.Preset, set map[string]string) (disk.Workload, error) {
+	w, err := spec.Build(p, set)
+	if errors.Is(err, disk.ErrBadParam) {
+		return nil, usageError{err}
+	}
+	return w, err
+}
+
+// newWorkloadCmd makes `disk <name>` from a registered spec.
+func newWorkloadCmd(spec disk.Spec, stdout, stderr io.Writer) *cobra.Command {
+	f := &diskFlags{params: map[string]*string{}}
+	cmd := &cobra.Command{
+		Use:   spec.Name + " --dir DIR",
+		Short: spec.Description,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := f.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			w, err := build(spec, p, f.set(cmd))
+			if err != nil {
+				return err
+			}
+			return runDisk(cmd.Context(), f.runSpec(cmd, []disk.Named{{Name: spec.Name, Workload: w}}, stderr), stdout, stderr)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	f.register(cmd.Flags())
+	for _, prm := range spec.Params {
+		f.params[prm.Name] = cmd.Flags().String(prm.Name, "", prm.Usage+" (default: from the preset)")
+		f.paramOrder = append(f.paramOrder, prm.Name)
+	}
+	return cmd
+}
+
+// newAllCmd makes `disk all`: every registered workload, one report.
+func newAllCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &diskFlags{}
+	var names []string
+	for _, s := range disk.Specs() {
+		if s.InAll {
+			names = append(names, s.Name)
+		}
+	}
+	cmd := &cobra.Command{
+		Use:   "all --dir DIR",
+		Short: "every disk workload in turn (" + strings.Join(names, ", ") + ") with one verdict table",
+		Long: `Runs every disk workload on DIR, one after the other, and reports them
+together with one combined verdict table. The WAL is measured idle first, then
+under load (wal-under-load compares with the idle figures). --quick, the
+default and --thorough choose the sizes and durations (see 'etcdbench disk
+<workload> --help' for each workload's settings; 'disk all' uses the preset's).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := f.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			var ws []disk.Named
+			for _, spec := range disk.Specs() {
+				if !spec.InAll {
+					continue
+				}
+				w, err := build(spec, p, nil)
+				if err != nil {
+					return err
+				}
+				ws = append(ws, disk.Named{Name: spec.Name, Workload: w})
+			}
+			return runDisk(cmd.Context(), f.runSpec(cmd, ws, stderr), stdout, stderr)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	f.register(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,265 @@
+package disk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"etcdbench/internal/disk/uring"
+	"etcdbench/internal/result"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/verdict"
+)
+
+// small settings that keep each workload to a second or two.
+var smallSettings = map[string]map[string]string{
+	"backend":        {"db-size": "8m", "runtime": "2s", "min-runtime": "1s"},
+	"wal-under-load": {"runtime": "2s", "min-runtime": "1s"},
+	"mixed":          {"size": "16m", "runtime": "1s", "numjobs": "2", "iodepth": "4"},
+	"snapshot":       {"size": "8m"},
+	"compaction":     {"size": "8m", "sync-every": "1m"},
+	"recovery":       {"size": "8m", "random-runtime": "500ms"},
+}
+
+func testEnv(t *testing.T) Env {
+	t.Helper()
+	dir := t.TempDir()
+	return Env{Dir: dir, Root: "/", Facts: sysinfo.Collect("/", dir), Thresholds: verdict.Defaults()}
+}
+
+func quick(t *testing.T) Preset {
+	t.Helper()
+	p, err := PresetNamed("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WAL.MinRuntime, p.WAL.MinSamples, p.WAL.Runtime = time.Second, 50, 3*time.Second
+	p.Backend.DBSize = 8 * mib
+	return p
+}
+
+// checkWorkload verifies what must hold for every finished workload.
+func checkWorkload(t *testing.T, wl result.Workload) {
+	t.Helper()
+	if wl.Ops <= 0 || wl.DurationNs <= 0 {
+		t.Errorf("%s: ops %d in %d ns", wl.Name, wl.Ops, wl.DurationNs)
+	}
+	for _, l := range wl.Latencies {
+		prev := l.MinNs
+		for _, p := range l.Percentiles {
+			if p.ValueNs < prev {
+				t.Errorf("%s/%s percentiles not ordered: %+v", wl.Name, l.Name, l.Percentiles)
+			}
+			prev = p.ValueNs
+		}
+	}
+	if d := wl.Device; d != nil && (d.Utilization < 0 || d.Utilization > 1 || d.AvgQueue < 0) {
+		t.Errorf("%s: device figures out of range: %+v", wl.Name, d)
+	}
+	if p := wl.Process; p == nil || p.UserNs < 0 || p.SystemNs < 0 {
+		t.Errorf("%s: process figures %+v", wl.Name, p)
+	}
+	if _, err := json.Marshal(wl); err != nil {
+		t.Errorf("%s: %v", wl.Name, err)
+	}
+}
+
+func TestEveryWorkloadRuns(t *testing.T) {
+	for _, spec := range Specs() {
+		t.Run(spec.Name, func(t *testing.T) {
+			w, err := spec.Build(quick(t), smallSettings[spec.Name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := testEnv(t)
+			wl, err := w.Run(context.Background(), env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wl.Name != spec.Name {
+				t.Fatalf("result named %q", wl.Name)
+			}
+			checkWorkload(t, wl)
+			if left, _ := os.ReadDir(env.Dir); len(left) != 0 {
+				t.Errorf("left files behind: %v", left)
+			}
+			switch spec.Name {
+			case "snapshot", "compaction":
+				bs := wl.Parameters["block_size"].(int64)
+				if wl.Bytes != wl.Ops*bs || wl.Bytes != 8*mib {
+					t.Errorf("bytes %d, ops %d x %d", wl.Bytes, wl.Ops, bs)
+				}
+				if wl.Figure("time_to_durable") == nil || wl.Figure("durable_bandwidth") == nil {
+					t.Errorf("figures %+v", wl.Figures)
+				}
+			case "mixed":
+				if wl.Engine != EngineIOUring && wl.Engine != EnginePsync {
+					t.Errorf("engine %q", wl.Engine)
+				}
+				if wl.Bytes != wl.Ops*4096 {
+					t.Errorf("bytes %d != ops %d x 4096", wl.Bytes, wl.Ops)
+				}
+				r, w := wl.Figure("read_iops"), wl.Figure("write_iops")
+				if r == nil || w == nil || r.Value <= w.Value {
+					t.Errorf("80 %% reads should give more read than write IOPS: %+v", wl.Figures)
+				}
+			case "recovery":
+				if wl.Engine != engineDirect && wl.Engine != engineFadvise {
+					t.Errorf("engine %q", wl.Engine)
+				}
+				if len(wl.Verdicts) != 1 || wl.Verdicts[0].Check != "recovery_bandwidth" {
+					t.Errorf("verdicts %+v", wl.Verdicts)
+				}
+				if wl.Figure("time_to_read_1GB") == nil {
+					t.Errorf("figures %+v", wl.Figures)
+				}
+			case "backend":
+				if len(wl.Verdicts) != 1 || wl.Verdicts[0].Check != "backend_commit_p99" || wl.Verdicts[0].Confidence == nil {
+					t.Errorf("verdicts %+v", wl.Verdicts)
+				}
+				if wl.Bytes != wl.Ops*17*4096 {
+					t.Errorf("bytes %d != commits %d x 17 pages", wl.Bytes, wl.Ops)
+				}
+			case "wal-under-load":
+				if wl.Latency("fdatasync-idle") == nil || wl.Latency("background-commit") == nil || wl.Figure("p99_ratio") == nil {
+					t.Errorf("latencies %v figures %+v", wl.Latencies, wl.Figures)
+				}
+				if len(wl.Verdicts) != 1 || wl.Verdicts[0].Check != "wal_fsync_p99_under_load" {
+					t.Errorf("verdicts %+v", wl.Verdicts)
+				}
+			}
+		})
+	}
+}
+
+func TestMixedEngines(t *testing.T) {
+	engines := []string{EnginePsync, EngineIOUring}
+	for _, e := range engines {
+		t.Run(e, func(t *testing.T) {
+			if e == EngineIOUring {
+				if err := uring.Probe(); err != nil {
+					t.Skipf("io_uring unavailable here: %v", err)
+				}
+			}
+			set := map[string]string{"engine": e}
+			for k, v := range smallSettings["mixed"] {
+				set[k] = v
+			}
+			w, err := mixedSpec.Build(quick(t), set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wl, err := w.Run(context.Background(), testEnv(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wl.Engine != e {
+				t.Fatalf("engine %q, want %q", wl.Engine, e)
+			}
+			checkWorkload(t, wl)
+			if (e == EngineIOUring) != (wl.Latency("submit") != nil) {
+				t.Errorf("submit latency present: %v", wl.Latency("submit") != nil)
+			}
+		})
+	}
+}
+
+func TestSuiteUsesIdleWALAsBaseline(t *testing.T) {
+	p := quick(t)
+	var ws []Named
+	for _, name := range []string{"wal", "wal-under-load"} {
+		spec, _ := Lookup(name)
+		w, err := spec.Build(p, smallSettings[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, Named{Name: name, Workload: w})
+	}
+	var started []string
+	out, err := RunSuite(context.Background(), testEnv(t), ws, func(i int, name string) { started = append(started, name) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || len(started) != 2 {
+		t.Fatalf("ran %v", started)
+	}
+	idle, _ := out[0].Latency("fdatasync").At(99)
+	base, _ := out[1].Latency("fdatasync-idle").At(99)
+	if idle != base {
+		t.Fatalf("wal-under-load measured its own idle WAL (p99 %d) instead of the suite's (%d)", base, idle)
+	}
+}
+
+func TestBadSettings(t *testing.T) {
+	cases := []struct {
+		workload string
+		set      map[string]string
+	}{
+		{"mixed", map[string]string{"bs": "1000"}},
+		{"mixed", map[string]string{"numjobs": "0"}},
+		{"mixed", map[string]string{"rwmixread": "101"}},
+		{"mixed", map[string]string{"engine": "libaio"}},
+		{"mixed", map[string]string{"iodepth": "4x"}},
+		{"snapshot", map[string]string{"size": "-1"}},
+		{"snapshot", map[string]string{"bs": "2m", "size": "1m"}},
+		{"compaction", map[string]string{"sync-every": "0"}},
+		{"recovery", map[string]string{"bs": "1000"}},
+		{"backend", map[string]string{"pages": "0"}},
+		{"backend", map[string]string{"interval": "soon"}},
+		{"backend", map[string]string{"db-size": "4k"}},
+		{"wal-under-load", map[string]string{"background": "disco"}},
+	}
+	for _, c := range cases {
+		t.Run(c.workload+"/"+firstKey(c.set), func(t *testing.T) {
+			spec, ok := Lookup(c.workload)
+			if !ok {
+				t.Fatal("no such workload")
+			}
+			if _, err := spec.Build(quick(t), c.set); !errors.Is(err, ErrBadParam) {
+				t.Fatalf("err = %v, want ErrBadParam", err)
+			}
+		})
+	}
+	if _, err := PresetNamed("leisurely"); !errors.Is(err, ErrBadParam) {
+		t.Fatal("unknown preset accepted")
+	}
+}
+
+func firstKey(m map[string]string) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
+func TestWorkloadsStopOnCancel(t *testing.T) {
+	for _, name := range []string{"backend", "mixed", "recovery"} {
+		t.Run(name, func(t *testing.T) {
+			spec, _ := Lookup(name)
+			set := map[string]string{"runtime": "30s"}
+			if name == "recovery" {
+				set = map[string]string{"size": "8m", "random-runtime": "30s"}
+			}
+			if name == "mixed" {
+				set["size"] = "8m"
+			}
+			w, err := spec.Build(quick(t), set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(1500*time.Millisecond, cancel)
+			start := time.Now()
+			wl, err := w.Run(ctx, testEnv(t))
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v", err)
+			}
+			if time.Since(start) > 20*time.Second || len(wl.Verdicts) != 0 {
+				t.Fatalf("took %v, verdicts %v", time.Since(start), wl.Verdicts)
+			}
+		})
+	}
+}
