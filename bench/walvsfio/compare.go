@@ -3,17 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
-)
 
-// errFioMissing is returned when the fio binary cannot be found.
-var errFioMissing = errors.New("fio not found")
+	"etcdbench/bench/internal/cmp"
+)
 
 // rawRun is one run in the --json file: the figures and the tool's report.
 type rawRun struct {
@@ -34,63 +29,24 @@ type jsonFile struct {
 	Error     string    `json:"error,omitempty"`
 }
 
-// abs resolves p against base unless it is absolute.
-func abs(base, p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(base, p)
-}
-
 // run does the whole comparison.
 func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
-	fio, err := exec.LookPath(o.Fio)
+	env, err := cmp.Setup(ctx, o.Common, "wal-vs-fio", stderr)
 	if err != nil {
-		return usageError{fmt.Errorf("%w (%v): install it (e.g. apt-get install fio) or pass --fio PATH", errFioMissing, err)}
+		return err
 	}
-	r := runner{fio: fio, bs: o.BS, size: o.Size}
-
-	if o.Dir == "" {
-		if r.dir, err = os.MkdirTemp(o.Base, "wal-vs-fio-"); err != nil {
-			return fmt.Errorf("creating a test directory in %s (or pass --dir): %w", o.Base, err)
+	defer func() {
+		if cerr := env.Close(); cerr != nil && err == nil {
+			err = cerr
 		}
-		defer removeAll(r.dir, &err)
-	} else {
-		r.dir = abs(o.Base, o.Dir)
-		st, serr := os.Stat(r.dir)
-		if serr != nil || !st.IsDir() {
-			return usageError{fmt.Errorf("--dir %s is not an existing directory", r.dir)}
-		}
-	}
-
-	if o.Etcdbench != "" {
-		r.etcdbench = abs(o.Base, o.Etcdbench)
-	} else {
-		bin, berr := os.MkdirTemp("", "walvsfio-bin-")
-		if berr != nil {
-			return berr
-		}
-		defer removeAll(bin, &err)
-		fmt.Fprintln(stderr, "building ./cmd/etcdbench ...")
-		if r.etcdbench, err = buildEtcdbench(ctx, o.ModuleDir, bin); err != nil {
-			return err
-		}
-	}
+	}()
+	r := runner{fio: env.Fio, etcdbench: env.Etcdbench, dir: env.Dir, bs: o.BS, size: o.Size}
 
 	out := jsonFile{Started: time.Now().UTC(), Dir: r.dir, BS: o.BS, Size: o.Size,
-		Fio: fioVersion(ctx, fio), Etcdbench: r.etcdbench}
-	if o.JSON != "" {
-		defer func() {
-			if err != nil {
-				out.Error = err.Error()
-			}
-			if werr := writeJSON(abs(o.Base, o.JSON), out); werr != nil && err == nil {
-				err = werr
-			}
-		}()
-	}
+		Fio: env.FioVersion, Etcdbench: r.etcdbench}
+	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
 	fmt.Fprintf(stdout, "wal-vs-fio: %s vs etcdbench disk wal, --bs %s --size %s, %d rounds, on %s\n\n",
-		orUnknown(out.Fio), o.BS, o.Size, o.Rounds, r.dir)
+		cmp.OrUnknown(out.Fio), o.BS, o.Size, o.Rounds, r.dir)
 
 	var rounds []round
 	for n := 1; n <= o.Rounds; n++ {
@@ -110,9 +66,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 }
 
 // doRound runs fio and etcdbench's fixed-size mode, fio first in odd
-// rounds, so that whatever state the first run leaves (a warm journal,
-// device cache, CPU frequency) favours neither tool overall; then the
-// adaptive mode.
+// rounds (cmp.Alternate), so that whatever state the first run leaves (a
+// warm journal, device cache, CPU frequency) favours neither tool overall;
+// then the adaptive mode.
 func doRound(ctx context.Context, r runner, n, total int, adaptive bool, stderr io.Writer) (round, []rawRun, error) {
 	rd := round{N: n, FioFirst: n%2 == 1}
 	var runs []rawRun
@@ -123,10 +79,7 @@ func doRound(ctx context.Context, r runner, n, total int, adaptive bool, stderr 
 	}
 	fioStep := step{toolFio, func() (measurement, json.RawMessage, error) { return r.runFio(ctx) }, &rd.Fio}
 	etcdStep := step{toolEtcd, func() (measurement, json.RawMessage, error) { return r.runEtcdbench(ctx, false) }, &rd.Etcd}
-	steps := []step{fioStep, etcdStep}
-	if !rd.FioFirst {
-		steps = []step{etcdStep, fioStep}
-	}
+	steps := cmp.Alternate(n, []step{fioStep, etcdStep})
 	if adaptive {
 		rd.Adaptive = new(measurement)
 		steps = append(steps, step{toolAdaptive, func() (measurement, json.RawMessage, error) { return r.runEtcdbench(ctx, true) }, rd.Adaptive})
@@ -142,30 +95,4 @@ func doRound(ctx context.Context, r runner, n, total int, adaptive bool, stderr 
 		runs = append(runs, rawRun{measurement: m, Report: raw})
 	}
 	return rd, runs, nil
-}
-
-// removeAll removes dir, reporting a failure through *err unless it
-// already holds one.
-func removeAll(dir string, err *error) {
-	if rerr := os.RemoveAll(dir); rerr != nil && *err == nil {
-		*err = fmt.Errorf("removing %s: %w", dir, rerr)
-	}
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the --json file: %w", err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing --json %s: %w", path, err)
-	}
-	return nil
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "fio (version unknown)"
-	}
-	return s
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
+	"etcdbench/bench/internal/cmp"
 	"etcdbench/internal/fio"
 	"etcdbench/internal/result"
 )
@@ -45,33 +45,10 @@ func (r fioResult) Total() syncStats {
 	return t
 }
 
-// errNoJSON is returned when a tool's output holds no JSON object.
-var errNoJSON = errors.New("walvsfio: no JSON object in the output")
-
-// firstJSON returns b from its first '{': fio may print warnings such as
-// "fio: ..." on stdout before its report.
-func firstJSON(b []byte) ([]byte, error) {
-	i := bytes.IndexByte(b, '{')
-	if i < 0 {
-		return nil, errNoJSON
-	}
-	return b[i:], nil
-}
-
-// decodeFirst decodes the first JSON value of b into v, ignoring anything
-// after it.
-func decodeFirst(b []byte, v any) error {
-	b, err := firstJSON(b)
-	if err != nil {
-		return err
-	}
-	return json.NewDecoder(bytes.NewReader(b)).Decode(v)
-}
-
 // parseFio reads fio's --output-format=json report: per job,
 // sync.lat_ns.N and the 50th and 99th percentiles (ns).
 func parseFio(b []byte) (fioResult, error) {
-	if _, err := firstJSON(b); err != nil {
+	if _, err := cmp.FirstJSON(b); err != nil {
 		return fioResult{}, err
 	}
 	doc, err := fio.Parse(b)
@@ -129,7 +106,7 @@ type ebResult struct {
 // parseEtcdbench reads `etcdbench disk wal -o json`: the "wal" workload's
 // ops, duration, stop reason and its fdatasync latency percentiles.
 func parseEtcdbench(b []byte) (ebResult, error) {
-	js, err := firstJSON(b)
+	js, err := cmp.FirstJSON(b)
 	if err != nil {
 		return ebResult{}, err
 	}

@@ -2,17 +2,16 @@ package main
 
 import (
 	"fmt"
-	"math"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"etcdbench/bench/internal/cmp"
 )
 
 // Tools of a round, as named in tables and the JSON file.
 const (
-	toolFio      = "fio"
-	toolEtcd     = "etcdbench"
+	toolFio      = cmp.ToolFio
+	toolEtcd     = cmp.ToolEtcdbench
 	toolAdaptive = "etcdbench adaptive"
 )
 
@@ -53,67 +52,13 @@ type ratios struct {
 	P50, P99, CPUPerSync float64
 }
 
-// ratio returns a/b, or NaN when b is zero (nothing to compare with).
-func ratio(a, b time.Duration) float64 {
-	if b == 0 {
-		return math.NaN()
-	}
-	return float64(a) / float64(b)
-}
-
 // roundRatios computes the per-round ratios etcdbench/fio.
 func roundRatios(r round) ratios {
 	return ratios{
-		P50:        ratio(r.Etcd.P50, r.Fio.P50),
-		P99:        ratio(r.Etcd.P99, r.Fio.P99),
-		CPUPerSync: ratio(r.Etcd.CPUPerSync(), r.Fio.CPUPerSync()),
+		P50:        cmp.Ratio(r.Etcd.P50, r.Fio.P50),
+		P99:        cmp.Ratio(r.Etcd.P99, r.Fio.P99),
+		CPUPerSync: cmp.Ratio(r.Etcd.CPUPerSync(), r.Fio.CPUPerSync()),
 	}
-}
-
-// median returns the median of xs, NaNs left out (the mean of the middle
-// two for an even count), or NaN when nothing is left. xs is not changed.
-func median(xs []float64) float64 {
-	s := make([]float64, 0, len(xs))
-	for _, x := range xs {
-		if !math.IsNaN(x) {
-			s = append(s, x)
-		}
-	}
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// medianDur is median over durations, rounded to the nanosecond.
-func medianDur(ds []time.Duration) time.Duration {
-	xs := make([]float64, len(ds))
-	for i, d := range ds {
-		xs[i] = float64(d)
-	}
-	m := median(xs)
-	if math.IsNaN(m) {
-		return 0
-	}
-	return time.Duration(math.Round(m))
-}
-
-// target is an acceptance band for a median ratio etcdbench/fio.
-type target struct {
-	Metric string  `json:"metric"`
-	Lo     float64 `json:"lo"` // 0: no lower bound
-	Hi     float64 `json:"hi"`
-	Source string  `json:"source"`
-}
-
-// Met reports whether x lies in the band.
-func (t target) Met(x float64) bool {
-	return !math.IsNaN(x) && x >= t.Lo && x <= t.Hi
 }
 
 // Metric names shared by targets, rows and the JSON file.
@@ -123,26 +68,16 @@ const (
 	metricCPU = "CPU per sync"
 )
 
-// targets are the bands the medians are held to.
-func targets() []target {
-	const src = "etcdbench goal: reproduce fio's WAL recipe (same latencies within 10 %) at no more CPU per operation"
-	return []target{
-		{Metric: metricP50, Lo: 0.9, Hi: 1.1, Source: src},
-		{Metric: metricP99, Lo: 0.9, Hi: 1.1, Source: src},
-		{Metric: metricCPU, Lo: 0, Hi: 1.0, Source: src},
-	}
-}
+// targetSource says where the targets come from.
+const targetSource = "etcdbench goal: reproduce fio's WAL recipe (same latencies within 10 %) at no more CPU per operation"
 
-// row is one line of the final summary.
-type row struct {
-	Metric   string        `json:"metric"`
-	Fio      time.Duration `json:"fio_median_ns"`
-	Etcd     time.Duration `json:"etcdbench_median_ns"`
-	Ratio    jsonFloat     `json:"ratio_median"` // median of per-round ratios
-	RatioMin jsonFloat     `json:"ratio_min"`
-	RatioMax jsonFloat     `json:"ratio_max"`
-	Target   target        `json:"target"`
-	Met      bool          `json:"met"`
+// targets are the bands the medians are held to.
+func targets() []cmp.Target {
+	return []cmp.Target{
+		{Metric: metricP50, Lo: 0.9, Hi: 1.1, Source: targetSource},
+		{Metric: metricP99, Lo: 0.9, Hi: 1.1, Source: targetSource},
+		{Metric: metricCPU, Lo: 0, Hi: 1.0, Source: targetSource},
+	}
 }
 
 // adaptiveSummary compares etcdbench's adaptive stop with fio's fixed size.
@@ -158,7 +93,7 @@ type adaptiveSummary struct {
 // summary is the result over all rounds.
 type summary struct {
 	Rounds   int              `json:"rounds"`
-	Rows     []row            `json:"rows"`
+	Rows     []cmp.Row        `json:"rows"`
 	Syncs    [2]int64         `json:"syncs_median"` // fio, etcdbench
 	Wall     [2]time.Duration `json:"wall_median_ns"`
 	CPU      [2]time.Duration `json:"cpu_median_ns"`
@@ -175,11 +110,7 @@ func summarize(rs []round) summary {
 		for i, r := range rs {
 			ds[i] = f(r)
 		}
-		return medianDur(ds)
-	}
-	rats := make([]ratios, len(rs))
-	for i, r := range rs {
-		rats[i] = roundRatios(r)
+		return cmp.MedianDur(ds)
 	}
 	type metric struct {
 		fio, etcd func(round) time.Duration
@@ -192,51 +123,51 @@ func summarize(rs []round) summary {
 	}
 	for _, t := range targets() {
 		m := metrics[t.Metric]
-		xs := make([]float64, len(rats))
-		for i, x := range rats {
-			xs[i] = m.ratio(x)
+		var fio, etcd, xs []float64
+		for _, r := range rs {
+			fio, etcd = append(fio, float64(m.fio(r))), append(etcd, float64(m.etcd(r)))
+			xs = append(xs, m.ratio(roundRatios(r)))
 		}
-		med := median(xs)
-		lo, hi := minMax(xs)
-		s.Rows = append(s.Rows, row{
-			Metric: t.Metric, Fio: pick(m.fio), Etcd: pick(m.etcd),
-			Ratio: jsonFloat(med), RatioMin: jsonFloat(lo), RatioMax: jsonFloat(hi), Target: t, Met: t.Met(med),
-		})
+		s.Rows = append(s.Rows, cmp.NewRow(t.Metric, cmp.UnitDuration, fio, etcd, xs, &t))
 	}
 	s.Syncs = [2]int64{int64(pick(func(r round) time.Duration { return time.Duration(r.Fio.Syncs) })),
 		int64(pick(func(r round) time.Duration { return time.Duration(r.Etcd.Syncs) }))}
 	s.Wall = [2]time.Duration{pick(func(r round) time.Duration { return r.Fio.Wall }), pick(func(r round) time.Duration { return r.Etcd.Wall })}
 	s.CPU = [2]time.Duration{pick(func(r round) time.Duration { return r.Fio.CPU }), pick(func(r round) time.Duration { return r.Etcd.CPU })}
+	s.Adaptive = summarizeAdaptive(rs, s.Syncs[0], s.Wall[0])
+	return s
+}
 
+// summarizeAdaptive gives the medians of the adaptive runs, nil without any.
+func summarizeAdaptive(rs []round, fioSyncs int64, fioWall time.Duration) *adaptiveSummary {
 	var ad []round
 	for _, r := range rs {
 		if r.Adaptive != nil {
 			ad = append(ad, r)
 		}
 	}
-	if len(ad) > 0 {
-		a := &adaptiveSummary{}
-		syncs := make([]time.Duration, len(ad))
-		runtimes := make([]time.Duration, len(ad))
-		walls := make([]time.Duration, len(ad))
-		var kinds []string
-		count := map[string]int{}
-		for i, r := range ad {
-			syncs[i], runtimes[i], walls[i] = time.Duration(r.Adaptive.Syncs), r.Adaptive.Runtime, r.Adaptive.Wall
-			k := stopKind(r.Adaptive.Stop)
-			if count[k] == 0 {
-				kinds = append(kinds, k)
-			}
-			count[k]++
-		}
-		for _, k := range kinds {
-			a.Stops = append(a.Stops, fmt.Sprintf("%s (%d of %d rounds)", k, count[k], len(ad)))
-		}
-		a.Syncs, a.Runtime, a.Wall = int64(medianDur(syncs)), medianDur(runtimes), medianDur(walls)
-		a.FioSyncs, a.FioWall = s.Syncs[0], s.Wall[0]
-		s.Adaptive = a
+	if len(ad) == 0 {
+		return nil
 	}
-	return s
+	a := &adaptiveSummary{FioSyncs: fioSyncs, FioWall: fioWall}
+	syncs := make([]time.Duration, len(ad))
+	runtimes := make([]time.Duration, len(ad))
+	walls := make([]time.Duration, len(ad))
+	var kinds []string
+	count := map[string]int{}
+	for i, r := range ad {
+		syncs[i], runtimes[i], walls[i] = time.Duration(r.Adaptive.Syncs), r.Adaptive.Runtime, r.Adaptive.Wall
+		k := stopKind(r.Adaptive.Stop)
+		if count[k] == 0 {
+			kinds = append(kinds, k)
+		}
+		count[k]++
+	}
+	for _, k := range kinds {
+		a.Stops = append(a.Stops, fmt.Sprintf("%s (%d of %d rounds)", k, count[k], len(ad)))
+	}
+	a.Syncs, a.Runtime, a.Wall = int64(cmp.MedianDur(syncs)), cmp.MedianDur(runtimes), cmp.MedianDur(walls)
+	return a
 }
 
 // stopKind shortens etcdbench's stop reason to its kind, the part before
@@ -248,33 +179,4 @@ func stopKind(reason string) string {
 	}
 	k, _, _ := strings.Cut(reason, ":")
 	return k
-}
-
-// minMax returns the smallest and largest of xs, NaNs left out.
-func minMax(xs []float64) (lo, hi float64) {
-	lo, hi = math.NaN(), math.NaN()
-	for _, x := range xs {
-		if math.IsNaN(x) {
-			continue
-		}
-		if math.IsNaN(lo) || x < lo {
-			lo = x
-		}
-		if math.IsNaN(hi) || x > hi {
-			hi = x
-		}
-	}
-	return lo, hi
-}
-
-// jsonFloat is a float64 that encodes NaN (no ratio) as JSON null, which
-// encoding/json refuses to do for a plain float64.
-type jsonFloat float64
-
-// MarshalJSON implements json.Marshaler.
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
 }

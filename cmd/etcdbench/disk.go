@@ -74,11 +74,27 @@ func (f *diskFlags) set(cmd *cobra.Command) map[string]string {
 	return m
 }
 
-func (f *diskFlags) runSpec(cmd *cobra.Command, ws []disk.Named, stderr io.Writer) runSpec {
+func (f *diskFlags) runSpec(cmd *cobra.Command, ws []disk.Named, stderr io.Writer, spaceHint string) runSpec {
 	return runSpec{
 		dir: f.dir, workloads: ws, thresholds: verdict.Defaults(), output: f.output,
 		progress: isTerminal(stderr) && !f.noProgress && f.output == "text", args: commandLine(cmd),
+		spaceHint: spaceHint,
 	}
+}
+
+// sizeHint names the flags that make a workload smaller, for the message
+// about free space.
+func sizeHint(spec disk.Spec) string {
+	var flags []string
+	for _, p := range spec.Params {
+		if p.Name == "size" || p.Name == "db-size" {
+			flags = append(flags, "--"+p.Name)
+		}
+	}
+	if len(flags) == 0 {
+		return "free some space, or use --quick"
+	}
+	return "free some space, or use a smaller " + strings.Join(flags, " or ") + " (or --quick)"
 }
 
 // build turns a spec's bad-setting errors into usage errors.
@@ -106,7 +122,7 @@ func newWorkloadCmd(spec disk.Spec, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runDisk(cmd.Context(), f.runSpec(cmd, []disk.Named{{Name: spec.Name, Workload: w}}, stderr), stdout, stderr)
+			return runDisk(cmd.Context(), f.runSpec(cmd, []disk.Named{{Name: spec.Name, Workload: w}}, stderr, sizeHint(spec)), stdout, stderr)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -152,7 +168,8 @@ default and --thorough choose the sizes and durations (see 'etcdbench disk
 				}
 				ws = append(ws, disk.Named{Name: spec.Name, Workload: w})
 			}
-			return runDisk(cmd.Context(), f.runSpec(cmd, ws, stderr), stdout, stderr)
+			hint := "free some space, or use --quick (the largest workload is the one that needs it)"
+			return runDisk(cmd.Context(), f.runSpec(cmd, ws, stderr, hint), stdout, stderr)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })

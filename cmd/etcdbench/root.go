@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -67,12 +68,25 @@ func commandLine(cmd *cobra.Command) []string {
 }
 
 func newDiskCmd(stdout, stderr io.Writer) *cobra.Command {
+	names := []string{"all"}
+	for _, s := range disk.Specs() {
+		names = append(names, s.Name)
+	}
+	list := strings.Join(names, ", ")
 	cmd := &cobra.Command{
 		Use:   "disk",
 		Short: "Storage workloads that reproduce etcd's I/O on a directory",
-		Args:  noArgs,
+		// An unknown workload is reported as such, even when it is followed
+		// by flags only the workloads know (disk nope --dir D).
+		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown workload %q: want one of %s", args[0], list)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("missing workload: etcdbench disk all|wal|backend|wal-under-load|mixed|snapshot|compaction|recovery")
+			return usagef("missing workload: etcdbench disk %s", strings.ReplaceAll(list, ", ", "|"))
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })

@@ -24,6 +24,7 @@ type runSpec struct {
 	output     string
 	progress   bool // a live line on stderr (a terminal)
 	args       []string
+	spaceHint  string // what to do when the free space is too small
 }
 
 // runDisk runs the workloads and prints the report. The report is written
@@ -55,7 +56,7 @@ func measure(ctx context.Context, rs runSpec, stderr io.Writer) (res *result.Res
 		return nil, err
 	}
 	if err := scratch.CheckFree(dir, disk.SpaceNeeded(rs.workloads)); err != nil {
-		return nil, fmt.Errorf("%w; use a smaller --size or free some space", err)
+		return nil, fmt.Errorf("%w; %s", err, rs.spaceHint)
 	}
 	sd, stale, err := scratch.Create(dir)
 	if err != nil {

@@ -191,5 +191,6 @@ func runWALCommand(cmd *cobra.Command, f *walFlags, stdout, stderr io.Writer) er
 	return runDisk(cmd.Context(), runSpec{
 		dir: o.dir, workloads: []disk.Named{{Name: "wal", Workload: disk.NewWALWorkload(o.cfg)}},
 		thresholds: o.thresholds, output: o.output, progress: o.progress, args: commandLine(cmd),
+		spaceHint: "free some space, or give a fixed --size (the adaptive mode keeps two 64 MB segments)",
 	}, stdout, stderr)
 }

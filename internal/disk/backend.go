@@ -154,7 +154,7 @@ func openBackendDB(path string, size int64) (*backendDB, error) {
 	}
 	for off := int64(0); off < db.pages*pageSize; off += int64(len(chunk)) {
 		n := min(int64(len(chunk)), db.pages*pageSize-off)
-		if _, err := unix.Pwrite(fd, chunk[:n], off); err != nil {
+		if err := pwriteFull(fd, chunk[:n], off); err != nil {
 			db.close()
 			return nil, fmt.Errorf("filling %s: %w", path, err)
 		}
@@ -198,7 +198,7 @@ func (db *backendDB) commits(p BackendParams, sm *Sampled, stop *atomic.Bool, de
 		slices.Sort(dirty)
 		t0 := time.Now()
 		for _, pg := range dirty {
-			if _, err := unix.Pwrite(db.fd, db.buf, pg*pageSize); err != nil {
+			if err := pwriteFull(db.fd, db.buf, pg*pageSize); err != nil {
 				return fmt.Errorf("write to %s: %w", db.path, err)
 			}
 		}
@@ -207,7 +207,7 @@ func (db *backendDB) commits(p BackendParams, sm *Sampled, stop *atomic.Bool, de
 			return fmt.Errorf("fdatasync %s: %w", db.path, err)
 		}
 		t2 := time.Now()
-		if _, err := unix.Pwrite(db.fd, db.buf, (db.txid%2)*pageSize); err != nil {
+		if err := pwriteFull(db.fd, db.buf, (db.txid%2)*pageSize); err != nil {
 			return fmt.Errorf("write to %s: %w", db.path, err)
 		}
 		t3 := time.Now()

@@ -147,20 +147,18 @@ func runPsyncJobs(fd int, p MixedParams, deadline time.Time, stop *atomic.Bool) 
 			off := rnd.Int64N(blocks) * p.BlockSize
 			write := rnd.IntN(100) >= p.ReadMix
 			t0 := time.Now()
-			var n int
 			var err error
 			if write {
-				n, err = unix.Pwrite(fd, buf, off)
+				err = pwriteFull(fd, buf, off)
 			} else {
-				n, err = unix.Pread(fd, buf, off)
+				var n int
+				if n, err = unix.Pread(fd, buf, off); err == nil && int64(n) != p.BlockSize {
+					err = fmt.Errorf("short read: %d of %d bytes", n, p.BlockSize)
+				}
 			}
 			t1 := time.Now()
 			if err != nil {
 				j.err = fmt.Errorf("I/O on the test file: %w", err)
-				return
-			}
-			if int64(n) != p.BlockSize {
-				j.err = fmt.Errorf("%w: I/O moved %d of %d bytes", ErrShortWrite, n, p.BlockSize)
 				return
 			}
 			if write {

@@ -42,3 +42,36 @@ func rawFdatasync(fd int) error {
 		return e
 	}
 }
+
+// rawWriteFull writes all of b with rawWrite, continuing after a short
+// write: the next call then reports why the first stopped (ENOSPC, EDQUOT,
+// EFBIG), which is what the user needs to see.
+func rawWriteFull(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := rawWrite(fd, b)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrShortWrite
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// pwriteFull writes all of b at off, continuing after a short write so that
+// the error that cut it short is reported.
+func pwriteFull(fd int, b []byte, off int64) error {
+	for len(b) > 0 {
+		n, err := unix.Pwrite(fd, b, off)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrShortWrite
+		}
+		b, off = b[n:], off+int64(n)
+	}
+	return nil
+}

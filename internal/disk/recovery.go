@@ -157,7 +157,7 @@ func writeFile(path string, size int64) error {
 	}
 	for off := int64(0); off < size; off += mib {
 		n := min(mib, size-off)
-		if _, err := unix.Pwrite(fd, chunk[:n], off); err != nil {
+		if err := pwriteFull(fd, chunk[:n], off); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
 	}

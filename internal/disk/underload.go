@@ -262,7 +262,7 @@ func (bg *background) sequential(path string, bs, syncEvery int64) error {
 		}
 		var since int64
 		for off := int64(0); off < bgFileBytes && !bg.flag.Load(); off += bs {
-			if _, err := unix.Pwrite(fd, buf, off); err != nil {
+			if err := pwriteFull(fd, buf, off); err != nil {
 				unix.Close(fd)
 				return fmt.Errorf("write to %s: %w", path, err)
 			}

@@ -216,13 +216,10 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 			off = 0
 		}
 		t0 := time.Now()
-		n, err := rawWrite(seg.fd, buf)
+		err := rawWriteFull(seg.fd, buf)
 		t1 := time.Now()
 		if err != nil {
 			return seg, fmt.Errorf("write to %s: %w", seg.path, err)
-		}
-		if n != len(buf) {
-			return seg, fmt.Errorf("%w: %d of %d bytes to %s", ErrShortWrite, n, len(buf), seg.path)
 		}
 		if err := rawFdatasync(seg.fd); err != nil {
 			return seg, fmt.Errorf("fdatasync %s: %w", seg.path, err)

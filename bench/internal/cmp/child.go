@@ -1,0 +1,102 @@
+package cmp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Child is what one finished child process left.
+type Child struct {
+	Stdout, Stderr []byte
+	Wall           time.Duration // fork to exit, as the parent saw it
+	CPU            time.Duration // User + Sys
+	User, Sys      time.Duration
+}
+
+// RunChild runs name with args, returning its output, its wall time (fork
+// to exit) and its CPU time (user+sys from its rusage, which on Linux
+// includes the descendants it waited for, such as fio's job processes).
+// Exit codes other than those in okExit are errors. A cancelled ctx
+// interrupts the child with SIGINT, so that it removes its files, kills it
+// 30 s later, and returns ctx's error.
+func RunChild(ctx context.Context, okExit []int, name string, args ...string) (Child, error) {
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = 30 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	c := Child{Stdout: out.Bytes(), Stderr: errb.Bytes(), Wall: time.Since(start)}
+	if cmd.ProcessState != nil {
+		c.User, c.Sys = cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()
+		c.CPU = c.User + c.Sys
+	}
+	if ctx.Err() != nil {
+		return c, ctx.Err()
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		for _, ok := range okExit {
+			if ee.ExitCode() == ok {
+				return c, nil
+			}
+		}
+	}
+	if err != nil {
+		return c, fmt.Errorf("%s %s: %w%s", filepath.Base(name), strings.Join(args, " "), err, Tail(c.Stderr))
+	}
+	return c, nil
+}
+
+// Tail formats the last lines of a child's stderr for an error message,
+// "" when there are none.
+func Tail(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return "; its stderr ends with:\n  " + strings.Join(lines, "\n  ")
+}
+
+// BuildEtcdbench compiles ./cmd/etcdbench of the module in moduleDir into
+// binDir and returns the binary's path.
+func BuildEtcdbench(ctx context.Context, moduleDir, binDir string) (string, error) {
+	out := filepath.Join(binDir, "etcdbench")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/etcdbench")
+	cmd.Dir = moduleDir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("building etcdbench in %s (pass --etcdbench PATH to use a built one): %w%s", moduleDir, err, Tail(b))
+	}
+	return out, nil
+}
+
+// FioVersion returns `fio --version`, or "" when it cannot tell.
+func FioVersion(ctx context.Context, fio string) string {
+	b, err := exec.CommandContext(ctx, fio, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// OrUnknown returns a fio version for a heading.
+func OrUnknown(version string) string {
+	if version == "" {
+		return "fio (version unknown)"
+	}
+	return version
+}

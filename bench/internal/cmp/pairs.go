@@ -1,0 +1,184 @@
+package cmp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// Tool names, as tables and the JSON file show them.
+const (
+	ToolFio       = "fio"
+	ToolEtcdbench = "etcdbench"
+)
+
+// Baseline is a prepare-only run: the same command with (almost) no I/O,
+// which costs the tool's start-up and its file preparation. Subtracting
+// it leaves the CPU time of the I/O itself.
+type Baseline struct {
+	Ops   int64         `json:"ops"`
+	Bytes int64         `json:"bytes"`
+	CPU   time.Duration `json:"cpu_ns"`
+	Wall  time.Duration `json:"wall_ns"`
+}
+
+// Measurement is one run of one tool in a paired comparison.
+type Measurement struct {
+	Run      string        `json:"run"`  // e.g. "fio libaio"; what pairs refer to
+	Tool     string        `json:"tool"` // ToolFio or ToolEtcdbench
+	Round    int           `json:"round"`
+	Position int           `json:"position"` // 1: ran first in its round
+	Ops      int64         `json:"ops"`
+	Bytes    int64         `json:"bytes"`
+	Runtime  time.Duration `json:"runtime_ns"` // the tool's own timed part
+	Wall     time.Duration `json:"wall_ns"`    // fork to exit
+	CPU      time.Duration `json:"cpu_ns"`     // user+sys from the child's rusage
+	User     time.Duration `json:"user_ns"`
+	Sys      time.Duration `json:"sys_ns"`
+	// SelfCPU is the CPU etcdbench reports for its own timed part
+	// (workload "process"); 0 for fio.
+	SelfCPU time.Duration `json:"self_cpu_ns,omitempty"`
+	Base    *Baseline     `json:"baseline,omitempty"`
+	// Figures are the tool's own results by name (e.g. "iops",
+	// "bandwidth", "read_p99_ns").
+	Figures map[string]float64 `json:"figures"`
+}
+
+// FromChild fills the time and CPU fields from a finished child.
+func (m *Measurement) FromChild(c Child) {
+	m.Wall, m.CPU, m.User, m.Sys = c.Wall, c.CPU, c.User, c.Sys
+}
+
+// NetCPU is the CPU time of the run less that of its baseline.
+func (m Measurement) NetCPU() time.Duration {
+	if m.Base == nil {
+		return m.CPU
+	}
+	return m.CPU - m.Base.CPU
+}
+
+// NetOps and NetBytes are the run's I/O less its baseline's.
+func (m Measurement) NetOps() int64 {
+	if m.Base == nil {
+		return m.Ops
+	}
+	return m.Ops - m.Base.Ops
+}
+
+// NetBytes is the run's bytes less its baseline's.
+func (m Measurement) NetBytes() int64 {
+	if m.Base == nil {
+		return m.Bytes
+	}
+	return m.Bytes - m.Base.Bytes
+}
+
+// CPUPerOp is NetCPU / NetOps, 0 when there is nothing to divide.
+func (m Measurement) CPUPerOp() time.Duration {
+	if n := m.NetOps(); n > 0 && m.NetCPU() > 0 {
+		return m.NetCPU() / time.Duration(n)
+	}
+	return 0
+}
+
+// Step is one run of a round.
+type Step struct {
+	Run string // the Measurement's Run
+	Do  func(ctx context.Context) (Measurement, json.RawMessage, error)
+}
+
+// Alternate returns steps in their order in odd rounds and reversed in
+// even rounds, so that whatever state a run leaves for the next (a warm
+// journal, device cache, CPU frequency) favours neither tool overall and
+// each pair of neighbours runs in both orders.
+func Alternate[T any](round int, steps []T) []T {
+	out := slices.Clone(steps)
+	if round%2 == 0 {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// RawRun is one run in the --json file: the figures and the tool's report.
+type RawRun struct {
+	Measurement
+	Report json.RawMessage `json:"report,omitempty"`
+}
+
+// Round is what one round measured, by run name, and in which order.
+type Round struct {
+	N     int                    `json:"round"`
+	Order []string               `json:"order"`
+	Runs  map[string]Measurement `json:"-"`
+}
+
+// RunRound runs steps in the order Alternate gives for round n of total,
+// logging each to stderr.
+func RunRound(ctx context.Context, n, total int, steps []Step, stderr io.Writer) (Round, []RawRun, error) {
+	rd := Round{N: n, Runs: map[string]Measurement{}}
+	var raws []RawRun
+	for i, s := range Alternate(n, steps) {
+		fmt.Fprintf(stderr, "round %d/%d: %s ...\n", n, total, s.Run)
+		m, raw, err := s.Do(ctx)
+		if err != nil {
+			return rd, raws, fmt.Errorf("%s: %w", s.Run, err)
+		}
+		m.Run, m.Round, m.Position = s.Run, n, i+1
+		rd.Runs[s.Run] = m
+		rd.Order = append(rd.Order, s.Run)
+		raws = append(raws, RawRun{Measurement: m, Report: raw})
+	}
+	return rd, raws, nil
+}
+
+// Pair names two runs of a round that are compared.
+type Pair struct {
+	Name string // e.g. "io_uring vs fio libaio"
+	Etcd string // run names
+	Fio  string
+}
+
+// Metric is one figure compared in every pair.
+type Metric struct {
+	Name   string
+	Unit   string
+	Value  func(Measurement) float64 // NaN when the run lacks it
+	Target *Target                   // nil: informational
+}
+
+// Ratios returns the ratio etcdbench/fio of every metric for pair p in
+// round r.
+func Ratios(r Round, p Pair, ms []Metric) []float64 {
+	out := make([]float64, len(ms))
+	for i, m := range ms {
+		out[i] = Ratio(m.Value(r.Runs[p.Etcd]), m.Value(r.Runs[p.Fio]))
+	}
+	return out
+}
+
+// SummarizePairs gives one Row per pair and metric: medians over rounds of
+// either tool's figure and of the per-round ratios.
+func SummarizePairs(rs []Round, pairs []Pair, ms []Metric) []Row {
+	var rows []Row
+	for _, p := range pairs {
+		for i, m := range ms {
+			var fio, etcd, ratios []float64
+			for _, r := range rs {
+				f, okf := r.Runs[p.Fio]
+				e, oke := r.Runs[p.Etcd]
+				if !okf || !oke {
+					continue
+				}
+				fio, etcd = append(fio, m.Value(f)), append(etcd, m.Value(e))
+				ratios = append(ratios, Ratios(r, p, ms)[i])
+			}
+			row := NewRow(m.Name, m.Unit, fio, etcd, ratios, m.Target)
+			row.Pair = p.Name
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}

@@ -1,0 +1,98 @@
+// Command seqvsfio compares etcdbench's sequential workloads with the fio
+// jobs they reproduce, on one directory:
+//
+//   - snapshot: fio --rw=write --bs=1m --size=S --end_fsync=1
+//     --ioengine=psync against `etcdbench disk snapshot --size S --bs 1m`,
+//     durable bandwidth (bytes / time until the final sync returned);
+//   - recovery: fio --rw=read --bs=1m --direct=1 --size=S --ioengine=psync
+//     on a laid-out file against `etcdbench disk recovery --size S --bs 1m
+//     --random-runtime 0`, sequential read bandwidth.
+//
+// Rounds alternate the order of the runs; it reports the medians of the
+// per-round ratios etcdbench/fio of bandwidth and CPU per GiB (see
+// cpuPerGiB for how CPU is made comparable).
+//
+// It is a measurement, not a test: the exit status is 0 whatever the
+// ratios, 1 when a tool failed to run, 2 for bad flags or a missing fio,
+// 130 when interrupted. See bench/README.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"etcdbench/bench/internal/cmp"
+	"etcdbench/internal/units"
+)
+
+const name = "seq-vs-fio"
+
+// params are passed to both tools as given.
+type params struct {
+	BS, Size string
+}
+
+// options are the parsed flags.
+type options struct {
+	cmp.Common
+	params
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// execute parses args, runs the comparison and maps the outcome to an exit code.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args, stderr)
+	if err == nil {
+		err = run(ctx, opts, stdout, stderr)
+	}
+	return cmp.ExitCode(name, err, stderr)
+}
+
+// parseFlags turns the command line into options.
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	c, err := cmp.DefaultCommon()
+	if err != nil {
+		return options{}, err
+	}
+	o := options{Common: c, params: params{BS: "1m", Size: "1g"}}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.Register(fs)
+	fs.StringVar(&o.BS, "bs", o.BS, "bytes per write() and read(), for both tools (a multiple of 4k)")
+	fs.StringVar(&o.Size, "size", o.Size, "bytes written (snapshot) and read back (recovery), for both tools (fio syntax: 1g = 1 GiB)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bench/seq-vs-fio [flags]\n\nCompares `etcdbench disk snapshot` and `disk recovery` with fio's sequential write and read on one directory.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := cmp.Parse(fs, args); err != nil {
+		return o, err
+	}
+	if err := o.Check(); err != nil {
+		return o, err
+	}
+	return o, o.params.check()
+}
+
+// check rejects sizes that cannot be passed to both tools.
+func (p params) check() error {
+	size, err := units.ParseSize(p.Size)
+	if err != nil || size <= 0 {
+		return cmp.UsageError{Err: fmt.Errorf("--size %q: want a positive size such as 256m or 1g", p.Size)}
+	}
+	bs, err := units.ParseSize(p.BS)
+	if err != nil || bs <= 0 || bs%4096 != 0 || bs > size {
+		return cmp.UsageError{Err: fmt.Errorf("--bs %q: want a multiple of 4k no larger than --size (O_DIRECT reads need it)", p.BS)}
+	}
+	return nil
+}
