@@ -33,6 +33,10 @@ type WALConfig struct {
 	// SegmentBytes is the size of each preallocated file; 0 means etcd's 64 MB
 	// (in ModeSize the last file is just large enough).
 	SegmentBytes int64
+	// Clients > 1 emulates that many concurrent clients whose entries (of
+	// BlockSize bytes each) raft batches into one write per fdatasync
+	// (group commit, see groupcommit.go); 0 or 1 writes one block per sync.
+	Clients int
 	// OnSecond, if set, is called once a second between operations.
 	OnSecond func(Progress)
 }
@@ -68,6 +72,12 @@ func (c WALConfig) Validate() error {
 	}
 	if err := c.Rule.Validate(); err != nil {
 		return err
+	}
+	if c.Clients < 0 || c.Clients > 4096 {
+		return fmt.Errorf("clients must be between 0 and 4096, got %d", c.Clients)
+	}
+	if c.Clients > 1 && (c.Mode == ModeSize || c.Mode == ModeCount) {
+		return errors.New("concurrent clients need the adaptive or time-based mode: batches make the amount written unpredictable")
 	}
 	switch c.Mode {
 	case ModeAdaptive:
@@ -128,9 +138,8 @@ func (c WALConfig) segmentSizes() func(int) int64 {
 	seg := c.segmentBytes()
 	// Round segments down to whole blocks, so no write straddles two files.
 	perSeg := seg / int64(c.BlockSize) * int64(c.BlockSize)
-	if perSeg == 0 {
-		perSeg = int64(c.BlockSize)
-	}
+	perSeg = max(perSeg, int64(c.BlockSize)*int64(max(c.Clients, 1))) // the largest batch fits
+
 	planned := c.plannedBytes()
 	return func(i int) int64 {
 		if planned < 0 {
@@ -151,7 +160,7 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 	cfg.Rule.MaxDuration = cfg.Runtime // the cap bounds the looks
 	sm := newSampled(cfg.Rule, cfg.Mode, cfg.OnSecond)
 	run := &WALRun{Sampled: sm, Config: cfg, Sync: sm.Hist, Write: stats.NewLatencyHistogram()}
-	buf := make([]byte, cfg.BlockSize)
+	buf := make([]byte, cfg.BlockSize*max(cfg.Clients, 1))
 	if _, err := rand.Read(buf); err != nil { // incompressible, like real records
 		return nil, err
 	}
@@ -198,8 +207,13 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 // loop is the timed part: write, fdatasync, record; everything else happens
 // once a second or when a segment is full.
 func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, stop *atomic.Bool) (segment, error) {
-	bs := int64(len(buf))
+	bs := int64(cfg.BlockSize)
 	planned := cfg.plannedBytes()
+	var gc *groupCommit
+	if cfg.Clients > 1 {
+		gc = startGroupCommit(cfg.Clients)
+		defer gc.close()
+	}
 	var off int64
 	start := time.Now()
 	run.begin(start)
@@ -208,7 +222,15 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 		deadline = start.Add(cfg.Runtime)
 	}
 	for !stop.Load() {
-		if off+bs > seg.size {
+		batch := buf
+		if gc != nil {
+			n := gc.take(stop)
+			if n == 0 {
+				break
+			}
+			batch = buf[:int64(n)*bs]
+		}
+		if off+int64(len(batch)) > seg.size {
 			seg = pipe.next(seg)
 			if seg.err != nil {
 				return seg, fmt.Errorf("preparing the next WAL segment: %w", seg.err)
@@ -216,7 +238,7 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 			off = 0
 		}
 		t0 := time.Now()
-		err := rawWriteFull(seg.fd, buf)
+		err := rawWriteFull(seg.fd, batch)
 		t1 := time.Now()
 		if err != nil {
 			return seg, fmt.Errorf("write to %s: %w", seg.path, err)
@@ -225,9 +247,12 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 			return seg, fmt.Errorf("fdatasync %s: %w", seg.path, err)
 		}
 		t2 := time.Now()
+		if gc != nil {
+			gc.done()
+		}
 		stats.Record(run.Write, t1.Sub(t0))
-		off += bs
-		run.Bytes += bs
+		off += int64(len(batch))
+		run.Bytes += int64(len(batch))
 		if run.add(t2.Sub(t1), t2) {
 			return seg, nil
 		}

@@ -220,3 +220,34 @@ func TestWALMissingDirectory(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestWALGroupCommit(t *testing.T) {
+	cfg := WALConfig{BlockSize: 370, Clients: 4, Runtime: time.Second, Mode: ModeTime, Rule: rule(10 * time.Millisecond)}
+	run, err := RunWAL(context.Background(), t.TempDir(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Ops == 0 || run.Bytes%370 != 0 {
+		t.Fatalf("ops %d bytes %d", run.Ops, run.Bytes)
+	}
+	entries := float64(run.Bytes) / 370 / float64(run.Ops)
+	if entries < 1 || entries > 4 {
+		t.Fatalf("%.2f entries per write with 4 clients", entries)
+	}
+	wl, err := run.Workload(verdict.Defaults(), sysinfo.Facts{})
+	if err != nil || wl.Figure("entries_per_write") == nil || wl.Parameters["clients"] != 4 {
+		t.Fatalf("figures %+v params %v err %v", wl.Figures, wl.Parameters, err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	cfg.Runtime = time.Minute
+	if _, err := RunWAL(ctx, t.TempDir(), cfg); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled group commit: %v", err)
+	}
+	bad := cfg
+	bad.Mode, bad.Size = ModeSize, 1<<20
+	if bad.Validate() == nil {
+		t.Fatal("group commit with a fixed size accepted")
+	}
+}

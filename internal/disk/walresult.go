@@ -5,6 +5,7 @@ import (
 	"etcdbench/internal/stats"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/verdict"
+	"fmt"
 )
 
 // WALDescription says what the WAL workload does, for reports.
@@ -30,6 +31,7 @@ func (run *WALRun) Workload(th verdict.Thresholds, env sysinfo.Facts) (result.Wo
 			"confidence":      rule.Confidence,
 			"min_samples":     rule.MinSamples,
 			"min_duration_ns": rule.MinDuration.Nanoseconds(),
+			"clients":         max(cfg.Clients, 1),
 		},
 		Stop: result.Stop{
 			Mode: cfg.Mode, Reason: run.Reason, Outcome: run.Decision.Outcome, Looks: run.Looks,
@@ -43,6 +45,10 @@ func (run *WALRun) Workload(th verdict.Thresholds, env sysinfo.Facts) (result.Wo
 	if secs := run.Elapsed.Seconds(); secs > 0 {
 		w.OpsPerSec = float64(run.Ops) / secs
 		w.BytesPerSec = float64(run.Bytes) / secs
+	}
+	if cfg.Clients > 1 && run.Ops > 0 {
+		w.Figures = append(w.Figures, result.Figure{Name: "entries_per_write", Value: float64(run.Bytes) / float64(run.Ops) / float64(cfg.BlockSize), Unit: "x",
+			Description: fmt.Sprintf("entries of %d bytes that raft-like batching of %d concurrent clients put into each write", cfg.BlockSize, cfg.Clients)})
 	}
 	if w.Series == nil {
 		w.Series = []stats.SecondSample{}

@@ -19,6 +19,7 @@ type WALParams struct {
 	MinRuntime time.Duration
 	MinSamples int64
 	Runtime    time.Duration // cap
+	Clients    int           // > 1: raft-like batching of that many clients (see WALConfig)
 }
 
 var walSpec = Spec{
@@ -34,7 +35,7 @@ var walSpec = Spec{
 // against th.
 func (p WALParams) config(th verdict.Thresholds) WALConfig {
 	return WALConfig{
-		BlockSize: p.BlockSize, Runtime: p.Runtime, Mode: ModeAdaptive,
+		BlockSize: p.BlockSize, Runtime: p.Runtime, Mode: ModeAdaptive, Clients: p.Clients,
 		Rule: stats.StopRule{
 			Threshold: secondsToDuration(th.WALFsyncP99.Limit), Quantile: 0.99, Confidence: 0.95,
 			MinSamples: p.MinSamples, MinDuration: p.MinRuntime, Interval: time.Second,
