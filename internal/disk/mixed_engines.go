@@ -39,8 +39,10 @@ func runJobs(n int, job func(i int, j *mixedJob)) ([]*mixedJob, error) {
 
 // runUringJobs runs p.NumJobs workers, each with its own ring keeping
 // p.IODepth I/Os in flight, like fio --ioengine=io_uring --numjobs --iodepth.
-// A latency runs from preparing the request to reaping its completion.
-// The submit histogram times each io_uring_enter call that submits.
+// The read and write latencies are completion latencies (fio's clat): from
+// the return of the io_uring_enter that submitted the request to the reaping
+// of its completion. The submit histogram times each io_uring_enter call
+// that submits (fio's slat, per call rather than per request).
 func runUringJobs(fd int, p MixedParams, deadline time.Time, stop *atomic.Bool) ([]*mixedJob, error) {
 	return runJobs(p.NumJobs, func(i int, j *mixedJob) {
 		runtime.LockOSThread()
@@ -66,10 +68,11 @@ func uringJob(fd int, p MixedParams, seed uint64, deadline time.Time, stop *atom
 	issued := make([]time.Time, depth)
 	isWrite := make([]bool, depth)
 	cqes := make([]uring.CQE, depth)
-	prep := func(slot int, now time.Time) {
+	fresh := make([]int, 0, depth) // slots prepared since the last submit
+	prep := func(slot int) {
 		off := rnd.Int64N(blocks) * p.BlockSize
 		isWrite[slot] = rnd.IntN(100) >= p.ReadMix
-		issued[slot] = now
+		fresh = append(fresh, slot)
 		if isWrite[slot] {
 			ring.PrepWrite(fd, bufs[slot], off, uint64(slot))
 		} else {
@@ -79,12 +82,16 @@ func uringJob(fd int, p MixedParams, seed uint64, deadline time.Time, stop *atom
 	submit := func() error {
 		t0 := time.Now()
 		_, err := ring.Submit(0)
-		stats.Record(j.submit, time.Since(t0))
+		t1 := time.Now()
+		stats.Record(j.submit, t1.Sub(t0))
+		for _, slot := range fresh {
+			issued[slot] = t1
+		}
+		fresh = fresh[:0]
 		return err
 	}
-	now := time.Now()
 	for slot := range depth {
-		prep(slot, now)
+		prep(slot)
 	}
 	if err := submit(); err != nil {
 		return err
@@ -115,7 +122,7 @@ func uringJob(fd int, p MixedParams, seed uint64, deadline time.Time, stop *atom
 			}
 			inflight--
 			if more {
-				prep(slot, now)
+				prep(slot)
 				inflight++
 				prepared++
 			}
