@@ -103,19 +103,14 @@ func columns() []cmp.Column {
 		{Head: "runtime", Value: dur(func(m cmp.Measurement) time.Duration { return m.Runtime })},
 		{Head: "wall", Value: dur(func(m cmp.Measurement) time.Duration { return m.Wall })},
 		{Head: "CPU", Value: dur(func(m cmp.Measurement) time.Duration { return m.CPU })},
-		{Head: "prep CPU", Value: dur(func(m cmp.Measurement) time.Duration {
+		{Head: "fio start-up CPU", Value: dur(func(m cmp.Measurement) time.Duration {
 			if m.Base == nil {
 				return 0
 			}
 			return m.Base.CPU
 		})},
+		{Head: "etcdbench self CPU", Value: dur(func(m cmp.Measurement) time.Duration { return m.SelfCPU })},
 		{Head: "CPU/IO", Value: dur(cmp.Measurement.CPUPerOp)},
-		{Head: "self CPU/IO", Value: dur(func(m cmp.Measurement) time.Duration {
-			if m.SelfCPU == 0 || m.Ops == 0 {
-				return 0
-			}
-			return m.SelfCPU / time.Duration(m.Ops)
-		})},
 	}
 }
 
@@ -138,7 +133,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	ms := metrics()
 	fmt.Fprintf(stdout, "%s: %s vs etcdbench disk mixed, --bs %s --size %s --runtime %s --numjobs %d --iodepth %d --rwmixread %d, %d rounds, on %s\n",
 		name, cmp.OrUnknown(env.FioVersion), o.BS, o.Size, o.Runtime, o.NumJobs, o.IODepth, o.RWMixRead, o.Rounds, env.Dir)
-	fmt.Fprintf(stdout, "CPU = child rusage; prep CPU = the same command with --runtime %s (start-up, etcdbench's file preparation), subtracted for CPU/IO; self CPU/IO = etcdbench's own figure for its timed part\n\n", baselineRuntime)
+	fmt.Fprintf(stdout, "CPU: child rusage. CPU/IO: fio (CPU - the same job with --runtime=%s, i.e. its start-up) / I/Os; etcdbench its own CPU of the timed part / I/Os\n\n", baselineRuntime)
 
 	var rounds []cmp.Round
 	for n := 1; n <= o.Rounds; n++ {

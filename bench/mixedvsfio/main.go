@@ -7,9 +7,9 @@
 // order from round to round. It reports the medians of the per-round
 // ratios etcdbench/fio of total IOPS, CPU per I/O and read p99 latency.
 //
-// CPU per I/O is made fair by a prepare-only run of each command before
-// each measured one (see runFio, runEtcdbench): its CPU (start-up, and for
-// etcdbench writing the test file) is subtracted.
+// CPU per I/O counts the I/O alone: fio's child CPU less a prepare-only
+// run's (start-up; this program lays out fio's file), etcdbench's own CPU
+// figure for its timed part (see cmp.Measurement.IOCPU).
 //
 // It is a measurement, not a test: the exit status is 0 whatever the
 // ratios, 1 when a tool failed to run, 2 for bad flags or a missing fio,

@@ -56,19 +56,15 @@ func plan(r runner) ([]cmp.Step, []cmp.Pair) {
 
 const gib = 1 << 30
 
-// cpuPerGiB is the CPU time the I/O itself cost, per GiB moved. For fio:
-// the child's rusage less that of the prepare-only run (start-up). For
-// etcdbench: the CPU it measured with getrusage around its timed part.
-// etcdbench's child rusage cannot be used less a prepare-only run here:
-// `disk recovery` writes its file inside the child, and that costs
-// between 0.1 and 1 s of CPU from one run to the next (how much of the
-// write-back the process does itself in fdatasync rather than the
-// kernel's flusher threads), far more than reading 1 GiB.
+// cpuPerGiB is the CPU time the I/O itself cost, per GiB moved
+// (cmp.Measurement.IOCPU): for fio the child's rusage less that of the
+// prepare-only run (start-up), for etcdbench the CPU it measured with
+// getrusage around its timed part. `disk recovery` writes its file inside
+// the child, and that costs between 0.1 and 1 s of CPU from one run to the
+// next, far more than reading 1 GiB, so its child rusage says nothing
+// about the read.
 func cpuPerGiB(m cmp.Measurement) float64 {
-	cpu, bytes := m.NetCPU(), m.NetBytes()
-	if m.Tool == cmp.ToolEtcdbench {
-		cpu, bytes = m.SelfCPU, m.Bytes
-	}
+	cpu, _, bytes := m.IOCPU()
 	if cpu <= 0 || bytes <= 0 {
 		return math.NaN()
 	}
@@ -120,7 +116,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			err = cerr
 		}
 	}()
-	r := runner{fio: env.Fio, etcdbench: env.Etcdbench, dir: env.Dir, p: o.params}
+	r := runner{fio: env.Fio, etcdbench: env.Etcdbench, dir: env.Dir, p: o.params, warm: o.Warm}
 	out := jsonFile{Started: time.Now().UTC(), Dir: env.Dir, Params: o.params, Fio: env.FioVersion, Etcdbench: env.Etcdbench}
 	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
 

@@ -41,6 +41,7 @@ type params struct {
 type options struct {
 	cmp.Common
 	params
+	Warm bool
 }
 
 func main() {
@@ -65,12 +66,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err != nil {
 		return options{}, err
 	}
-	o := options{Common: c, params: params{BS: "1m", Size: "1g"}}
+	o := options{Common: c, params: params{BS: "1m", Size: "1g"}, Warm: true}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.Register(fs)
 	fs.StringVar(&o.BS, "bs", o.BS, "bytes per write() and read(), for both tools (a multiple of 4k)")
 	fs.StringVar(&o.Size, "size", o.Size, "bytes written (snapshot) and read back (recovery), for both tools (fio syntax: 1g = 1 GiB)")
+	fs.BoolVar(&o.Warm, "warm", o.Warm, "write and delete a --size file in --dir just before each snapshot run, so that both tools' page cache gets recently used memory (see bench/README.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bench/seq-vs-fio [flags]\n\nCompares `etcdbench disk snapshot` and `disk recovery` with fio's sequential write and read on one directory.\n\nFlags:")
 		fs.PrintDefaults()

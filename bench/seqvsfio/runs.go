@@ -20,6 +20,7 @@ type runner struct {
 	fio, etcdbench string // executables
 	dir            string // directory under test
 	p              params
+	warm           bool // cmp.WarmPageCache before each measured snapshot run
 }
 
 // fioSnapshotArgs writes size bytes sequentially with pwrite and fsyncs
@@ -40,11 +41,12 @@ func (r runner) fioRecoveryArgs(sub, ioSize string) []string {
 }
 
 // runFioPair runs fio's prepare-only job (args(sub, BS): one block) and
-// then the measured job, each in a fresh subdirectory prepared by prep,
-// and returns the measured one with the first as its baseline. The
+// then the measured job, each in a fresh subdirectory prepared by
+// prep(sub, measured), and returns the measured one with the first as its
+// baseline. The
 // baseline's CPU is fio's start-up (~150 ms on the test VM, more than
 // the I/O of 1 GiB costs), which is subtracted.
-func (r runner) runFioPair(ctx context.Context, dir string, prep func(sub string) error, args func(sub, size string) []string) (m cmp.Measurement, raw json.RawMessage, err error) {
+func (r runner) runFioPair(ctx context.Context, dir string, prep func(sub string, measured bool) error, args func(sub, size string) []string) (m cmp.Measurement, raw json.RawMessage, err error) {
 	var base cmp.Measurement
 	for i, size := range []string{r.p.BS, r.p.Size} {
 		sub, done, err := cmp.TempSub(r.dir, "seqvsfio-fio-")
@@ -53,7 +55,7 @@ func (r runner) runFioPair(ctx context.Context, dir string, prep func(sub string
 		}
 		m, raw, err = func() (m cmp.Measurement, raw json.RawMessage, err error) {
 			defer done(&err)
-			if err := prep(sub); err != nil {
+			if err := prep(sub, i == 1); err != nil {
 				return m, nil, err
 			}
 			c, err := cmp.RunChild(ctx, nil, r.fio, args(sub, size)...)
@@ -83,7 +85,26 @@ func (r runner) runFioPair(ctx context.Context, dir string, prep func(sub string
 
 // runFioSnapshot is fio's snapshot job.
 func (r runner) runFioSnapshot(ctx context.Context) (cmp.Measurement, json.RawMessage, error) {
-	return r.runFioPair(ctx, "write", func(string) error { return nil }, r.fioSnapshotArgs)
+	prep := func(sub string, measured bool) error {
+		if !measured {
+			return nil
+		}
+		return r.warmUp()
+	}
+	return r.runFioPair(ctx, "write", prep, r.fioSnapshotArgs)
+}
+
+// warmUp calls cmp.WarmPageCache with --size in the directory under test,
+// unless --warm=false.
+func (r runner) warmUp() error {
+	if !r.warm {
+		return nil
+	}
+	size, err := units.ParseSize(r.p.Size)
+	if err != nil {
+		return err
+	}
+	return cmp.WarmPageCache(r.dir, size)
 }
 
 // runFioRecovery lays out the file like etcdbench does (cmp.Layout), so
@@ -93,7 +114,7 @@ func (r runner) runFioRecovery(ctx context.Context) (cmp.Measurement, json.RawMe
 	if err != nil {
 		return cmp.Measurement{}, nil, err
 	}
-	prep := func(sub string) error { return cmp.Layout(filepath.Join(sub, recoveryFile), size) }
+	prep := func(sub string, _ bool) error { return cmp.Layout(filepath.Join(sub, recoveryFile), size) }
 	return r.runFioPair(ctx, "read", prep, func(sub, ioSize string) []string { return r.fioRecoveryArgs(sub, ioSize) })
 }
 
@@ -148,6 +169,11 @@ func parseFio(b []byte, dir string) (cmp.Measurement, error) {
 // its own scratch directory in the directory under test, and reads the
 // figure that is its bandwidth.
 func (r runner) runEtcdbench(ctx context.Context, workload, figure string, extra ...string) (cmp.Measurement, json.RawMessage, error) {
+	if workload == "snapshot" {
+		if err := r.warmUp(); err != nil {
+			return cmp.Measurement{}, nil, err
+		}
+	}
 	args := append([]string{"disk", workload, "--dir", r.dir, "--size", r.p.Size, "--bs", r.p.BS}, extra...)
 	args = append(args, "-o", "json", "--no-progress")
 	// Exit 1 means a verdict failed: the report is complete and still counts.

@@ -15,20 +15,26 @@ import (
 	"etcdbench/internal/stats"
 )
 
-// runJobs starts n workers running job and waits for them; the first error
-// any of them met is returned.
+// runJobs starts n workers running job, each on its own locked OS thread
+// and with GOMAXPROCS raised so each keeps a P while it waits in a raw
+// system call (as fio's jobs each have their own thread), and waits for
+// them; the first error any of them met is returned.
 func runJobs(n int, job func(i int, j *mixedJob)) ([]*mixedJob, error) {
 	jobs := make([]*mixedJob, n)
-	var wg sync.WaitGroup
-	for i := range jobs {
-		jobs[i] = newMixedJob()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			job(i, jobs[i])
-		}()
-	}
-	wg.Wait()
+	withThreads(n+1, func() {
+		var wg sync.WaitGroup
+		for i := range jobs {
+			jobs[i] = newMixedJob()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				job(i, jobs[i])
+			}()
+		}
+		wg.Wait()
+	})
 	for _, j := range jobs {
 		if j.err != nil {
 			return jobs, j.err
@@ -45,8 +51,6 @@ func runJobs(n int, job func(i int, j *mixedJob)) ([]*mixedJob, error) {
 // that submits (fio's slat, per call rather than per request).
 func runUringJobs(fd int, p MixedParams, deadline time.Time, stop *atomic.Bool) ([]*mixedJob, error) {
 	return runJobs(p.NumJobs, func(i int, j *mixedJob) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
 		j.err = uringJob(fd, p, uint64(i), deadline, stop, j)
 	})
 }
@@ -58,6 +62,7 @@ func uringJob(fd int, p MixedParams, seed uint64, deadline time.Time, stop *atom
 		return err
 	}
 	defer ring.Close()
+	ring.UseRawSyscalls() // runJobs locked this thread and gave it a P of its own
 	bufs, unmap, err := uring.AlignedBuffers(depth, int(p.BlockSize))
 	if err != nil {
 		return err
@@ -137,8 +142,8 @@ func uringJob(fd int, p MixedParams, seed uint64, deadline time.Time, stop *atom
 }
 
 // runPsyncJobs is the fallback when io_uring is refused: one goroutine per
-// I/O in flight (numjobs x iodepth), each doing pread/pwrite, as fio's
-// psync engine does with that many jobs.
+// I/O in flight (numjobs x iodepth), each on its own thread doing raw
+// pread/pwrite, as fio's psync engine does with that many jobs.
 func runPsyncJobs(fd int, p MixedParams, deadline time.Time, stop *atomic.Bool) ([]*mixedJob, error) {
 	n := p.NumJobs * p.IODepth
 	bufs, unmap, err := uring.AlignedBuffers(n, int(p.BlockSize))
@@ -156,10 +161,10 @@ func runPsyncJobs(fd int, p MixedParams, deadline time.Time, stop *atomic.Bool) 
 			t0 := time.Now()
 			var err error
 			if write {
-				err = pwriteFull(fd, buf, off)
+				err = rawPwriteFull(fd, buf, off)
 			} else {
 				var n int
-				if n, err = unix.Pread(fd, buf, off); err == nil && int64(n) != p.BlockSize {
+				if n, err = rawPread(fd, buf, off); err == nil && int64(n) != p.BlockSize {
 					err = fmt.Errorf("short read: %d of %d bytes", n, p.BlockSize)
 				}
 			}

@@ -2,6 +2,7 @@ package disk
 
 import (
 	"errors"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -63,8 +64,17 @@ func rawWriteFull(fd int, b []byte) error {
 // pwriteFull writes all of b at off, continuing after a short write so that
 // the error that cut it short is reported.
 func pwriteFull(fd int, b []byte, off int64) error {
+	return writeFullAt(unix.Pwrite, fd, b, off)
+}
+
+// rawPwriteFull is pwriteFull with raw system calls.
+func rawPwriteFull(fd int, b []byte, off int64) error {
+	return writeFullAt(rawPwrite, fd, b, off)
+}
+
+func writeFullAt(pwrite func(int, []byte, int64) (int, error), fd int, b []byte, off int64) error {
 	for len(b) > 0 {
-		n, err := unix.Pwrite(fd, b, off)
+		n, err := pwrite(fd, b, off)
 		if err != nil {
 			return err
 		}
@@ -74,4 +84,43 @@ func pwriteFull(fd int, b []byte, off int64) error {
 		b, off = b[n:], off+int64(n)
 	}
 	return nil
+}
+
+// rawPread and rawPwrite are pread(2) and pwrite(2) as raw system calls,
+// for workers locked to their own thread (see rawWrite for why).
+func rawPread(fd int, b []byte, off int64) (int, error) {
+	for {
+		n, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(off), 0, 0)
+		switch {
+		case e == 0:
+			return int(n), nil
+		case errors.Is(e, unix.EINTR):
+			continue
+		}
+		return int(n), e
+	}
+}
+
+func rawPwrite(fd int, b []byte, off int64) (int, error) {
+	for {
+		n, _, e := unix.RawSyscall6(unix.SYS_PWRITE64, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(off), 0, 0)
+		switch {
+		case e == 0:
+			return int(n), nil
+		case errors.Is(e, unix.EINTR):
+			continue
+		}
+		return int(n), e
+	}
+}
+
+// withThreads runs f with GOMAXPROCS raised to at least n, so that n
+// goroutines blocked in raw system calls each keep a P and the rest of the
+// program still has one, and restores the old value afterwards.
+func withThreads(n int, f func()) {
+	if prev := runtime.GOMAXPROCS(0); prev < n {
+		runtime.GOMAXPROCS(n)
+		defer runtime.GOMAXPROCS(prev)
+	}
+	f()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -86,6 +87,9 @@ func (w recoveryWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 	stop, release := stopOnCancel(ctx)
 	defer release()
 
+	// The reads are raw system calls on this locked thread (see rawio.go).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	m := startMeter(env.Root, deviceName(env))
 	seqH, randH := stats.NewLatencyHistogram(), stats.NewLatencyHistogram()
 	read, seqTime, err := rd.sequential(p, seqH, stop)
@@ -248,7 +252,7 @@ func (r *uncachedReader) sequential(p RecoveryParams, h *hdr.Histogram, stop *at
 	deadline := start.Add(p.Runtime)
 	for off < r.size && !stop.Load() {
 		t0 := time.Now()
-		n, err := unix.Pread(r.fd, buf, off)
+		n, err := rawPread(r.fd, buf, off)
 		t1 := time.Now()
 		if err != nil {
 			return off, t1.Sub(start), fmt.Errorf("reading %s: %w", r.path, err)
@@ -283,7 +287,7 @@ func (r *uncachedReader) random(span int64, d time.Duration, h *hdr.Histogram, s
 	for !stop.Load() {
 		off := rnd.Int64N(pages) * pageSize
 		t0 := time.Now()
-		if _, err := unix.Pread(r.fd, buf, off); err != nil {
+		if _, err := rawPread(r.fd, buf, off); err != nil {
 			return ops, t0.Sub(start), fmt.Errorf("reading %s: %w", r.path, err)
 		}
 		t1 := time.Now()

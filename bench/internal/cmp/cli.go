@@ -158,6 +158,9 @@ func Setup(ctx context.Context, c Common, name string, stderr io.Writer) (env *E
 			return env, fmt.Errorf("creating a test directory in %s (or pass --dir): %w", c.Base, err)
 		}
 		env.remove = append(env.remove, env.Dir)
+		if err := ignoreInGit(env.Dir); err != nil {
+			return env, err
+		}
 	} else {
 		env.Dir = c.Abs(c.Dir)
 		if st, serr := os.Stat(env.Dir); serr != nil || !st.IsDir() {
@@ -176,6 +179,19 @@ func Setup(ctx context.Context, c Common, name string, stderr io.Writer) (env *E
 	fmt.Fprintln(stderr, "building ./cmd/etcdbench ...")
 	env.Etcdbench, err = BuildEtcdbench(ctx, c.ModuleDir, bin)
 	return env, err
+}
+
+// ignoreInGit writes a .gitignore of "*" into dir. The default test
+// directory is made in the current directory, usually the repository's
+// root: a `git add -A` run while a comparison is under way (another
+// session committing, an editor's auto-commit) would otherwise take in a
+// test file of up to several GiB, as one did with a 256 MiB snapshot
+// file. The pattern also ignores the .gitignore itself.
+func ignoreInGit(dir string) error {
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("# bench/ test directory, removed at the end of the run\n*\n"), 0o644); err != nil {
+		return fmt.Errorf("writing %s/.gitignore: %w", dir, err)
+	}
+	return nil
 }
 
 // Close removes the directories Setup created.

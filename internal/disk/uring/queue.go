@@ -80,7 +80,7 @@ func (r *Ring) Submit(waitNr uint32) (int, error) {
 		if toSubmit == 0 && waitNr == 0 {
 			return 0, nil
 		}
-		n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(waitNr), flags, 0, 0)
+		n, errno := r.enter(toSubmit, waitNr, flags)
 		switch errno {
 		case 0:
 			return int(n), nil
@@ -107,7 +107,7 @@ func (r *Ring) Reap(cqes []CQE) int {
 		if atomic.LoadUint32(r.sqFlags)&sqCQOverflow == 0 {
 			return 0
 		}
-		_, _, _ = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 0, enterGetEvents, 0, 0)
+		_, _ = r.enter(0, 0, enterGetEvents)
 		tail = atomic.LoadUint32(r.cqTail)
 	}
 	n := 0
@@ -132,7 +132,7 @@ func (r *Ring) WaitCQE() error {
 		if atomic.LoadUint32(r.cqTail) != atomic.LoadUint32(r.cqHead) {
 			return nil
 		}
-		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, enterGetEvents, 0, 0)
+		_, errno := r.enter(0, 1, enterGetEvents)
 		switch errno {
 		case 0, unix.EINTR:
 			continue

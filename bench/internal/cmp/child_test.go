@@ -1,0 +1,41 @@
+package cmp
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestRunChild(t *testing.T) {
+	ctx := context.Background()
+	c, err := RunChild(ctx, nil, "/bin/sh", "-c", `i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo out; echo err >&2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(c.Stdout) != "out\n" || string(c.Stderr) != "err\n" || c.CPU <= 0 || c.CPU != c.User+c.Sys || c.Wall <= 0 {
+		t.Errorf("child = %+v, want its output, a busy loop's CPU time and a wall time", c)
+	}
+	if _, err := RunChild(ctx, []int{3}, "/bin/sh", "-c", "exit 3"); err != nil {
+		t.Errorf("exit 3 allowed, got %v", err)
+	}
+	_, err = RunChild(ctx, nil, "/bin/sh", "-c", "echo first >&2; echo why >&2; exit 4")
+	if err == nil || !strings.Contains(err.Error(), "exit status 4") || !strings.Contains(err.Error(), "why") {
+		t.Errorf("err = %v, want the exit status and the end of stderr", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := RunChild(cctx, nil, "/bin/sh", "-c", "sleep 5"); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err = %v, want context.Canceled", err)
+	}
+}
+
+func TestTail(t *testing.T) {
+	if got := Tail(nil); got != "" {
+		t.Errorf("Tail(nil) = %q", got)
+	}
+	got := Tail([]byte("1\n2\n3\n4\n5\n6\n7\n"))
+	if strings.Contains(got, "2") || !strings.Contains(got, "3\n  4\n  5\n  6\n  7") {
+		t.Errorf("Tail kept %q, want the last five lines", got)
+	}
+}
