@@ -50,7 +50,7 @@ func value(v float64, unit string) string {
 		return fmt.Sprintf("%.1f MB/s", v/1e6)
 	case "x":
 		return fmt.Sprintf("%.2fx", v)
-	case "ops", "B":
+	case "ops", "B", "count":
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%g %s", v, unit)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdload"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
@@ -211,4 +212,32 @@ func TestValidatorCatchesDrift(t *testing.T) {
 			t.Errorf("validator missed %q; got:\n%s", want, errs)
 		}
 	}
+}
+
+// TestEtcdWorkloadMatchesSchema runs a small put load against an embedded
+// etcd and checks its result against the schema.
+func TestEtcdWorkloadMatchesSchema(t *testing.T) {
+	schema := loadSchema(t)
+	dir := t.TempDir()
+	c, err := etcdload.StartEmbedded(context.Background(), etcdload.Options{Dir: dir, Members: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l := etcdload.DefaultLoad(etcdload.OpPut)
+	l.Client.Endpoints = c.Endpoints()
+	l.RunID = etcdload.NewRunID()
+	l.Total, l.Clients = 200, 4
+	out, err := etcdload.Bench(context.Background(), l, etcdload.BenchOptions{Targets: c.MetricsTargets(), Thresholds: verdict.Defaults()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
+		StartedAt: time.Now(), Environment: sysinfo.Collect("/", dir), Workloads: []result.Workload{out.Workload}}
+	r.Finish(time.Now())
+	var b bytes.Buffer
+	if err := report.JSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, schema, b.Bytes())
 }

@@ -75,20 +75,35 @@ func (r *Ring) Submit(waitNr uint32) (int, error) {
 	if waitNr > 0 {
 		flags = enterGetEvents
 	}
+	toSubmit := r.sqeTail - atomic.LoadUint32(r.sqHead)
+	if toSubmit == 0 && waitNr == 0 {
+		return 0, nil
+	}
+	submitted := 0
 	for {
-		toSubmit := r.sqeTail - atomic.LoadUint32(r.sqHead)
-		if toSubmit == 0 && waitNr == 0 {
-			return 0, nil
-		}
 		n, errno := r.enter(toSubmit, waitNr, flags)
 		switch errno {
 		case 0:
-			return int(n), nil
+			submitted += int(n)
+			// io_uring_enter returns the number submitted even when a
+			// signal cut its wait short (Go's preemption signals do), so
+			// the wait is checked here and resumed, without submitting
+			// again, if it is not met.
+			if waitNr == 0 || r.ready() >= waitNr {
+				return submitted, nil
+			}
+			toSubmit = 0
 		case unix.EINTR:
-			continue
+			toSubmit = r.sqeTail - atomic.LoadUint32(r.sqHead)
+		default:
+			return submitted, fmt.Errorf("uring: io_uring_enter(submit %d, wait %d): %w", toSubmit, waitNr, errno)
 		}
-		return 0, fmt.Errorf("uring: io_uring_enter(submit %d, wait %d): %w", toSubmit, waitNr, errno)
 	}
+}
+
+// ready is the number of completions waiting in the CQ ring.
+func (r *Ring) ready() uint32 {
+	return atomic.LoadUint32(r.cqTail) - atomic.LoadUint32(r.cqHead)
 }
 
 // Reap copies up to len(cqes) ready completions into cqes, frees their

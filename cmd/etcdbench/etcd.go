@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/result"
+	"etcdbench/internal/scratch"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
+)
+
+// etcdFlags are the flags of `etcd put` and `etcd range`.
+type etcdFlags struct {
+	dir, output         string
+	endpoints           []string
+	yes, noProgress     bool
+	conns, clients      int
+	total               int64
+	duration            string
+	rate                float64
+	keySize, valSize    int
+	keySpaceSize        int
+	sequentialKeys      bool
+	consistency         string
+	members             int
+	snapshotCount       uint64
+	heartbeat, election string
+	quotaBackendBytes   string
+	batchInterval       string
+	batchLimit          int
+}
+
+func (f *etcdFlags) register(fs *pflag.FlagSet, op etcdload.Op) {
+	d := etcdload.DefaultLoad(op)
+	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test: the embedded etcd's data goes into a scratch directory inside it, removed afterwards")
+	fs.StringSliceVar(&f.endpoints, "endpoints", nil, "client URLs of an external cluster (a,b,c) instead of an embedded etcd; writing to it needs --yes")
+	fs.BoolVar(&f.yes, "yes", false, "write to the external cluster of --endpoints (keys under /etcdbench/<run-id>/, deleted afterwards)")
+	fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr")
+	fs.IntVar(&f.conns, "conns", d.Conns, "gRPC connections")
+	fs.IntVar(&f.clients, "clients", d.Clients, "concurrent clients, spread over the connections")
+	fs.Int64Var(&f.total, "total", d.Total, "requests to send (default 10000 unless --duration is given)")
+	fs.StringVar(&f.duration, "duration", "", "run this long (e.g. 30s); with --total, whichever comes first")
+	fs.Float64Var(&f.rate, "rate", 0, "requests per second over all clients: an open loop whose latencies count from each request's due time; 0: closed loop")
+	fs.IntVar(&f.keySize, "key-size", d.KeySize, "key bytes after the /etcdbench/<run-id>/ prefix")
+	fs.IntVar(&f.valSize, "val-size", d.ValSize, "value bytes")
+	fs.IntVar(&f.keySpaceSize, "key-space-size", d.KeySpaceSize, "distinct keys")
+	fs.BoolVar(&f.sequentialKeys, "sequential-keys", false, "use keys in order instead of at random")
+	if op == etcdload.OpRange {
+		fs.StringVar(&f.consistency, "consistency", d.Consistency, "l (linearizable) or s (serializable)")
+	}
+	fs.IntVar(&f.members, "members", 1, "embedded etcd members: 1 or 3")
+	fs.Uint64Var(&f.snapshotCount, "snapshot-count", 0, "embedded etcd's --snapshot-count (default: etcd's)")
+	fs.StringVar(&f.heartbeat, "heartbeat-interval", "", "embedded etcd's --heartbeat-interval, e.g. 100ms (default: etcd's)")
+	fs.StringVar(&f.election, "election-timeout", "", "embedded etcd's --election-timeout, e.g. 1s (default: etcd's)")
+	fs.StringVar(&f.quotaBackendBytes, "quota-backend-bytes", "", "embedded etcd's --quota-backend-bytes, e.g. 2g (default: etcd's)")
+	fs.StringVar(&f.batchInterval, "backend-batch-interval", "", "embedded etcd's --backend-batch-interval, e.g. 100ms (default: etcd's)")
+	fs.IntVar(&f.batchLimit, "backend-batch-limit", 0, "embedded etcd's --backend-batch-limit (default: etcd's)")
+}
+
+// etcdSpec is one validated `etcd put|range` run.
+type etcdSpec struct {
+	load     etcdload.Load
+	embedded etcdload.Options // used when load.Client.Endpoints is empty
+	dir      string
+	output   string
+	args     []string
+	progress io.Writer // a terminal for the live line, or nil
+}
+
+// resolve checks the flags and builds the run.
+func (f *etcdFlags) resolve(cmd *cobra.Command, op etcdload.Op) (etcdSpec, error) {
+	s := etcdSpec{dir: f.dir, output: f.output, args: commandLine(cmd)}
+	external := len(f.endpoints) > 0
+	switch {
+	case f.output != "text" && f.output != "json":
+		return s, usagef("--output %q: want text or json", f.output)
+	case external && cmd.Flags().Changed("dir"):
+		return s, usagef("--dir and --endpoints are alternatives: --dir starts an embedded etcd there, --endpoints uses a running cluster")
+	case !external && f.dir == "":
+		return s, usagef("--dir is required (the directory on the disk to test, e.g. --dir /var/lib/etcd), or --endpoints for a running cluster")
+	case f.members != 1 && f.members != 3:
+		return s, usagef("--members %d: want 1 or 3", f.members)
+	}
+	l := etcdload.DefaultLoad(op)
+	l.Client.Endpoints = f.endpoints
+	l.Conns, l.Clients, l.Rate = f.conns, f.clients, f.rate
+	l.KeySize, l.ValSize, l.KeySpaceSize, l.SequentialKeys = f.keySize, f.valSize, f.keySpaceSize, f.sequentialKeys
+	if op == etcdload.OpRange {
+		l.Consistency = f.consistency
+	}
+	l.Total = f.total
+	if f.duration != "" {
+		d, err := units.ParseDuration(f.duration)
+		if err != nil || d <= 0 {
+			return s, usagef("--duration %q: want a positive duration such as 30s", f.duration)
+		}
+		l.Duration = d
+		if !cmd.Flags().Changed("total") {
+			l.Total = 0
+		}
+	}
+	l.RunID = etcdload.NewRunID()
+	if !external {
+		// Validate needs endpoints; the embedded ones are known only later.
+		l.Client.Endpoints = []string{"http://127.0.0.1:0"}
+	}
+	if err := l.Validate(); err != nil {
+		return s, usageError{err}
+	}
+	if !external {
+		l.Client.Endpoints = nil
+	}
+	s.load = l
+	opts, err := f.embedOptions()
+	if err != nil {
+		return s, err
+	}
+	s.embedded = opts
+	if external && !f.yes {
+		return s, usagef("not writing to %s without --yes: this run sends %s under %s (deleted afterwards)",
+			strings.Join(f.endpoints, ","), plan(l), l.Prefix())
+	}
+	return s, nil
+}
+
+// plan says in words what a load writes.
+func plan(l etcdload.Load) string {
+	n := "requests"
+	switch {
+	case l.Total > 0 && l.Duration > 0:
+		n = fmt.Sprintf("up to %d requests in up to %v", l.Total, l.Duration)
+	case l.Total > 0:
+		n = fmt.Sprintf("%d requests", l.Total)
+	default:
+		n = fmt.Sprintf("requests for %v", l.Duration)
+	}
+	if l.Op == etcdload.OpRange {
+		return fmt.Sprintf("%s of ranges over %d keys of %d-byte values that it writes first", n, l.KeySpaceSize, l.ValSize)
+	}
+	return fmt.Sprintf("%s of puts over %d keys of %d-byte values", n, l.KeySpaceSize, l.ValSize)
+}
+
+// embedOptions turns the embedded etcd's flags into Options.
+func (f *etcdFlags) embedOptions() (etcdload.Options, error) {
+	o := etcdload.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}
+	for _, d := range []struct {
+		flag, val string
+		dst       *time.Duration
+	}{{"heartbeat-interval", f.heartbeat, &o.HeartbeatInterval}, {"election-timeout", f.election, &o.ElectionTimeout}, {"backend-batch-interval", f.batchInterval, &o.BackendBatchInterval}} {
+		if d.val == "" {
+			continue
+		}
+		v, err := units.ParseDuration(d.val)
+		if err != nil || v <= 0 {
+			return o, usagef("--%s %q: want a positive duration such as 100ms", d.flag, d.val)
+		}
+		*d.dst = v
+	}
+	if f.quotaBackendBytes != "" {
+		q, err := units.ParseSize(f.quotaBackendBytes)
+		if err != nil || q <= 0 {
+			return o, usagef("--quota-backend-bytes %q: want a size such as 2g", f.quotaBackendBytes)
+		}
+		o.QuotaBackendBytes = q
+	}
+	return o, nil
+}
+
+// embeddedSpace is the free space an embedded run needs: two 64 MB WAL
+// segments per member (the current one and the preallocated next) plus
+// a bbolt file and slack.
+func embeddedSpace(members int) int64 { return int64(members) * (2*64e6 + 64<<20) }
+
+// runEtcd runs the load and prints the report after the scratch directory
+// is gone, as runDisk does.
+func runEtcd(ctx context.Context, s etcdSpec, stdout io.Writer) error {
+	res, err := measureEtcd(ctx, s)
+	if res != nil {
+		if rerr := render(stdout, s.output, res); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+	}
+	switch {
+	case err != nil:
+		return err
+	case res.Failed():
+		return errFailed
+	}
+	return nil
+}
+
+// measureEtcd starts the embedded etcd when there are no endpoints, runs
+// the load with its metrics scraped around it, and stops and removes
+// everything before it returns.
+func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error) {
+	res = &result.Result{
+		Schema:    result.SchemaID,
+		Tool:      result.Tool{Name: "etcdbench", Version: result.Version, GoVersion: runtime.Version(), Args: s.args},
+		StartedAt: time.Now().UTC(),
+	}
+	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults()}
+	var notes []string
+	if len(s.load.Client.Endpoints) == 0 {
+		dir, err := scratch.Check(s.dir)
+		if err != nil {
+			return nil, err
+		}
+		if err := scratch.CheckFree(dir, embeddedSpace(s.embedded.Members)); err != nil {
+			return nil, fmt.Errorf("%w; free some space for the embedded etcd", err)
+		}
+		sd, stale, err := scratch.Create(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if rerr := sd.Remove(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+		for _, p := range stale {
+			notes = append(notes, "removed a scratch directory left by a killed run: "+p)
+		}
+		res.Environment = sysinfo.Collect("/", dir)
+		s.embedded.Dir = sd.Path
+		cluster, err := etcdload.StartEmbedded(ctx, s.embedded)
+		if err != nil {
+			return nil, err
+		}
+		defer cluster.Close()
+		s.load.Client.Endpoints = cluster.Endpoints()
+		bo.Targets = cluster.MetricsTargets()
+		notes = append(notes, fmt.Sprintf("embedded etcd: %d member(s) with data in %s", s.embedded.Members, sd.Path))
+	} else {
+		res.Environment = sysinfo.Collect("/", ".")
+		notes = append(notes, "external cluster: the environment describes the machine etcdbench ran on, not the members")
+		bo.Targets, bo.BestEffort = etcdload.ExternalTargets(s.load.Client.Endpoints), true
+	}
+	if w := s.progress; w != nil {
+		name := s.load.Name()
+		s.load.OnSecond = func(el time.Duration, sent int64) {
+			fmt.Fprintf(w, "\r\033[K%s %4.0fs  %d requests sent", name, el.Seconds(), sent)
+		}
+	}
+	out, runErr := etcdload.Bench(ctx, s.load, bo)
+	if s.progress != nil {
+		fmt.Fprint(s.progress, "\r\033[K")
+	}
+	interrupted := ctx.Err() != nil && runErr != nil
+	if runErr != nil && (!interrupted || out == nil) {
+		return nil, runErr
+	}
+	out.Workload.Notes = append(notes, out.Workload.Notes...)
+	res.Workloads = []result.Workload{out.Workload}
+	res.Interrupted = interrupted
+	res.Finish(time.Now().UTC())
+	return res, runErr
+}
+
+func newEtcdCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "etcd",
+		Short: "Load a real etcd (embedded on --dir, or --endpoints) and read its own disk metrics",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown etcd workload %q: want put or range", args[0])
+			}
+			return nil
+		},
+		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
+		RunE: func(*cobra.Command, []string) error {
+			return usagef("missing workload: etcdbench etcd put|range")
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	for _, op := range []etcdload.Op{etcdload.OpPut, etcdload.OpRange} {
+		cmd.AddCommand(newEtcdLoadCmd(op, stdout, stderr))
+	}
+	return cmd
+}
+
+// newEtcdLoadCmd makes `etcd put` or `etcd range`.
+func newEtcdLoadCmd(op etcdload.Op, stdout, stderr io.Writer) *cobra.Command {
+	f := &etcdFlags{}
+	what := map[etcdload.Op]string{etcdload.OpPut: "puts", etcdload.OpRange: "ranges"}[op]
+	cmd := &cobra.Command{
+		Use:   string(op) + " --dir DIR | --endpoints URLS --yes",
+		Short: "etcd " + what + " like etcd's benchmark tool, with etcd's WAL fsync and backend commit histograms judged",
+		Long: `Sends ` + what + ` to an etcd and reports throughput, latency percentiles, errors
+by kind and a per-second series. With --dir, an embedded etcd (1 or 3 members)
+runs with its data in a scratch directory inside DIR, removed afterwards, and
+its own /metrics are read before and after the load: the WAL fsync and
+backend commit p99 of the load are judged against etcd's limits. Every key is
+under /etcdbench/<run-id>/, which must be empty and is deleted afterwards,
+also on errors and Ctrl-C.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := f.resolve(cmd, op)
+			if err != nil {
+				return err
+			}
+			if isTerminal(stderr) && !f.noProgress && f.output == "text" {
+				s.progress = stderr
+			}
+			return runEtcd(cmd.Context(), s, stdout)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	f.register(cmd.Flags(), op)
+	return cmd
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/result"
+)
+
+func TestEtcdPutEmbedded(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, runOpts{}, "etcd", "put", "--dir", dir, "--total", "300", "--clients", "4", "--conns", "2", "-o", "json", "--no-progress")
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatalf("stdout is not a result: %v\n%s", err, res.stdout)
+	}
+	if len(r.Workloads) != 1 {
+		t.Fatalf("%d workloads, want 1", len(r.Workloads))
+	}
+	w := r.Workloads[0]
+	if w.Name != "etcd-put" || w.Ops != 300 || w.Latency("request") == nil {
+		t.Errorf("workload %s with %d ops, latency %v: want etcd-put, 300 and a request latency", w.Name, w.Ops, w.Latency("request"))
+	}
+	if w.Figure("member0_wal_fsyncs") == nil || len(w.Verdicts) == 0 {
+		t.Errorf("no disk metrics from the embedded etcd: figures %+v, verdicts %+v", w.Figures, w.Verdicts)
+	}
+	if r.Status == nil || (*r.Status == 2) != (res.code == exitFail) {
+		t.Errorf("status %v does not match exit %d", r.Status, res.code)
+	}
+	checkNoScratch(t, dir)
+}
+
+func TestEtcdBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		want string // in the error line
+	}{
+		{"no workload", []string{"etcd"}, "missing workload"},
+		{"unknown workload", []string{"etcd", "txn", "--dir", dir}, "unknown etcd workload"},
+		{"no dir", []string{"etcd", "put"}, "--dir is required"},
+		{"dir and endpoints", []string{"etcd", "put", "--dir", dir, "--endpoints", "http://127.0.0.1:1"}, "alternatives"},
+		{"members", []string{"etcd", "put", "--dir", dir, "--members", "2"}, "--members"},
+		{"consistency on put", []string{"etcd", "put", "--dir", dir, "--consistency", "s"}, "consistency"},
+		{"bad consistency", []string{"etcd", "range", "--dir", dir, "--consistency", "x"}, "consistency"},
+		{"endless", []string{"etcd", "put", "--dir", dir, "--total", "0"}, "would not end"},
+		{"bad duration", []string{"etcd", "put", "--dir", dir, "--duration", "soon"}, "--duration"},
+		{"bad output", []string{"etcd", "put", "--dir", dir, "-o", "xml"}, "--output"},
+		{"key too short", []string{"etcd", "put", "--dir", dir, "--key-size", "1", "--key-space-size", "100"}, "key size"},
+		{"bad quota", []string{"etcd", "put", "--dir", dir, "--quota-backend-bytes", "lots"}, "quota"},
+		{"missing dir", []string{"etcd", "put", "--dir", dir + "/nope"}, "does not exist"},
+		{"external without --yes", []string{"etcd", "put", "--endpoints", "http://127.0.0.1:1", "--total", "50"}, "without --yes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(t, runOpts{}, tc.args...)
+			if res.code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr:\n%s", res.code, exitUsage, res.stderr)
+			}
+			checkOneErrorLine(t, res.stderr)
+			if !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("stderr %q does not mention %q", res.stderr, tc.want)
+			}
+		})
+	}
+	checkNoScratch(t, dir)
+}
+
+func TestEtcdInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, runOpts{}, "etcd", "put", "--dir", dir, "--duration", "60s", "--clients", "4", "--no-progress")
+	waitScratch(t, p, dir)
+	time.Sleep(time.Second) // into the load: the embedded etcd starts in well under a second
+	p.signal(t, syscall.SIGINT)
+	res := p.wait(t)
+	if res.code != 130 {
+		t.Errorf("exit %d, want 130; stderr:\n%s", res.code, res.stderr)
+	}
+	checkOneErrorLine(t, res.stderr)
+	checkNoScratch(t, dir)
+}
+
+func TestEtcdExternal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := etcdload.StartEmbedded(ctx, etcdload.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("starting an etcd to test against: %v", err)
+	}
+	defer c.Close()
+	eps := strings.Join(c.Endpoints(), ",")
+	res := run(t, runOpts{}, "etcd", "range", "--endpoints", eps, "--yes", "--total", "200", "--key-space-size", "10", "-o", "json")
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatalf("stdout is not a result: %v", err)
+	}
+	w := r.Workloads[0]
+	if w.Name != "etcd-range" || w.Ops != 200 || w.Figure("member0_wal_fsyncs") == nil {
+		t.Errorf("workload %s, %d ops, figures %+v", w.Name, w.Ops, w.Figures)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	resp, err := cli.Get(ctx, etcdload.PrefixRoot, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != 0 {
+		t.Errorf("%d keys left under %s", resp.Count, etcdload.PrefixRoot)
+	}
+}

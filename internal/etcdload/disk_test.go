@@ -1,0 +1,146 @@
+package etcdload
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/verdict"
+)
+
+// etcdHist builds a histogram on etcd's disk buckets (1 ms .. 8.192 s)
+// from per-bucket (not cumulative) counts of the first buckets.
+func etcdHist(per ...float64) metrics.Histogram {
+	var h metrics.Histogram
+	var cum float64
+	for i := range 14 {
+		if i < len(per) {
+			cum += per[i]
+		}
+		h.Buckets = append(h.Buckets, metrics.Bucket{UpperBound: 0.001 * math.Pow(2, float64(i)), Count: cum})
+	}
+	h.Buckets = append(h.Buckets, metrics.Bucket{UpperBound: math.Inf(1), Count: cum})
+	h.Count = cum
+	return h
+}
+
+func TestJudgeDisk(t *testing.T) {
+	tg := MetricsTarget{Name: "member0", About: "the embedded member"}
+	cases := []struct {
+		name      string
+		wal, be   metrics.Histogram
+		walStatus verdict.Status
+		beStatus  verdict.Status
+	}{
+		// all under 1 ms: p99 = 0.99 ms
+		{"fast", etcdHist(100), etcdHist(100), verdict.Pass, verdict.Pass},
+		// p99 rank 99 of 100, 50 in (4,8] and 50 in (8,16]: 8 + 8*49/50 = 15.84 ms
+		{"slow wal", etcdHist(0, 0, 0, 50, 50), etcdHist(100), verdict.Fail, verdict.Pass},
+		// commits all in (8,16]: p99 = 8 + 8*0.99 = 15.92 ms, under 25 ms
+		{"commit under 25 ms", etcdHist(100), etcdHist(0, 0, 0, 0, 100), verdict.Pass, verdict.Pass},
+		// 100 in (16,32]: p99 = 16 + 16*0.99 = 31.84 ms
+		{"slow commit", etcdHist(100), etcdHist(0, 0, 0, 0, 0, 100), verdict.Pass, verdict.Fail},
+		// 99 in (4,8], 1 in (8,16]: p99 = 4 + 4*99/99 = 8 ms, within 20 % of 10 ms
+		{"wal near the limit", etcdHist(0, 0, 0, 99, 1), etcdHist(100), verdict.Warn, verdict.Pass},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vs, notes := JudgeDisk(verdict.Defaults(), []MemberDisk{{Target: tg, WALFsync: tc.wal, BackendCommit: tc.be}})
+			if len(vs) != 2 || len(notes) != 0 {
+				t.Fatalf("verdicts %+v notes %v: want 2 verdicts", vs, notes)
+			}
+			if vs[0].Check != "wal_fsync_p99" || vs[0].Status != tc.walStatus {
+				t.Errorf("WAL: %s %v (p99 %g), want %v", vs[0].Check, vs[0].Status, vs[0].Value, tc.walStatus)
+			}
+			if vs[1].Check != "backend_commit_p99" || vs[1].Status != tc.beStatus {
+				t.Errorf("commit: %s %v (p99 %g), want %v", vs[1].Check, vs[1].Status, vs[1].Value, tc.beStatus)
+			}
+			for _, v := range vs {
+				if v.Confidence != nil || !strings.Contains(v.Detail, "1 ms wide") {
+					t.Errorf("verdict %s: confidence %v, detail %q", v.Check, v.Confidence, v.Detail)
+				}
+			}
+		})
+	}
+}
+
+func TestJudgeDiskEmpty(t *testing.T) {
+	vs, notes := JudgeDisk(verdict.Defaults(), []MemberDisk{{Target: MetricsTarget{Name: "m"}, WALFsync: etcdHist(), BackendCommit: etcdHist(5)}})
+	if len(vs) != 1 || vs[0].Check != "backend_commit_p99" || len(notes) != 1 {
+		t.Errorf("verdicts %+v, notes %v: want only the commit verdict and one note", vs, notes)
+	}
+}
+
+func TestDiskFigures(t *testing.T) {
+	fs := DiskFigures([]MemberDisk{{Target: MetricsTarget{Name: "member0"}, WALFsync: etcdHist(0, 0, 0, 50, 50), BackendCommit: etcdHist()}})
+	got := map[string]float64{}
+	for _, f := range fs {
+		got[f.Name] = f.Value
+	}
+	want := map[string]float64{"member0_wal_fsyncs": 100, "member0_wal_fsync_p50": 0.008, "member0_wal_fsync_p99": 0.01584, "member0_backend_commits": 0}
+	for name, v := range want {
+		if g, ok := got[name]; !ok || math.Abs(g-v) > 1e-12 {
+			t.Errorf("%s = %v (present %v), want %v", name, g, ok, v)
+		}
+	}
+	if _, ok := got["member0_backend_commit_p99"]; ok {
+		t.Error("a p99 of an empty histogram is reported")
+	}
+}
+
+func TestBenchEmbedded(t *testing.T) {
+	c := sharedCluster(t)
+	l := testLoad(t, OpPut)
+	l.Total, l.Clients = 200, 4
+	out, err := Bench(context.Background(), l, BenchOptions{Targets: c.MetricsTargets(), Thresholds: verdict.Defaults()})
+	if err != nil {
+		t.Fatalf("Bench: %v", err)
+	}
+	w := out.Workload
+	f := w.Figure("member0_wal_fsyncs")
+	if f == nil || f.Value < 1 {
+		t.Fatalf("no WAL fsyncs counted over 200 puts: %+v", w.Figures)
+	}
+	// Each put is fsynced, often several together: never more fsyncs than
+	// puts plus the few of the cluster's own (lease, compaction) entries.
+	if f.Value > 250 {
+		t.Errorf("%v WAL fsyncs for 200 puts: the delta includes more than the load", f.Value)
+	}
+	if w.Figure("member0_wal_fsync_p99") == nil || len(w.Verdicts) == 0 {
+		t.Errorf("figures %+v verdicts %+v", w.Figures, w.Verdicts)
+	}
+	for _, name := range []string{"member0_leader_changes", "member0_slow_applies", "member0_db_size", "member0_apply_p99"} {
+		if w.Figure(name) == nil {
+			t.Errorf("no figure %s", name)
+		}
+	}
+	if f := w.Figure("member0_leader_changes"); f != nil && f.Value != 0 {
+		t.Errorf("%v leader changes on a single member during the load", f.Value)
+	}
+}
+
+func TestExternalTargets(t *testing.T) {
+	ts := ExternalTargets([]string{"http://10.0.0.1:2379/", "10.0.0.2:2379"})
+	if len(ts) != 2 || ts[0].URL != "http://10.0.0.1:2379/metrics" || ts[1].URL != "http://10.0.0.2:2379/metrics" || ts[1].Name != "member1" {
+		t.Errorf("targets %+v", ts)
+	}
+}
+
+func TestBenchUnreadableMetrics(t *testing.T) {
+	bad := []MetricsTarget{{Name: "member0", URL: "http://127.0.0.1:1/metrics"}}
+	l := testLoad(t, OpPut)
+	l.Total = 20
+	if _, err := Bench(context.Background(), l, BenchOptions{Targets: bad, Thresholds: verdict.Defaults()}); err == nil {
+		t.Error("unreadable metrics accepted without BestEffort")
+	}
+	l.RunID = uniqueID(t) + "-best-effort"
+	out, err := Bench(context.Background(), l, BenchOptions{Targets: bad, Thresholds: verdict.Defaults(), BestEffort: true})
+	if err != nil {
+		t.Fatalf("best effort: %v", err)
+	}
+	if out.Workload.Ops != 20 || len(out.Workload.Verdicts) != 0 || !strings.Contains(strings.Join(out.Workload.Notes, "\n"), "no disk metrics for member0") {
+		t.Errorf("ops %d, verdicts %+v, notes %v", out.Workload.Ops, out.Workload.Verdicts, out.Workload.Notes)
+	}
+}

@@ -1,0 +1,182 @@
+package etcdload
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Op is the request a load sends.
+type Op string
+
+// The requests Run knows.
+const (
+	OpPut   Op = "put"   // a Put of one key
+	OpRange Op = "range" // a Get (range) of one key written before the clock starts
+)
+
+// Range consistencies, as etcd's benchmark tool names them.
+const (
+	Linearizable = "l" // the read goes through raft (a quorum read)
+	Serializable = "s" // the member answers from its own store
+)
+
+// PrefixRoot is the key prefix under which every run writes, each in its
+// own /etcdbench/<run-id>/.
+const PrefixRoot = "/etcdbench/"
+
+// ErrBadLoad is returned by Load.Validate for settings that cannot run.
+var ErrBadLoad = errors.New("etcdload: bad load settings")
+
+// Load describes one load run. DefaultLoad gives the defaults of etcd's
+// benchmark tool.
+type Load struct {
+	Op Op
+	// Client is the template of every connection: Endpoints, TLS,
+	// Username/Password, DialTimeout (default 5 s).
+	Client clientv3.Config
+	// Conns is the number of gRPC connections (clients of clientv3).
+	Conns int
+	// Clients is the number of concurrent requesters, spread over Conns.
+	Clients int
+	// Total stops the run after this many requests; 0: no limit.
+	Total int64
+	// Duration stops the run after this long; 0: no limit. At least one of
+	// Total and Duration must be set; with both, the first reached ends it.
+	Duration time.Duration
+	// Rate is the target requests per second over all clients. 0 runs a
+	// closed loop (each client sends its next request when the last one
+	// returned); above 0 an open loop, where request i is due at
+	// start + i/Rate and its latency is counted from that moment, so a
+	// stalled server is charged for the requests it delayed (no
+	// coordinated omission).
+	Rate float64
+	// KeySize is the length of the key after the run's prefix: the key
+	// number, zero-padded.
+	KeySize int
+	// ValSize is the length of each value.
+	ValSize int
+	// KeySpaceSize is the number of distinct keys.
+	KeySpaceSize int
+	// SequentialKeys picks keys 0, 1, 2... instead of at random.
+	SequentialKeys bool
+	// Consistency of ranges: Linearizable or Serializable.
+	Consistency string
+	// RunID names the run's prefix; empty: a new one is made.
+	RunID string
+	// CleanupTimeout bounds the deletion of the prefix (default 30 s); it
+	// runs on a fresh context, so it also happens after ctx is cancelled.
+	CleanupTimeout time.Duration
+	// OnSecond, if set, is called once a second during the timed load,
+	// from a goroutine of its own, with the time since the start and the
+	// requests sent so far.
+	OnSecond func(elapsed time.Duration, sent int64)
+}
+
+// DefaultLoad returns etcd's benchmark defaults for op: one connection,
+// one client, 10,000 requests, 8-byte keys and values, one key,
+// linearizable ranges.
+func DefaultLoad(op Op) Load {
+	return Load{
+		Op: op, Conns: 1, Clients: 1, Total: 10000,
+		KeySize: 8, ValSize: 8, KeySpaceSize: 1, Consistency: Linearizable,
+	}
+}
+
+// Validate checks the settings.
+func (l Load) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadLoad, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case l.Op != OpPut && l.Op != OpRange:
+		return bad("unknown request %q: want put or range", l.Op)
+	case len(l.Client.Endpoints) == 0:
+		return bad("no endpoints")
+	case l.Conns < 1:
+		return bad("conns %d: want at least 1", l.Conns)
+	case l.Clients < 1:
+		return bad("clients %d: want at least 1", l.Clients)
+	case l.Total < 0 || l.Duration < 0:
+		return bad("total %d, duration %v: want neither negative", l.Total, l.Duration)
+	case l.Total == 0 && l.Duration == 0:
+		return bad("neither a total nor a duration: the run would not end")
+	case l.Rate < 0:
+		return bad("rate %g: want 0 (closed loop) or more", l.Rate)
+	case l.KeySpaceSize < 1:
+		return bad("key space size %d: want at least 1", l.KeySpaceSize)
+	case l.ValSize < 0:
+		return bad("value size %d: want 0 or more", l.ValSize)
+	case l.KeySize < len(strconv.Itoa(l.KeySpaceSize-1)):
+		return bad("key size %d cannot number %d keys: want at least %d", l.KeySize, l.KeySpaceSize, len(strconv.Itoa(l.KeySpaceSize-1)))
+	case l.Op == OpRange && l.Consistency != Linearizable && l.Consistency != Serializable:
+		return bad("consistency %q: want l (linearizable) or s (serializable)", l.Consistency)
+	}
+	return nil
+}
+
+// Name is the workload's name in the result: "etcd-put", "etcd-range".
+func (l Load) Name() string { return "etcd-" + string(l.Op) }
+
+// Prefix is the key prefix of the run, ending in "/".
+func (l Load) Prefix() string { return PrefixRoot + l.RunID + "/" }
+
+// NewRunID returns a run id that sorts by time and is unique enough for
+// concurrent runs: UTC time and 4 random bytes.
+func NewRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b) // never fails (crypto/rand panics instead)
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+}
+
+// keyBuf builds keys of one prefix and width without allocating more
+// than the string itself.
+type keyBuf struct {
+	b     []byte
+	start int // where the number begins
+}
+
+func newKeyBuf(prefix string, width int) *keyBuf {
+	b := make([]byte, len(prefix)+width)
+	copy(b, prefix)
+	return &keyBuf{b: b, start: len(prefix)}
+}
+
+// key returns the prefix and n in decimal, zero-padded to the width.
+func (k *keyBuf) key(n int) string {
+	for i := len(k.b) - 1; i >= k.start; i-- {
+		k.b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(k.b)
+}
+
+// parameters are the load's settings for the result record.
+func (l Load) parameters() map[string]any {
+	p := map[string]any{
+		"endpoints":       l.Client.Endpoints,
+		"conns":           l.Conns,
+		"clients":         l.Clients,
+		"total":           l.Total,
+		"duration_ns":     l.Duration.Nanoseconds(),
+		"rate":            l.Rate,
+		"loop":            "closed",
+		"key_size":        l.KeySize,
+		"key_prefix":      l.Prefix(),
+		"val_size":        l.ValSize,
+		"key_space_size":  l.KeySpaceSize,
+		"sequential_keys": l.SequentialKeys,
+	}
+	if l.Rate > 0 {
+		p["loop"] = "open"
+	}
+	if l.Op == OpRange {
+		p["consistency"] = l.Consistency
+	}
+	return p
+}
