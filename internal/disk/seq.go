@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -118,6 +119,10 @@ func (w seqWorkload) Run(ctx context.Context, env Env) (result.Workload, error) 
 	stop, release := stopOnCancel(ctx)
 	defer release()
 
+	// The writes and syncs are raw system calls on this locked thread, as in
+	// the WAL loop (see rawio.go): each blocks for hundreds of microseconds.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	writes, syncs := stats.NewLatencyHistogram(), stats.NewLatencyHistogram()
 	m := startMeter(env.Root, deviceName(env))
 	var off, sinceSync int64
@@ -130,7 +135,7 @@ func (w seqWorkload) Run(ctx context.Context, env Env) (result.Workload, error) 
 			break
 		}
 		t0 := time.Now()
-		err := pwriteFull(fd, buf, off)
+		err := rawPwriteFull(fd, buf, off)
 		t1 := time.Now()
 		if err != nil {
 			return result.Workload{}, fmt.Errorf("write to %s: %w", path, err)
@@ -139,7 +144,7 @@ func (w seqWorkload) Run(ctx context.Context, env Env) (result.Workload, error) 
 		off += p.BlockSize
 		sinceSync += p.BlockSize
 		if p.SyncEvery > 0 && sinceSync >= p.SyncEvery {
-			if err := unix.Fdatasync(fd); err != nil {
+			if err := rawFdatasync(fd); err != nil {
 				return result.Workload{}, fmt.Errorf("fdatasync %s: %w", path, err)
 			}
 			stats.Record(syncs, time.Since(t1))
@@ -151,7 +156,7 @@ func (w seqWorkload) Run(ctx context.Context, env Env) (result.Workload, error) 
 		}
 	}
 	writeEnd := time.Now()
-	if err := unix.Fdatasync(fd); err != nil {
+	if err := rawFdatasync(fd); err != nil {
 		return result.Workload{}, fmt.Errorf("fdatasync %s: %w", path, err)
 	}
 	end := time.Now()
