@@ -17,16 +17,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"regexp"
 	"strings"
-	"syscall"
 
 	"etcdbench/bench/internal/cmp"
 	"etcdbench/internal/units"
@@ -49,21 +45,7 @@ type options struct {
 	Psync      bool
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
-
-// execute parses args, runs the comparison and maps the outcome to an exit code.
-func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	opts, err := parseFlags(args, stderr)
-	if err == nil {
-		err = run(ctx, opts, stdout, stderr)
-	}
-	return cmp.ExitCode(name, err, stderr)
-}
+func main() { cmp.Main(name, parseFlags, run) }
 
 var engineName = regexp.MustCompile(`^[a-z0-9_]+$`)
 
@@ -75,25 +57,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	o := options{Common: c, params: params{BS: "4k", Size: "256m", Runtime: "10s", NumJobs: 4, IODepth: 8, RWMixRead: 80}, Psync: true}
 	engines := "io_uring,libaio"
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o.Register(fs)
-	fs.StringVar(&o.BS, "bs", o.BS, "bytes per I/O, for both tools")
-	fs.StringVar(&o.Size, "size", o.Size, "size of the one file all jobs share, for both tools (fio syntax: 256m = 256 MiB)")
-	fs.StringVar(&o.Runtime, "runtime", o.Runtime, "time of each measured run, for both tools (10s, 1m)")
-	fs.IntVar(&o.NumJobs, "numjobs", o.NumJobs, "workers (fio jobs), for both tools; the seed articles use 20")
-	fs.IntVar(&o.IODepth, "iodepth", o.IODepth, "I/Os each worker keeps in flight, for both tools")
-	fs.IntVar(&o.RWMixRead, "rwmixread", o.RWMixRead, "percent of reads, for both tools")
-	fs.StringVar(&engines, "fio-engines", engines, "comma-separated fio --ioengine values, each compared with etcdbench --engine io_uring")
-	fs.BoolVar(&o.Psync, "psync", o.Psync, "also compare etcdbench --engine psync with fio --ioengine=psync each round (--psync=false to skip)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bench/mixed-vs-fio [flags]\n\nCompares `etcdbench disk mixed` with fio's mixed random I/O job on one directory.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := cmp.Parse(fs, args); err != nil {
-		return o, err
-	}
-	if err := o.Check(); err != nil {
+	err = cmp.ParseFlags(name, "Compares `etcdbench disk mixed` with fio's mixed random I/O job on one directory.", &o.Common, args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&o.BS, "bs", o.BS, "bytes per I/O, for both tools")
+		fs.StringVar(&o.Size, "size", o.Size, "size of the one file all jobs share, for both tools (fio syntax: 256m = 256 MiB)")
+		fs.StringVar(&o.Runtime, "runtime", o.Runtime, "time of each measured run, for both tools (10s, 1m)")
+		fs.IntVar(&o.NumJobs, "numjobs", o.NumJobs, "workers (fio jobs), for both tools; the seed articles use 20")
+		fs.IntVar(&o.IODepth, "iodepth", o.IODepth, "I/Os each worker keeps in flight, for both tools")
+		fs.IntVar(&o.RWMixRead, "rwmixread", o.RWMixRead, "percent of reads, for both tools")
+		fs.StringVar(&engines, "fio-engines", engines, "comma-separated fio --ioengine values, each compared with etcdbench --engine io_uring")
+		fs.BoolVar(&o.Psync, "psync", o.Psync, "also compare etcdbench --engine psync with fio --ioengine=psync each round (--psync=false to skip)")
+	})
+	if err != nil {
 		return o, err
 	}
 	for _, e := range strings.Split(engines, ",") {

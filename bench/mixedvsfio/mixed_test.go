@@ -4,29 +4,19 @@ import (
 	"errors"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/bench/internal/cmp/cmptest"
 )
-
-func readFixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // TestParseFio reads a real fio 3.33 report of the mixed job
 // (io_uring, 4 jobs x depth 8, 1 s, 16 MiB, group_reporting).
 func TestParseFio(t *testing.T) {
-	m, err := parseFio(readFixture(t, "fio-mixed.json"))
+	m, err := parseFio(cmptest.ReadFixture(t, "fio-mixed.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +46,7 @@ func TestParseFioErrors(t *testing.T) {
 // TestParseEtcdbench reads a real `etcdbench disk mixed --size 16m
 // --runtime 1s --numjobs 4 --iodepth 8 --engine io_uring -o json`.
 func TestParseEtcdbench(t *testing.T) {
-	m, err := parseEtcdbench(readFixture(t, "etcdbench-mixed.json"))
+	m, err := parseEtcdbench(cmptest.ReadFixture(t, "etcdbench-mixed.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +61,7 @@ func TestParseEtcdbench(t *testing.T) {
 }
 
 func FuzzParseFio(f *testing.F) {
-	f.Add(readFixture(f, "fio-mixed.json"))
+	f.Add(cmptest.ReadFixture(f, "fio-mixed.json"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if m, err := parseFio(b); err == nil && m.Ops <= 0 {
 			t.Fatalf("no error and no I/O: %+v", m)
@@ -80,7 +70,7 @@ func FuzzParseFio(f *testing.F) {
 }
 
 func FuzzParseEtcdbench(f *testing.F) {
-	f.Add(readFixture(f, "etcdbench-mixed.json"))
+	f.Add(cmptest.ReadFixture(f, "etcdbench-mixed.json"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if m, err := parseEtcdbench(b); err == nil && m.Ops <= 0 {
 			t.Fatalf("no error and no I/O: %+v", m)

@@ -12,16 +12,7 @@ import (
 )
 
 // jsonFile is the layout of the --json file.
-type jsonFile struct {
-	Started   time.Time    `json:"started_at"`
-	Dir       string       `json:"dir"`
-	Params    params       `json:"params"`
-	Fio       string       `json:"fio_version"`
-	Etcdbench string       `json:"etcdbench"`
-	Runs      []cmp.RawRun `json:"runs"`
-	Summary   []cmp.Row    `json:"summary,omitempty"`
-	Error     string       `json:"error,omitempty"`
-}
+type jsonFile = cmp.JSONFile[params]
 
 // Run names.
 const (
@@ -86,23 +77,11 @@ func metrics() []cmp.Metric {
 
 // columns are a round's table.
 func columns() []cmp.Column {
-	dur := func(f func(cmp.Measurement) time.Duration) func(cmp.Measurement) string {
-		return func(m cmp.Measurement) string { return cmp.FmtDur(f(m)) }
-	}
-	return []cmp.Column{
+	cols := []cmp.Column{
 		{Head: "bandwidth", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitBandwidth, m.Figures["bandwidth"]) }},
-		{Head: "runtime", Value: dur(func(m cmp.Measurement) time.Duration { return m.Runtime })},
-		{Head: "wall", Value: dur(func(m cmp.Measurement) time.Duration { return m.Wall })},
-		{Head: "CPU", Value: dur(func(m cmp.Measurement) time.Duration { return m.CPU })},
-		{Head: "fio start-up CPU", Value: dur(func(m cmp.Measurement) time.Duration {
-			if m.Base == nil {
-				return 0
-			}
-			return m.Base.CPU
-		})},
-		{Head: "etcdbench self CPU", Value: dur(func(m cmp.Measurement) time.Duration { return m.SelfCPU })},
-		{Head: "CPU/GiB", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, cpuPerGiB(m)) }},
 	}
+	cols = append(cols, cmp.TimeColumns()...)
+	return append(cols, cmp.Column{Head: "CPU/GiB", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, cpuPerGiB(m)) }})
 }
 
 // run does the whole comparison.
@@ -111,37 +90,17 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := env.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer env.Release(&err)
 	r := runner{fio: env.Fio, etcdbench: env.Etcdbench, dir: env.Dir, p: o.params, warm: o.Warm}
 	out := jsonFile{Started: time.Now().UTC(), Dir: env.Dir, Params: o.params, Fio: env.FioVersion, Etcdbench: env.Etcdbench}
 	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
 
 	steps, pairs := plan(r)
-	ms := metrics()
 	fmt.Fprintf(stdout, "%s: %s vs etcdbench disk snapshot and recovery, --bs %s --size %s, %d rounds, on %s\n",
 		name, cmp.OrUnknown(env.FioVersion), o.BS, o.Size, o.Rounds, env.Dir)
 	fmt.Fprintln(stdout, "bandwidth: fio bytes / job_runtime (incl. end_fsync), etcdbench durable_bandwidth / sequential_read_bandwidth;")
 	fmt.Fprintf(stdout, "CPU/GiB: fio child rusage less a --size/--io_size %s run (start-up), etcdbench its own CPU of the timed part\n\n", o.BS)
 
-	var rounds []cmp.Round
-	for n := 1; n <= o.Rounds; n++ {
-		rd, raws, err := cmp.RunRound(ctx, n, o.Rounds, steps, stderr)
-		out.Runs = append(out.Runs, raws...)
-		if err != nil {
-			return fmt.Errorf("round %d: %w", n, err)
-		}
-		rounds = append(rounds, rd)
-		if err := cmp.RenderRound(stdout, rd, o.Rounds, columns(), pairs, ms); err != nil {
-			return err
-		}
-	}
-	out.Summary = cmp.SummarizePairs(rounds, pairs, ms)
-	if err := cmp.RenderSummary(stdout, len(rounds), out.Summary, nil); err != nil {
-		return err
-	}
-	return cmp.RenderFooter(stdout, out.Summary, targetSource)
+	c := cmp.Comparison{Steps: steps, Pairs: pairs, Metrics: metrics(), Columns: columns(), TargetSource: targetSource}
+	return c.Run(ctx, o.Rounds, stdout, stderr, &out.Runs, &out.Summary)
 }

@@ -18,13 +18,9 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"etcdbench/bench/internal/cmp"
 	"etcdbench/internal/units"
@@ -44,21 +40,7 @@ type options struct {
 	Warm bool
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
-
-// execute parses args, runs the comparison and maps the outcome to an exit code.
-func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	opts, err := parseFlags(args, stderr)
-	if err == nil {
-		err = run(ctx, opts, stdout, stderr)
-	}
-	return cmp.ExitCode(name, err, stderr)
-}
+func main() { cmp.Main(name, parseFlags, run) }
 
 // parseFlags turns the command line into options.
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -67,20 +49,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, err
 	}
 	o := options{Common: c, params: params{BS: "1m", Size: "1g"}, Warm: true}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o.Register(fs)
-	fs.StringVar(&o.BS, "bs", o.BS, "bytes per write() and read(), for both tools (a multiple of 4k)")
-	fs.StringVar(&o.Size, "size", o.Size, "bytes written (snapshot) and read back (recovery), for both tools (fio syntax: 1g = 1 GiB)")
-	fs.BoolVar(&o.Warm, "warm", o.Warm, "write and delete a --size file in --dir just before each snapshot run, so that both tools' page cache gets recently used memory (see bench/README.md)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bench/seq-vs-fio [flags]\n\nCompares `etcdbench disk snapshot` and `disk recovery` with fio's sequential write and read on one directory.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := cmp.Parse(fs, args); err != nil {
-		return o, err
-	}
-	if err := o.Check(); err != nil {
+	err = cmp.ParseFlags(name, "Compares `etcdbench disk snapshot` and `disk recovery` with fio's sequential write and read on one directory.", &o.Common, args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&o.BS, "bs", o.BS, "bytes per write() and read(), for both tools (a multiple of 4k)")
+		fs.StringVar(&o.Size, "size", o.Size, "bytes written (snapshot) and read back (recovery), for both tools (fio syntax: 1g = 1 GiB)")
+		fs.BoolVar(&o.Warm, "warm", o.Warm, "write and delete a --size file in --dir just before each snapshot run, so that both tools' page cache gets recently used memory (see bench/README.md)")
+	})
+	if err != nil {
 		return o, err
 	}
 	return o, o.params.check()

@@ -4,23 +4,13 @@ import (
 	"errors"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/bench/internal/cmp/cmptest"
 )
-
-func readFixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // TestParseFio reads real fio 3.33 reports of the two jobs (16 MiB).
 func TestParseFio(t *testing.T) {
@@ -33,7 +23,7 @@ func TestParseFio(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			m, err := parseFio(readFixture(t, tc.file), tc.dir)
+			m, err := parseFio(cmptest.ReadFixture(t, tc.file), tc.dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +33,7 @@ func TestParseFio(t *testing.T) {
 			}
 		})
 	}
-	if _, err := parseFio(readFixture(t, "fio-snapshot.json"), "read"); err == nil || !strings.Contains(err.Error(), "did no read") {
+	if _, err := parseFio(cmptest.ReadFixture(t, "fio-snapshot.json"), "read"); err == nil || !strings.Contains(err.Error(), "did no read") {
 		t.Errorf("wrong direction: err = %v", err)
 	}
 	if _, err := parseFio([]byte(`{"jobs":[{"jobname":"s","error":28}]}`), "write"); err == nil || !strings.Contains(err.Error(), "error 28") {
@@ -64,7 +54,7 @@ func TestParseEtcdbench(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			m, err := parseEtcdbench(readFixture(t, tc.file), tc.workload, tc.figure)
+			m, err := parseEtcdbench(cmptest.ReadFixture(t, tc.file), tc.workload, tc.figure)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,14 +63,14 @@ func TestParseEtcdbench(t *testing.T) {
 			}
 		})
 	}
-	if _, err := parseEtcdbench(readFixture(t, "etcdbench-snapshot.json"), "recovery", "x"); err == nil {
+	if _, err := parseEtcdbench(cmptest.ReadFixture(t, "etcdbench-snapshot.json"), "recovery", "x"); err == nil {
 		t.Error("wrong workload accepted")
 	}
 }
 
 func FuzzParseFio(f *testing.F) {
-	f.Add(readFixture(f, "fio-snapshot.json"))
-	f.Add(readFixture(f, "fio-recovery.json"))
+	f.Add(cmptest.ReadFixture(f, "fio-snapshot.json"))
+	f.Add(cmptest.ReadFixture(f, "fio-recovery.json"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if m, err := parseFio(b, "write"); err == nil && (m.Bytes <= 0 || m.Runtime <= 0) {
 			t.Fatalf("no error and no figure: %+v", m)

@@ -35,11 +35,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := env.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer env.Release(&err)
 	r := runner{fio: env.Fio, etcdbench: env.Etcdbench, dir: env.Dir, bs: o.BS, size: o.Size}
 
 	out := jsonFile{Started: time.Now().UTC(), Dir: r.dir, BS: o.BS, Size: o.Size,

@@ -12,14 +12,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"etcdbench/bench/internal/cmp"
 )
@@ -31,21 +26,7 @@ type options struct {
 	Adaptive bool
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
-
-// execute parses args, runs the comparison and maps the outcome to an exit code.
-func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	opts, err := parseFlags(args, stderr)
-	if err == nil {
-		err = run(ctx, opts, stdout, stderr)
-	}
-	return cmp.ExitCode("wal-vs-fio", err, stderr)
-}
+func main() { cmp.Main("wal-vs-fio", parseFlags, run) }
 
 // parseFlags turns the command line into options.
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -54,20 +35,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, err
 	}
 	o := options{Common: c, BS: "2300", Size: "22m", Adaptive: true}
-	fs := flag.NewFlagSet("wal-vs-fio", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o.Register(fs)
-	fs.StringVar(&o.BS, "bs", o.BS, "bytes per write(), for both tools")
-	fs.StringVar(&o.Size, "size", o.Size, "bytes written per fixed-size run, for both tools (fio syntax: 22m = 22 MiB)")
-	fs.BoolVar(&o.Adaptive, "adaptive", o.Adaptive, "also run etcdbench's adaptive mode each round (use --adaptive=false to skip)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bench/wal-vs-fio [flags]\n\nCompares `etcdbench disk wal --size S --bs B` with fio's WAL recipe on one directory.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := cmp.Parse(fs, args); err != nil {
-		return o, err
-	}
-	if err := o.Check(); err != nil {
+	err = cmp.ParseFlags("wal-vs-fio", "Compares `etcdbench disk wal --size S --bs B` with fio's WAL recipe on one directory.", &o.Common, args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&o.BS, "bs", o.BS, "bytes per write(), for both tools")
+		fs.StringVar(&o.Size, "size", o.Size, "bytes written per fixed-size run, for both tools (fio syntax: 22m = 22 MiB)")
+		fs.BoolVar(&o.Adaptive, "adaptive", o.Adaptive, "also run etcdbench's adaptive mode each round (use --adaptive=false to skip)")
+	})
+	if err != nil {
 		return o, err
 	}
 	if o.BS == "" || o.Size == "" {

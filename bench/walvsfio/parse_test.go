@@ -1,21 +1,12 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-func readFixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"etcdbench/bench/internal/cmp/cmptest"
+)
 
 // fioJSON builds a minimal fio report with one job per (N, p50, p99).
 func fioJSON(jobs ...[3]int64) string {
@@ -92,7 +83,7 @@ func TestParseFio(t *testing.T) {
 
 // TestParseFioNumjobs reads a real fio 3.33 report of --numjobs=2.
 func TestParseFioNumjobs(t *testing.T) {
-	got, err := parseFio(readFixture(t, "fio-numjobs2.json"))
+	got, err := parseFio(cmptest.ReadFixture(t, "fio-numjobs2.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +142,7 @@ func TestParseEtcdbench(t *testing.T) {
 
 // TestParseEtcdbenchReport reads a real `etcdbench disk wal --size 512k -o json`.
 func TestParseEtcdbenchReport(t *testing.T) {
-	got, err := parseEtcdbench(readFixture(t, "etcdbench-size.json"))
+	got, err := parseEtcdbench(cmptest.ReadFixture(t, "etcdbench-size.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +154,7 @@ func TestParseEtcdbenchReport(t *testing.T) {
 }
 
 func FuzzParseFio(f *testing.F) {
-	f.Add(readFixture(f, "fio-numjobs2.json"))
+	f.Add(cmptest.ReadFixture(f, "fio-numjobs2.json"))
 	f.Add([]byte(fioJSON([3]int64{1, 2, 3})))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseFio(b)
@@ -182,7 +173,7 @@ func FuzzParseFio(f *testing.F) {
 }
 
 func FuzzParseEtcdbench(f *testing.F) {
-	f.Add(readFixture(f, "etcdbench-size.json"))
+	f.Add(cmptest.ReadFixture(f, "etcdbench-size.json"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseEtcdbench(b)
 		if err == nil && r.Syncs <= 0 {

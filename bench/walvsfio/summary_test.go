@@ -3,54 +3,9 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"slices"
 	"testing"
 	"time"
 )
-
-func TestMedian(t *testing.T) {
-	nan := math.NaN()
-	tests := []struct {
-		name string
-		in   []float64
-		want float64
-	}{
-		{"odd", []float64{3, 1, 2}, 2},
-		{"even takes the mean of the middle two", []float64{4, 1, 3, 2}, 2.5},
-		{"one", []float64{7}, 7},
-		{"NaNs left out", []float64{nan, 5, 1, nan, 3}, 3},
-		{"empty", nil, nan},
-		{"only NaN", []float64{nan}, nan},
-		{"outlier does not move it", []float64{1, 1.02, 0.98, 50, 1.01}, 1.01},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			in := slices.Clone(tc.in)
-			got := median(in)
-			if math.IsNaN(tc.want) {
-				if !math.IsNaN(got) {
-					t.Fatalf("median(%v) = %v, want NaN", tc.in, got)
-				}
-			} else if got != tc.want {
-				t.Fatalf("median(%v) = %v, want %v", tc.in, got, tc.want)
-			}
-			for i := range in {
-				if in[i] != tc.in[i] && !(math.IsNaN(in[i]) && math.IsNaN(tc.in[i])) {
-					t.Fatalf("median changed its input: %v, was %v", in, tc.in)
-				}
-			}
-		})
-	}
-}
-
-func TestMedianDur(t *testing.T) {
-	if got := medianDur([]time.Duration{3, 1, 2, 10}); got != 3 { // (2+3)/2 = 2.5, rounded
-		t.Errorf("medianDur = %v, want 3ns", got)
-	}
-	if got := medianDur(nil); got != 0 {
-		t.Errorf("medianDur(nil) = %v, want 0", got)
-	}
-}
 
 func TestRatios(t *testing.T) {
 	fio := measurement{Syncs: 1000, P50: 200 * time.Microsecond, P99: 400 * time.Microsecond, CPU: 100 * time.Millisecond}
@@ -66,38 +21,8 @@ func TestRatios(t *testing.T) {
 			t.Errorf("%s ratio = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if r := ratio(5, 0); !math.IsNaN(r) {
-		t.Errorf("ratio(5, 0) = %v, want NaN", r)
-	}
 	if c := (measurement{CPU: time.Second}).CPUPerSync(); c != 0 {
 		t.Errorf("CPUPerSync with no syncs = %v, want 0", c)
-	}
-}
-
-func TestTargetMet(t *testing.T) {
-	band := target{Lo: 0.9, Hi: 1.1}
-	upper := target{Hi: 1.0}
-	tests := []struct {
-		name string
-		t    target
-		x    float64
-		want bool
-	}{
-		{"inside", band, 1.0, true},
-		{"lower edge", band, 0.9, true},
-		{"upper edge", band, 1.1, true},
-		{"below", band, 0.89, false},
-		{"above", band, 1.11, false},
-		{"no ratio", band, math.NaN(), false},
-		{"upper bound only, far below", upper, 0.2, true},
-		{"upper bound only, above", upper, 1.01, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.t.Met(tc.x); got != tc.want {
-				t.Errorf("Met(%v) = %v, want %v", tc.x, got, tc.want)
-			}
-		})
 	}
 }
 
@@ -155,23 +80,5 @@ func TestSummarizeNoRatio(t *testing.T) {
 	var back map[string]any
 	if err := json.Unmarshal(b, &back); err != nil || back["ratio_median"] != nil {
 		t.Errorf("ratio_median encoded as %v (err %v), want null", back["ratio_median"], err)
-	}
-}
-
-func TestFmtDur(t *testing.T) {
-	tests := []struct {
-		in   time.Duration
-		want string
-	}{
-		{0, "-"},
-		{999, "999ns"},
-		{254976, "255µs"},
-		{40912, "40.9µs"},
-		{3051234567, "3.05s"},
-	}
-	for _, tc := range tests {
-		if got := fmtDur(tc.in); got != tc.want {
-			t.Errorf("fmtDur(%d) = %q, want %q", int64(tc.in), got, tc.want)
-		}
 	}
 }

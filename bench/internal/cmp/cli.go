@@ -205,3 +205,11 @@ func (e *Env) Close() error {
 	e.remove = nil
 	return errors.Join(errs...)
 }
+
+// Release is deferred by a run after Setup: it closes e and reports a
+// failure to do so through *err unless that already holds an error.
+func (e *Env) Release(err *error) {
+	if cerr := e.Close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
+}

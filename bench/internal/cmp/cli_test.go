@@ -133,10 +133,18 @@ func TestSetupGivenTools(t *testing.T) {
 	if env.FioVersion != "fio-9.99" || env.Etcdbench != filepath.Join(base, "bin/etcdbench") || filepath.Dir(env.Dir) != base {
 		t.Errorf("env = %+v", env)
 	}
-	if err := env.Close(); err != nil {
-		t.Fatal(err)
+	runErr := errors.New("run failed")
+	err = runErr
+	env.Release(&err)
+	if err != runErr {
+		t.Errorf("Release replaced the run's error with %v", err)
 	}
 	if _, err := os.Stat(env.Dir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the temporary test directory survived Close: %v", err)
+		t.Errorf("the temporary test directory survived Release: %v", err)
+	}
+	err = nil
+	env.Release(&err) // nothing left to remove
+	if err != nil {
+		t.Errorf("second Release: %v", err)
 	}
 }

@@ -10,5 +10,6 @@
 // ratios etcdbench/fio, which cancels slow drift of the disk better than a
 // ratio of medians would. Comparisons that pair several runs per round
 // (one etcdbench engine against two fio engines, say) describe them as
-// Steps, Pairs and Metrics; see SummarizePairs.
+// Steps, Pairs and Metrics, and run as a Comparison. Every comparison's
+// main function is Main.
 package cmp

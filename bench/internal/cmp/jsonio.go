@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"time"
 )
 
 // ErrNoJSON is returned when a tool's output holds no JSON object.
@@ -80,4 +81,17 @@ func (f JSONFloat) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+}
+
+// JSONFile is the layout of the --json file of a paired comparison
+// (Comparison) whose job parameters are a P.
+type JSONFile[P any] struct {
+	Started   time.Time `json:"started_at"`
+	Dir       string    `json:"dir"`
+	Params    P         `json:"params"`
+	Fio       string    `json:"fio_version"`
+	Etcdbench string    `json:"etcdbench"`
+	Runs      []RawRun  `json:"runs"`
+	Summary   []Row     `json:"summary,omitempty"`
+	Error     string    `json:"error,omitempty"`
 }

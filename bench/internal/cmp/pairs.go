@@ -203,3 +203,39 @@ func SummarizePairs(rs []Round, pairs []Pair, ms []Metric) []Row {
 	}
 	return rows
 }
+
+// Comparison is a paired comparison: the runs of a round, the pairs of
+// them that are compared, the metrics each pair compares, the columns of a
+// round's table, and where the metrics' targets come from.
+type Comparison struct {
+	Steps        []Step
+	Pairs        []Pair
+	Metrics      []Metric
+	Columns      []Column
+	TargetSource string
+}
+
+// Run runs total rounds (RunRound), printing each round's table to stdout
+// (RenderRound), then the summary (SummarizePairs, RenderSummary) and its
+// footer (RenderFooter). Every run is appended to *runs and the summary
+// stored in *summary as soon as they are known, so that a --json file
+// holds them also when a later step fails.
+func (c Comparison) Run(ctx context.Context, total int, stdout, stderr io.Writer, runs *[]RawRun, summary *[]Row) error {
+	var rounds []Round
+	for n := 1; n <= total; n++ {
+		rd, raws, err := RunRound(ctx, n, total, c.Steps, stderr)
+		*runs = append(*runs, raws...)
+		if err != nil {
+			return fmt.Errorf("round %d: %w", n, err)
+		}
+		rounds = append(rounds, rd)
+		if err := RenderRound(stdout, rd, total, c.Columns, c.Pairs, c.Metrics); err != nil {
+			return err
+		}
+	}
+	*summary = SummarizePairs(rounds, c.Pairs, c.Metrics)
+	if err := RenderSummary(stdout, len(rounds), *summary, nil); err != nil {
+		return err
+	}
+	return RenderFooter(stdout, *summary, c.TargetSource)
+}

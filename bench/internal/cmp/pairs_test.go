@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -95,5 +96,42 @@ func TestSummarizePairs(t *testing.T) {
 	}
 	if r := SummarizePairs(nil, pairs[:1], []Metric{iops})[0]; !math.IsNaN(float64(r.Ratio)) || r.Met {
 		t.Errorf("no rounds: %+v, want NaN, not met", r)
+	}
+}
+
+func TestComparisonRun(t *testing.T) {
+	fail := false
+	step := func(name string, iops float64) Step {
+		return Step{Run: name, Do: func(context.Context) (Measurement, json.RawMessage, error) {
+			if fail && name == "e" {
+				return Measurement{}, nil, errors.New("boom")
+			}
+			return Measurement{Figures: map[string]float64{"iops": iops}}, nil, nil
+		}}
+	}
+	c := Comparison{
+		Steps:        []Step{step("f", 100), step("e", 98)},
+		Pairs:        []Pair{{Name: "e vs f", Etcd: "e", Fio: "f"}},
+		Metrics:      []Metric{{Name: "iops", Unit: UnitRate, Value: func(m Measurement) float64 { return m.Figures["iops"] }, Target: &Target{Lo: 0.95}}},
+		Columns:      []Column{{Head: "IOPS", Value: func(m Measurement) string { return FmtValue(UnitRate, m.Figures["iops"]) }}},
+		TargetSource: "goal",
+	}
+	var runs []RawRun
+	var rows []Row
+	var out strings.Builder
+	if err := c.Run(context.Background(), 3, &out, io.Discard, &runs, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 6 || len(rows) != 1 || rows[0].Ratio != 0.98 || !rows[0].Met {
+		t.Errorf("%d runs, rows %+v; want 6 runs and one met row of ratio 0.98", len(runs), rows)
+	}
+	for _, want := range []string{"round 1/3 (in this order)", "round 3/3", "  etcdbench/fio, e vs f: iops 0.98\n", "MEDIANS over 3 rounds", "1 of 1 targets met. Targets: goal."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	fail, runs, rows = true, nil, nil
+	if err := c.Run(context.Background(), 3, io.Discard, io.Discard, &runs, &rows); err == nil || err.Error() != "round 1: e: boom" || len(runs) != 1 || rows != nil {
+		t.Errorf("failing run: err = %v, %d runs, rows %v; want round 1 named, fio's run kept, no summary", err, len(runs), rows)
 	}
 }

@@ -56,3 +56,20 @@ func TestRenderSummary(t *testing.T) {
 		}
 	}
 }
+
+func TestTimeColumns(t *testing.T) {
+	m := Measurement{Runtime: 2 * time.Second, Wall: 3 * time.Second, CPU: time.Second, SelfCPU: 40912, Base: &Baseline{CPU: 254976}}
+	var heads, cells []string
+	for _, c := range TimeColumns() {
+		heads, cells = append(heads, c.Head), append(cells, c.Value(m))
+	}
+	if got, want := strings.Join(heads, "|"), "runtime|wall|CPU|fio start-up CPU|etcdbench self CPU"; got != want {
+		t.Errorf("heads %q, want %q", got, want)
+	}
+	if got, want := strings.Join(cells, "|"), "2s|3s|1s|255µs|40.9µs"; got != want {
+		t.Errorf("cells %q, want %q", got, want)
+	}
+	if got := TimeColumns()[3].Value(Measurement{}); got != "-" {
+		t.Errorf("start-up CPU without a baseline = %q, want -", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Column is one column of a round's table.
@@ -46,4 +47,28 @@ func RenderRound(w io.Writer, r Round, total int, cols []Column, pairs []Pair, m
 	}
 	_, err := fmt.Fprintln(w)
 	return err
+}
+
+// DurColumn is a column that prints a duration of the run with FmtDur.
+func DurColumn(head string, f func(Measurement) time.Duration) Column {
+	return Column{Head: head, Value: func(m Measurement) string { return FmtDur(f(m)) }}
+}
+
+// TimeColumns are the times every paired comparison shows of a run: the
+// tool's timed part, fork to exit, the child's CPU, the CPU of fio's
+// prepare-only run (its start-up) and etcdbench's own CPU of its timed
+// part.
+func TimeColumns() []Column {
+	return []Column{
+		DurColumn("runtime", func(m Measurement) time.Duration { return m.Runtime }),
+		DurColumn("wall", func(m Measurement) time.Duration { return m.Wall }),
+		DurColumn("CPU", func(m Measurement) time.Duration { return m.CPU }),
+		DurColumn("fio start-up CPU", func(m Measurement) time.Duration {
+			if m.Base == nil {
+				return 0
+			}
+			return m.Base.CPU
+		}),
+		DurColumn("etcdbench self CPU", func(m Measurement) time.Duration { return m.SelfCPU }),
+	}
 }

@@ -16,6 +16,7 @@ func TestMedian(t *testing.T) {
 	}{
 		{"odd", []float64{3, 1, 2}, 2},
 		{"even takes the mean of the middle two", []float64{4, 1, 3, 2}, 2.5},
+		{"one", []float64{7}, 7},
 		{"NaNs left out", []float64{nan, 5, 1, nan, 3}, 3},
 		{"empty", nil, nan},
 		{"only NaN", []float64{nan}, nan},
@@ -33,7 +34,7 @@ func TestMedian(t *testing.T) {
 			}
 		})
 	}
-	if got := MedianDur([]time.Duration{3, 1, 2, 10}); got != 3 { // 2.5 rounded
+	if got := MedianDur([]time.Duration{3, 1, 2, 10}); got != 3 { // (2+3)/2 = 2.5, rounded
 		t.Errorf("MedianDur = %v, want 3ns", got)
 	}
 	if got := MedianDur(nil); got != 0 {
