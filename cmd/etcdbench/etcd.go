@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -39,6 +40,7 @@ type etcdFlags struct {
 	quotaBackendBytes   string
 	batchInterval       string
 	batchLimit          int
+	security            securityFlags
 }
 
 func (f *etcdFlags) register(fs *pflag.FlagSet, op etcdload.Op) {
@@ -67,6 +69,7 @@ func (f *etcdFlags) register(fs *pflag.FlagSet, op etcdload.Op) {
 	fs.StringVar(&f.quotaBackendBytes, "quota-backend-bytes", "", "embedded etcd's --quota-backend-bytes, e.g. 2g (default: etcd's)")
 	fs.StringVar(&f.batchInterval, "backend-batch-interval", "", "embedded etcd's --backend-batch-interval, e.g. 100ms (default: etcd's)")
 	fs.IntVar(&f.batchLimit, "backend-batch-limit", 0, "embedded etcd's --backend-batch-limit (default: etcd's)")
+	f.security.register(fs)
 }
 
 // etcdSpec is one validated `etcd put|range` run.
@@ -81,7 +84,7 @@ type etcdSpec struct {
 
 // resolve checks the flags and builds the run.
 func (f *etcdFlags) resolve(cmd *cobra.Command, op etcdload.Op) (etcdSpec, error) {
-	s := etcdSpec{dir: f.dir, output: f.output, args: commandLine(cmd)}
+	s := etcdSpec{dir: f.dir, output: f.output, args: redactArgs(commandLine(cmd))}
 	external := len(f.endpoints) > 0
 	switch {
 	case f.output != "text" && f.output != "json":
@@ -122,7 +125,6 @@ func (f *etcdFlags) resolve(cmd *cobra.Command, op etcdload.Op) (etcdSpec, error
 	if !external {
 		l.Client.Endpoints = nil
 	}
-	s.load = l
 	opts, err := f.embedOptions()
 	if err != nil {
 		return s, err
@@ -132,6 +134,13 @@ func (f *etcdFlags) resolve(cmd *cobra.Command, op etcdload.Op) (etcdSpec, error
 		return s, usagef("not writing to %s without --yes: this run sends %s under %s (deleted afterwards)",
 			strings.Join(f.endpoints, ","), plan(l), l.Prefix())
 	}
+	sec, eps, err := f.security.resolve(cmd, l.Client.Endpoints, os.Stdin, cmd.ErrOrStderr())
+	if err != nil {
+		return s, err
+	}
+	l.Client.Endpoints = eps
+	l.Client.TLS, l.Client.Username, l.Client.Password = sec.tls, sec.user, sec.password
+	s.load = l
 	return s, nil
 }
 
@@ -210,7 +219,7 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 		Tool:      result.Tool{Name: "etcdbench", Version: result.Version, GoVersion: runtime.Version(), Args: s.args},
 		StartedAt: time.Now().UTC(),
 	}
-	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults()}
+	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.load.Client.TLS)}
 	var notes []string
 	if len(s.load.Client.Endpoints) == 0 {
 		dir, err := scratch.Check(s.dir)

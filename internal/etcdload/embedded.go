@@ -53,6 +53,12 @@ type Options struct {
 	// StartTimeout bounds the wait for readiness; 0 means
 	// DefaultStartTimeout.
 	StartTimeout time.Duration
+	// ClientTLS, when its Cert and Key are set, makes the members serve
+	// clients and /metrics over TLS (https:// endpoints) with that
+	// certificate; with CACert set too, clients must present a
+	// certificate signed by that CA (etcd's --client-cert-auth).
+	// Peers stay on plain HTTP.
+	ClientTLS TLSFiles
 }
 
 // Cluster is a running embedded etcd of one or more members in this
@@ -149,7 +155,14 @@ func memberConfig(opts Options, name string, clientPort, peerPort int, initial s
 	cfg := embed.NewConfig()
 	cfg.Name = name
 	cfg.Dir = filepath.Join(opts.Dir, name)
-	curl, err := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", clientPort))
+	scheme := "http"
+	if t := opts.ClientTLS; t.Cert != "" {
+		scheme = "https"
+		cfg.ClientTLSInfo.CertFile, cfg.ClientTLSInfo.KeyFile = t.Cert, t.Key
+		cfg.ClientTLSInfo.TrustedCAFile = t.CACert
+		cfg.ClientTLSInfo.ClientCertAuth = t.CACert != ""
+	}
+	curl, err := url.Parse(fmt.Sprintf("%s://127.0.0.1:%d", scheme, clientPort))
 	if err != nil {
 		return nil, err
 	}

@@ -175,6 +175,13 @@ func (l Load) parameters() map[string]any {
 	if l.Rate > 0 {
 		p["loop"] = "open"
 	}
+	// The user's name is recorded, never the password.
+	if l.Client.Username != "" {
+		p["user"] = l.Client.Username
+	}
+	if l.Client.TLS != nil {
+		p["tls"] = true
+	}
 	if l.Op == OpRange {
 		p["consistency"] = l.Consistency
 	}

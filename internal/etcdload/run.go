@@ -68,6 +68,9 @@ func Run(ctx context.Context, l Load) (out *Outcome, err error) {
 	if l.Client.Logger == nil {
 		l.Client.Logger = zap.NewNop()
 	}
+	if err := checkTLS(ctx, l.Client.Endpoints, l.Client.TLS); err != nil {
+		return nil, err
+	}
 	conns, err := dial(l)
 	if err != nil {
 		return nil, err
@@ -112,6 +115,9 @@ func dial(l Load) ([]*clientv3.Client, error) {
 			for _, c := range conns {
 				c.Close()
 			}
+			if isAuthFailure(err) {
+				return nil, fmt.Errorf("%w: user %q at %s: %w; check --user and the password", ErrAuth, l.Client.Username, strings.Join(l.Client.Endpoints, ","), err)
+			}
 			return nil, fmt.Errorf("etcdload: connecting to %s: %w", strings.Join(l.Client.Endpoints, ","), err)
 		}
 		conns = append(conns, c)
@@ -129,6 +135,10 @@ func checkEmpty(ctx context.Context, c *clientv3.Client, prefix string, timeout 
 		return ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w within %v at %s: is it running, and are the endpoints right?", ErrUnreachable, timeout, strings.Join(c.Endpoints(), ","))
+	case err != nil && isAuthFailure(err):
+		return fmt.Errorf("%w at %s: %w; check --user and the password", ErrAuth, strings.Join(c.Endpoints(), ","), err)
+	case err != nil && isAuthNeeded(err):
+		return fmt.Errorf("%w at %s: %w; give --user, for a user whose roles may write under %s", ErrAuth, strings.Join(c.Endpoints(), ","), err, PrefixRoot)
 	case err != nil:
 		return fmt.Errorf("etcdload: counting keys under %s: %w", prefix, err)
 	case resp.Count > 0:
