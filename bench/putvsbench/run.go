@@ -1,0 +1,448 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"etcdbench/bench/internal/cmp"
+)
+
+// toolBenchmark names etcd's benchmark tool in tables and the JSON file.
+const toolBenchmark = "benchmark"
+
+// jsonFile is the layout of the --json file ("fio_version" holds
+// benchmark's path and version).
+type jsonFile = cmp.JSONFile[params]
+
+// env is what the comparison runs with.
+type env struct {
+	dir, etcdbench, benchmark, benchVersion string
+	url                                     string
+	remove                                  []string
+	server                                  *server
+}
+
+// close stops the server and removes what setup made.
+func (e *env) close() error {
+	var errs []error
+	if e.server != nil {
+		errs = append(errs, e.server.stop())
+	}
+	for i := len(e.remove) - 1; i >= 0; i-- {
+		if err := os.RemoveAll(e.remove[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// setup makes the test directory, builds etcdbench, benchmark and the
+// etcd server helper and starts the server. On error it cleans up itself.
+func setup(ctx context.Context, o options, stderr io.Writer) (e *env, err error) {
+	e = &env{}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, e.close())
+			e = nil
+		}
+	}()
+	if o.Dir == "" {
+		if e.dir, err = os.MkdirTemp(o.Base, name+"-"); err != nil {
+			return e, fmt.Errorf("creating a test directory in %s (or pass --dir): %w", o.Base, err)
+		}
+		e.remove = append(e.remove, e.dir)
+		// A `git add -A` meanwhile must not take in etcd's data.
+		if err := os.WriteFile(filepath.Join(e.dir, ".gitignore"), []byte("# bench/ test directory, removed at the end of the run\n*\n"), 0o644); err != nil {
+			return e, err
+		}
+	} else {
+		e.dir = o.Abs(o.Dir)
+		if st, serr := os.Stat(e.dir); serr != nil || !st.IsDir() {
+			return e, cmp.UsageError{Err: fmt.Errorf("--dir %s is not an existing directory", e.dir)}
+		}
+	}
+	bin, err := os.MkdirTemp("", name+"-bin-")
+	if err != nil {
+		return e, err
+	}
+	e.remove = append(e.remove, bin)
+	if o.Etcdbench != "" {
+		e.etcdbench = o.Abs(o.Etcdbench)
+	} else {
+		fmt.Fprintln(stderr, "building ./cmd/etcdbench ...")
+		if e.etcdbench, err = cmp.BuildEtcdbench(ctx, o.ModuleDir, bin); err != nil {
+			return e, err
+		}
+	}
+	if o.Benchmark != "" {
+		e.benchmark, e.benchVersion = o.Abs(o.Benchmark), "given by --benchmark"
+	} else if e.benchmark, e.benchVersion, err = buildBenchmark(ctx, o.BenchmarkVersions, bin, stderr); err != nil {
+		return e, err
+	}
+	helper := filepath.Join(bin, "etcdserver")
+	if b, berr := goCmd(ctx, o.ModuleDir, nil, "build", "-o", helper, "./bench/putvsbench/etcdserver"); berr != nil {
+		return e, fmt.Errorf("building the etcd server helper: %w%s", berr, cmp.Tail(b))
+	}
+	fmt.Fprintln(stderr, "starting etcd ...")
+	if e.server, err = startServer(ctx, helper, e.dir); err != nil {
+		return e, err
+	}
+	e.url = e.server.url
+	return e, nil
+}
+
+// goCmd runs the go command in dir with extra environment variables.
+func goCmd(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	b, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return b, ctx.Err()
+	}
+	return b, err
+}
+
+const benchmarkPkg = "go.etcd.io/etcd/v3/tools/benchmark"
+
+// buildBenchmark builds etcd's benchmark tool into binDir: for each
+// version, `go install PKG@VERSION`, and when that is refused (the module
+// go.etcd.io/etcd/v3 has replace directives, so go install pkg@version
+// fails for v3.6.x) a build inside a throwaway module that requires the
+// etcd modules of that version. Its source stays in the module cache.
+func buildBenchmark(ctx context.Context, versions []string, binDir string, stderr io.Writer) (path, version string, err error) {
+	out := filepath.Join(binDir, "benchmark")
+	var errs []error
+	for _, v := range versions {
+		fmt.Fprintf(stderr, "building etcd's benchmark tool %s ...\n", v)
+		b, ierr := goCmd(ctx, binDir, []string{"GOBIN=" + binDir, "GOFLAGS=-mod=mod"}, "install", benchmarkPkg+"@"+v)
+		if ierr == nil {
+			return out, v, nil
+		}
+		if ctx.Err() != nil {
+			return "", "", ctx.Err()
+		}
+		errs = append(errs, fmt.Errorf("go install %s@%s: %w%s", benchmarkPkg, v, ierr, cmp.Tail(b)))
+		b, merr := buildInModule(ctx, v, out)
+		if merr == nil {
+			return out, v, nil
+		}
+		if ctx.Err() != nil {
+			return "", "", ctx.Err()
+		}
+		errs = append(errs, fmt.Errorf("building %s %s in a throwaway module: %w%s", benchmarkPkg, v, merr, cmp.Tail(b)))
+	}
+	return "", "", fmt.Errorf("could not build etcd's benchmark tool (pass --benchmark PATH): %w", errors.Join(errs...))
+}
+
+// buildInModule builds benchmark version v into out from a temporary
+// module requiring go.etcd.io/etcd/v3 and its sibling modules at v.
+func buildInModule(ctx context.Context, v, out string) ([]byte, error) {
+	mod, err := os.MkdirTemp("", name+"-mod-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(mod)
+	files := map[string]string{
+		"go.mod":   "module benchmarkbuild\n\ngo 1.24\n",
+		"tools.go": "//go:build tools\n\npackage tools\n\nimport _ \"" + benchmarkPkg + "\"\n",
+	}
+	for f, s := range files {
+		if err := os.WriteFile(filepath.Join(mod, f), []byte(s), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	get := []string{"get", benchmarkPkg + "@" + v}
+	for _, m := range []string{"api/v3", "client/v3", "client/pkg/v3", "server/v3", "pkg/v3"} {
+		get = append(get, "go.etcd.io/etcd/"+m+"@"+v)
+	}
+	env := []string{"GOFLAGS=-mod=mod", "GOWORK=off"}
+	if b, err := goCmd(ctx, mod, env, get...); err != nil {
+		return b, err
+	}
+	return goCmd(ctx, mod, env, "build", "-o", out, benchmarkPkg)
+}
+
+// server is the etcd both tools load.
+type server struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	url   string
+	errb  *strings.Builder
+	done  chan error
+}
+
+// startServer starts the helper on dir and waits for its client URL.
+func startServer(ctx context.Context, helper, dir string) (*server, error) {
+	cmd := exec.Command(helper, "--dir", dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, stdin: stdin, errb: &strings.Builder{}, done: make(chan error, 1)}
+	cmd.Stderr = s.errb // read only after Wait
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the etcd server helper: %w", err)
+	}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			urls <- strings.TrimSpace(sc.Text())
+		}
+		close(urls)
+		_, _ = io.Copy(io.Discard, stdout)
+		s.done <- cmd.Wait()
+	}()
+	select {
+	case u, ok := <-urls:
+		if ok && strings.HasPrefix(u, "http://127.0.0.1:") {
+			s.url = u
+			return s, nil
+		}
+		err = fmt.Errorf("the etcd server helper printed no client URL (%q)", u)
+	case <-time.After(60 * time.Second):
+		err = errors.New("the etcd server helper did not print its URL within 60 s")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	return nil, errors.Join(err, s.stop())
+}
+
+// stop closes the helper's stdin, which makes it stop etcd and remove its
+// data, and waits; SIGTERM after 30 s, SIGKILL after 10 s more.
+func (s *server) stop() error {
+	s.stdin.Close()
+	for _, step := range []struct {
+		wait time.Duration
+		sig  os.Signal
+	}{{30 * time.Second, os.Interrupt}, {10 * time.Second, os.Kill}} {
+		select {
+		case err := <-s.done:
+			if err != nil {
+				return fmt.Errorf("etcd server helper: %w%s", err, cmp.Tail([]byte(s.errb.String())))
+			}
+			return nil
+		case <-time.After(step.wait):
+			_ = s.cmd.Process.Signal(step.sig)
+		}
+	}
+	return errors.Join(errors.New("etcd server helper did not exit"), <-s.done)
+}
+
+// runner runs one tool at one configuration.
+type runner struct {
+	e *env
+	p params
+}
+
+func (r runner) common(c config) []string {
+	return []string{"--conns", strconv.Itoa(c.Conns), "--clients", strconv.Itoa(c.Clients)}
+}
+
+func (r runner) sizes(c config) []string {
+	return []string{"--total", strconv.FormatInt(c.Total, 10), "--key-size", strconv.Itoa(r.p.KeySize), "--val-size", strconv.Itoa(r.p.ValSize)}
+}
+
+// runBenchmark runs `benchmark put` (with --precise: without it, the
+// latencies are printed to 0.1 ms).
+func (r runner) runBenchmark(ctx context.Context, c config) (cmp.Measurement, json.RawMessage, error) {
+	args := append([]string{"--endpoints", r.e.url, "--precise"}, r.common(c)...)
+	args = append(append(args, "put"), r.sizes(c)...)
+	ch, err := cmp.RunChild(ctx, nil, r.e.benchmark, args...)
+	if err != nil {
+		return cmp.Measurement{}, nil, err
+	}
+	rep, err := parseBenchmark(ch.Stdout)
+	if err != nil {
+		return cmp.Measurement{}, nil, err
+	}
+	raw, _ := json.Marshal(string(ch.Stdout))
+	return measurement(toolBenchmark, rep, ch), raw, nil
+}
+
+// runEtcdbench runs `etcdbench etcd put` against the same etcd.
+func (r runner) runEtcdbench(ctx context.Context, c config) (cmp.Measurement, json.RawMessage, error) {
+	args := append([]string{"etcd", "put", "--endpoints", r.e.url, "--yes"}, r.common(c)...)
+	args = append(append(args, r.sizes(c)...), "-o", "json", "--no-progress")
+	// Exit 1 is a verdict FAIL (e.g. etcd's latency limits), a complete report.
+	ch, err := cmp.RunChild(ctx, []int{1}, r.e.etcdbench, args...)
+	if err != nil {
+		return cmp.Measurement{}, nil, err
+	}
+	rep, err := parseEtcdbench(ch.Stdout)
+	if err != nil {
+		return cmp.Measurement{}, nil, err
+	}
+	return measurement(cmp.ToolEtcdbench, rep, ch), cmp.RawJSON(ch.Stdout), nil
+}
+
+func measurement(tool string, rep report, ch cmp.Child) cmp.Measurement {
+	m := cmp.Measurement{Tool: tool, Ops: rep.Requests, Runtime: rep.Total, Figures: map[string]float64{
+		"ops_per_sec": rep.OpsPerSec,
+		"p50_ns":      float64(rep.Percentiles[50]),
+		"p99_ns":      float64(rep.Percentiles[99]),
+		"errors":      float64(rep.Errors),
+	}}
+	m.FromChild(ch)
+	return m
+}
+
+func runName(tool string, c config) string { return tool + " " + c.String() }
+
+// plan returns the runs of a round in their odd-round order (even rounds
+// reverse it) and the pairs compared.
+func plan(r runner) ([]cmp.Step, []cmp.Pair) {
+	var steps []cmp.Step
+	var pairs []cmp.Pair
+	for _, c := range r.p.Configs {
+		steps = append(steps,
+			cmp.Step{Run: runName(toolBenchmark, c), Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return r.runBenchmark(ctx, c) }},
+			cmp.Step{Run: runName(cmp.ToolEtcdbench, c), Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return r.runEtcdbench(ctx, c) }})
+		pairs = append(pairs, cmp.Pair{Name: fmt.Sprintf("%s, %d puts", c, c.Total),
+			Etcd: runName(cmp.ToolEtcdbench, c), Fio: runName(toolBenchmark, c)})
+	}
+	return steps, pairs
+}
+
+const targetSource = "issue 4: throughput at least benchmark's, p99 within 10 %; p50 and CPU per request are informational"
+
+func figure(n string) func(cmp.Measurement) float64 {
+	return func(m cmp.Measurement) float64 {
+		if v, ok := m.Figures[n]; ok {
+			return v
+		}
+		return math.NaN()
+	}
+}
+
+func metrics() []cmp.Metric {
+	return []cmp.Metric{
+		{Name: "throughput", Unit: cmp.UnitRate, Value: figure("ops_per_sec"),
+			Target: &cmp.Target{Metric: "throughput", Lo: 1.0, Source: targetSource}},
+		{Name: "p99", Unit: cmp.UnitDuration, Value: figure("p99_ns"),
+			Target: &cmp.Target{Metric: "p99", Lo: 0.9, Hi: 1.1, Source: targetSource}},
+		{Name: "p50", Unit: cmp.UnitDuration, Value: figure("p50_ns")},
+		{Name: "CPU per request", Unit: cmp.UnitDuration, Value: func(m cmp.Measurement) float64 { return float64(m.CPUPerOp()) }},
+	}
+}
+
+func columns() []cmp.Column {
+	return []cmp.Column{
+		{Head: "requests", Value: func(m cmp.Measurement) string { return strconv.FormatInt(m.Ops, 10) }},
+		{Head: "errors", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitCount, figure("errors")(m)) }},
+		{Head: "req/s", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitRate, figure("ops_per_sec")(m)) }},
+		{Head: "p50", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, figure("p50_ns")(m)) }},
+		{Head: "p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, figure("p99_ns")(m)) }},
+		cmp.DurColumn("runtime", func(m cmp.Measurement) time.Duration { return m.Runtime }),
+		cmp.DurColumn("wall", func(m cmp.Measurement) time.Duration { return m.Wall }),
+		cmp.DurColumn("CPU", func(m cmp.Measurement) time.Duration { return m.CPU }),
+		cmp.DurColumn("CPU/req", cmp.Measurement.CPUPerOp),
+	}
+}
+
+// run does the whole comparison.
+func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+	e, err := setup(ctx, o, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := e.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	out := jsonFile{Started: time.Now().UTC(), Dir: e.dir, Params: o.params,
+		Fio: "benchmark " + e.benchVersion + " (" + e.benchmark + ")", Etcdbench: e.etcdbench}
+	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
+
+	r := runner{e: e, p: o.params}
+	steps, pairs := plan(r)
+	ms := metrics()
+	fmt.Fprintf(stdout, "%s: etcd benchmark %s put vs etcdbench etcd put, --key-size %d --val-size %d, %d rounds, one embedded etcd (%s, data in %s)\n",
+		name, e.benchVersion, o.KeySize, o.ValSize, o.Rounds, e.url, e.dir)
+	fmt.Fprintln(stdout, "CPU: the client's child rusage (the server's is not counted). etcdbench's keys are /etcdbench/<run-id>/ + --key-size bytes")
+	fmt.Fprintln(stdout)
+	var rounds []cmp.Round
+	for n := 1; n <= o.Rounds; n++ {
+		rd, raws, err := cmp.RunRound(ctx, n, o.Rounds, steps, stderr)
+		out.Runs = append(out.Runs, raws...)
+		if err != nil {
+			return fmt.Errorf("round %d: %w", n, err)
+		}
+		rounds = append(rounds, rd)
+		if err := renderRound(stdout, rd, o.Rounds, pairs, ms); err != nil {
+			return err
+		}
+	}
+	out.Summary = cmp.SummarizePairs(rounds, pairs, ms)
+	if err := renderSummary(stdout, len(rounds), out.Summary); err != nil {
+		return err
+	}
+	return cmp.RenderFooter(stdout, out.Summary, targetSource)
+}
+
+// renderRound prints one round: its runs in order, then each pair's
+// ratios etcdbench/benchmark.
+func renderRound(w io.Writer, r cmp.Round, total int, pairs []cmp.Pair, ms []cmp.Metric) error {
+	fmt.Fprintf(w, "round %d/%d (in this order)\n", r.N, total)
+	cols := columns()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	heads := []string{"run"}
+	for _, c := range cols {
+		heads = append(heads, c.Head)
+	}
+	fmt.Fprintln(tw, strings.Join(heads, "\t")+"\t")
+	for _, n := range r.Order {
+		cells := []string{n}
+		for _, c := range cols {
+			cells = append(cells, c.Value(r.Runs[n]))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range pairs {
+		var parts []string
+		for i, x := range cmp.Ratios(r, p, ms) {
+			parts = append(parts, ms[i].Name+" "+cmp.FmtRatio(x))
+		}
+		fmt.Fprintf(w, "  etcdbench/benchmark, %s: %s\n", p.Name, strings.Join(parts, ", "))
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// renderSummary prints the medians over rounds with benchmark in the
+// place cmp.RenderSummary gives fio.
+func renderSummary(w io.Writer, rounds int, rows []cmp.Row) error {
+	fmt.Fprintf(w, "MEDIANS over %d rounds (ratio: median of the per-round ratios etcdbench/benchmark; range: min..max of them)\n", rounds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "conns/clients, total\tmetric\tbenchmark\tetcdbench\tratio\trange\ttarget\tmet")
+	for _, r := range rows {
+		band, met := "info", "-"
+		if r.Target != nil {
+			band, met = cmp.FmtBand(*r.Target), cmp.YesNo(r.Met)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s..%s\t%s\t%s\n", r.Pair, r.Metric, cmp.FmtValue(r.Unit, r.Fio), cmp.FmtValue(r.Unit, r.Etcd),
+			cmp.FmtRatio(float64(r.Ratio)), cmp.FmtRatio(float64(r.RatioMin)), cmp.FmtRatio(float64(r.RatioMax)), band, met)
+	}
+	return tw.Flush()
+}
