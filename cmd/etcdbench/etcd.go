@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
-	"etcdbench/internal/scratch"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
@@ -214,24 +212,16 @@ func runEtcd(ctx context.Context, s etcdSpec, stdout io.Writer) error {
 // the load with its metrics scraped around it, and stops and removes
 // everything before it returns.
 func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error) {
-	res = &result.Result{
-		Schema:    result.SchemaID,
-		Tool:      result.Tool{Name: "etcdbench", Version: result.Version, GoVersion: runtime.Version(), Args: s.args},
-		StartedAt: time.Now().UTC(),
-	}
+	res = newResult(s.args)
+
 	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.load.Client.TLS)}
 	var notes []string
 	if len(s.load.Client.Endpoints) == 0 {
-		dir, err := scratch.Check(s.dir)
-		if err != nil {
-			return nil, err
-		}
-		if err := scratch.CheckFree(dir, embeddedSpace(s.embedded.Members)); err != nil {
-			return nil, fmt.Errorf("%w; free some space for the embedded etcd", err)
-		}
-		sd, stale, err := scratch.Create(dir)
-		if err != nil {
-			return nil, err
+		// No := with err in this block: the deferred removal must set the
+		// function's own err.
+		dir, sd, stale, oerr := openScratch(s.dir, embeddedSpace(s.embedded.Members), "free some space for the embedded etcd")
+		if oerr != nil {
+			return nil, oerr
 		}
 		defer func() {
 			if rerr := sd.Remove(); rerr != nil && err == nil {
@@ -243,9 +233,9 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 		}
 		res.Environment = sysinfo.Collect("/", dir)
 		s.embedded.Dir = sd.Path
-		cluster, err := etcdload.StartEmbedded(ctx, s.embedded)
-		if err != nil {
-			return nil, err
+		cluster, cerr := etcdload.StartEmbedded(ctx, s.embedded)
+		if cerr != nil {
+			return nil, cerr
 		}
 		defer cluster.Close()
 		s.load.Client.Endpoints = cluster.Endpoints()

@@ -51,14 +51,7 @@ func runDisk(ctx context.Context, rs runSpec, stdout, stderr io.Writer) error {
 // before it returns, on every path. An interrupted run returns its partial
 // result with the context's error.
 func measure(ctx context.Context, rs runSpec, stderr io.Writer) (res *result.Result, err error) {
-	dir, err := scratch.Check(rs.dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := scratch.CheckFree(dir, disk.SpaceNeeded(rs.workloads)); err != nil {
-		return nil, fmt.Errorf("%w; %s", err, rs.spaceHint)
-	}
-	sd, stale, err := scratch.Create(dir)
+	dir, sd, stale, err := openScratch(rs.dir, disk.SpaceNeeded(rs.workloads), rs.spaceHint)
 	if err != nil {
 		return nil, err
 	}
@@ -68,12 +61,8 @@ func measure(ctx context.Context, rs runSpec, stderr io.Writer) (res *result.Res
 		}
 	}()
 
-	res = &result.Result{
-		Schema:      result.SchemaID,
-		Tool:        result.Tool{Name: "etcdbench", Version: result.Version, GoVersion: runtime.Version(), Args: rs.args},
-		StartedAt:   time.Now().UTC(),
-		Environment: sysinfo.Collect("/", dir),
-	}
+	res = newResult(rs.args)
+	res.Environment = sysinfo.Collect("/", dir)
 	env := disk.Env{Dir: sd.Path, Root: "/", Facts: res.Environment, Thresholds: rs.thresholds}
 	var prog *progressLine
 	if rs.progress {
@@ -104,6 +93,33 @@ func measure(ctx context.Context, rs runSpec, stderr io.Writer) (res *result.Res
 	res.Interrupted = interrupted
 	res.Finish(time.Now().UTC())
 	return res, runErr
+}
+
+// openScratch checks dir and its free space (need bytes; hint says what to
+// do when it is short) and creates the scratch directory in it. It returns
+// dir's absolute path and the stale scratch directories it removed.
+func openScratch(dir string, need int64, hint string) (string, *scratch.Dir, []string, error) {
+	abs, err := scratch.Check(dir)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if err := scratch.CheckFree(abs, need); err != nil {
+		return "", nil, nil, fmt.Errorf("%w; %s", err, hint)
+	}
+	sd, stale, err := scratch.Create(abs)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return abs, sd, stale, nil
+}
+
+// newResult starts a result record for the command line args.
+func newResult(args []string) *result.Result {
+	return &result.Result{
+		Schema:    result.SchemaID,
+		Tool:      result.Tool{Name: "etcdbench", Version: result.Version, GoVersion: runtime.Version(), Args: args},
+		StartedAt: time.Now().UTC(),
+	}
 }
 
 func render(w io.Writer, format string, r *result.Result) error {
