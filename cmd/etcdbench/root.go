@@ -47,7 +47,7 @@ today the WAL fdatasync check of 'etcdbench disk wal'.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	wf.register(root.Flags())
 	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr))
-	root.AddCommand(newEtcdCmd(stdout, stderr))
+	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
 	return root
 }
 
