@@ -286,6 +286,7 @@ func newEtcdCmd(stdout, stderr io.Writer) *cobra.Command {
 	for _, op := range []etcdload.Op{etcdload.OpPut, etcdload.OpRange} {
 		cmd.AddCommand(newEtcdLoadCmd(op, stdout, stderr))
 	}
+	cmd.AddCommand(newEtcdCheckCmd(stdout, stderr))
 	return cmd
 }
 
