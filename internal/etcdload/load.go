@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,6 +20,29 @@ type Op string
 const (
 	OpPut   Op = "put"   // a Put of one key
 	OpRange Op = "range" // a Get (range) of one key written before the clock starts
+	// OpTxn is a transaction of TxnOps puts of consecutive keys, as etcd's
+	// benchmark txn-put sends.
+	OpTxn Op = "txn"
+	// OpWatch is puts watched by Streams x WatchersPerStream watchers of
+	// the run's prefix; its latency is from a put's send to each watcher's
+	// receipt of the event.
+	OpWatch Op = "watch"
+	// OpMixed is ranges (a ReadRatio of the requests) and puts over keys
+	// written before the clock starts.
+	OpMixed Op = "mixed"
+)
+
+// Ops lists the requests Run knows, in the order the CLI shows them.
+var Ops = []Op{OpPut, OpRange, OpTxn, OpWatch, OpMixed}
+
+// Targets of a load's connections.
+const (
+	// TargetAll spreads the connections over the endpoints: connection i
+	// talks to endpoint i mod n, as etcd's benchmark tool does.
+	TargetAll = "all"
+	// TargetLeader sends every connection to the current leader, found
+	// with a Status call to each endpoint before the load.
+	TargetLeader = "leader"
 )
 
 // Range consistencies, as etcd's benchmark tool names them.
@@ -65,8 +90,22 @@ type Load struct {
 	KeySpaceSize int
 	// SequentialKeys picks keys 0, 1, 2... instead of at random.
 	SequentialKeys bool
-	// Consistency of ranges: Linearizable or Serializable.
+	// Consistency of ranges (range and mixed): Linearizable or
+	// Serializable.
 	Consistency string
+	// Target is TargetAll (the default when empty) or TargetLeader.
+	Target string
+	// TxnOps is the number of puts in each transaction of OpTxn.
+	TxnOps int
+	// ReadRatio is the share of ranges among OpMixed's requests, 0..1.
+	ReadRatio float64
+	// Streams is the number of gRPC watch streams of OpWatch, spread over
+	// the connections.
+	Streams int
+	// WatchersPerStream is the number of watchers on each stream; every
+	// watcher watches the whole prefix, so each put makes
+	// Streams x WatchersPerStream events.
+	WatchersPerStream int
 	// RunID names the run's prefix; empty: a new one is made.
 	RunID string
 	// CleanupTimeout bounds the deletion of the prefix (default 30 s); it
@@ -80,12 +119,22 @@ type Load struct {
 
 // DefaultLoad returns etcd's benchmark defaults for op: one connection,
 // one client, 10,000 requests, 8-byte keys and values, one key,
-// linearizable ranges.
+// linearizable ranges, one put per transaction; for mixed, 90 % ranges
+// over 1000 keys; for watch, the defaults of etcd's benchmark
+// watch-latency: 10 streams of 10 watchers, 1000 puts at 100 puts/s.
 func DefaultLoad(op Op) Load {
-	return Load{
+	l := Load{
 		Op: op, Conns: 1, Clients: 1, Total: 10000,
 		KeySize: 8, ValSize: 8, KeySpaceSize: 1, Consistency: Linearizable,
+		Target: TargetAll, TxnOps: 1, ReadRatio: 0.9, Streams: 10, WatchersPerStream: 10,
 	}
+	switch op {
+	case OpMixed:
+		l.KeySpaceSize = 1000
+	case OpWatch:
+		l.Total, l.Rate = 1000, 100
+	}
+	return l
 }
 
 // Validate checks the settings.
@@ -94,8 +143,8 @@ func (l Load) Validate() error {
 		return fmt.Errorf("%w: %s", ErrBadLoad, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case l.Op != OpPut && l.Op != OpRange:
-		return bad("unknown request %q: want put or range", l.Op)
+	case !slices.Contains(Ops, l.Op):
+		return bad("unknown request %q: want put, range, txn, watch or mixed", l.Op)
 	case len(l.Client.Endpoints) == 0:
 		return bad("no endpoints")
 	case l.Conns < 1:
@@ -114,13 +163,26 @@ func (l Load) Validate() error {
 		return bad("value size %d: want 0 or more", l.ValSize)
 	case l.KeySize < len(strconv.Itoa(l.KeySpaceSize-1)):
 		return bad("key size %d cannot number %d keys: want at least %d", l.KeySize, l.KeySpaceSize, len(strconv.Itoa(l.KeySpaceSize-1)))
-	case l.Op == OpRange && l.Consistency != Linearizable && l.Consistency != Serializable:
+	case (l.Op == OpRange || l.Op == OpMixed) && l.Consistency != Linearizable && l.Consistency != Serializable:
 		return bad("consistency %q: want l (linearizable) or s (serializable)", l.Consistency)
+	case l.Target != "" && l.Target != TargetAll && l.Target != TargetLeader:
+		return bad("target %q: want all or leader", l.Target)
+	case l.Op == OpTxn && l.TxnOps < 1:
+		return bad("txn ops %d: want at least 1", l.TxnOps)
+	case l.Op == OpTxn && l.TxnOps > l.KeySpaceSize:
+		return bad("txn ops %d over a key space of %d: a transaction may not put one key twice; raise the key space size", l.TxnOps, l.KeySpaceSize)
+	case l.Op == OpMixed && (l.ReadRatio < 0 || l.ReadRatio > 1 || math.IsNaN(l.ReadRatio)):
+		return bad("read ratio %g: want 0 (puts only) to 1 (ranges only)", l.ReadRatio)
+	case l.Op == OpWatch && (l.Streams < 1 || l.WatchersPerStream < 1):
+		return bad("%d streams of %d watchers: want at least one of each", l.Streams, l.WatchersPerStream)
+	case l.Op == OpWatch && l.ValSize < stampSize:
+		return bad("value size %d: a watch load's values carry their send time, want at least %d bytes", l.ValSize, stampSize)
 	}
 	return nil
 }
 
-// Name is the workload's name in the result: "etcd-put", "etcd-range".
+// Name is the workload's name in the result: "etcd-put", "etcd-range",
+// "etcd-txn", "etcd-watch", "etcd-mixed".
 func (l Load) Name() string { return "etcd-" + string(l.Op) }
 
 // Prefix is the key prefix of the run, ending in "/".
@@ -171,6 +233,7 @@ func (l Load) parameters() map[string]any {
 		"val_size":        l.ValSize,
 		"key_space_size":  l.KeySpaceSize,
 		"sequential_keys": l.SequentialKeys,
+		"target":          defaultString(l.Target, TargetAll),
 	}
 	if l.Rate > 0 {
 		p["loop"] = "open"
@@ -182,8 +245,17 @@ func (l Load) parameters() map[string]any {
 	if l.Client.TLS != nil {
 		p["tls"] = true
 	}
-	if l.Op == OpRange {
+	switch l.Op {
+	case OpRange:
 		p["consistency"] = l.Consistency
+	case OpMixed:
+		p["consistency"] = l.Consistency
+		p["read_ratio"] = l.ReadRatio
+	case OpTxn:
+		p["txn_ops"] = l.TxnOps
+	case OpWatch:
+		p["streams"] = l.Streams
+		p["watchers_per_stream"] = l.WatchersPerStream
 	}
 	return p
 }

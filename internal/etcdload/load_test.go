@@ -173,7 +173,7 @@ func TestLoadValidate(t *testing.T) {
 		name string
 		set  func(*Load)
 	}{
-		{"unknown op", func(l *Load) { l.Op = "txn" }},
+		{"unknown op", func(l *Load) { l.Op = "lease" }},
 		{"no endpoints", func(l *Load) { l.Client.Endpoints = nil }},
 		{"no conns", func(l *Load) { l.Conns = 0 }},
 		{"no clients", func(l *Load) { l.Clients = 0 }},

@@ -27,22 +27,44 @@ const maxErrorClasses = 32
 
 const otherErrors = "other (more error classes than etcdbench keeps apart)"
 
-// sample is one completed request: its latency and the second of the run
-// it completed in (1 covers (0 s, 1 s]).
+// sample is one completed request: its latency, the second of the run it
+// completed in (1 covers (0 s, 1 s]) and its kind (an index into the
+// aggregator's histograms).
 type sample struct {
-	sec int
-	ns  int64
+	sec  int
+	ns   int64
+	kind int
 }
 
-// aggregator holds the run's latency histogram and one coarse histogram
-// per second. Clients hand it batches.
+// aggregator holds the run's latency histograms - the first one for all
+// requests that count towards the result's throughput and series, the
+// others per kind of request - and one coarse histogram per second of the
+// first. Clients hand it batches.
 type aggregator struct {
-	mu   sync.Mutex
-	all  *hdr.Histogram
-	secs []*hdr.Histogram // index sec-1
+	mu    sync.Mutex
+	names []string
+	hists []*hdr.Histogram
+	// rollup records every kind in the first histogram too (a mixed load's
+	// "request" is its ranges and puts together); without it the first
+	// histogram is a kind of its own (a watch load's "event").
+	rollup bool
+	all    *hdr.Histogram // hists[0]
+	secs   []*hdr.Histogram // index sec-1
 }
 
-func newAggregator() *aggregator { return &aggregator{all: stats.NewLatencyHistogram()} }
+// newAggregator makes an aggregator with a histogram per name; kind i of
+// a sample is names[i].
+func newAggregator(rollup bool, names ...string) *aggregator {
+	if len(names) == 0 {
+		names = []string{"request"}
+	}
+	a := &aggregator{names: names, rollup: rollup}
+	for range names {
+		a.hists = append(a.hists, stats.NewLatencyHistogram())
+	}
+	a.all = a.hists[0]
+	return a
+}
 
 // secondHistogram is coarse (two significant digits, 1 us to 1 h): a
 // per-second p99 and maximum need no more, and a long run keeps one per
@@ -54,7 +76,13 @@ func (a *aggregator) add(batch []sample) {
 	defer a.mu.Unlock()
 	for _, s := range batch {
 		d := time.Duration(s.ns)
-		stats.Record(a.all, d)
+		stats.Record(a.hists[s.kind], d)
+		if s.kind != 0 {
+			if !a.rollup {
+				continue
+			}
+			stats.Record(a.all, d)
+		}
 		for len(a.secs) < s.sec {
 			a.secs = append(a.secs, nil)
 		}
@@ -102,12 +130,16 @@ func newRecorder(agg *aggregator, start time.Time) *recorder {
 }
 
 // record adds a request that was due at from and completed at done.
-func (r *recorder) record(from, done time.Time) {
+func (r *recorder) record(from, done time.Time) { r.recordKind(0, from, done) }
+
+// recordKind adds a request of kind k (an index into the aggregator's
+// histograms).
+func (r *recorder) recordKind(k int, from, done time.Time) {
 	sec := int(done.Sub(r.start)/time.Second) + 1
 	if len(r.buf) > 0 && r.buf[0].sec != sec {
 		r.flush()
 	}
-	r.buf = append(r.buf, sample{sec: sec, ns: int64(done.Sub(from))})
+	r.buf = append(r.buf, sample{sec: sec, ns: int64(done.Sub(from)), kind: k})
 	if len(r.buf) == cap(r.buf) {
 		r.flush()
 	}

@@ -34,7 +34,7 @@ func TestErrorClass(t *testing.T) {
 }
 
 func TestErrorClassesBounded(t *testing.T) {
-	r := newRecorder(newAggregator(), time.Now())
+	r := newRecorder(newAggregator(false), time.Now())
 	for i := range maxErrorClasses + 5 {
 		r.fail(fmt.Errorf("error %d", i))
 	}
@@ -48,7 +48,7 @@ func TestErrorClassesBounded(t *testing.T) {
 }
 
 func TestAggregatorSeries(t *testing.T) {
-	a := newAggregator()
+	a := newAggregator(false)
 	a.add([]sample{{sec: 1, ns: 1e6}, {sec: 1, ns: 3e6}, {sec: 3, ns: 2e6}})
 	s := a.series(4)
 	if len(s) != 4 || s[0].Ops != 2 || s[1].Ops != 0 || s[2].Ops != 1 || s[3].Ops != 0 {

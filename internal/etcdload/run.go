@@ -73,7 +73,11 @@ func Run(ctx context.Context, l Load) (out *Outcome, err error) {
 	if err := checkTLS(ctx, l.Client.Endpoints, l.Client.TLS); err != nil {
 		return nil, err
 	}
-	conns, err := dial(l)
+	assign, targetNote, err := assignEndpoints(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	conns, err := dial(l, assign)
 	if err != nil {
 		return nil, err
 	}
@@ -100,19 +104,26 @@ func Run(ctx context.Context, l Load) (out *Outcome, err error) {
 			err = errors.Join(err, cerr)
 		}
 	}()
-	if l.Op == OpRange {
+	if l.Op == OpRange || l.Op == OpMixed {
 		if err := populate(ctx, l, conns); err != nil {
 			return nil, err
 		}
 	}
-	return drive(ctx, l, conns)
+	out, err = drive(ctx, l, conns)
+	if out != nil {
+		out.Workload.Notes = append(out.Workload.Notes, targetNote)
+	}
+	return out, err
 }
 
-// dial opens l.Conns connections.
-func dial(l Load) ([]*clientv3.Client, error) {
+// dial opens l.Conns connections, connection i to the endpoints
+// assign[i mod len(assign)].
+func dial(l Load, assign [][]string) ([]*clientv3.Client, error) {
 	var conns []*clientv3.Client
-	for range l.Conns {
-		c, err := clientv3.New(l.Client)
+	for i := range l.Conns {
+		cfg := l.Client
+		cfg.Endpoints = assign[i%len(assign)]
+		c, err := clientv3.New(cfg)
 		if err != nil {
 			for _, c := range conns {
 				c.Close()
@@ -223,26 +234,32 @@ func raiseGC() (restore func()) {
 	return func() { debug.SetGCPercent(old) }
 }
 
-// drive runs the timed load.
+// drive runs the timed load: every client sends requests until the total
+// or the duration is reached, in a closed loop or at the open loop's
+// rate; a watch load's watchers record the events of those requests.
 func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, error) {
 	defer raiseGC()()
-	agg := newAggregator()
-	val := value(l.ValSize)
-	var getOpts []clientv3.OpOption
-	if l.Consistency == Serializable {
-		getOpts = append(getOpts, clientv3.WithSerializable())
+	agg := newAggregator(l.Op == OpMixed, kindNames(l.Op)...)
+	var ws *watchers
+	if l.Op == OpWatch {
+		var err error
+		if ws, err = openWatchers(ctx, l, conns); err != nil {
+			return nil, err
+		}
+		defer ws.close()
 	}
 	recs := make([]*recorder, l.Clients)
 	start := time.Now()
 	end := start.Add(l.Duration)
+	if ws != nil {
+		ws.start(agg, start)
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for i := range l.Clients {
 		rec := newRecorder(agg, start)
 		recs[i] = rec
-		c := conns[i%len(conns)]
-		kb := newKeyBuf(l.Prefix(), l.KeySize)
-		rng := rand.New(rand.NewPCG(uint64(start.UnixNano()), uint64(i)))
+		send := newSender(l, conns[i%len(conns)], uint64(start.UnixNano()), uint64(i))
 		wg.Go(func() {
 			defer rec.flush()
 			timer := time.NewTimer(time.Hour)
@@ -267,16 +284,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 						return
 					}
 				}
-				k := int(n % int64(l.KeySpaceSize))
-				if !l.SequentialKeys {
-					k = rng.IntN(l.KeySpaceSize)
-				}
-				var err error
-				if l.Op == OpPut {
-					_, err = c.Put(ctx, kb.key(k), val)
-				} else {
-					_, err = c.Get(ctx, kb.key(k), getOpts...)
-				}
+				kind, err := send(ctx, n, due)
 				done := time.Now()
 				if err != nil {
 					if ctx.Err() != nil {
@@ -285,18 +293,29 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 					rec.fail(err)
 					continue
 				}
-				rec.record(due, done)
+				rec.recordKind(kind, due, done)
 			}
 		})
 	}
 	stopTicker := tick(l, start, &next)
 	wg.Wait()
 	stopTicker()
+	var figures []result.Figure
+	var notes []string
+	if ws != nil {
+		puts := agg.count(1)
+		figures, notes = ws.finish(ctx, puts)
+	}
 	out := &Outcome{Prefix: l.Prefix(), Start: start, End: time.Now(), Errors: mergeErrors(recs)}
+	if ws != nil {
+		out.Errors = mergeErrorMaps(out.Errors, ws.errors())
+	}
 	wl, err := buildWorkload(l, agg, out, ctx.Err() != nil)
 	if err != nil {
 		return nil, err
 	}
+	wl.Figures = append(wl.Figures, figures...)
+	wl.Notes = append(wl.Notes, notes...)
 	out.Workload = wl
 	return out, ctx.Err()
 }

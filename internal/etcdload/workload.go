@@ -13,9 +13,16 @@ import (
 // buildWorkload turns what the clients recorded into the result record.
 func buildWorkload(l Load, agg *aggregator, out *Outcome, interrupted bool) (result.Workload, error) {
 	elapsed := out.End.Sub(out.Start)
-	enc, err := stats.Encode(agg.all)
-	if err != nil {
-		return result.Workload{}, err
+	var lats []result.Latency
+	for i, h := range agg.hists {
+		if i > 0 && h.TotalCount() == 0 && l.Op == OpMixed {
+			continue // a mixed load of ranges only has no put latencies
+		}
+		enc, err := stats.Encode(h)
+		if err != nil {
+			return result.Workload{}, err
+		}
+		lats = append(lats, result.Latency{Name: agg.names[i], Summary: stats.Summarize(h), Histogram: enc})
 	}
 	ops := agg.all.TotalCount()
 	var failed int64
@@ -26,12 +33,10 @@ func buildWorkload(l Load, agg *aggregator, out *Outcome, interrupted bool) (res
 		Name:        l.Name(),
 		Description: description(l),
 		Parameters:  l.parameters(),
-		Stop:        stop(l, ops+failed, interrupted),
+		Stop:        stop(l, sent(l, agg)+failed, interrupted),
 		Ops:         ops,
 		DurationNs:  elapsed.Nanoseconds(),
-		Latencies: []result.Latency{{
-			Name: "request", Summary: stats.Summarize(agg.all), Histogram: enc,
-		}},
+		Latencies:   lats,
 		Series:   agg.series(int(math.Ceil(elapsed.Seconds()))),
 		Verdicts: []verdict.Verdict{},
 		Notes:    errorNotes(out.Errors),
@@ -40,8 +45,16 @@ func buildWorkload(l Load, agg *aggregator, out *Outcome, interrupted bool) (res
 			Description: "requests that returned an error (not in the latencies); see the notes for their kinds",
 		}},
 	}
-	if l.Op == OpPut {
-		w.Bytes = ops * int64(len(l.Prefix())+l.KeySize+l.ValSize)
+	kv := int64(len(l.Prefix()) + l.KeySize + l.ValSize)
+	switch l.Op {
+	case OpPut:
+		w.Bytes = ops * kv
+	case OpTxn:
+		w.Bytes = ops * int64(l.TxnOps) * kv
+	case OpMixed:
+		w.Bytes = agg.hists[2].TotalCount() * kv
+	case OpWatch:
+		w.Bytes = agg.hists[1].TotalCount() * kv
 	}
 	if s := elapsed.Seconds(); s > 0 {
 		w.OpsPerSec = float64(ops) / s
@@ -57,9 +70,17 @@ func buildWorkload(l Load, agg *aggregator, out *Outcome, interrupted bool) (res
 }
 
 func description(l Load) string {
+	cons := map[string]string{Linearizable: "linearizable", Serializable: "serializable"}[l.Consistency]
 	what := "puts of one key each"
-	if l.Op == OpRange {
-		what = "ranges of one key each (" + map[string]string{Linearizable: "linearizable", Serializable: "serializable"}[l.Consistency] + ")"
+	switch l.Op {
+	case OpRange:
+		what = "ranges of one key each (" + cons + ")"
+	case OpTxn:
+		what = fmt.Sprintf("transactions of %d puts each", l.TxnOps)
+	case OpMixed:
+		what = fmt.Sprintf("ranges (%.0f %%, %s) and puts of one key each", 100*l.ReadRatio, cons)
+	case OpWatch:
+		what = fmt.Sprintf("puts watched by %d streams x %d watchers of the prefix (latency: put due -> event received)", l.Streams, l.WatchersPerStream)
 	}
 	loop := "closed loop"
 	if l.Rate > 0 {
@@ -77,4 +98,13 @@ func stop(l Load, sent int64, interrupted bool) result.Stop {
 		s.Reason = fmt.Sprintf("interrupted after %d requests", sent)
 	}
 	return s
+}
+
+// sent is the number of requests that succeeded: a watch load's puts, not
+// its events.
+func sent(l Load, agg *aggregator) int64 {
+	if l.Op == OpWatch {
+		return agg.hists[1].TotalCount()
+	}
+	return agg.all.TotalCount()
 }
