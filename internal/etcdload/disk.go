@@ -228,6 +228,8 @@ type BenchOptions struct {
 	// instead of an error: an external cluster may serve its metrics
 	// elsewhere (--listen-metrics-urls) or behind TLS.
 	BestEffort bool
+	// After is done to the cluster once the load's metrics are read.
+	After Maintenance
 }
 
 // ExternalTargets returns a target per client endpoint, named member0,
@@ -247,7 +249,7 @@ func ExternalTargets(endpoints []string) []MetricsTarget {
 // Bench runs l with two scrapes of every target's /metrics around it and
 // adds the disk figures, verdicts and notes to the workload. Without
 // targets it is Run. An interrupted run gets no disk figures or verdicts.
-func Bench(ctx context.Context, l Load, o BenchOptions) (*Outcome, error) {
+func Bench(ctx context.Context, l Load, o BenchOptions) (out *Outcome, err error) {
 	targets := o.Targets
 	var notes []string
 	before := make([]metrics.Families, 0, len(targets))
@@ -267,12 +269,24 @@ func Bench(ctx context.Context, l Load, o BenchOptions) (*Outcome, error) {
 		}
 	}
 	cancel()
-	out, err := Run(ctx, l)
+	out, err = Run(ctx, l)
 	if out != nil {
 		out.Workload.Notes = append(out.Workload.Notes, notes...)
 	}
-	if err != nil || len(kept) == 0 {
+	if err != nil {
 		return out, err
+	}
+	defer func() {
+		if err != nil || out == nil {
+			return
+		}
+		figs, mnotes, merr := maintain(ctx, l, o.After)
+		out.Workload.Figures = append(out.Workload.Figures, figs...)
+		out.Workload.Notes = append(out.Workload.Notes, mnotes...)
+		err = merr
+	}()
+	if len(kept) == 0 {
+		return out, nil
 	}
 	// The backend commits every batch interval: wait one so that the
 	// load's last commit is counted.

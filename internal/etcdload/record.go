@@ -48,7 +48,7 @@ type aggregator struct {
 	// "request" is its ranges and puts together); without it the first
 	// histogram is a kind of its own (a watch load's "event").
 	rollup bool
-	all    *hdr.Histogram // hists[0]
+	all    *hdr.Histogram   // hists[0]
 	secs   []*hdr.Histogram // index sec-1
 }
 

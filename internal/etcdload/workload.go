@@ -37,9 +37,9 @@ func buildWorkload(l Load, agg *aggregator, out *Outcome, interrupted bool) (res
 		Ops:         ops,
 		DurationNs:  elapsed.Nanoseconds(),
 		Latencies:   lats,
-		Series:   agg.series(int(math.Ceil(elapsed.Seconds()))),
-		Verdicts: []verdict.Verdict{},
-		Notes:    errorNotes(out.Errors),
+		Series:      agg.series(int(math.Ceil(elapsed.Seconds()))),
+		Verdicts:    []verdict.Verdict{},
+		Notes:       errorNotes(out.Errors),
 		Figures: []result.Figure{{
 			Name: "failed_requests", Value: float64(failed), Unit: "count",
 			Description: "requests that returned an error (not in the latencies); see the notes for their kinds",
