@@ -19,7 +19,8 @@ import (
 	"etcdbench/internal/verdict"
 )
 
-// etcdFlags are the flags of `etcd put` and `etcd range`.
+// etcdFlags are the flags of the etcd load commands (put, range, txn,
+// watch, mixed).
 type etcdFlags struct {
 	dir, output         string
 	endpoints           []string
@@ -32,6 +33,11 @@ type etcdFlags struct {
 	keySpaceSize        int
 	sequentialKeys      bool
 	consistency         string
+	target              string
+	txnOps              int
+	readRatio           float64
+	streams, watchers   int
+	compact, defrag     bool
 	members             int
 	snapshotCount       uint64
 	heartbeat, election string
@@ -48,18 +54,30 @@ func (f *etcdFlags) register(fs *pflag.FlagSet, op etcdload.Op) {
 	fs.BoolVar(&f.yes, "yes", false, "write to the external cluster of --endpoints (keys under /etcdbench/<run-id>/, deleted afterwards)")
 	fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr")
-	fs.IntVar(&f.conns, "conns", d.Conns, "gRPC connections")
+	fs.IntVar(&f.conns, "conns", d.Conns, "gRPC connections; connection i talks to endpoint i mod n (see --target)")
 	fs.IntVar(&f.clients, "clients", d.Clients, "concurrent clients, spread over the connections")
-	fs.Int64Var(&f.total, "total", d.Total, "requests to send (default 10000 unless --duration is given)")
+	fs.StringVar(&f.target, "target", d.Target, "which members the connections talk to: all (spread over the endpoints) or leader (all to the current leader)")
+	fs.Int64Var(&f.total, "total", d.Total, fmt.Sprintf("requests to send (default %d unless --duration is given)", d.Total))
 	fs.StringVar(&f.duration, "duration", "", "run this long (e.g. 30s); with --total, whichever comes first")
-	fs.Float64Var(&f.rate, "rate", 0, "requests per second over all clients: an open loop whose latencies count from each request's due time; 0: closed loop")
+	fs.Float64Var(&f.rate, "rate", d.Rate, "requests per second over all clients: an open loop whose latencies count from each request's due time; 0: closed loop")
 	fs.IntVar(&f.keySize, "key-size", d.KeySize, "key bytes after the /etcdbench/<run-id>/ prefix")
 	fs.IntVar(&f.valSize, "val-size", d.ValSize, "value bytes")
 	fs.IntVar(&f.keySpaceSize, "key-space-size", d.KeySpaceSize, "distinct keys")
 	fs.BoolVar(&f.sequentialKeys, "sequential-keys", false, "use keys in order instead of at random")
-	if op == etcdload.OpRange {
+	switch op {
+	case etcdload.OpRange:
 		fs.StringVar(&f.consistency, "consistency", d.Consistency, "l (linearizable) or s (serializable)")
+	case etcdload.OpMixed:
+		fs.StringVar(&f.consistency, "consistency", d.Consistency, "ranges: l (linearizable) or s (serializable)")
+		fs.Float64Var(&f.readRatio, "read-ratio", d.ReadRatio, "share of ranges among the requests, 0 (puts only) to 1 (ranges only)")
+	case etcdload.OpTxn:
+		fs.IntVar(&f.txnOps, "txn-ops", d.TxnOps, "puts per transaction (of consecutive keys: at most --key-space-size)")
+	case etcdload.OpWatch:
+		fs.IntVar(&f.streams, "streams", d.Streams, "gRPC watch streams, spread over the connections")
+		fs.IntVar(&f.watchers, "watchers-per-stream", d.WatchersPerStream, "watchers on each stream, each watching every key of the run")
 	}
+	fs.BoolVar(&f.compact, "compact-after", false, "compact the key history after the load (on a shared cluster this drops every key's older revisions)")
+	fs.BoolVar(&f.defrag, "defrag-after", false, "defragment each endpoint's member after the load (blocks that member while it runs)")
 	fs.IntVar(&f.members, "members", 1, "embedded etcd members: 1 or 3")
 	fs.Uint64Var(&f.snapshotCount, "snapshot-count", 0, "embedded etcd's --snapshot-count (default: etcd's)")
 	fs.StringVar(&f.heartbeat, "heartbeat-interval", "", "embedded etcd's --heartbeat-interval, e.g. 100ms (default: etcd's)")
@@ -74,6 +92,7 @@ func (f *etcdFlags) register(fs *pflag.FlagSet, op etcdload.Op) {
 type etcdSpec struct {
 	load     etcdload.Load
 	embedded etcdload.Options // used when load.Client.Endpoints is empty
+	after    etcdload.Maintenance
 	dir      string
 	output   string
 	args     []string
@@ -96,11 +115,19 @@ func (f *etcdFlags) resolve(cmd *cobra.Command, op etcdload.Op) (etcdSpec, error
 	}
 	l := etcdload.DefaultLoad(op)
 	l.Client.Endpoints = f.endpoints
-	l.Conns, l.Clients, l.Rate = f.conns, f.clients, f.rate
+	l.Conns, l.Clients, l.Rate, l.Target = f.conns, f.clients, f.rate, f.target
 	l.KeySize, l.ValSize, l.KeySpaceSize, l.SequentialKeys = f.keySize, f.valSize, f.keySpaceSize, f.sequentialKeys
-	if op == etcdload.OpRange {
+	switch op {
+	case etcdload.OpRange:
 		l.Consistency = f.consistency
+	case etcdload.OpMixed:
+		l.Consistency, l.ReadRatio = f.consistency, f.readRatio
+	case etcdload.OpTxn:
+		l.TxnOps = f.txnOps
+	case etcdload.OpWatch:
+		l.Streams, l.WatchersPerStream = f.streams, f.watchers
 	}
+	s.after = etcdload.Maintenance{Compact: f.compact, Defrag: f.defrag}
 	l.Total = f.total
 	if f.duration != "" {
 		d, err := units.ParseDuration(f.duration)
@@ -153,8 +180,15 @@ func plan(l etcdload.Load) string {
 	default:
 		n = fmt.Sprintf("requests for %v", l.Duration)
 	}
-	if l.Op == etcdload.OpRange {
+	switch l.Op {
+	case etcdload.OpRange:
 		return fmt.Sprintf("%s of ranges over %d keys of %d-byte values that it writes first", n, l.KeySpaceSize, l.ValSize)
+	case etcdload.OpMixed:
+		return fmt.Sprintf("%s, %.0f %% ranges and the rest puts, over %d keys of %d-byte values that it writes first", n, 100*l.ReadRatio, l.KeySpaceSize, l.ValSize)
+	case etcdload.OpTxn:
+		return fmt.Sprintf("%s of transactions of %d puts each over %d keys of %d-byte values", n, l.TxnOps, l.KeySpaceSize, l.ValSize)
+	case etcdload.OpWatch:
+		return fmt.Sprintf("%s of puts over %d keys of %d-byte values, watched by %d watchers", n, l.KeySpaceSize, l.ValSize, l.Streams*l.WatchersPerStream)
 	}
 	return fmt.Sprintf("%s of puts over %d keys of %d-byte values", n, l.KeySpaceSize, l.ValSize)
 }
@@ -214,7 +248,7 @@ func runEtcd(ctx context.Context, s etcdSpec, stdout io.Writer) error {
 func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error) {
 	res = newResult(s.args)
 
-	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.load.Client.TLS)}
+	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.load.Client.TLS), After: s.after}
 	var notes []string
 	if len(s.load.Client.Endpoints) == 0 {
 		// No := with err in this block: the deferred removal must set the
@@ -273,27 +307,36 @@ func newEtcdCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Load a real etcd (embedded on --dir, or --endpoints) and read its own disk metrics",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unknown etcd workload %q: want put or range", args[0])
+				return usagef("unknown etcd workload %q: want put, range, txn, watch, mixed or check", args[0])
 			}
 			return nil
 		},
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		RunE: func(*cobra.Command, []string) error {
-			return usagef("missing workload: etcdbench etcd put|range")
+			return usagef("missing workload: etcdbench etcd put|range|txn|watch|mixed|check")
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	for _, op := range []etcdload.Op{etcdload.OpPut, etcdload.OpRange} {
+	for _, op := range etcdload.Ops {
 		cmd.AddCommand(newEtcdLoadCmd(op, stdout, stderr))
 	}
 	cmd.AddCommand(newEtcdCheckCmd(stdout, stderr))
 	return cmd
 }
 
-// newEtcdLoadCmd makes `etcd put` or `etcd range`.
+// loadWhat says in a few words what each load sends.
+var loadWhat = map[etcdload.Op]string{
+	etcdload.OpPut:   "puts",
+	etcdload.OpRange: "ranges",
+	etcdload.OpTxn:   "transactions of --txn-ops puts",
+	etcdload.OpWatch: "puts that --streams x --watchers-per-stream watchers of the run's keys receive as events (latency: from each put's due time to each event)",
+	etcdload.OpMixed: "ranges and puts (--read-ratio ranges)",
+}
+
+// newEtcdLoadCmd makes `etcd put`, `range`, `txn`, `watch` or `mixed`.
 func newEtcdLoadCmd(op etcdload.Op, stdout, stderr io.Writer) *cobra.Command {
 	f := &etcdFlags{}
-	what := map[etcdload.Op]string{etcdload.OpPut: "puts", etcdload.OpRange: "ranges"}[op]
+	what := loadWhat[op]
 	cmd := &cobra.Command{
 		Use:   string(op) + " --dir DIR | --endpoints URLS --yes",
 		Short: "etcd " + what + " like etcd's benchmark tool, with etcd's WAL fsync and backend commit histograms judged",

@@ -47,7 +47,14 @@ func TestEtcdBadInput(t *testing.T) {
 		want string // in the error line
 	}{
 		{"no workload", []string{"etcd"}, "missing workload"},
-		{"unknown workload", []string{"etcd", "txn", "--dir", dir}, "unknown etcd workload"},
+		{"unknown workload", []string{"etcd", "lease", "--dir", dir}, "unknown etcd workload"},
+		{"txn without puts", []string{"etcd", "txn", "--dir", dir, "--txn-ops", "0"}, "txn ops"},
+		{"txn wider than keys", []string{"etcd", "txn", "--dir", dir, "--txn-ops", "3"}, "key space"},
+		{"read ratio", []string{"etcd", "mixed", "--dir", dir, "--read-ratio", "1.5"}, "read ratio"},
+		{"read ratio on put", []string{"etcd", "put", "--dir", dir, "--read-ratio", "0.5"}, "read-ratio"},
+		{"no watchers", []string{"etcd", "watch", "--dir", dir, "--watchers-per-stream", "0"}, "watchers"},
+		{"watch value too short", []string{"etcd", "watch", "--dir", dir, "--val-size", "4"}, "send time"},
+		{"bad target", []string{"etcd", "put", "--dir", dir, "--target", "followers"}, "target"},
 		{"no dir", []string{"etcd", "put"}, "--dir is required"},
 		{"dir and endpoints", []string{"etcd", "put", "--dir", dir, "--endpoints", "http://127.0.0.1:1"}, "alternatives"},
 		{"members", []string{"etcd", "put", "--dir", dir, "--members", "2"}, "--members"},
@@ -122,5 +129,49 @@ func TestEtcdExternal(t *testing.T) {
 	}
 	if resp.Count != 0 {
 		t.Errorf("%d keys left under %s", resp.Count, etcdload.PrefixRoot)
+	}
+}
+
+// TestEtcdWorkloads runs every load kind but put against the embedded
+// etcd and checks each result's own figures.
+func TestEtcdWorkloads(t *testing.T) {
+	cases := []struct {
+		name      string
+		args      []string
+		ops       int64
+		latencies []string
+		figure    string
+	}{
+		{"txn", []string{"--total", "200", "--txn-ops", "4", "--key-space-size", "20"}, 200, []string{"request"}, "member0_wal_fsyncs"},
+		{"mixed", []string{"--total", "300", "--read-ratio", "0.5", "--clients", "4"}, 300, []string{"request", "range", "put"}, "member0_wal_fsyncs"},
+		{"watch", []string{"--total", "50", "--rate", "500", "--streams", "2", "--watchers-per-stream", "5"}, 500, []string{"event", "put"}, "events_missed"},
+		{"range", []string{"--total", "100", "--target", "leader", "--compact-after", "--defrag-after", "--members", "3"}, 100, []string{"request"}, "member2_db_size_after_defrag"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"etcd", tc.name, "--dir", dir, "-o", "json", "--no-progress"}, tc.args...)
+			res := run(t, runOpts{}, args...)
+			if res.code != exitOK && res.code != exitFail {
+				t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
+			}
+			r, err := result.Read(strings.NewReader(res.stdout))
+			if err != nil {
+				t.Fatalf("stdout is not a result: %v\n%s", err, res.stdout)
+			}
+			w := r.Workloads[0]
+			if w.Name != "etcd-"+tc.name || w.Ops != tc.ops {
+				t.Errorf("workload %s with %d ops, want etcd-%s with %d", w.Name, w.Ops, tc.name, tc.ops)
+			}
+			for _, l := range tc.latencies {
+				if w.Latency(l) == nil {
+					t.Errorf("no %q latency", l)
+				}
+			}
+			if w.Figure(tc.figure) == nil {
+				t.Errorf("no figure %s among %+v", tc.figure, w.Figures)
+			}
+			checkNoScratch(t, dir)
+		})
 	}
 }
