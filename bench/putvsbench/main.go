@@ -1,6 +1,6 @@
-// Command putvsbench compares `etcdbench etcd put` with etcd's official
-// benchmark tool (go.etcd.io/etcd/v3/tools/benchmark, `benchmark put`)
-// against one etcd both share: an embedded etcd started as a separate
+// Command putvsbench compares `etcdbench etcd put` and `etcd range` with
+// etcd's official benchmark tool (go.etcd.io/etcd/v3/tools/benchmark,
+// `benchmark put` and `benchmark range`) against one etcd both share: an embedded etcd started as a separate
 // process (./etcdserver) on free 127.0.0.1 ports with its data in the
 // test directory. Each round runs both tools with the same --conns,
 // --clients, --total, --key-size and --val-size, at a small and a large
@@ -34,11 +34,16 @@ type config struct {
 
 func (c config) String() string { return fmt.Sprintf("%d/%d", c.Conns, c.Clients) }
 
-// params are passed unchanged to both tools.
+// params are passed to both tools.
 type params struct {
 	Configs []config `json:"configs"`
+	// Ops are the requests compared: put, range or both.
+	Ops     []string `json:"ops"`
 	KeySize int      `json:"key_size"`
 	ValSize int      `json:"val_size"`
+	// MatchKeyBytes gives benchmark keys as long as etcdbench's, whose
+	// --key-size bytes follow its /etcdbench/<run-id>/ prefix.
+	MatchKeyBytes bool `json:"match_key_bytes"`
 }
 
 // options are the parsed flags.
@@ -61,7 +66,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err != nil {
 		return options{}, err
 	}
-	o := options{Common: c, params: params{KeySize: 8, ValSize: 256}}
+	o := options{Common: c, params: params{KeySize: 8, ValSize: 256, MatchKeyBytes: true}}
+	ops := "put,range"
 	small := config{Conns: 1, Clients: 1, Total: 2000}
 	large := config{Conns: 100, Clients: 1000, Total: 20000}
 	versions := defaultVersions
@@ -81,9 +87,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&large.Total, "large-total", large.Total, "requests of the large configuration")
 	fs.IntVar(&o.KeySize, "key-size", o.KeySize, "key bytes, for both tools (etcdbench's key also has its /etcdbench/<run-id>/ prefix)")
 	fs.IntVar(&o.ValSize, "val-size", o.ValSize, "value bytes, for both tools")
+	fs.BoolVar(&o.MatchKeyBytes, "match-key-bytes", o.MatchKeyBytes, "give benchmark keys as long as etcdbench's (its prefix and --key-size); false: benchmark gets --key-size alone")
+	fs.StringVar(&ops, "ops", ops, "requests to compare: put, range or put,range")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: bench/%s [flags]\n\n%s\n\nFlags:\n", name,
-			"Compares `etcdbench etcd put` with etcd's `benchmark put` against one etcd both share.")
+			"Compares `etcdbench etcd put|range` with etcd's `benchmark put|range` against one etcd both share.")
 		fs.PrintDefaults()
 	}
 	if err := cmp.Parse(fs, args); err != nil {
@@ -99,6 +107,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.Benchmark == "" && len(o.BenchmarkVersions) == 0 {
 		return o, cmp.UsageError{Err: errors.New("--benchmark-versions names no version")}
+	}
+	for _, op := range strings.Split(ops, ",") {
+		if op = strings.TrimSpace(op); op != "" {
+			o.Ops = append(o.Ops, op)
+		}
 	}
 	o.Configs = []config{small, large}
 	return o, o.params.check()
@@ -117,6 +130,14 @@ func (p params) check() error {
 	}
 	if p.Configs[0] == p.Configs[1] {
 		return bad("the small and large configurations are the same (%s)", p.Configs[0])
+	}
+	if len(p.Ops) == 0 {
+		return bad("--ops names no request: want put, range or put,range")
+	}
+	for _, op := range p.Ops {
+		if op != "put" && op != "range" {
+			return bad("--ops %q: want put or range", op)
+		}
 	}
 	if p.KeySize < 1 || p.ValSize < 0 {
 		return bad("--key-size %d, --val-size %d: want a key of at least 1 byte", p.KeySize, p.ValSize)

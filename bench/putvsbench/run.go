@@ -16,7 +16,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/internal/etcdload"
 )
 
 // toolBenchmark names etcd's benchmark tool in tables and the JSON file.
@@ -256,15 +259,37 @@ func (r runner) common(c config) []string {
 	return []string{"--conns", strconv.Itoa(c.Conns), "--clients", strconv.Itoa(c.Clients)}
 }
 
-func (r runner) sizes(c config) []string {
-	return []string{"--total", strconv.FormatInt(c.Total, 10), "--key-size", strconv.Itoa(r.p.KeySize), "--val-size", strconv.Itoa(r.p.ValSize)}
+// etcdbenchKeyBytes is the length of etcdbench's keys: its
+// /etcdbench/<run-id>/ prefix and --key-size.
+func etcdbenchKeyBytes(keySize int) int {
+	return len(etcdload.PrefixRoot) + len(etcdload.NewRunID()) + 1 + keySize
 }
 
-// runBenchmark runs `benchmark put` (with --precise: without it, the
-// latencies are printed to 0.1 ms).
-func (r runner) runBenchmark(ctx context.Context, c config) (cmp.Measurement, json.RawMessage, error) {
+// benchKeySize is the key length benchmark gets.
+func (r runner) benchKeySize() int {
+	if r.p.MatchKeyBytes {
+		return etcdbenchKeyBytes(r.p.KeySize)
+	}
+	return r.p.KeySize
+}
+
+// runBenchmark runs `benchmark put` or `benchmark range` (with --precise:
+// without it, the latencies are printed to 0.1 ms). The key benchmark
+// ranges over is written before and deleted after the run.
+func (r runner) runBenchmark(ctx context.Context, op string, c config) (cmp.Measurement, json.RawMessage, error) {
 	args := append([]string{"--endpoints", r.e.url, "--precise"}, r.common(c)...)
-	args = append(append(args, "put"), r.sizes(c)...)
+	total := []string{"--total", strconv.FormatInt(c.Total, 10)}
+	if op == "put" {
+		args = append(append(append(args, "put"), total...), "--key-size", strconv.Itoa(r.benchKeySize()), "--val-size", strconv.Itoa(r.p.ValSize))
+	} else {
+		key := rangeKey(r.benchKeySize())
+		done, err := r.e.putKey(ctx, key, r.p.ValSize)
+		if err != nil {
+			return cmp.Measurement{}, nil, err
+		}
+		defer done()
+		args = append(append(args, "range", key), total...)
+	}
 	ch, err := cmp.RunChild(ctx, nil, r.e.benchmark, args...)
 	if err != nil {
 		return cmp.Measurement{}, nil, err
@@ -277,10 +302,12 @@ func (r runner) runBenchmark(ctx context.Context, c config) (cmp.Measurement, js
 	return measurement(toolBenchmark, rep, ch), raw, nil
 }
 
-// runEtcdbench runs `etcdbench etcd put` against the same etcd.
-func (r runner) runEtcdbench(ctx context.Context, c config) (cmp.Measurement, json.RawMessage, error) {
-	args := append([]string{"etcd", "put", "--endpoints", r.e.url, "--yes"}, r.common(c)...)
-	args = append(append(args, r.sizes(c)...), "-o", "json", "--no-progress")
+// runEtcdbench runs `etcdbench etcd put` or `etcd range` against the same
+// etcd (range writes its one key first, outside its timed part).
+func (r runner) runEtcdbench(ctx context.Context, op string, c config) (cmp.Measurement, json.RawMessage, error) {
+	args := append([]string{"etcd", op, "--endpoints", r.e.url, "--yes"}, r.common(c)...)
+	args = append(args, "--total", strconv.FormatInt(c.Total, 10), "--key-size", strconv.Itoa(r.p.KeySize), "--val-size", strconv.Itoa(r.p.ValSize))
+	args = append(args, "-o", "json", "--no-progress")
 	// Exit 1 is a verdict FAIL (e.g. etcd's latency limits), a complete report.
 	ch, err := cmp.RunChild(ctx, []int{1}, r.e.etcdbench, args...)
 	if err != nil {
@@ -304,21 +331,32 @@ func measurement(tool string, rep report, ch cmp.Child) cmp.Measurement {
 	return m
 }
 
-func runName(tool string, c config) string { return tool + " " + c.String() }
+func runName(tool, op string, c config) string { return tool + " " + op + " " + c.String() }
 
 // plan returns the runs of a round in their odd-round order (even rounds
 // reverse it) and the pairs compared.
 func plan(r runner) ([]cmp.Step, []cmp.Pair) {
 	var steps []cmp.Step
 	var pairs []cmp.Pair
-	for _, c := range r.p.Configs {
-		steps = append(steps,
-			cmp.Step{Run: runName(toolBenchmark, c), Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return r.runBenchmark(ctx, c) }},
-			cmp.Step{Run: runName(cmp.ToolEtcdbench, c), Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return r.runEtcdbench(ctx, c) }})
-		pairs = append(pairs, cmp.Pair{Name: fmt.Sprintf("%s, %d puts", c, c.Total),
-			Etcd: runName(cmp.ToolEtcdbench, c), Fio: runName(toolBenchmark, c)})
+	for _, op := range r.p.Ops {
+		for _, c := range r.p.Configs {
+			steps = append(steps,
+				cmp.Step{Run: runName(toolBenchmark, op, c), Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return r.runBenchmark(ctx, op, c) }},
+				cmp.Step{Run: runName(cmp.ToolEtcdbench, op, c), Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return r.runEtcdbench(ctx, op, c) }})
+			pairs = append(pairs, cmp.Pair{Name: fmt.Sprintf("%s %s, %d requests", op, c, c.Total),
+				Etcd: runName(cmp.ToolEtcdbench, op, c), Fio: runName(toolBenchmark, op, c)})
+		}
 	}
 	return steps, pairs
+}
+
+// rangeKey is the key benchmark ranges over, n bytes long.
+func rangeKey(n int) string {
+	k := "/putvsbench-range-key"
+	for len(k) < n {
+		k += "k"
+	}
+	return k[:n]
 }
 
 const targetSource = "issue 4: throughput at least benchmark's, p99 within 10 %; p50 and CPU per request are informational"
@@ -375,9 +413,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	r := runner{e: e, p: o.params}
 	steps, pairs := plan(r)
 	ms := metrics()
-	fmt.Fprintf(stdout, "%s: etcd benchmark %s put vs etcdbench etcd put, --key-size %d --val-size %d, %d rounds, one embedded etcd (%s, data in %s)\n",
-		name, e.benchVersion, o.KeySize, o.ValSize, o.Rounds, e.url, e.dir)
-	fmt.Fprintln(stdout, "CPU: the client's child rusage (the server's is not counted). etcdbench's keys are /etcdbench/<run-id>/ + --key-size bytes")
+	fmt.Fprintf(stdout, "%s: etcd benchmark %s vs etcdbench etcd, %s, --key-size %d --val-size %d, %d rounds, one embedded etcd (%s, data in %s)\n",
+		name, e.benchVersion, strings.Join(o.Ops, " and "), o.KeySize, o.ValSize, o.Rounds, e.url, e.dir)
+	keys := fmt.Sprintf("benchmark's keys are %d bytes, as long as etcdbench's", r.benchKeySize())
+	if !o.MatchKeyBytes {
+		keys = fmt.Sprintf("benchmark's keys are %d bytes, etcdbench's %d", o.KeySize, etcdbenchKeyBytes(o.KeySize))
+	}
+	fmt.Fprintf(stdout, "CPU: the client's child rusage (the server's is not counted). etcdbench's keys are /etcdbench/<run-id>/ + --key-size bytes; %s\n", keys)
 	fmt.Fprintln(stdout)
 	var rounds []cmp.Round
 	for n := 1; n <= o.Rounds; n++ {
@@ -445,4 +487,25 @@ func renderSummary(w io.Writer, rounds int, rows []cmp.Row) error {
 			cmp.FmtRatio(float64(r.Ratio)), cmp.FmtRatio(float64(r.RatioMin)), cmp.FmtRatio(float64(r.RatioMax)), band, met)
 	}
 	return tw.Flush()
+}
+
+// putKey writes key with an n-byte value and returns the function that
+// deletes it again.
+func (e *env) putKey(ctx context.Context, key string, n int) (done func(), err error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{e.url}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s to write the key to range over: %w", e.url, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := cli.Put(pctx, key, strings.Repeat("v", n)); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("writing the key to range over: %w", err)
+	}
+	return func() {
+		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = cli.Delete(dctx, key)
+		cli.Close()
+	}, nil
 }
