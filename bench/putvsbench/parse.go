@@ -150,18 +150,18 @@ func parseSecs(s string) (time.Duration, error) {
 	return time.Duration(math.Round(x * 1e9)), nil
 }
 
-// parseEtcdbench reads an `etcdbench etcd put -o json` report: the
-// etcd-put workload's ops, duration, ops_per_sec and the percentiles of
+// parseEtcdbench reads an `etcdbench etcd put|range -o json` report: the
+// etcd-<op> workload's ops, duration, ops_per_sec and the percentiles of
 // its "request" latency; failed requests from its failed_requests figure.
-func parseEtcdbench(b []byte) (report, error) {
-	w, err := cmp.EtcdbenchWorkload(b, "etcd-put")
+func parseEtcdbench(b []byte, op string) (report, error) {
+	w, err := cmp.EtcdbenchWorkload(b, "etcd-"+op)
 	if err != nil {
 		return report{}, err
 	}
 	r := report{Requests: w.Ops, Total: time.Duration(w.DurationNs), OpsPerSec: w.OpsPerSec, Percentiles: map[float64]time.Duration{}}
 	lat := w.Latency("request")
 	if lat == nil {
-		return r, errors.New(`etcdbench's etcd-put workload has no "request" latency`)
+		return r, errors.New(`etcdbench's workload has no "request" latency`)
 	}
 	for _, p := range lat.Percentiles {
 		r.Percentiles[p.P] = time.Duration(p.ValueNs)
@@ -175,7 +175,7 @@ func parseEtcdbench(b []byte) (report, error) {
 		r.Errors = int64(f.Value)
 	}
 	if r.Requests <= 0 || r.OpsPerSec <= 0 {
-		return r, fmt.Errorf("etcdbench's etcd-put workload did no requests (ops %d, ops_per_sec %g)", r.Requests, r.OpsPerSec)
+		return r, fmt.Errorf("etcdbench's workload did no requests (ops %d, ops_per_sec %g)", r.Requests, r.OpsPerSec)
 	}
 	return r, nil
 }

@@ -74,7 +74,7 @@ func TestParseBenchmarkCases(t *testing.T) {
 // TestParseEtcdbench reads a real `etcdbench etcd put --total 200
 // --key-size 8 --val-size 256 -o json`.
 func TestParseEtcdbench(t *testing.T) {
-	r, err := parseEtcdbench(cmptest.ReadFixture(t, "etcdbench-put.json"))
+	r, err := parseEtcdbench(cmptest.ReadFixture(t, "etcdbench-put.json"), "put")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestParseEtcdbench(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := parseEtcdbench([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := parseEtcdbench([]byte(tc.in), "put"); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want it to contain %q", err, tc.want)
 			}
 		})

@@ -313,7 +313,7 @@ func (r runner) runEtcdbench(ctx context.Context, op string, c config) (cmp.Meas
 	if err != nil {
 		return cmp.Measurement{}, nil, err
 	}
-	rep, err := parseEtcdbench(ch.Stdout)
+	rep, err := parseEtcdbench(ch.Stdout, op)
 	if err != nil {
 		return cmp.Measurement{}, nil, err
 	}
