@@ -1,0 +1,87 @@
+package etcdload
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// ErrNoSpace is returned by Run when etcd refused a write because its
+// backend reached the space quota (--quota-backend-bytes): etcd has raised
+// its NOSPACE alarm and refuses every put until an operator frees space
+// and disarms the alarm, so the run stops at the first such error.
+var ErrNoSpace = errors.New("etcdload: etcd's database space is exceeded (NOSPACE alarm)")
+
+// noSpaceHint is etcd's own recovery from a NOSPACE alarm (the space quota
+// section of etcd's maintenance guide).
+const noSpaceHint = "etcd refuses every write until space is freed: compact the history " +
+	"(etcdctl compact <revision from etcdctl endpoint status -w json>), " +
+	"defragment (etcdctl defrag), then etcdctl alarm disarm, or raise --quota-backend-bytes"
+
+// isFatal returns err wrapped in the sentinel of its kind, with what to do,
+// when err means that no later request of the run can succeed; otherwise
+// nil. A put refused for lack of space is fatal: etcd keeps refusing
+// writes until an operator intervenes. Timeouts, leader changes and
+// other transient errors are not: they are counted and the run goes on.
+func isFatal(err error) error {
+	if err == nil || !isNoSpace(err) {
+		return nil
+	}
+	return fmt.Errorf("%w: %w; %s", ErrNoSpace, err, noSpaceHint)
+}
+
+// isNoSpace reports whether err is etcd's "mvcc: database space exceeded",
+// as clientv3 returns it (rpctypes.ErrNoSpace), as a raw gRPC status, or
+// as text from a wrapper that kept only the message.
+func isNoSpace(err error) bool {
+	if errors.Is(err, rpctypes.ErrNoSpace) || errors.Is(err, rpctypes.ErrGRPCNoSpace) {
+		return true
+	}
+	if s, ok := status.FromError(err); ok && s.Code() == codes.ResourceExhausted &&
+		strings.Contains(s.Message(), "database space exceeded") {
+		return true
+	}
+	return strings.Contains(err.Error(), rpctypes.ErrNoSpace.Error())
+}
+
+// stopper ends a run at its first fatal error: the client that gets it
+// records it and returns, and every other client returns before its next
+// request (stopped). The zero value is ready; it is safe for concurrent use
+// and costs the hot path one atomic load per request.
+type stopper struct {
+	stop atomic.Bool
+	once sync.Once
+	err  error // the first fatal error; written once, before stop is set
+}
+
+// fatal reports whether err ends the run (see isFatal) and keeps the first
+// such error for err.
+func (s *stopper) fatal(err error) bool {
+	ferr := isFatal(err)
+	if ferr == nil {
+		return false
+	}
+	s.once.Do(func() {
+		s.err = ferr
+		s.stop.Store(true)
+	})
+	return true
+}
+
+// stopped reports whether some client got a fatal error.
+func (s *stopper) stopped() bool { return s.stop.Load() }
+
+// Err returns the first fatal error, or nil. It is meant to be read after
+// the clients have ended.
+func (s *stopper) Err() error {
+	if !s.stop.Load() {
+		return nil
+	}
+	return s.err
+}
