@@ -1,0 +1,114 @@
+package verdict
+
+import (
+	"fmt"
+	"time"
+)
+
+// CheckPerfSource is where the rules of `etcdctl check perf` (and the load
+// models in etcdload.CheckPresets) come from. The file is the same in
+// v3.6.0, v3.7.1 and main of August 2026 apart from a report constructor's
+// signature.
+const CheckPerfSource = "etcdctl check perf: etcd v3.7.1 etcdctl/ctlv3/command/check.go, newCheckPerfCommand"
+
+// CheckPerfThresholds are the pass rules of `etcdctl check perf`. The
+// command line may override any of them.
+type CheckPerfThresholds struct {
+	Errors          Threshold // failed puts: at most this many (etcdctl: none)
+	ThroughputRatio Threshold // achieved / target puts per second: above this
+	Slowest         Threshold // the slowest put: at most this
+	Stddev          Threshold // standard deviation of the put latency: at most this
+}
+
+// CheckPerfDefaults returns etcdctl check perf's rules.
+func CheckPerfDefaults() CheckPerfThresholds {
+	return CheckPerfThresholds{
+		Errors: Threshold{
+			ID: "check_perf_errors", Title: "failed puts", Limit: 0, Unit: "count",
+			Source: CheckPerfSource + ": \"FAIL: too many errors\" when any request returned an error",
+		},
+		ThroughputRatio: Threshold{
+			ID: "check_perf_throughput", Title: "throughput / target rate", Limit: 0.9, Unit: "ratio",
+			Source: CheckPerfSource + ": \"FAIL: Throughput too low\" when s.RPS/float64(cfg.limit) <= 0.9",
+		},
+		Slowest: Threshold{
+			ID: "check_perf_slowest", Title: "slowest put", Limit: (500 * time.Millisecond).Seconds(), Unit: "s",
+			Source: CheckPerfSource + ": \"Slowest request took too long\" when s.Slowest > 0.5 (seconds)",
+		},
+		Stddev: Threshold{
+			ID: "check_perf_stddev", Title: "put latency stddev", Limit: (100 * time.Millisecond).Seconds(), Unit: "s",
+			Source: CheckPerfSource + ": \"Stddev too high\" when s.Stddev > 0.1 (seconds)",
+		},
+	}
+}
+
+// CheckPerfFigures are what the check perf rules read.
+type CheckPerfFigures struct {
+	TargetRate float64 // puts per second asked for
+	Rate       float64 // successful puts per second over the run, its drain included
+	Slowest    time.Duration
+	Stddev     time.Duration // population standard deviation, as etcdctl's report computes it
+	Failed     int64
+	// Timing says in a few words from when a latency counts, e.g. "from
+	// its due time"; it goes into the details.
+	Timing string
+}
+
+// JudgeCheckPerf applies etcdctl check perf's four rules, in etcdctl's
+// order: errors, throughput, slowest, stddev.
+func JudgeCheckPerf(t CheckPerfThresholds, f CheckPerfFigures) []Verdict {
+	timing := ""
+	if f.Timing != "" {
+		timing = " (" + f.Timing + ")"
+	}
+	e := t.Errors
+	ev := Verdict{
+		Check: e.ID, Title: e.Title, Value: float64(f.Failed), Unit: e.Unit, Limit: e.Limit, Comparison: "<=", Source: e.Source,
+		Status: Pass, Detail: "no put failed",
+	}
+	if float64(f.Failed) > e.Limit {
+		ev.Status = Fail
+		ev.Detail = fmt.Sprintf("%d puts failed (their kinds are in the notes); etcdctl check perf fails on any error", f.Failed)
+	}
+
+	tr := t.ThroughputRatio
+	ratio := 0.0
+	if f.TargetRate > 0 {
+		ratio = f.Rate / f.TargetRate
+	}
+	tv := Verdict{
+		Check: tr.ID, Title: tr.Title, Value: ratio, Unit: tr.Unit, Limit: tr.Limit, Comparison: ">", Source: tr.Source,
+		Status: Pass,
+		Detail: fmt.Sprintf("%.1f puts/s of the %g asked for (%.1f %%), above %.0f %% of the target", f.Rate, f.TargetRate, 100*ratio, 100*tr.Limit),
+	}
+	if ratio <= tr.Limit {
+		tv.Status = Fail
+		tv.Detail = fmt.Sprintf("%.1f puts/s of the %g asked for (%.1f %%), not above %.0f %% of the target: the cluster did not keep up with this load model; the per-second series shows when it fell behind, the members' WAL fsync and backend commit figures whether the disk was the limit",
+			f.Rate, f.TargetRate, 100*ratio, 100*tr.Limit)
+	}
+
+	return []Verdict{ev, tv,
+		judgeAtMost(t.Slowest, f.Slowest, fmt.Sprintf("the slowest put%s took %%v", timing),
+			"one stall is enough: the p99.9 and the per-second maximum show whether it was one or many"),
+		judgeAtMost(t.Stddev, f.Stddev, fmt.Sprintf("put latencies%s spread with a standard deviation of %%v", timing),
+			"the latency distribution and the per-second p99 show whether a few stalls or a slow disk throughout cause it"),
+	}
+}
+
+// judgeAtMost passes a duration at or under th's limit. what has one %v
+// for the value.
+func judgeAtMost(th Threshold, d time.Duration, what, advice string) Verdict {
+	v := Verdict{
+		Check: th.ID, Title: th.Title, Value: d.Seconds(), Unit: th.Unit, Limit: th.Limit, Comparison: "<=", Source: th.Source,
+		Status: Pass,
+	}
+	limit := time.Duration(th.Limit * float64(time.Second))
+	val := d.Round(time.Microsecond)
+	if d.Seconds() > th.Limit {
+		v.Status = Fail
+		v.Detail = fmt.Sprintf(what+", over the %v limit; %s", val, limit, advice)
+	} else {
+		v.Detail = fmt.Sprintf(what+", within the %v limit", val, limit)
+	}
+	return v
+}
