@@ -1,0 +1,179 @@
+package main
+
+// etcdbench etcd put|range against a separately started etcd process
+// (etcdserver_test.go): TLS with client certificates, the disk metrics
+// read from the member's own /metrics, refusals, interrupts, a full
+// quota, an unreachable server and auth.
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/result"
+)
+
+// checkLoadResult checks a finished load's JSON result: the exit code of
+// a completed run, ops requests and none failed, and the member's disk
+// figures read from its /metrics.
+func checkLoadResult(t *testing.T, res runResult, name string, ops int64) {
+	t.Helper()
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatalf("stdout is not a result: %v\n%s", err, res.stdout)
+	}
+	w := r.Workloads[0]
+	if w.Name != name || w.Ops != ops {
+		t.Errorf("workload %s with %d ops, want %s with %d", w.Name, w.Ops, name, ops)
+	}
+	if f := w.Figure("failed_requests"); f == nil || f.Value != 0 {
+		t.Errorf("failed_requests %+v, want 0; notes %q", f, w.Notes)
+	}
+	// The external member's WAL fsyncs during the load, from its own
+	// /metrics over TLS: a put load writes, so it fsyncs at least once.
+	for _, fig := range []string{"member0_wal_fsyncs", "member0_backend_commits"} {
+		f := w.Figure(fig)
+		if f == nil {
+			t.Errorf("no %s: the member's /metrics were not read; notes %q", fig, w.Notes)
+			continue
+		}
+		if name == "etcd-put" && f.Value < 1 {
+			t.Errorf("%s = %v during %d puts, want at least 1", fig, f.Value, ops)
+		}
+	}
+}
+
+// revision returns the server's current revision.
+func revision(t *testing.T, s *etcdServer) int64 {
+	t.Helper()
+	cli := s.client(t, "", "")
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := cli.Get(ctx, etcdload.PrefixRoot, clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Header.Revision
+}
+
+// checkErrorRun checks a run that must end with one error line saying
+// every one of want, and exit code.
+func checkErrorRun(t *testing.T, res runResult, code int, want ...string) {
+	t.Helper()
+	if res.code != code {
+		t.Errorf("exit %d, want %d; stderr:\n%s", res.code, code, res.stderr)
+	}
+	checkOneErrorLine(t, res.stderr)
+	t.Log(strings.TrimSpace(res.stderr))
+	for _, w := range want {
+		if !strings.Contains(res.stderr, w) {
+			t.Errorf("stderr %q does not say %q", res.stderr, w)
+		}
+	}
+}
+
+// TestEtcdExternalProcess drives one etcd process that serves clients over
+// TLS with client certificates, in order: put, range, a refusal without
+// --yes, a wrong CA, SIGINT and SIGTERM during a load, a stopped
+// (SIGSTOP) server, auth with the right and wrong passwords, and the
+// server gone.
+func TestEtcdExternalProcess(t *testing.T) {
+	s := startEtcdServer(t, etcdServerOpts{TLS: true, Metrics: true})
+	tlsArgs := s.tlsArgs()
+	load := func(op string, extra ...string) []string {
+		return append(append([]string{"etcd", op, "--endpoints", s.Endpoint}, tlsArgs...), extra...)
+	}
+	checkNoKeys := func(t *testing.T, user, password string) {
+		t.Helper()
+		if n := s.countKeys(t, etcdload.PrefixRoot, user, password); n != 0 {
+			t.Errorf("%d keys left under %s", n, etcdload.PrefixRoot)
+		}
+	}
+
+	t.Run("put over TLS", func(t *testing.T) {
+		res := run(t, runOpts{}, load("put", "--yes", "-o", "json", "--total", "500", "--clients", "4")...)
+		checkLoadResult(t, res, "etcd-put", 500)
+		checkNoKeys(t, "", "")
+	})
+	t.Run("range over TLS", func(t *testing.T) {
+		res := run(t, runOpts{}, load("range", "--yes", "-o", "json", "--total", "500", "--clients", "4", "--key-space-size", "20")...)
+		checkLoadResult(t, res, "etcd-range", 500)
+		checkNoKeys(t, "", "")
+	})
+	t.Run("without --yes", func(t *testing.T) {
+		before := revision(t, s)
+		res := run(t, runOpts{}, load("put", "--total", "100")...)
+		checkErrorRun(t, res, exitUsage, "without --yes", s.Endpoint, "100 requests", etcdload.PrefixRoot)
+		if after := revision(t, s); after != before {
+			t.Errorf("the revision moved from %d to %d: something was written", before, after)
+		}
+	})
+	t.Run("wrong CA", func(t *testing.T) {
+		wrong := newTestPKI(t, t.TempDir(), "wrong")
+		res := run(t, runOpts{}, "etcd", "put", "--endpoints", s.Endpoint, "--yes", "--total", "10",
+			"--cacert", wrong.ca, "--cert", s.PKI.clientCert, "--key", s.PKI.clientKey)
+		checkErrorRun(t, res, exitRuntime, s.Endpoint, "x509", "--cacert")
+	})
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run("interrupted by "+sig.String(), func(t *testing.T) {
+			p := start(t, runOpts{}, load("put", "--yes", "--duration", "60s", "--clients", "8", "--no-progress")...)
+			waitFor(t, 60*time.Second, "keys under "+etcdload.PrefixRoot, func() bool {
+				if p.exited() {
+					t.Fatalf("etcdbench exited before writing: %+v", p.res)
+				}
+				return s.countKeys(t, etcdload.PrefixRoot, "", "") > 0
+			})
+			p.signal(t, sig)
+			res := p.wait(t)
+			checkErrorRun(t, res, 128+int(sig), "interrupted")
+			checkNoKeys(t, "", "")
+		})
+	}
+	t.Run("server stopped with SIGSTOP", func(t *testing.T) {
+		s.signal(t, syscall.SIGSTOP)
+		defer s.signal(t, syscall.SIGCONT)
+		res := run(t, runOpts{}, load("put", "--yes", "--total", "10")...)
+		checkErrorRun(t, res, exitRuntime, s.Endpoint)
+	})
+
+	// Auth: user root with the root role, then auth on.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tcfg := tcfgFor(t, etcdload.TLSFiles{CACert: s.PKI.ca, Cert: s.PKI.clientCert, Key: s.PKI.clientKey})
+	enableAuth(t, ctx, []string{s.Endpoint}, tcfg, "pw-s3cret")
+	t.Run("auth with the right password", func(t *testing.T) {
+		res := run(t, runOpts{}, load("put", "--yes", "-o", "json", "--total", "200", "--clients", "2", "--user", "root:pw-s3cret")...)
+		checkLoadResult(t, res, "etcd-put", 200)
+		if strings.Contains(res.stdout, "pw-s3cret") {
+			t.Errorf("the result contains the password")
+		}
+		checkNoKeys(t, "root", "pw-s3cret")
+	})
+	t.Run("auth with a wrong password", func(t *testing.T) {
+		res := run(t, runOpts{}, load("put", "--yes", "--total", "10", "--user", "root:nope-wrong")...)
+		checkErrorRun(t, res, exitRuntime, "authentication failed", "--user")
+		if strings.Contains(res.stderr, "nope-wrong") {
+			t.Errorf("stderr shows the password: %q", res.stderr)
+		}
+	})
+	t.Run("auth without a user", func(t *testing.T) {
+		res := run(t, runOpts{}, load("put", "--yes", "--total", "10")...)
+		checkErrorRun(t, res, exitRuntime, "--user")
+	})
+	checkNoKeys(t, "root", "pw-s3cret")
+
+	s.stop()
+	t.Run("server gone", func(t *testing.T) {
+		res := run(t, runOpts{}, load("put", "--yes", "--total", "10")...)
+		checkErrorRun(t, res, exitRuntime, s.Endpoint)
+	})
+}
