@@ -1,19 +1,231 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"etcdbench/internal/diagnose"
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/result"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
 )
 
-// newDiagnoseMetricsCmd is 'etcdbench diagnose metrics' (being written; see issue 5).
-func newDiagnoseMetricsCmd(_, _ io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:   "metrics",
-		Short: "(not yet available)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("etcdbench diagnose metrics is not available yet")
+// diagnoseMetricsFlags are the flags of `diagnose metrics`.
+type diagnoseMetricsFlags struct {
+	endpoints, metricsURLs, from []string
+	window, output               string
+	tls                          etcdload.TLSFiles
+}
+
+var diagnoseTLSFlags = []string{"cacert", "cert", "key", "insecure-skip-tls-verify"}
+
+func (f *diagnoseMetricsFlags) register(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&f.endpoints, "endpoints", nil, "client URLs of the members (a,b,c): their /metrics are read, nothing is written")
+	fs.StringSliceVar(&f.metricsURLs, "metrics-url", nil, "full /metrics URLs of the members (e.g. --listen-metrics-urls), instead of --endpoints")
+	fs.StringArrayVar(&f.from, "from", nil, "a saved /metrics scrape (curl URL/metrics > FILE); give it twice (before, after) for the difference")
+	fs.StringVar(&f.window, "window", "30s", "time between the two scrapes: the diagnosis is about this window, not since start")
+	fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	fs.StringVar(&f.tls.CACert, "cacert", "", "verify the members' TLS certificates with this CA bundle (PEM)")
+	fs.StringVar(&f.tls.Cert, "cert", "", "client certificate (PEM), with --key")
+	fs.StringVar(&f.tls.Key, "key", "", "client key (PEM), with --cert")
+	fs.BoolVar(&f.tls.InsecureSkipVerify, "insecure-skip-tls-verify", false, "accept any server certificate (TLS without verification)")
+}
+
+// diagnoseMetricsSpec is one validated `diagnose metrics` run.
+type diagnoseMetricsSpec struct {
+	targets []diagnose.Target
+	client  *etcdload.TLSFiles
+	files   []string
+	window  time.Duration
+	output  string
+	args    []string
+}
+
+func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec, error) {
+	s := diagnoseMetricsSpec{output: f.output, args: commandLine(cmd), files: f.from}
+	given := 0
+	for _, n := range []string{"endpoints", "metrics-url", "from"} {
+		if cmd.Flags().Changed(n) {
+			given++
+		}
+	}
+	switch {
+	case f.output != "text" && f.output != "json":
+		return s, usagef("--output %q: want text or json", f.output)
+	case given == 0:
+		return s, usagef("nothing to diagnose: give --endpoints URLS, --metrics-url URLS or --from FILE [--from FILE]")
+	case given > 1:
+		return s, usagef("--endpoints, --metrics-url and --from are alternatives: give one")
+	case len(f.from) > 2:
+		return s, usagef("--from %d times: give one saved scrape (since process start) or two (before and after)", len(f.from))
+	}
+	w, err := units.ParseDuration(f.window)
+	if err != nil || w <= 0 {
+		return s, usagef("--window %q: want a positive duration such as 30s", f.window)
+	}
+	s.window = w
+	tlsGiven := false
+	for _, n := range diagnoseTLSFlags {
+		tlsGiven = tlsGiven || cmd.Flags().Changed(n)
+	}
+	if len(f.from) > 0 {
+		if tlsGiven {
+			return s, usagef("TLS flags are for --endpoints and --metrics-url, not --from")
+		}
+		return s, nil
+	}
+	if (f.tls.Cert == "") != (f.tls.Key == "") {
+		return s, usagef("--cert and --key go together: give both or neither")
+	}
+	urls := f.metricsURLs
+	if len(f.endpoints) > 0 {
+		urls = nil
+		for _, t := range etcdload.ExternalTargets(withScheme(f.endpoints, tlsGiven)) {
+			urls = append(urls, t.URL)
+		}
+	}
+	for i, u := range withScheme(urls, tlsGiven) {
+		if u == "" {
+			return s, usagef("empty URL in the list of members")
+		}
+		if tlsGiven && strings.HasPrefix(u, "http://") {
+			return s, usagef("%s is plain HTTP but TLS flags are given: write https:// or drop the TLS flags", u)
+		}
+		s.targets = append(s.targets, diagnose.Target{Name: fmt.Sprintf("member%d", i), URL: u})
+	}
+	if tlsGiven {
+		s.client = &f.tls
+	}
+	return s, nil
+}
+
+// withScheme gives URLs without a scheme https:// when TLS is configured
+// and http:// otherwise.
+func withScheme(urls []string, tlsGiven bool) []string {
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		switch {
+		case u == "" || strings.Contains(u, "://"):
+			out[i] = u
+		case tlsGiven:
+			out[i] = "https://" + u
+		default:
+			out[i] = "http://" + u
+		}
+	}
+	return out
+}
+
+// evidence reads the saved scrapes or scrapes the members.
+func (s diagnoseMetricsSpec) evidence(ctx context.Context) (diagnose.Evidence, error) {
+	cores := float64(runtime.NumCPU())
+	if len(s.files) == 0 {
+		var client = etcdload.HTTPClient(nil)
+		if s.client != nil {
+			cfg, err := s.client.Config()
+			if err != nil {
+				return diagnose.Evidence{}, usageError{err}
+			}
+			client = etcdload.HTTPClient(cfg)
+		}
+		return diagnose.Collect(ctx, client, s.targets, s.window, cores)
+	}
+	var scrapes []diagnose.Scrape
+	var mtimes []time.Time
+	for _, name := range s.files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return diagnose.Evidence{}, usagef("--from %s: %v", name, errors.Unwrap(err))
+		}
+		sc, err := diagnose.ParseScrape("member0", name, b)
+		if err != nil {
+			return diagnose.Evidence{}, usageError{err}
+		}
+		scrapes = append(scrapes, sc)
+		if st, err := os.Stat(name); err == nil {
+			mtimes = append(mtimes, st.ModTime())
+		}
+	}
+	if len(scrapes) == 1 {
+		return diagnose.FromScrapes(nil, scrapes, 0, cores), nil
+	}
+	window, note := s.window, fmt.Sprintf("the two scrapes are taken to be %v apart (--window)", s.window)
+	if len(mtimes) == 2 && mtimes[1].After(mtimes[0]) {
+		window = mtimes[1].Sub(mtimes[0]).Round(time.Millisecond)
+		note = fmt.Sprintf("the two scrapes are %v apart by their files' modification times", window)
+	}
+	ev := diagnose.FromScrapes(scrapes[:1], scrapes[1:], window, cores)
+	ev.Notes = append([]string{note}, ev.Notes...)
+	return ev, nil
+}
+
+// runDiagnoseMetrics diagnoses and prints the report: exit 1 (errFailed)
+// when a cause is found.
+func runDiagnoseMetrics(ctx context.Context, s diagnoseMetricsSpec, stdout io.Writer) error {
+	res := newResult(s.args)
+	ev, err := s.evidence(ctx)
+	if err != nil {
+		return err
+	}
+	rules := diagnose.Rules()
+	fs := diagnose.Diagnose(ev, verdict.DiagnoseDefaults(), rules)
+	w := diagnose.Workload("diagnose-metrics", ev, fs, rules)
+	w.Notes = append(w.Notes, "the environment describes the machine etcdbench ran on, not the members")
+	res.Environment = sysinfo.Collect("/", ".")
+	res.Workloads = []result.Workload{w}
+	res.Finish(time.Now().UTC())
+	return finishDiagnosis(stdout, s.output, res)
+}
+
+// finishDiagnosis prints a diagnosis and maps a found cause to exit 1.
+func finishDiagnosis(stdout io.Writer, output string, res *result.Result) error {
+	if err := render(stdout, output, res); err != nil {
+		return err
+	}
+	if res.Failed() {
+		return errFailed
+	}
+	return nil
+}
+
+// newDiagnoseMetricsCmd is 'etcdbench diagnose metrics'.
+func newDiagnoseMetricsCmd(stdout, _ io.Writer) *cobra.Command {
+	f := &diagnoseMetricsFlags{}
+	cmd := &cobra.Command{
+		Use:   "metrics --endpoints URLS | --metrics-url URLS | --from FILE [--from FILE]",
+		Short: "Name the cause of a slow etcd from two scrapes of its members' /metrics",
+		Long: `Reads every member's /metrics twice, --window apart, and judges the
+difference (so the answer is about now, not since the process started):
+WAL fdatasync and backend commit p99, apply duration and slow applies,
+peer round trips, heartbeat failures, leader changes, proposals, db size
+against the quota and fragmentation, process CPU, Go GC and gRPC errors.
+Rules with documented thresholds (docs/diagnose.md) turn them into ranked
+findings - slow disk, CPU starvation, network, oversized db, leader
+instability - each with its numbers and what to do. Writes nothing.
+
+Exit codes: 0 healthy (or only warnings), 1 a cause was found, 2 bad
+input, 3 a member could not be read.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := f.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			return runDiagnoseMetrics(cmd.Context(), s, stdout)
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	f.register(cmd.Flags())
+	return cmd
 }
