@@ -97,6 +97,9 @@ type etcdSpec struct {
 	output   string
 	args     []string
 	progress io.Writer // a terminal for the live line, or nil
+	// bench runs the load (nil: etcdload.Bench); etcd check judges it too.
+	bench func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error)
+	space int64 // free space the embedded etcd needs (0: embeddedSpace)
 }
 
 // resolve checks the flags and builds the run.
@@ -253,7 +256,11 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 	if len(s.load.Client.Endpoints) == 0 {
 		// No := with err in this block: the deferred removal must set the
 		// function's own err.
-		dir, sd, stale, oerr := openScratch(s.dir, embeddedSpace(s.embedded.Members), "free some space for the embedded etcd")
+		need := s.space
+		if need == 0 {
+			need = embeddedSpace(s.embedded.Members)
+		}
+		dir, sd, stale, oerr := openScratch(s.dir, need, "free some space for the embedded etcd")
 		if oerr != nil {
 			return nil, oerr
 		}
@@ -286,7 +293,11 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 			fmt.Fprintf(w, "\r\033[K%s %4.0fs  %d requests sent", name, el.Seconds(), sent)
 		}
 	}
-	out, runErr := etcdload.Bench(ctx, s.load, bo)
+	bench := etcdload.Bench
+	if s.bench != nil {
+		bench = s.bench
+	}
+	out, runErr := bench(ctx, s.load, bo)
 	if s.progress != nil {
 		fmt.Fprint(s.progress, "\r\033[K")
 	}

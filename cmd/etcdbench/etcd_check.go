@@ -1,19 +1,128 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
 )
 
-// newEtcdCheckCmd is 'etcdbench etcd check' (being written; see issue 4).
-func newEtcdCheckCmd(_, _ io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:   "check",
-		Short: "(not yet available)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("etcdbench etcd check is not available yet")
+// checkFlagNames are the flags of the load commands that `etcd check`
+// shares; the load's shape (rate, clients, sizes) is the preset's.
+var checkFlagNames = append([]string{
+	"dir", "endpoints", "yes", "output", "no-progress", "duration", "compact-after", "defrag-after",
+	"members", "snapshot-count", "heartbeat-interval", "election-timeout", "quota-backend-bytes",
+	"backend-batch-interval", "backend-batch-limit",
+}, securityFlagNames...)
+
+// checkPresetNames lists the presets for messages: "s, m, l or xl".
+func checkPresetNames() string {
+	var names []string
+	for _, p := range etcdload.CheckPresets {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// newEtcdCheckCmd is `etcdbench etcd check`: etcdctl check perf's load
+// models and rules, with the figures etcdctl does not print.
+func newEtcdCheckCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &etcdFlags{}
+	var load string
+	cmd := &cobra.Command{
+		Use:   "check --load s|m|l|xl --dir DIR | --endpoints URLS --yes",
+		Short: "etcdctl check perf's load models and pass rules, with the latency distribution and the members' disk metrics",
+		Long: `Runs the load of 'etcdctl check perf --load L' - 150, 1000, 8000 or 15000
+puts/s from 50, 200, 500 or 1000 clients (a connection each) for 60 s, new
+random 256-byte keys with 1024-byte values - and judges it by etcdctl's rules:
+no failed put, throughput above 90 % of the target, slowest put at most
+0.5 s, latency standard deviation at most 0.1 s. It also reports what etcdctl
+does not print: latency percentiles, a per-second series, errors by kind,
+the service times as etcdctl measures them, and the members' own WAL fsync
+and backend commit histograms, judged against etcd's limits.
+
+Latencies count from each put's due time (an open loop), so waiting for a
+free client counts; etcdctl times only the call. Exit 0 when every verdict
+passes, 1 when one fails, 2 for a usage error, 3 when the run failed.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := resolveCheck(cmd, f, load)
+			if err != nil {
+				return err
+			}
+			if isTerminal(stderr) && !f.noProgress && f.output == "text" {
+				s.progress = stderr
+			}
+			return runEtcd(cmd.Context(), s, stdout)
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	fs := cmd.Flags()
+	fs.StringVar(&load, "load", "s", "etcdctl check perf's load model: "+checkPresetNames()+" (or small, medium, large, xLarge)")
+	// The shared flags are the load commands' own, registered on a scratch
+	// set (which also sets every field of f to its default) and copied.
+	all := pflag.NewFlagSet("etcd", pflag.ContinueOnError)
+	f.register(all, etcdload.OpPut)
+	for _, n := range checkFlagNames {
+		fl := all.Lookup(n)
+		if fl == nil {
+			continue // a flag the load commands no longer have
+		}
+		if n == "duration" {
+			fl.Usage = "run this long instead of the preset's 60s (e.g. 10s for a quick look); the rules stay etcdctl's"
+		}
+		fs.AddFlag(fl)
+	}
+	return cmd
+}
+
+// resolveCheck checks --load, sets the load commands' flags to the
+// preset and lets them resolve the rest.
+func resolveCheck(cmd *cobra.Command, f *etcdFlags, load string) (etcdSpec, error) {
+	p, ok := etcdload.LookupCheckPreset(load)
+	if !ok {
+		return etcdSpec{}, usagef("--load %q: want %s (etcdctl check perf's load models; small, medium, large, xLarge also work)", load, checkPresetNames())
+	}
+	d := p.Duration
+	if f.duration != "" {
+		v, err := units.ParseDuration(f.duration)
+		if err != nil || v <= 0 {
+			return etcdSpec{}, usagef("--duration %q: want a positive duration such as 30s", f.duration)
+		}
+		d = v
+	}
+	if len(f.endpoints) > 0 && !f.yes {
+		return etcdSpec{}, usagef("not writing to %s without --yes: etcd check --load %s sends %s (deleted afterwards)",
+			strings.Join(f.endpoints, ","), p.Name, etcdload.CheckPlan(p, d))
+	}
+	l := p.Load()
+	f.conns, f.clients, f.rate, f.target = l.Conns, l.Clients, l.Rate, etcdload.TargetAll
+	f.keySize, f.valSize, f.keySpaceSize, f.sequentialKeys = l.KeySize, l.ValSize, l.KeySpaceSize, l.SequentialKeys
+	f.total, f.duration = 0, d.String()
+	s, err := f.resolve(cmd, etcdload.OpPut)
+	if err != nil {
+		return s, err
+	}
+	s.space = checkSpace(p, d, f.members)
+	th := verdict.CheckPerfDefaults()
+	s.bench = func(ctx context.Context, l etcdload.Load, o etcdload.BenchOptions) (*etcdload.Outcome, error) {
+		return etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: l, Thresholds: th}, o)
+	}
+	return s, nil
+}
+
+// checkSpace is the free space an embedded check needs: the load
+// commands' room for each member plus, per member, twice what its puts
+// write (the WAL segments that wait for the next snapshot to be purged and
+// the bbolt file that keeps every new key).
+func checkSpace(p etcdload.CheckPreset, d time.Duration, members int) int64 {
+	perPut := int64(len(etcdload.PrefixRoot) + 64 + p.KeySize + p.ValSize) // 64: run id and record overhead
+	return embeddedSpace(members) + int64(members)*2*p.Puts(d)*perPut
 }

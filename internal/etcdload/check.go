@@ -179,7 +179,7 @@ func judgeCheck(s CheckSpec, w *result.Workload, svc serviceTimes, judged bool) 
 	}
 	due := verdict.CheckPerfFigures{
 		TargetRate: l.Rate, Rate: w.OpsPerSec, Slowest: slowest, Stddev: stddev, Failed: failed,
-		Timing: "from its due time",
+		Timing: "counted from the due time",
 	}
 	svcFig := due
 	svcFig.Slowest, svcFig.Stddev, svcFig.Timing = svc.Slowest, svc.Stddev, "the gRPC call alone"

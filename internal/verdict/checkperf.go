@@ -49,8 +49,8 @@ type CheckPerfFigures struct {
 	Slowest    time.Duration
 	Stddev     time.Duration // population standard deviation, as etcdctl's report computes it
 	Failed     int64
-	// Timing says in a few words from when a latency counts, e.g. "from
-	// its due time"; it goes into the details.
+	// Timing says in a few words how a latency was timed, e.g. "counted
+	// from the due time"; it goes into the details.
 	Timing string
 }
 

@@ -7,7 +7,7 @@ import (
 )
 
 func TestJudgeCheckPerf(t *testing.T) {
-	good := CheckPerfFigures{TargetRate: 150, Rate: 149.5, Slowest: 40 * time.Millisecond, Stddev: 2 * time.Millisecond, Timing: "from its due time"}
+	good := CheckPerfFigures{TargetRate: 150, Rate: 149.5, Slowest: 40 * time.Millisecond, Stddev: 2 * time.Millisecond, Timing: "counted from the due time"}
 	cases := []struct {
 		name   string
 		mod    func(*CheckPerfFigures)
