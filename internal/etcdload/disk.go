@@ -29,18 +29,19 @@ type MetricsTarget struct {
 	About string
 }
 
-// MetricsTargets returns what to scrape for the embedded cluster. The
-// members share this process's Prometheus registry, so a 3-member cluster
-// has one target, named "members", whose histograms add up all members.
+// MetricsTargets returns what to scrape for the embedded cluster: one
+// target per member, named member0, member1... Three members run in
+// processes of their own, so each target covers only its member.
 func (c *Cluster) MetricsTargets() []MetricsTarget {
 	urls := c.MetricsURLs()
 	if len(urls) == 1 {
 		return []MetricsTarget{{Name: "member0", URL: urls[0], About: "the embedded member"}}
 	}
-	return []MetricsTarget{{
-		Name: "members", URL: urls[0],
-		About: fmt.Sprintf("all %d embedded members together: they share one process and one metrics registry", len(urls)),
-	}}
+	ts := make([]MetricsTarget, len(urls))
+	for i, u := range urls {
+		ts[i] = MetricsTarget{Name: memberName(i), URL: u, About: fmt.Sprintf("embedded member %d (its own process)", i)}
+	}
+	return ts
 }
 
 // MemberDisk is what one target's disk histograms recorded during the load:

@@ -8,7 +8,8 @@
 // backend commit), with quantiles computed as Prometheus'
 // histogram_quantile does.
 //
-// The embedded members share one process and therefore one Prometheus
-// registry: every member's /metrics shows the sum over all members of
-// the process. Per-member disk figures need an external cluster.
+// One embedded member runs in etcdbench's process; the members of a
+// 3-member cluster run in child processes of it (see MaybeRunMember),
+// because etcd registers its metrics in the process-wide Prometheus
+// registry: so each member's /metrics shows that member alone.
 package etcdload

@@ -61,20 +61,32 @@ type Options struct {
 	ClientTLS TLSFiles
 }
 
-// Cluster is a running embedded etcd of one or more members in this
-// process.
+// Cluster is a running embedded etcd: one member in this process, or
+// three members each in a child process of its own (see MaybeRunMember),
+// so that each serves its own /metrics.
 type Cluster struct {
-	members   []*embed.Etcd
+	members []*embed.Etcd // the member in this process
+	procs   []*memberProc // the members in child processes
+	forker  *forker       // the thread procs were forked from
+	changed chan struct{} // a value after a report of any of procs
+	// endpoints are the members' client URLs, in member order.
 	endpoints []string
 	log       *tailBuffer
 	closeOnce sync.Once
+	closeErr  error
 }
 
 // StartEmbedded starts opts.Members members on free 127.0.0.1 ports with
-// their data inside opts.Dir and waits until they are ready. On error
-// every started member is stopped again and the error carries the end of
-// etcd's log.
+// their data inside opts.Dir and waits until they are ready. One member
+// runs in this process; three run in child processes of it, which needs
+// MaybeRunMember at the start of the program. On error every started
+// member is stopped again and the error carries the end of etcd's log.
 func StartEmbedded(ctx context.Context, opts Options) (*Cluster, error) {
+	return startEmbedded(ctx, opts, freePorts)
+}
+
+// startEmbedded is StartEmbedded with the ports from pickPorts.
+func startEmbedded(ctx context.Context, opts Options, pickPorts func(n int) ([]int, error)) (*Cluster, error) {
 	n := opts.Members
 	if n == 0 {
 		n = 1
@@ -89,15 +101,29 @@ func StartEmbedded(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcdload: log level %q: %w", opts.LogLevel, err)
 	}
+	if n > 1 {
+		if !hookCalled.Load() {
+			return nil, errors.New("etcdload: the members of a 3-member embedded etcd run in child processes of this program, " +
+				"and it does not call etcdload.MaybeRunMember at the start of main (or TestMain): add the call")
+		}
+		// The members inherit the working directory, but say plainly
+		// where their data is.
+		if opts.Dir, err = filepath.Abs(opts.Dir); err != nil {
+			return nil, err
+		}
+	}
+	timeout := defaultDuration(opts.StartTimeout, DefaultStartTimeout)
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
 	c := &Cluster{log: &tailBuffer{}}
 	enc := zapcore.NewConsoleEncoder(zap.NewProductionEncoderConfig())
 	lg := zap.New(zapcore.NewCore(enc, zapcore.AddSync(c.log), level))
 	// The free ports are released before etcd binds them; when another
 	// process takes one in between, start again on new ports.
 	for attempt := 1; ; attempt++ {
-		err = c.startMembers(opts, n, lg)
+		err = c.start(ctx, opts, n, lg, pickPorts, timer.C, timeout)
 		if err == nil {
-			break
+			return c, nil
 		}
 		c.Close()
 		if attempt == portAttempts || !isAddrInUse(err) {
@@ -105,14 +131,9 @@ func StartEmbedded(ctx context.Context, opts Options) (*Cluster, error) {
 		}
 		c = &Cluster{log: c.log}
 		for i := range n {
-			os.RemoveAll(filepath.Join(opts.Dir, memberName(i)))
+			os.RemoveAll(memberDir(opts.Dir, i))
 		}
 	}
-	if err := c.waitReady(ctx, defaultDuration(opts.StartTimeout, DefaultStartTimeout)); err != nil {
-		c.Close()
-		return nil, c.withLog(err)
-	}
-	return c, nil
 }
 
 // portAttempts is how often StartEmbedded tries new ports.
@@ -120,13 +141,17 @@ const portAttempts = 3
 
 func memberName(i int) string { return fmt.Sprintf("member%d", i) }
 
+// memberDir is member i's data directory.
+func memberDir(dir string, i int) string { return filepath.Join(dir, memberName(i)) }
+
 func isAddrInUse(err error) bool {
 	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
 }
 
-// startMembers starts n members on new free ports.
-func (c *Cluster) startMembers(opts Options, n int, lg *zap.Logger) error {
-	ports, err := freePorts(2 * n)
+// start starts n members on new free ports and waits until they are
+// ready, the timer fires or ctx ends.
+func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger, pickPorts func(int) ([]int, error), timer <-chan time.Time, timeout time.Duration) error {
+	ports, err := pickPorts(2 * n)
 	if err != nil {
 		return err
 	}
@@ -134,10 +159,23 @@ func (c *Cluster) startMembers(opts Options, n int, lg *zap.Logger) error {
 	for i := range n {
 		initial = append(initial, fmt.Sprintf("%s=http://127.0.0.1:%d", memberName(i), ports[2*i+1]))
 	}
+	if n > 1 {
+		c.forker, c.changed = newForker(), make(chan struct{}, 1)
+	}
 	for i := range n {
 		cfg, err := memberConfig(opts, memberName(i), ports[2*i], ports[2*i+1], strings.Join(initial, ","))
 		if err != nil {
 			return err
+		}
+		c.endpoints = append(c.endpoints, cfg.AdvertiseClientUrls[0].String())
+		if n > 1 {
+			spec := memberSpec{Options: opts, Index: i, ClientPort: ports[2*i], PeerPort: ports[2*i+1], InitialCluster: strings.Join(initial, ",")}
+			p, err := startMemberProc(c.forker, spec, c.log, c.changed)
+			if err != nil {
+				return err
+			}
+			c.procs = append(c.procs, p)
+			continue
 		}
 		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg.With(zap.String("member", memberName(i))))
 		e, err := embed.StartEtcd(cfg)
@@ -145,9 +183,8 @@ func (c *Cluster) startMembers(opts Options, n int, lg *zap.Logger) error {
 			return fmt.Errorf("etcdload: starting %s in %s: %w", memberName(i), cfg.Dir, err)
 		}
 		c.members = append(c.members, e)
-		c.endpoints = append(c.endpoints, cfg.AdvertiseClientUrls[0].String())
 	}
-	return nil
+	return c.waitReady(ctx, timer, timeout)
 }
 
 // memberConfig is one member's etcd configuration.
@@ -197,22 +234,44 @@ func memberConfig(opts Options, name string, clientPort, peerPort int, initial s
 	return cfg, nil
 }
 
-// waitReady waits until every member is ready, fails, or the time is up.
-func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+// waitReady waits until every member is ready, one fails, the timer
+// fires or ctx ends.
+func (c *Cluster) waitReady(ctx context.Context, timer <-chan time.Time, timeout time.Duration) error {
 	for i, e := range c.members {
 		select {
 		case <-e.Server.ReadyNotify():
 		case err := <-e.Err():
 			return fmt.Errorf("etcdload: member%d failed while starting: %w", i, err)
-		case <-timer.C:
+		case <-timer:
 			return fmt.Errorf("%w: member%d not ready after %v (a slow disk or busy ports?)", ErrNotReady, i, timeout)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	return nil
+	if len(c.procs) == 0 {
+		return nil
+	}
+	for {
+		notReady := -1
+		for i, p := range c.procs {
+			if err := p.exitErr(); err != nil {
+				return fmt.Errorf("etcdload: member%d failed while starting: %w", i, err)
+			}
+			if notReady < 0 && !p.isReady() {
+				notReady = i
+			}
+		}
+		if notReady < 0 {
+			return nil
+		}
+		select {
+		case <-c.changed:
+		case <-timer:
+			return fmt.Errorf("%w: member%d not ready after %v (a slow disk or busy ports?)", ErrNotReady, notReady, timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // freePorts asks the kernel for n distinct free ports on 127.0.0.1. They
@@ -240,9 +299,9 @@ func freePorts(n int) ([]int, error) {
 // Endpoints returns the members' client URLs.
 func (c *Cluster) Endpoints() []string { return append([]string(nil), c.endpoints...) }
 
-// MetricsURLs returns each member's Prometheus /metrics URL. In one
-// process the members share one registry, so every URL shows the same,
-// process-wide figures.
+// MetricsURLs returns each member's Prometheus /metrics URL. A member in
+// a process of its own (three members) has its own registry, so each
+// URL shows that member's figures.
 func (c *Cluster) MetricsURLs() []string {
 	urls := make([]string, len(c.endpoints))
 	for i, ep := range c.endpoints {
@@ -251,15 +310,56 @@ func (c *Cluster) MetricsURLs() []string {
 	return urls
 }
 
-// Log returns the end of etcd's log (at Options.LogLevel and above).
+// Log returns the end of etcd's log (at Options.LogLevel and above), all
+// members' lines interleaved; each line names its member.
 func (c *Cluster) Log() string { return c.log.String() }
 
-// Close stops every member. It can be called more than once. Followers
-// stop first, together (each waits up to a second for its peers'
-// connections to go idle), then the leader: stopping the leader first or
-// all at once makes it try to hand leadership to members that are leaving,
-// which takes seconds.
+// leaderPollInterval is how often Leader looks again during an election.
+const leaderPollInterval = 10 * time.Millisecond
+
+// Leader returns the index of the member that leads (0 for one member).
+// While no member leads, or for a moment two claim to, it waits for the
+// election to end, until ctx ends. A member that is gone is an error.
+func (c *Cluster) Leader(ctx context.Context) (int, error) {
+	tick := time.NewTicker(leaderPollInterval)
+	defer tick.Stop()
+	for {
+		lead, leaders := -1, 0
+		for i, e := range c.members {
+			if e.Server.Leader() == e.Server.MemberID() {
+				lead, leaders = i, leaders+1
+			}
+		}
+		for i, p := range c.procs {
+			if err := p.exitErr(); err != nil {
+				return -1, fmt.Errorf("etcdload: asking who leads: %w", err)
+			}
+			if p.leader.Load() {
+				lead, leaders = i, leaders+1
+			}
+		}
+		if leaders == 1 {
+			return lead, nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return -1, fmt.Errorf("etcdload: %d of %d members claim to lead: %w", leaders, len(c.endpoints), ctx.Err())
+		}
+	}
+}
+
+// Close stops every member. It can be called more than once, also on a
+// nil Cluster. Followers stop first, together (each waits up to a second
+// for its peers' connections to go idle), then the leader: stopping the
+// leader first or all at once makes it try to hand leadership to members
+// that are leaving, which takes seconds. A member process gets SIGTERM
+// and memberStopGrace to stop before it is killed; Close returns an
+// error when one had to be killed or had failed.
 func (c *Cluster) Close() error {
+	if c == nil {
+		return nil
+	}
 	c.closeOnce.Do(func() {
 		var wg sync.WaitGroup
 		var leaders []*embed.Etcd
@@ -274,8 +374,31 @@ func (c *Cluster) Close() error {
 		for _, e := range leaders {
 			e.Close()
 		}
+		c.closeErr = c.stopProcs()
+		if c.forker != nil {
+			c.forker.close()
+		}
 	})
-	return nil
+	return c.closeErr
+}
+
+// stopProcs stops the member processes, followers first.
+func (c *Cluster) stopProcs() error {
+	errs := make([]error, len(c.procs))
+	var wg sync.WaitGroup
+	var leaders []*memberProc
+	for _, p := range c.procs {
+		if p.leader.Load() {
+			leaders = append(leaders, p)
+			continue
+		}
+		wg.Go(func() { errs[p.index] = p.stop(memberStopGrace) })
+	}
+	wg.Wait()
+	for _, p := range leaders {
+		errs[p.index] = p.stop(memberStopGrace)
+	}
+	return errors.Join(errs...)
 }
 
 // withLog appends the end of etcd's log to err.

@@ -2,10 +2,15 @@ package etcdload
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"etcdbench/internal/etcdload/metrics"
 )
 
 // startCluster starts an embedded cluster in a temporary directory and
@@ -63,17 +68,33 @@ func TestEmbeddedSingleMemberPutGet(t *testing.T) {
 	}
 }
 
+// TestEmbeddedThreeMembersElectLeader: three members, each in a process
+// of its own, elect one leader that they and Leader agree on, replicate a
+// put, and serve /metrics of their own.
 func TestEmbeddedThreeMembersElectLeader(t *testing.T) {
 	c := startCluster(t, 3)
 	eps := c.Endpoints()
 	if len(eps) != 3 || len(c.MetricsURLs()) != 3 {
 		t.Fatalf("endpoints %v, metrics %v: want 3 of each", eps, c.MetricsURLs())
 	}
-	cli := newClient(t, eps)
+	pids := c.pids()
+	if len(pids) != 3 || pids[0] == pids[1] || pids[1] == pids[2] || pids[0] == pids[2] {
+		t.Fatalf("member processes %v: want 3 distinct", pids)
+	}
+	for _, pid := range pids {
+		if pid == os.Getpid() || !memberProcessAlive(t, pid) {
+			t.Fatalf("member process %d is not running beside the test (%d)", pid, os.Getpid())
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	lead, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatalf("Leader: %v", err)
+	}
+	cli := newClient(t, eps)
 	leaders := map[uint64]bool{}
-	for _, ep := range eps {
+	for i, ep := range eps {
 		st, err := cli.Status(ctx, ep)
 		if err != nil {
 			t.Fatalf("status of %s: %v", ep, err)
@@ -82,14 +103,75 @@ func TestEmbeddedThreeMembersElectLeader(t *testing.T) {
 			t.Errorf("%s knows no leader", ep)
 		}
 		leaders[st.Leader] = true
+		if i == lead && st.Header.MemberId != st.Leader {
+			t.Errorf("Leader says member%d, whose id %x is not the leader %x", lead, st.Header.MemberId, st.Leader)
+		}
 	}
 	if len(leaders) != 1 {
 		t.Errorf("members disagree on the leader: %v", leaders)
 	}
-	// One process, one registry: one metrics target for all members.
-	if ts := c.MetricsTargets(); len(ts) != 1 || ts[0].Name != "members" {
-		t.Errorf("metrics targets %+v, want one named members", ts)
+
+	// A put through one member is read (linearizably) through another.
+	if _, err := newClient(t, eps[:1]).Put(ctx, "replicated", "yes"); err != nil {
+		t.Fatalf("put through %s: %v", eps[0], err)
 	}
+	resp, err := newClient(t, eps[2:]).Get(ctx, "replicated")
+	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "yes" {
+		t.Fatalf("get through %s: %v, %v; want yes", eps[2], resp, err)
+	}
+
+	// Each member has its own registry: exactly the leader says it leads.
+	ts := c.MetricsTargets()
+	if len(ts) != 3 {
+		t.Fatalf("metrics targets %+v, want 3", ts)
+	}
+	urls := map[string]bool{}
+	for i, tg := range ts {
+		if tg.Name != fmt.Sprintf("member%d", i) || !strings.Contains(tg.About, "own process") || urls[tg.URL] {
+			t.Errorf("target %d: %+v (urls so far %v)", i, tg, urls)
+		}
+		urls[tg.URL] = true
+		f, err := metrics.Scrape(ctx, nil, tg.URL)
+		if err != nil {
+			t.Fatalf("scraping %s: %v", tg.Name, err)
+		}
+		isLeader, err := metrics.ValueOf(f, "etcd_server_is_leader")
+		if err != nil {
+			t.Fatalf("%s: %v", tg.Name, err)
+		}
+		if want := map[bool]float64{true: 1, false: 0}[i == lead]; isLeader != want {
+			t.Errorf("%s: etcd_server_is_leader %v, want %v (member%d leads)", tg.Name, isLeader, want, lead)
+		}
+	}
+
+	// Close stops the processes, and again does nothing.
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	waitGone(t, pids)
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := c.Leader(ctx); err == nil {
+		t.Error("Leader after Close: no error")
+	}
+}
+
+// TestEmbeddedThreeMembersOptions: the options reach the member
+// processes: a bad one fails with the end of etcd's log, good ones show in
+// the members' own metrics and settings.
+func TestEmbeddedThreeMembersOptions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := StartEmbedded(ctx, Options{Dir: t.TempDir(), Members: 3, HeartbeatInterval: 100 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond})
+	if err == nil {
+		t.Fatal("an election timeout under 5 heartbeats accepted")
+	}
+	// etcd's own log lines name their member.
+	if !strings.Contains(err.Error(), "election-timeout") || !strings.Contains(err.Error(), `etcd log:`) || !strings.Contains(err.Error(), `{"member": "member`) {
+		t.Errorf("error %q does not carry etcd's log", err)
+	}
+	t.Log(err)
 }
 
 func TestEmbeddedBadMembers(t *testing.T) {
