@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+//
+// etcdbench trace: the write, pwrite64, fdatasync and fsync calls of one
+// process on the file descriptors user space marks as interesting (its WAL
+// segments, its bbolt db, its snapshot files), each as one ring-buffer
+// event with its latency in nanoseconds.
+//
+// Only syscall tracepoints are used (kprobes are not available on every
+// machine etcdbench runs on). The tracepoints' argument layout is the
+// kernel's stable format (/sys/kernel/tracing/events/syscalls/*/format):
+// 8 bytes of common fields, the syscall number, then one 8-byte slot per
+// argument from offset 16; an exit event has the return value at 16.
+//
+// Build: go generate ./internal/trace (needs clang and libbpf-dev; the
+// generated objects are committed, so go build does not).
+
+//go:build ignore
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+struct sys_enter_args {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__u64 args[6];
+};
+
+struct sys_exit_args {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
+// The calls traced, as event.kind.
+enum call {
+	CALL_WRITE = 1,
+	CALL_PWRITE = 2,
+	CALL_FDATASYNC = 3,
+	CALL_FSYNC = 4,
+};
+
+// target_tgid is the process traced; set by user space before loading.
+volatile const __u32 target_tgid = 0;
+
+// fds holds the descriptors user space wants: fd -> its file class. A
+// close removes the fd, so a number reused for a socket is not traced
+// until user space marks it again.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} fds SEC(".maps");
+
+// A call between its enter and its exit, per thread.
+struct inflight {
+	__u64 start;
+	__u64 count;
+	__u32 fd;
+	__u32 kind;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct inflight);
+} inflight SEC(".maps");
+
+// One completed call.
+struct event {
+	__u64 end;     // bpf_ktime_get_ns at the exit
+	__u64 latency; // exit - enter, ns
+	__s64 ret;     // the return value: bytes written, or 0 / -errno
+	__u64 count;   // bytes asked for (write, pwrite64)
+	__u32 tid;
+	__u32 fd;
+	__u32 kind;
+	__u32 class;
+};
+
+// Keeps struct event in the BTF, for bpf2go's Go type.
+const struct event *unused_event __attribute__((unused));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} events SEC(".maps");
+
+// lost counts events the ring buffer had no room for.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline int on_enter(struct sys_enter_args *ctx, __u32 kind, __u64 count)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if ((__u32)(id >> 32) != target_tgid)
+		return 0;
+	__u32 fd = (__u32)ctx->args[0];
+	if (!bpf_map_lookup_elem(&fds, &fd))
+		return 0;
+	__u32 tid = (__u32)id;
+	struct inflight in = {
+		.start = bpf_ktime_get_ns(),
+		.count = count,
+		.fd = fd,
+		.kind = kind,
+	};
+	bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int on_exit(struct sys_exit_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if ((__u32)(id >> 32) != target_tgid)
+		return 0;
+	__u32 tid = (__u32)id;
+	struct inflight *in = bpf_map_lookup_elem(&inflight, &tid);
+	if (!in)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+		if (n)
+			(*n)++;
+		bpf_map_delete_elem(&inflight, &tid);
+		return 0;
+	}
+	__u32 *class = bpf_map_lookup_elem(&fds, &in->fd);
+	e->end = now;
+	e->latency = now - in->start;
+	e->ret = ctx->ret;
+	e->count = in->count;
+	e->tid = tid;
+	e->fd = in->fd;
+	e->kind = in->kind;
+	e->class = class ? *class : 0;
+	bpf_ringbuf_submit(e, 0);
+	bpf_map_delete_elem(&inflight, &tid);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_write")
+int enter_write(struct sys_enter_args *ctx) { return on_enter(ctx, CALL_WRITE, ctx->args[2]); }
+
+SEC("tracepoint/syscalls/sys_exit_write")
+int exit_write(struct sys_exit_args *ctx) { return on_exit(ctx); }
+
+SEC("tracepoint/syscalls/sys_enter_pwrite64")
+int enter_pwrite64(struct sys_enter_args *ctx) { return on_enter(ctx, CALL_PWRITE, ctx->args[2]); }
+
+SEC("tracepoint/syscalls/sys_exit_pwrite64")
+int exit_pwrite64(struct sys_exit_args *ctx) { return on_exit(ctx); }
+
+SEC("tracepoint/syscalls/sys_enter_fdatasync")
+int enter_fdatasync(struct sys_enter_args *ctx) { return on_enter(ctx, CALL_FDATASYNC, 0); }
+
+SEC("tracepoint/syscalls/sys_exit_fdatasync")
+int exit_fdatasync(struct sys_exit_args *ctx) { return on_exit(ctx); }
+
+SEC("tracepoint/syscalls/sys_enter_fsync")
+int enter_fsync(struct sys_enter_args *ctx) { return on_enter(ctx, CALL_FSYNC, 0); }
+
+SEC("tracepoint/syscalls/sys_exit_fsync")
+int exit_fsync(struct sys_exit_args *ctx) { return on_exit(ctx); }
+
+// A closed descriptor is forgotten at once: its number may come back as a
+// socket before user space looks again.
+SEC("tracepoint/syscalls/sys_enter_close")
+int enter_close(struct sys_enter_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if ((__u32)(id >> 32) != target_tgid)
+		return 0;
+	__u32 fd = (__u32)ctx->args[0];
+	bpf_map_delete_elem(&fds, &fd);
+	return 0;
+}

@@ -1,0 +1,169 @@
+package trace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"etcdbench/internal/stats"
+)
+
+// call is the syscall an event reports (enum call of bpf/trace.c).
+type call uint32
+
+const (
+	callWrite     call = 1
+	callPwrite    call = 2
+	callFdatasync call = 3
+	callFsync     call = 4
+)
+
+// event is one traced call, as the BPF program writes it.
+type event struct {
+	End     uint64 // CLOCK_MONOTONIC ns at the syscall's exit
+	Latency uint64 // ns from entry to exit
+	Ret     int64  // bytes written, or 0, or -errno
+	Count   uint64 // bytes asked for
+	Tid     uint32
+	FD      uint32
+	Call    call
+	Class   Class
+}
+
+// eventSize is the size of struct event in bpf/trace.c.
+const eventSize = 48
+
+// errShortEvent is returned by decodeEvent for a record too short to be
+// an event.
+var errShortEvent = errors.New("trace: ring-buffer record shorter than an event")
+
+// decodeEvent reads one event in the host's (little-endian) byte order.
+func decodeEvent(b []byte) (event, error) {
+	if len(b) < eventSize {
+		return event{}, fmt.Errorf("%w (%d bytes)", errShortEvent, len(b))
+	}
+	le := binary.LittleEndian
+	return event{
+		End: le.Uint64(b[0:]), Latency: le.Uint64(b[8:]), Ret: int64(le.Uint64(b[16:])), Count: le.Uint64(b[24:]),
+		Tid: le.Uint32(b[32:]), FD: le.Uint32(b[36:]), Call: call(le.Uint32(b[40:])), Class: Class(le.Uint32(b[44:])),
+	}, nil
+}
+
+// newSizeHistogram holds byte counts from 1 B to 16 GiB at 0.1 %.
+func newSizeHistogram() *hdr.Histogram { return hdr.New(1, 1<<34, 3) }
+
+// pendingWrites are the bytes and writes on one descriptor since its last
+// sync.
+type pendingWrites struct{ bytes, writes int64 }
+
+// classStats is what one class of files saw.
+type classStats struct {
+	syncLat       *hdr.Histogram // fdatasync and fsync
+	writeLat      *hdr.Histogram
+	writeSize     *hdr.Histogram
+	bytesPerSync  *hdr.Histogram
+	writesPerSync *hdr.Histogram
+	fdatasyncs    int64
+	fsyncs        int64
+	writes        int64
+	writeBytes    int64
+	failed        int64
+	secs          []*hdr.Histogram // sync latencies per second, index sec-1
+	pending       map[uint32]pendingWrites
+}
+
+func newClassStats() *classStats {
+	return &classStats{
+		syncLat: stats.NewLatencyHistogram(), writeLat: stats.NewLatencyHistogram(),
+		writeSize: newSizeHistogram(), bytesPerSync: newSizeHistogram(), writesPerSync: hdr.New(1, 1<<30, 3),
+		pending: map[uint32]pendingWrites{},
+	}
+}
+
+func (s *classStats) syncs() int64 { return s.fdatasyncs + s.fsyncs }
+
+// collector turns events into per-class statistics. It is fed from one
+// goroutine.
+type collector struct {
+	start   uint64 // CLOCK_MONOTONIC ns when tracing began
+	classes map[Class]*classStats
+	events  int64
+}
+
+func newCollector(start uint64) *collector {
+	c := &collector{start: start, classes: map[Class]*classStats{}}
+	for _, cl := range Classes {
+		c.classes[cl] = newClassStats()
+	}
+	return c
+}
+
+// add counts one event. Events of unknown classes are ignored.
+func (c *collector) add(e event) {
+	s := c.classes[e.Class]
+	if s == nil {
+		return
+	}
+	c.events++
+	if e.Ret < 0 {
+		s.failed++
+		return
+	}
+	lat := time.Duration(e.Latency)
+	switch e.Call {
+	case callWrite, callPwrite:
+		s.writes++
+		s.writeBytes += e.Ret
+		stats.Record(s.writeLat, lat)
+		if e.Ret > 0 {
+			_ = s.writeSize.RecordValue(min(e.Ret, s.writeSize.HighestTrackableValue()))
+		}
+		p := s.pending[e.FD]
+		p.bytes += e.Ret
+		p.writes++
+		s.pending[e.FD] = p
+	case callFdatasync, callFsync:
+		if e.Call == callFdatasync {
+			s.fdatasyncs++
+		} else {
+			s.fsyncs++
+		}
+		stats.Record(s.syncLat, lat)
+		if p := s.pending[e.FD]; p.writes > 0 {
+			_ = s.bytesPerSync.RecordValue(max(1, min(p.bytes, s.bytesPerSync.HighestTrackableValue())))
+			_ = s.writesPerSync.RecordValue(p.writes)
+		}
+		delete(s.pending, e.FD)
+		sec := 1
+		if e.End > c.start {
+			sec = int((e.End-c.start)/uint64(time.Second)) + 1
+		}
+		for len(s.secs) < sec {
+			s.secs = append(s.secs, nil)
+		}
+		if s.secs[sec-1] == nil {
+			s.secs[sec-1] = hdr.New(1000, int64(time.Hour), 2)
+		}
+		h := s.secs[sec-1]
+		_ = h.RecordValue(max(min(int64(lat), h.HighestTrackableValue()), h.LowestTrackableValue()))
+	}
+}
+
+// series is the per-second sync count, p99 and maximum of a class up to
+// second last, empty seconds included.
+func (s *classStats) series(last int) []stats.SecondSample {
+	last = max(last, len(s.secs))
+	out := make([]stats.SecondSample, 0, last)
+	for t := 1; t <= last; t++ {
+		smp := stats.SecondSample{T: t}
+		if t <= len(s.secs) && s.secs[t-1] != nil {
+			h := s.secs[t-1]
+			smp.Ops, smp.P99Ns, smp.MaxNs = h.TotalCount(), h.ValueAtPercentile(99), h.Max()
+		}
+		out = append(out, smp)
+	}
+	return out
+}

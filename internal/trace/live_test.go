@@ -1,0 +1,154 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/verdict"
+)
+
+// skipUnlessTraceable skips a test on machines where the tracer cannot
+// load, saying why.
+func skipUnlessTraceable(t *testing.T, err error) {
+	t.Helper()
+	if errors.Is(err, ErrPermission) || errors.Is(err, ErrUnsupported) {
+		t.Skipf("the BPF tracer cannot run here: %v", err)
+	}
+}
+
+// programs lists the IDs of the BPF programs loaded in the kernel.
+func programs(t *testing.T) map[ebpf.ProgramID]bool {
+	t.Helper()
+	ids := map[ebpf.ProgramID]bool{}
+	id := ebpf.ProgramID(0)
+	for {
+		next, err := ebpf.ProgramGetNextID(id)
+		if err != nil {
+			return ids
+		}
+		ids[next] = true
+		id = next
+	}
+}
+
+// TestTraceEmbeddedEtcd traces this test process while its embedded etcd
+// takes puts, and compares what the tracer saw with etcd's own WAL fsync
+// histogram over the same window.
+func TestTraceEmbeddedEtcd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := etcdload.StartEmbedded(ctx, etcdload.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("starting etcd: %v", err)
+	}
+	defer c.Close()
+	before := programs(t)
+
+	tctx, stop := context.WithCancel(ctx)
+	type outcome struct {
+		tr  *Trace
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		tr, err := Run(tctx, Options{PID: os.Getpid(), Duration: time.Minute})
+		done <- outcome{tr, err}
+	}()
+	time.Sleep(300 * time.Millisecond) // attached; etcd is idle meanwhile
+	murl := c.MetricsURLs()[0]
+	mb, err := metrics.Scrape(ctx, http.DefaultClient, murl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := etcdload.DefaultLoad(etcdload.OpPut)
+	l.Client.Endpoints, l.Total, l.Clients, l.ValSize, l.KeySpaceSize = c.Endpoints(), 3000, 4, 256, 1000
+	if _, err := etcdload.Run(ctx, l); err != nil {
+		stop()
+		<-done
+		t.Fatalf("load: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond) // the last commit
+	ma, err := metrics.Scrape(ctx, http.DefaultClient, murl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	o := <-done
+	skipUnlessTraceable(t, o.err)
+	if o.err != nil && !errors.Is(o.err, context.Canceled) {
+		t.Fatalf("Run: %v", o.err)
+	}
+	hb, _ := metrics.HistogramOf(mb, etcdload.WALFsyncMetric)
+	ha, _ := metrics.HistogramOf(ma, etcdload.WALFsyncMetric)
+	d, err := metrics.Delta(hb, ha)
+	if err != nil || d.Count == 0 {
+		t.Fatalf("etcd's WAL fsync histogram delta %+v, %v", d, err)
+	}
+	wal := o.tr.col.classes[ClassWAL]
+	// The delete of the run's prefix after the load syncs the WAL too;
+	// both windows contain it.
+	if got, want := float64(wal.fdatasyncs), d.Count; math.Abs(got-want) > 0.03*want+2 {
+		t.Errorf("traced %g WAL fdatasyncs, etcd counted %g", got, want)
+	}
+	traced := wal.syncLat.Mean()
+	metric := d.Sum / d.Count * 1e9
+	t.Logf("WAL fdatasyncs: traced %d, etcd %g; mean traced %v, etcd %v; bytes per sync p50 %d",
+		wal.fdatasyncs, d.Count, time.Duration(traced), time.Duration(metric), wal.bytesPerSync.ValueAtPercentile(50))
+	if math.Abs(traced-metric) > 0.2*metric {
+		t.Errorf("traced mean WAL sync %v, etcd's sum/count %v: more than 20 %% apart", time.Duration(traced), time.Duration(metric))
+	}
+	if bs, ok := RecommendedBS(wal); !ok || bs < 256 || bs > 64<<10 {
+		t.Errorf("bytes per WAL sync %d (%v): want about one 256-byte put's frames and a hard state", bs, ok)
+	}
+	w, err := o.tr.Workload(verdict.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Latencies[0].Name != "wal sync" || w.Figure("recommended_bs") == nil || len(w.Verdicts) != 1 {
+		t.Errorf("workload latencies %v, figures %v, verdicts %v", w.Latencies, w.Figures, w.Verdicts)
+	}
+	if o.tr.col.classes[ClassDB].fdatasyncs == 0 {
+		t.Errorf("no bbolt fdatasyncs traced during 3000 puts")
+	}
+	after := programs(t)
+	for id := range after {
+		if !before[id] {
+			t.Errorf("BPF program %d still loaded after the trace", id)
+		}
+	}
+}
+
+// TestTraceEndsWithProcess traces a short-lived process: the trace ends
+// when it exits, not at its duration.
+func TestTraceEndsWithProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "0.5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait() // reaped, so /proc/PID disappears
+	start := time.Now()
+	tr, err := Run(context.Background(), Options{PID: cmd.Process.Pid, Duration: time.Minute})
+	skipUnlessTraceable(t, err)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !tr.Exited || time.Since(start) > 30*time.Second {
+		t.Errorf("exited %v after %v: want the trace to end with the process", tr.Exited, time.Since(start))
+	}
+}
+
+func TestTraceNoProcess(t *testing.T) {
+	if _, err := Run(context.Background(), Options{PID: 1 << 30}); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("Run: %v, want ErrNoProcess", err)
+	}
+}

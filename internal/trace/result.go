@@ -1,0 +1,160 @@
+package trace
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
+	"etcdbench/internal/verdict"
+)
+
+// minSyncsForVerdict is the fewest WAL syncs whose p99 is judged: below
+// it the p99 is one of the slowest few calls.
+const minSyncsForVerdict = 100
+
+// Workload turns the trace into the result record: a latency per class
+// and call ("wal sync", "wal write", "db sync", ...; the WAL's syncs
+// first, whose per-second series the record carries), figures of sizes
+// and rates, the recommended --bs for `disk wal`, and the WAL sync p99
+// judged against t.WALFsyncP99.
+func (tr *Trace) Workload(t verdict.Thresholds) (result.Workload, error) {
+	secs := tr.Elapsed.Seconds()
+	w := result.Workload{
+		Name:        "trace",
+		Description: fmt.Sprintf("write, pwrite64, fdatasync and fsync of process %d on its WAL, db and snapshot files, timed in the kernel by eBPF syscall tracepoints", tr.PID),
+		Parameters:  map[string]any{"pid": tr.PID, "duration_ns": tr.Elapsed.Nanoseconds(), "resolution": "ns, per call (bpf_ktime_get_ns at syscall entry and exit)"},
+		Stop:        result.Stop{Mode: "time", Reason: "traced for " + tr.Elapsed.Round(time.Millisecond).String()},
+		DurationNs:  tr.Elapsed.Nanoseconds(),
+		Latencies:   []result.Latency{},
+		Verdicts:    []verdict.Verdict{},
+		Engine:      "eBPF syscall tracepoints",
+	}
+	if tr.Exited {
+		w.Stop.Reason = "the traced process exited after " + tr.Elapsed.Round(time.Millisecond).String()
+	}
+	fig := func(name string, v float64, unit, desc string) {
+		if !math.IsNaN(v) {
+			w.Figures = append(w.Figures, result.Figure{Name: name, Value: v, Unit: unit, Description: desc})
+		}
+	}
+	for _, c := range Classes {
+		s := tr.col.classes[c]
+		for _, l := range []struct {
+			what string
+			n    int64
+		}{{"sync", s.syncs()}, {"write", s.writes}} {
+			if l.n == 0 {
+				continue
+			}
+			h := s.syncLat
+			if l.what == "write" {
+				h = s.writeLat
+			}
+			enc, err := stats.Encode(h)
+			if err != nil {
+				return w, err
+			}
+			w.Latencies = append(w.Latencies, result.Latency{Name: c.String() + " " + l.what, Summary: stats.Summarize(h), Histogram: enc})
+		}
+		name := c.String()
+		if s.syncs() == 0 && s.writes == 0 {
+			continue
+		}
+		fig(name+"_fdatasyncs", float64(s.fdatasyncs), "count", "fdatasync calls on "+name+" files")
+		fig(name+"_fsyncs", float64(s.fsyncs), "count", "fsync calls on "+name+" files")
+		fig(name+"_writes", float64(s.writes), "count", "write and pwrite64 calls on "+name+" files")
+		fig(name+"_write_bytes", float64(s.writeBytes), "B", "bytes written to "+name+" files")
+		if secs > 0 {
+			fig(name+"_syncs_per_sec", float64(s.syncs())/secs, "ops/s", "syncs per second on "+name+" files")
+		}
+		if s.writes > 0 {
+			fig(name+"_write_size_p50", float64(s.writeSize.ValueAtPercentile(50)), "B", "median bytes per write to "+name+" files")
+			fig(name+"_write_size_p99", float64(s.writeSize.ValueAtPercentile(99)), "B", "p99 of bytes per write to "+name+" files")
+		}
+		if s.bytesPerSync.TotalCount() > 0 {
+			fig(name+"_bytes_per_sync_p50", float64(s.bytesPerSync.ValueAtPercentile(50)), "B", "median bytes written to a "+name+" file between two of its syncs")
+			fig(name+"_bytes_per_sync_p99", float64(s.bytesPerSync.ValueAtPercentile(99)), "B", "p99 of bytes written to a "+name+" file between two of its syncs")
+			fig(name+"_writes_per_sync_mean", s.writesPerSync.Mean(), "count", "mean writes to a "+name+" file between two of its syncs")
+		}
+		if s.failed > 0 {
+			fig(name+"_failed_calls", float64(s.failed), "count", "calls on "+name+" files that returned an error")
+		}
+	}
+	wal := tr.col.classes[ClassWAL]
+	w.Ops = wal.syncs()
+	w.Bytes = wal.writeBytes
+	if secs > 0 {
+		w.OpsPerSec, w.BytesPerSec = float64(w.Ops)/secs, float64(w.Bytes)/secs
+	}
+	w.Series = wal.series(int(math.Ceil(secs)))
+	fig("lost_events", float64(tr.Lost), "count", "calls not recorded because the ring buffer was full (the figures undercount by this many)")
+	if bs, ok := RecommendedBS(wal); ok {
+		fig("recommended_bs", float64(bs), "B", "the --bs for `etcdbench disk wal` that matches this etcd: the median bytes written to the WAL between two syncs")
+		w.Notes = append(w.Notes, fmt.Sprintf("a disk test that matches this etcd's WAL: etcdbench disk wal --dir <a directory on the same disk> --bs %d", bs))
+	}
+	w.Notes = append(w.Notes, fileNotes(tr.Files)...)
+	if tr.Lost > 0 {
+		w.Notes = append(w.Notes, fmt.Sprintf("%d events were lost (ring buffer full): the counts are low by that many", tr.Lost))
+	}
+	if n := wal.syncs(); n >= minSyncsForVerdict {
+		w.Verdicts = append(w.Verdicts, judgeWALSync(t, wal.syncLat, n))
+	} else {
+		w.Notes = append(w.Notes, fmt.Sprintf("%d WAL syncs traced: too few (< %d) to judge their p99; trace longer or while etcd is written to", n, minSyncsForVerdict))
+	}
+	return w, nil
+}
+
+// RecommendedBS is the median number of bytes etcd wrote to its WAL
+// between two syncs of the same segment: the block size of the one write
+// + fdatasync that `disk wal` repeats. ok is false without such syncs.
+func RecommendedBS(wal *classStats) (int64, bool) {
+	if wal == nil || wal.bytesPerSync.TotalCount() == 0 {
+		return 0, false
+	}
+	return wal.bytesPerSync.ValueAtPercentile(50), true
+}
+
+// judgeWALSync judges the traced WAL sync p99 against the WAL fdatasync
+// limit: decided when the 95 % confidence interval of the p99 (order
+// statistics of the traced calls) lies on one side of the limit.
+func judgeWALSync(t verdict.Thresholds, h *hdr.Histogram, n int64) verdict.Verdict {
+	const level = 0.95
+	ci := stats.PercentileCI(h, 0.99, float64(n), level)
+	limit := int64(t.WALFsyncP99.Limit * float64(time.Second))
+	f := verdict.QuantileFigures{
+		Value: time.Duration(h.ValueAtPercentile(99)), CI: ci, Level: level,
+		Method: "95 % confidence interval of the p99 of every traced WAL sync (order statistics)",
+		Bounds: fmt.Sprintf("%d WAL syncs traced", n), Outcome: stats.Undecided,
+	}
+	switch {
+	case !ci.UpperOpen && ci.UpperNs < limit:
+		f.Outcome = stats.Pass
+	case ci.LowerNs > limit:
+		f.Outcome = stats.Fail
+	}
+	v := verdict.JudgeQuantile(t.WALFsyncP99, t.WarnMargin, f,
+		"this etcd's WAL waits too long for the disk; move its data dir to faster storage (local SSD/NVMe) or stop other writers on that disk")
+	v.Title = "WAL fdatasync p99 of the traced etcd"
+	v.Detail = strings.ReplaceAll(v.Detail, "(--runtime)", "(--duration)")
+	return v
+}
+
+// fileNotes lists the traced files, sorted.
+func fileNotes(files map[string]Class) []string {
+	var paths []string
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var out []string
+	for _, p := range paths {
+		out = append(out, fmt.Sprintf("traced %s file %s", files[p], p))
+	}
+	return out
+}

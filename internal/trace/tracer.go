@@ -1,0 +1,278 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
+)
+
+// Sentinel errors callers act on.
+var (
+	// ErrPermission: the BPF program could not be loaded or attached for
+	// lack of privilege (root, or CAP_BPF with CAP_PERFMON, is needed).
+	ErrPermission = errors.New("trace: not allowed to load BPF programs")
+	// ErrNoProcess: the process to trace does not exist.
+	ErrNoProcess = errors.New("trace: no such process")
+	// ErrUnsupported: the kernel lacks what the tracer needs (tracefs,
+	// the syscall tracepoints, BPF ring buffers).
+	ErrUnsupported = errors.New("trace: the kernel cannot run the tracer")
+)
+
+// TracingRoot is where tracefs is expected.
+const TracingRoot = "/sys/kernel/tracing"
+
+// tracepoints are the syscall tracepoints attached, by program.
+var tracepoints = []struct {
+	name string
+	prog func(*bpfPrograms) *ebpf.Program
+}{
+	{"sys_enter_write", func(p *bpfPrograms) *ebpf.Program { return p.EnterWrite }},
+	{"sys_exit_write", func(p *bpfPrograms) *ebpf.Program { return p.ExitWrite }},
+	{"sys_enter_pwrite64", func(p *bpfPrograms) *ebpf.Program { return p.EnterPwrite64 }},
+	{"sys_exit_pwrite64", func(p *bpfPrograms) *ebpf.Program { return p.ExitPwrite64 }},
+	{"sys_enter_fdatasync", func(p *bpfPrograms) *ebpf.Program { return p.EnterFdatasync }},
+	{"sys_exit_fdatasync", func(p *bpfPrograms) *ebpf.Program { return p.ExitFdatasync }},
+	{"sys_enter_fsync", func(p *bpfPrograms) *ebpf.Program { return p.EnterFsync }},
+	{"sys_exit_fsync", func(p *bpfPrograms) *ebpf.Program { return p.ExitFsync }},
+	{"sys_enter_close", func(p *bpfPrograms) *ebpf.Program { return p.EnterClose }},
+}
+
+// Options say what to trace and for how long.
+type Options struct {
+	PID int
+	// Duration bounds the trace; it also ends when ctx is done or the
+	// process exits.
+	Duration time.Duration
+	// Refresh is how often /proc/PID/fd is read again for new WAL
+	// segments (default 100 ms).
+	Refresh time.Duration
+	// ProcRoot is /proc unless a test says otherwise.
+	ProcRoot string
+}
+
+// Trace is what a finished trace saw.
+type Trace struct {
+	PID     int
+	Start   time.Time
+	Elapsed time.Duration
+	// Files are the traced files seen, by path.
+	Files map[string]Class
+	// Lost counts events the ring buffer had no room for.
+	Lost int64
+	// Exited is true when the traced process ended the trace.
+	Exited bool
+	col    *collector
+}
+
+// Run traces opts.PID until the duration is over, ctx is done or the
+// process exits, then detaches everything. A cancelled ctx still returns
+// what was seen, with ctx's error.
+func Run(ctx context.Context, opts Options) (*Trace, error) {
+	if opts.ProcRoot == "" {
+		opts.ProcRoot = "/proc"
+	}
+	if opts.Refresh <= 0 {
+		opts.Refresh = 100 * time.Millisecond
+	}
+	if _, err := os.Stat(filepath.Join(opts.ProcRoot, strconv.Itoa(opts.PID))); err != nil {
+		return nil, fmt.Errorf("%w: %d (%v)", ErrNoProcess, opts.PID, err)
+	}
+	if err := ensureTracefs(); err != nil {
+		return nil, err
+	}
+	t, err := attach(opts.PID)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	return t.run(ctx, opts)
+}
+
+// ensureTracefs mounts tracefs at TracingRoot when the syscall
+// tracepoints are not visible there.
+func ensureTracefs() error {
+	probe := filepath.Join(TracingRoot, "events", "syscalls", "sys_enter_fdatasync")
+	if _, err := os.Stat(probe); err == nil {
+		return nil
+	}
+	if err := unix.Mount("tracefs", TracingRoot, "tracefs", 0, ""); err != nil && !errors.Is(err, unix.EBUSY) {
+		if errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("%w: mounting tracefs at %s: %v", ErrPermission, TracingRoot, err)
+		}
+		return fmt.Errorf("%w: tracefs is not mounted at %s and mounting it failed: %v", ErrUnsupported, TracingRoot, err)
+	}
+	if _, err := os.Stat(probe); err != nil {
+		return fmt.Errorf("%w: no syscall tracepoints in %s (kernel without CONFIG_FTRACE_SYSCALLS?)", ErrUnsupported, TracingRoot)
+	}
+	return nil
+}
+
+// attached is a loaded and attached tracer.
+type attached struct {
+	objs  bpfObjects
+	links []link.Link
+	rd    *ringbuf.Reader
+}
+
+// attach loads the BPF objects for pid and attaches every tracepoint.
+func attach(pid int) (a *attached, err error) {
+	spec, err := loadBpf()
+	if err != nil {
+		return nil, fmt.Errorf("trace: reading the BPF object: %w", err)
+	}
+	if err := spec.Variables["target_tgid"].Set(uint32(pid)); err != nil {
+		return nil, fmt.Errorf("trace: setting the traced process: %w", err)
+	}
+	a = &attached{}
+	if err := spec.LoadAndAssign(&a.objs, nil); err != nil {
+		return nil, loadError(err)
+	}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	for _, tp := range tracepoints {
+		l, err := link.Tracepoint("syscalls", tp.name, tp.prog(&a.objs.bpfPrograms), nil)
+		if err != nil {
+			return nil, loadError(fmt.Errorf("attaching to syscalls/%s: %w", tp.name, err))
+		}
+		a.links = append(a.links, l)
+	}
+	if a.rd, err = ringbuf.NewReader(a.objs.Events); err != nil {
+		return nil, fmt.Errorf("trace: reading the ring buffer: %w", err)
+	}
+	return a, nil
+}
+
+// loadError names a missing privilege as ErrPermission.
+func loadError(err error) error {
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		return fmt.Errorf("%w (%v): run as root, or with CAP_BPF and CAP_PERFMON", ErrPermission, err)
+	}
+	return fmt.Errorf("%w: loading the BPF program: %v", ErrUnsupported, err)
+}
+
+// close detaches every tracepoint and frees the maps; safe on a partly
+// attached tracer.
+func (a *attached) close() {
+	if a.rd != nil {
+		a.rd.Close()
+	}
+	for _, l := range a.links {
+		l.Close()
+	}
+	a.objs.Close()
+}
+
+// monotonicNow is CLOCK_MONOTONIC in ns, the clock of bpf_ktime_get_ns.
+func monotonicNow() uint64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) // cannot fail for this clock
+	return uint64(ts.Nano())
+}
+
+// run reads events until the end and returns the trace.
+func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
+	tr := &Trace{PID: opts.PID, Start: time.Now(), Files: map[string]Class{}, col: newCollector(monotonicNow())}
+	refresh := func() error {
+		fds, err := readFDs(opts.ProcRoot, opts.PID)
+		if err != nil {
+			return err
+		}
+		for fd, f := range fds {
+			// Marked every time: a close in between removed it in the kernel.
+			if err := a.objs.Fds.Put(fd, uint32(f.Class)); err != nil {
+				return fmt.Errorf("trace: marking descriptor %d: %w", fd, err)
+			}
+			tr.Files[f.Path] = f.Class
+		}
+		return nil
+	}
+	if err := refresh(); err != nil {
+		return nil, err
+	}
+	var deadline time.Time
+	if opts.Duration > 0 {
+		deadline = tr.Start.Add(opts.Duration)
+	}
+	nextRefresh := time.Now().Add(opts.Refresh)
+	var rec ringbuf.Record
+	var runErr error
+	for {
+		now := time.Now()
+		if ctx.Err() != nil {
+			runErr = ctx.Err()
+			break
+		}
+		if !deadline.IsZero() && !now.Before(deadline) {
+			break
+		}
+		if !now.Before(nextRefresh) {
+			if err := refresh(); err != nil {
+				if _, serr := os.Stat(filepath.Join(opts.ProcRoot, strconv.Itoa(opts.PID))); serr != nil {
+					tr.Exited = true
+					break
+				}
+				runErr = err
+				break
+			}
+			nextRefresh = now.Add(opts.Refresh)
+		}
+		wait := nextRefresh
+		if !deadline.IsZero() && deadline.Before(wait) {
+			wait = deadline
+		}
+		a.rd.SetDeadline(wait)
+		err := a.rd.ReadInto(&rec)
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue
+		case err != nil:
+			runErr = fmt.Errorf("trace: reading events: %w", err)
+		}
+		if runErr != nil {
+			break
+		}
+		if e, err := decodeEvent(rec.RawSample); err == nil {
+			tr.col.add(e)
+		}
+	}
+	tr.drain(a)
+	tr.Elapsed = time.Since(tr.Start)
+	tr.Lost = a.lost()
+	return tr, runErr
+}
+
+// drain takes the events still in the ring buffer.
+func (tr *Trace) drain(a *attached) {
+	var rec ringbuf.Record
+	a.rd.SetDeadline(time.Now())
+	for a.rd.ReadInto(&rec) == nil {
+		if e, err := decodeEvent(rec.RawSample); err == nil {
+			tr.col.add(e)
+		}
+	}
+}
+
+// lost sums the per-CPU count of events the ring buffer dropped.
+func (a *attached) lost() int64 {
+	var per []uint64
+	if err := a.objs.Lost.Lookup(uint32(0), &per); err != nil {
+		return 0
+	}
+	var n int64
+	for _, v := range per {
+		n += int64(v)
+	}
+	return n
+}
