@@ -256,6 +256,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var halt stopper // the first fatal error (NOSPACE) ends every client
 	for i := range l.Clients {
 		rec := newRecorder(agg, start)
 		recs[i] = rec
@@ -265,6 +266,9 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 			timer := time.NewTimer(time.Hour)
 			defer timer.Stop()
 			for {
+				if halt.stopped() {
+					return
+				}
 				n := next.Add(1) - 1
 				if l.Total > 0 && n >= l.Total {
 					return
@@ -291,6 +295,9 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 						return
 					}
 					rec.fail(err)
+					if halt.fatal(err) {
+						return
+					}
 					continue
 				}
 				rec.recordKind(kind, due, done)
@@ -317,6 +324,9 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 	wl.Figures = append(wl.Figures, figures...)
 	wl.Notes = append(wl.Notes, notes...)
 	out.Workload = wl
+	if ferr := halt.Err(); ferr != nil {
+		return out, ferr
+	}
 	return out, ctx.Err()
 }
 
