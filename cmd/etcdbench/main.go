@@ -8,9 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"etcdbench/internal/etcdload"
 )
 
 func main() {
+	if code, ok := etcdload.MaybeRunMember(); ok { // a member of a 3-member embedded etcd: see its doc
+		os.Exit(code)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
