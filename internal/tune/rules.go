@@ -1,0 +1,91 @@
+package tune
+
+import (
+	"fmt"
+	"strings"
+
+	"etcdbench/internal/etcdload"
+)
+
+// Rule is one of etcd's own rules over a whole configuration: a value that
+// is fine alone may break it together with another (or with etcd's
+// default for the other).
+type Rule struct {
+	ID string
+	// Text is the rule in words, as an error states it.
+	Text string
+	// Source is where etcd enforces it.
+	Source string
+	// Warn marks a rule etcd only warns about: tune runs the combination
+	// and notes the warning instead of refusing it.
+	Warn bool
+	// broken says how c breaks the rule, or "" when it does not.
+	broken func(c Config) string
+}
+
+// Rules are etcd's rules that span settings, checked on every combination
+// before anything runs. Single-value limits (election timeout at most
+// 50000 ms...) are each Setting's own.
+var Rules = []Rule{
+	{
+		ID:     "election-5x-heartbeat",
+		Text:   "etcd refuses --election-timeout below 5 x --heartbeat-interval",
+		Source: etcdLimits.Source["5x"],
+		broken: func(c Config) string {
+			tick, tickFrom := ms(c.Embedded.HeartbeatInterval.Milliseconds(), etcdLimits.TickMs)
+			el, elFrom := ms(c.Embedded.ElectionTimeout.Milliseconds(), etcdLimits.ElectionMs)
+			if 5*tick <= el {
+				return ""
+			}
+			return fmt.Sprintf("election-timeout %d ms%s < 5 x heartbeat-interval %d ms%s", el, elFrom, tick, tickFrom)
+		},
+	},
+	{
+		ID:     "quota-over-max",
+		Text:   "etcd warns that a --quota-backend-bytes over 8 GiB \"may lead to degraded performance\"",
+		Source: etcdLimits.Source["maxQuota"],
+		Warn:   true,
+		broken: func(c Config) string {
+			if q := c.Embedded.QuotaBackendBytes; q > etcdLimits.MaxQuotaBytes {
+				return fmt.Sprintf("quota-backend-bytes %d > %d", q, etcdLimits.MaxQuotaBytes)
+			}
+			return ""
+		},
+	},
+}
+
+// ms returns set, or etcd's default def when set is 0, and a note saying
+// which it is.
+func ms(set, def int64) (int64, string) {
+	if set == 0 {
+		return def, " (etcd's default)"
+	}
+	return set, ""
+}
+
+// check applies the rules and the load's own validation to the
+// configuration of combination label. It returns etcd's warnings, or an
+// error wrapping ErrBadVary for the first rule broken.
+func check(label string, c Config) (warnings []string, err error) {
+	for _, r := range Rules {
+		why := r.broken(c)
+		switch {
+		case why == "":
+		case r.Warn:
+			warnings = append(warnings, fmt.Sprintf("%s: %s: %s (%s)", label, r.Text, why, r.Source))
+		default:
+			return nil, fmt.Errorf("%w: combination %s: %s: %s (%s); every combination of the --vary values must be valid, so change the values",
+				ErrBadVary, label, r.Text, why, r.Source)
+		}
+	}
+	if n := c.Embedded.Members; n != 0 && n != 1 && n != 3 {
+		return nil, fmt.Errorf("%w: combination %s: members %d: want 1 or 3", ErrBadVary, label, n)
+	}
+	l := c.Load
+	// Validate needs endpoints; the embedded ones are known only later.
+	l.Client.Endpoints = []string{"http://127.0.0.1:0"}
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: combination %s: %s", ErrBadVary, label, strings.TrimPrefix(err.Error(), etcdload.ErrBadLoad.Error()+": "))
+	}
+	return warnings, nil
+}

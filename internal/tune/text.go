@@ -1,0 +1,127 @@
+package tune
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText writes the comparison table: the combinations, then per
+// combination each figure's median and range over the rounds, the worst
+// verdict, the differences larger than the noise and the notes.
+func WriteText(w io.Writer, s Summary) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "etcdbench tune: %s\n", s.Load)
+	fmt.Fprintf(&b, "%d combinations x %d round(s), alternating: %s\n\n", len(s.Combinations), s.Rounds, orderText(s))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, c := range s.Combinations {
+		fmt.Fprintf(tw, "%s\t%s\n", c.ID(), c.Label())
+	}
+	tw.Flush()
+	b.WriteString("\nmedian [min..max] over the rounds; disk figures from etcd's own histograms, the slowest member\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	head := []string{"", "runs"}
+	for _, m := range Metrics {
+		head = append(head, m.Title+unitSuffix(m.Unit))
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "verdicts"), "\t"))
+	for c, combo := range s.Combinations {
+		row := []string{combo.ID(), fmt.Sprint(runsOf(s, c))}
+		for m, met := range Metrics {
+			row = append(row, cell(s.Cells[c][m], met.Unit))
+		}
+		v := "-"
+		if s.Worst[c] != nil {
+			v = s.Worst[c].String()
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, v), "\t"))
+	}
+	tw.Flush()
+	b.WriteString("\n")
+	if math.IsNaN(s.Chance) {
+		b.WriteString("Differences larger than the noise:\n")
+	} else {
+		fmt.Fprintf(&b, "Differences larger than the noise (ranges over the rounds that do not overlap; by noise alone that happens with probability %.3f for one figure of one pair):\n", s.Chance)
+	}
+	for _, l := range s.DiffLines() {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	if len(s.Notes) > 0 {
+		b.WriteString("\nNotes:\n")
+		for _, n := range s.Notes {
+			fmt.Fprintf(&b, "  %s\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func unitSuffix(unit string) string {
+	if unit == "ops/s" {
+		return " (ops/s)"
+	}
+	return ""
+}
+
+func runsOf(s Summary, c int) int {
+	n := 0
+	for _, r := range s.Runs {
+		if r.Combination == c {
+			n++
+		}
+	}
+	return n
+}
+
+// orderText lists the runs of each round: "r1 c1 c2, r2 c2 c1".
+func orderText(s Summary) string {
+	var rounds []string
+	cur := 0
+	for _, sl := range Schedule(len(s.Combinations), s.Rounds) {
+		if sl.Round != cur {
+			rounds = append(rounds, fmt.Sprintf("r%d", sl.Round))
+			cur = sl.Round
+		}
+		rounds[len(rounds)-1] += " " + s.Combinations[sl.Combination].ID()
+	}
+	return strings.Join(rounds, ", ")
+}
+
+// cell is "median [min..max]", or "median" for one round, or "-".
+func cell(sp Spread, unit string) string {
+	switch sp.N() {
+	case 0:
+		return "-"
+	case 1:
+		return format(sp.Median, unit)
+	}
+	return fmt.Sprintf("%s [%s..%s]", format(sp.Median, unit), format(sp.Min, unit), format(sp.Max, unit))
+}
+
+// format writes a figure in its unit with about three significant digits.
+func format(v float64, unit string) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	switch unit {
+	case "s":
+		switch {
+		case v == 0:
+			return "0"
+		case v < 1e-3:
+			return fmt.Sprintf("%.0fµs", v*1e6)
+		case v < 0.01:
+			return fmt.Sprintf("%.2fms", v*1e3)
+		case v < 0.1:
+			return fmt.Sprintf("%.1fms", v*1e3)
+		case v < 1:
+			return fmt.Sprintf("%.0fms", v*1e3)
+		}
+		return fmt.Sprintf("%.2fs", v)
+	case "ops/s", "count":
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%g %s", v, unit)
+}
