@@ -1,19 +1,86 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
 	"io"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"etcdbench/internal/diagnose"
+	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
 )
 
-// newDiagnoseLogsCmd is 'etcdbench diagnose logs' (being written; see issue 5).
-func newDiagnoseLogsCmd(_, _ io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:   "logs",
-		Short: "(not yet available)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("etcdbench diagnose logs is not available yet")
+// runDiagnoseLogs reads the log (a file, or stdin for "-"), diagnoses
+// and prints the report: exit 1 (errFailed) when a cause is found.
+func runDiagnoseLogs(ctx context.Context, name, output string, args []string, stdin io.Reader, stdout io.Writer) error {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return usagef("reading the log %s: %v", name, err)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return usagef("%s is a directory: give a log file, or - for standard input (journalctl -u etcd | etcdbench diagnose logs -)", name)
+		}
+		r = f
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s, err := diagnose.ReadLogs(r)
+	if err != nil {
+		return fmt.Errorf("reading the log %s: %w", name, err)
+	}
+	if s.Lines == 0 {
+		return usagef("the log %s is empty", name)
+	}
+	if s.Formats["other"] == s.Lines {
+		return usagef("no line of %s is an etcd log line (zap JSON, capnslog text or journalctl output of either)", name)
+	}
+	res := newResult(args)
+	ev := diagnose.Evidence{Logs: s}
+	rules := diagnose.Rules()
+	fs := diagnose.Diagnose(ev, verdict.DiagnoseDefaults(), rules)
+	w := diagnose.Workload("diagnose-logs", ev, fs, rules)
+	w.Parameters["log"] = name
+	res.Workloads = []result.Workload{w}
+	res.Finish(time.Now().UTC())
+	return finishDiagnosis(stdout, output, res)
+}
+
+// newDiagnoseLogsCmd is 'etcdbench diagnose logs'.
+func newDiagnoseLogsCmd(stdout, _ io.Writer) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "logs FILE|-",
+		Short: "Name the cause of a slow etcd from its logs (zap JSON, capnslog text, journalctl)",
+		Long: `Reads an etcd log - zap JSON of etcd 3.4-3.7, the older capnslog text, or
+journalctl output of either (journalctl -u etcd | etcdbench diagnose logs -) -
+and counts "slow fdatasync", "apply request took too long", "leader failed to
+send out heartbeat on time", other "took too long"/"request stats" lines,
+elections and "database space exceeded", per minute, with the worst of each.
+The same rules as 'diagnose metrics' turn them into ranked findings.
+
+Exit codes: 0 healthy (or only warnings), 1 a cause was found, 2 bad input.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("want one log file, or - for standard input")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usagef("--output %q: want text or json", output)
+			}
+			return runDiagnoseLogs(cmd.Context(), args[0], output, commandLine(cmd), cmd.InOrStdin(), stdout)
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "report format: text or json")
+	return cmd
 }

@@ -1,7 +1,10 @@
 package diagnose
 
 import (
+	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -63,6 +66,11 @@ type LogSummary struct {
 	Formats     map[string]int
 	Kinds       map[Kind]*KindStats
 	First, Last time.Time // the earliest and latest timestamps seen
+	// Terms are the raft terms that election lines name ("at term 5"):
+	// one term is the election at start, more mean the leader changed.
+	Terms map[int]bool
+	// LostLeader counts "lost leader" lines.
+	LostLeader int
 }
 
 // Count returns the number of events of kind k.
@@ -88,7 +96,20 @@ func (s *LogSummary) add(e Event) {
 	if !e.Time.IsZero() {
 		ks.PerMinute[e.Time.UTC().Truncate(time.Minute)]++
 	}
+	if e.Kind == KindElection {
+		if m := termOf.FindStringSubmatch(e.Message); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				s.Terms[n] = true
+			}
+		}
+		if strings.Contains(e.Message, "lost leader") {
+			s.LostLeader++
+		}
+	}
 }
+
+// termOf finds the term of raft's election lines.
+var termOf = regexp.MustCompile(`at term (\d{1,18})`)
 
 // Minutes returns the minutes with events of any kind, in order.
 func (s *LogSummary) Minutes() []time.Time {
@@ -108,5 +129,5 @@ func (s *LogSummary) Minutes() []time.Time {
 
 // newSummary returns an empty summary.
 func newSummary() *LogSummary {
-	return &LogSummary{Formats: map[string]int{}, Kinds: map[Kind]*KindStats{}}
+	return &LogSummary{Formats: map[string]int{}, Kinds: map[Kind]*KindStats{}, Terms: map[int]bool{}}
 }

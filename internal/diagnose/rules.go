@@ -408,7 +408,7 @@ func checkLeaderChanges(ev Evidence, th verdict.DiagnoseThresholds) []Finding {
 		}
 		out = kept
 	}
-	if n := ev.Logs.Count(KindElection); n > 0 {
+	if n := ev.Logs.Count(KindElection); n > 0 && (len(ev.Logs.Terms) > 1 || ev.Logs.LostLeader > 0) {
 		ks := ev.Logs.Kinds[KindElection]
 		busiest, bn := time.Time{}, 0
 		for m, c := range ks.PerMinute {
@@ -416,15 +416,13 @@ func checkLeaderChanges(ev Evidence, th verdict.DiagnoseThresholds) []Finding {
 				busiest, bn = m, c
 			}
 		}
-		f := Finding{
-			Member: "logs", Status: verdict.Warn, Value: float64(n), Advice: adviceElection,
-			Threshold: logThreshold("log_elections", "leader election log lines", "etcd raft: \"lost leader\", \"elected leader\", \"became leader\" are logged at each election"),
-			Evidence:  fmt.Sprintf("%d election lines (lost/elected/became leader) in %d minute(s), at most %d in the minute of %s", n, len(ks.PerMinute), bn, stamp(busiest)),
-		}
-		if len(ks.PerMinute) > 1 || n > 3 {
-			f.Status = verdict.Fail // more than one startup election
-		}
-		out = append(out, f)
+		out = append(out, Finding{
+			Member: "logs", Status: verdict.Fail, Value: float64(len(ev.Logs.Terms)), Advice: adviceElection,
+			Threshold: verdict.Threshold{ID: "log_election_terms", Title: "raft terms with an election in the log", Limit: 2, Unit: "count",
+				Source: "etcd raft logs \"became leader\" / \"elected leader\" at each election: one term is the election at start, a second means the leader changed"},
+			Evidence: fmt.Sprintf("elections in %d terms and %d \"lost leader\" lines (%d election lines in %d minute(s), at most %d in the minute of %s)",
+				len(ev.Logs.Terms), ev.Logs.LostLeader, n, len(ks.PerMinute), bn, stamp(busiest)),
+		})
 	}
 	return out
 }

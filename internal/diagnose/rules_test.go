@@ -53,6 +53,8 @@ func TestRules(t *testing.T) {
 		}, nil, "", verdict.Pass, ""},
 		{"log slow fdatasync", func(*Member) {}, summaryOf(KindSlowFdatasync, 1500*time.Millisecond), "slow-disk-logs", verdict.Fail, "took 1.5s"},
 		{"log slow apply", func(*Member) {}, summaryOf(KindSlowApply, 300*time.Millisecond), "slow-applies", verdict.Fail, "apply request took too long"},
+		{"log: the election at start is no finding", func(*Member) {}, ParseLogs([]byte(startupElection)), "", verdict.Pass, ""},
+		{"log: elections in two terms", func(*Member) {}, ParseLogs([]byte(startupElection + reElection)), "leader-changes", verdict.Fail, "elections in 2 terms and 1 \"lost leader\""},
 		{"log space exceeded", func(*Member) {}, summaryOf(KindSpaceExceeded, 0), "db-quota", verdict.Fail, "database space exceeded"},
 	}
 	for _, tc := range cases {
@@ -125,3 +127,11 @@ func TestRulesAreDataWithSources(t *testing.T) {
 		t.Errorf("documented limits changed: %+v", th)
 	}
 }
+
+const startupElection = `{"level":"info","ts":"2026-11-22T04:20:10.664Z","caller":"raft/raft.go:771","msg":"b5179d13d0285315 became leader at term 2"}
+{"level":"info","ts":"2026-11-22T04:20:10.664Z","caller":"raft/node.go:327","msg":"raft.node: b5179d13d0285315 elected leader b5179d13d0285315 at term 2"}
+`
+
+const reElection = `raft2026/11/22 04:25:11 INFO: raft.node: 7520a73dc41cb177 lost leader b5179d13d0285315 at term 3
+raft2026/11/22 04:25:12 INFO: raft.node: 7520a73dc41cb177 elected leader 7520a73dc41cb177 at term 3
+`

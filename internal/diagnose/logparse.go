@@ -1,0 +1,267 @@
+package diagnose
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// maxLineBytes bounds one log line; longer lines are counted but cut.
+const maxLineBytes = 1 << 20
+
+// maxShownLine is how much of a line a note shows.
+const maxShownLine = 300
+
+// ParseLogs reads etcd logs: zap JSON (etcd 3.4-3.7), capnslog text
+// ("2019-08-13 11:12:13.123456 W | etcdserver: ..."), either behind
+// journalctl's "Mon DD HH:MM:SS host etcd[pid]: " prefix, and counts the
+// events the rules read. Lines of other formats are counted and skipped.
+// It does no I/O.
+func ParseLogs(b []byte) *LogSummary {
+	s, _ := ReadLogs(bytes.NewReader(b))
+	return s
+}
+
+// ReadLogs is ParseLogs over a stream, so that a large log need not fit
+// in memory; the error is r's.
+func ReadLogs(r io.Reader) (*LogSummary, error) {
+	s := newSummary()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
+	sc.Split(scanLinesCut)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		s.Lines++
+		format, ev, ok := ParseLogLine(line)
+		s.Formats[format]++
+		if ts := ev.Time; !ts.IsZero() {
+			if s.First.IsZero() || ts.Before(s.First) {
+				s.First = ts
+			}
+			if ts.After(s.Last) {
+				s.Last = ts
+			}
+		}
+		if ok {
+			s.add(ev)
+		}
+	}
+	return s, sc.Err()
+}
+
+// scanLinesCut is bufio.ScanLines that cuts lines longer than
+// maxLineBytes instead of stopping.
+func scanLinesCut(data []byte, atEOF bool) (int, []byte, error) {
+	adv, tok, err := bufio.ScanLines(data, atEOF)
+	if adv == 0 && tok == nil && err == nil && len(data) >= maxLineBytes {
+		return len(data), data[:maxLineBytes], nil
+	}
+	return adv, tok, err
+}
+
+// journalPrefix is journalctl's short format: "Nov 22 04:12:27 host etcd[123]: ".
+var journalPrefix = regexp.MustCompile(`^([A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: `)
+
+// capnslogLine is "2019-08-13 11:12:13.123456 W | pkg: message".
+var capnslogLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) ([DINWEC]) \| (.*)$`)
+
+// goLogLine is Go's log package format, which etcd's raft and gRPC use
+// beside capnslog: "raft2019/08/13 11:12:13 INFO: ...", "WARNING:
+// 2019/08/13 11:12:13 [core] ...".
+var goLogLine = regexp.MustCompile(`^[A-Za-z]*:? ?(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?) (.*)$`)
+
+// consoleLine is zap's console encoding (etcd --log-format=console):
+// "2024-01-02T03:04:05.678Z\tWARN\tcaller.go:12\tmessage\t{...}".
+var consoleLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:?\d\d))\t([A-Z]+)\t(?:[^\t]*\.go:\d+\t)?([^\t]*)(?:\t(\{.*\}))?$`)
+
+// ParseLogLine reads one line: its format ("zap", "capnslog",
+// "journal+zap", "journal+capnslog", "journal" or "other") and, when it
+// is one of the events counted, the event.
+func ParseLogLine(line string) (format string, ev Event, ok bool) {
+	rest, prefix := line, ""
+	var journalTime time.Time
+	if m := journalPrefix.FindStringSubmatch(line); m != nil {
+		prefix = "journal"
+		rest = line[len(m[0]):]
+		if t, err := time.Parse("Jan _2 15:04:05", m[1]); err == nil {
+			journalTime = t // journalctl's short format has no year
+		}
+	}
+	var msg, took string
+	switch {
+	case strings.HasPrefix(rest, "{"):
+		var ok bool
+		if ev.Time, msg, took, ok = parseZap(rest); ok {
+			format = "zap"
+		}
+	default:
+		if m := capnslogLine.FindStringSubmatch(rest); m != nil {
+			format = "capnslog"
+			if t, err := time.Parse("2006-01-02 15:04:05.999999", m[1]); err == nil {
+				ev.Time = t
+			}
+			msg = m[3]
+		} else if m := consoleLine.FindStringSubmatch(rest); m != nil {
+			format = "zap-console"
+			if t, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+				ev.Time = t
+			}
+			msg = m[3]
+			if m[4] != "" {
+				took = tookOf(m[4])
+				if e := errorOf(m[4]); e != "" {
+					msg += ": " + e
+				}
+			}
+		} else if m := goLogLine.FindStringSubmatch(rest); m != nil {
+			format = "golog"
+			if t, err := time.Parse("2006/01/02 15:04:05.999999", m[1]); err == nil {
+				ev.Time = t
+			}
+			msg = m[2]
+		}
+	}
+	switch {
+	case format == "" && prefix == "":
+		return "other", Event{}, false
+	case format == "":
+		format, msg = prefix, rest
+	case prefix != "":
+		format = prefix + "+" + format
+	}
+	if ev.Time.IsZero() {
+		ev.Time = journalTime
+	}
+	kind, found := classify(msg, rest)
+	if !found {
+		return format, Event{Time: ev.Time}, false
+	}
+	ev.Kind, ev.Message = kind, cut(msg, 120)
+	ev.Line = cut(line, maxShownLine)
+	if took != "" {
+		if d, err := time.ParseDuration(strings.ReplaceAll(took, "µ", "u")); err == nil && d > 0 {
+			ev.Took = d
+		}
+	}
+	if ev.Took == 0 {
+		ev.Took = longestDuration(msg)
+	}
+	return format, ev, true
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// zapTookFields are the fields in which etcd's zap lines say how long
+// something took, in order of preference.
+var zapTookFields = []string{"took", "exceeded-duration", "duration", "time-spent", "time spent"}
+
+// parseZap reads a zap JSON line's time, message and duration field.
+func parseZap(line string) (ts time.Time, msg, took string, ok bool) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		return time.Time{}, "", "", false
+	}
+	msg, ok = m["msg"].(string)
+	if !ok {
+		return time.Time{}, "", "", false
+	}
+	switch v := m["ts"].(type) {
+	case string:
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700"} {
+			if t, err := time.Parse(layout, v); err == nil {
+				ts = t
+				break
+			}
+		}
+	case float64:
+		if v > 0 && v < 1e11 {
+			sec := int64(v)
+			ts = time.Unix(sec, int64((v-float64(sec))*1e9)).UTC()
+		}
+	}
+	took = tookField(m)
+	// Some messages keep the detail in "error" (database space exceeded).
+	if e, isStr := m["error"].(string); isStr {
+		msg += ": " + e
+	}
+	return ts, msg, took, true
+}
+
+// tookField returns the first duration field of a zap line's fields.
+func tookField(m map[string]any) string {
+	for _, f := range zapTookFields {
+		if s, isStr := m[f].(string); isStr && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// tookOf and errorOf read the JSON fields of a console-encoded line.
+func tookOf(fields string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(fields), &m) != nil {
+		return ""
+	}
+	return tookField(m)
+}
+
+func errorOf(fields string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(fields), &m) != nil {
+		return ""
+	}
+	e, _ := m["error"].(string)
+	return e
+}
+
+// classify maps a message (and, for errors quoted anywhere, the whole
+// line) to the kind of event it is.
+func classify(msg, line string) (Kind, bool) {
+	l := strings.ToLower(msg)
+	switch {
+	case strings.Contains(l, "database space exceeded") || strings.Contains(strings.ToLower(line), "database space exceeded"):
+		return KindSpaceExceeded, true
+	case strings.Contains(l, "slow fdatasync") || strings.Contains(l, "sync duration of"):
+		return KindSlowFdatasync, true
+	case strings.Contains(l, "failed to send out heartbeat on time"):
+		return KindHeartbeatLate, true
+	case strings.Contains(l, "apply request took too long") || strings.Contains(l, "apply entries took too long"):
+		return KindSlowApply, true
+	case strings.Contains(l, "took too long") || strings.Contains(l, "request stats") || strings.HasPrefix(l, "trace["):
+		return KindSlowRequest, true
+	case strings.Contains(l, "elected leader") || strings.Contains(l, "lost leader") || strings.Contains(l, "became leader"):
+		return KindElection, true
+	}
+	return "", false
+}
+
+// durationToken matches Go-formatted durations such as 1.5s, 401.8ms,
+// 1m2.5s, 250µs.
+var durationToken = regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|us|µs|ms|s|m|h)\b`)
+
+// longestDuration returns the longest duration written in s (capnslog
+// lines say "took too long (1.2s)", "sync duration of 1.5s, expected less
+// than 1s", "exceeded the 100ms timeout for 401.8ms"), 0 if none.
+func longestDuration(s string) time.Duration {
+	var best time.Duration
+	for _, tok := range durationToken.FindAllString(s, 16) {
+		d, err := time.ParseDuration(strings.ReplaceAll(tok, "µ", "u"))
+		if err == nil && d > best {
+			best = d
+		}
+	}
+	return best
+}
