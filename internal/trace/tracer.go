@@ -276,3 +276,18 @@ func (a *attached) lost() int64 {
 	}
 	return n
 }
+
+// Dir is the directory of the first traced file of class c (in path
+// order), or def when none was seen.
+func (tr *Trace) Dir(c Class, def string) string {
+	var first string
+	for p, pc := range tr.Files {
+		if pc == c && (first == "" || p < first) {
+			first = p
+		}
+	}
+	if first == "" {
+		return def
+	}
+	return filepath.Dir(first)
+}
