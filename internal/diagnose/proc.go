@@ -1,0 +1,119 @@
+package diagnose
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ErrNoEtcd is returned when no etcd process is running.
+var ErrNoEtcd = errors.New("diagnose: no etcd process found")
+
+// EtcdProcess is a running etcd found under /proc.
+type EtcdProcess struct {
+	PID     int
+	Cmdline []string
+}
+
+// FindEtcd lists the processes under procRoot (normally /proc) whose
+// command name (comm) is etcd or whose program is a file named etcd.
+// Processes that end while they are read are skipped.
+func FindEtcd(procRoot string) ([]EtcdProcess, error) {
+	ents, err := os.ReadDir(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("diagnose: listing processes: %w", err)
+	}
+	self := os.Getpid()
+	var out []EtcdProcess
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join(procRoot, e.Name(), "comm"))
+		cmd, _ := os.ReadFile(filepath.Join(procRoot, e.Name(), "cmdline"))
+		if args, ok := isEtcd(comm, cmd); ok {
+			out = append(out, EtcdProcess{PID: pid, Cmdline: args})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
+	return out, nil
+}
+
+// isEtcd decides from a process's comm and cmdline files whether it is an
+// etcd server (not etcdctl, etcdutl or a program with etcd in its name).
+func isEtcd(comm, cmdline []byte) ([]string, bool) {
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	if len(args) == 1 && args[0] == "" {
+		args = nil // a kernel thread or a zombie
+	}
+	if len(args) == 0 {
+		return nil, false
+	}
+	return args, strings.TrimSpace(string(comm)) == "etcd" || filepath.Base(args[0]) == "etcd"
+}
+
+// EtcdFiles are the files an etcd process has open that matter to its
+// disk: WAL segments and the bbolt database, by descriptor.
+type EtcdFiles struct {
+	WAL map[int]string // descriptor -> segment path (*.wal)
+	DB  map[int]string // descriptor -> member/snap/db
+	// WALDir is the directory of the open segments (etcd keeps the last
+	// one open, plus the preallocated *.tmp and the directory itself).
+	WALDir string
+}
+
+// ReadEtcdFiles reads the descriptors of process pid from procRoot/PID/fd
+// with readlink (no lsof needed; root, or the same user, is needed).
+func ReadEtcdFiles(procRoot string, pid int) (EtcdFiles, error) {
+	dir := filepath.Join(procRoot, strconv.Itoa(pid), "fd")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return EtcdFiles{}, fmt.Errorf("diagnose: reading %s: %w (run as root or as etcd's user)", dir, err)
+		}
+		return EtcdFiles{}, fmt.Errorf("diagnose: reading %s: %w (is process %d running?)", dir, err, pid)
+	}
+	links := make(map[int]string)
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil {
+			links[fd] = target
+		}
+	}
+	return classifyEtcdFiles(links), nil
+}
+
+// classifyEtcdFiles sorts descriptor targets into WAL segments and the db.
+func classifyEtcdFiles(links map[int]string) EtcdFiles {
+	f := EtcdFiles{WAL: map[int]string{}, DB: map[int]string{}}
+	for fd, p := range links {
+		switch {
+		case isWALPath(p):
+			f.WAL[fd] = p
+			if f.WALDir == "" || filepath.Dir(p) > f.WALDir {
+				f.WALDir = filepath.Dir(p)
+			}
+		case isDBPath(p):
+			f.DB[fd] = p
+		}
+	}
+	return f
+}
+
+// isWALPath reports whether a path is a WAL segment (not a deleted one).
+func isWALPath(p string) bool {
+	return strings.HasSuffix(p, ".wal")
+}
+
+// isDBPath reports whether a path is etcd's bbolt database.
+func isDBPath(p string) bool {
+	return strings.HasSuffix(p, "/snap/db")
+}

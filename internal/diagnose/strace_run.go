@@ -1,0 +1,110 @@
+package diagnose
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrNoStrace is returned when strace is not installed.
+var ErrNoStrace = errors.New("strace is not installed (e.g. apt-get install strace); without it, read the WAL offline: etcdbench diagnose wal --data-dir DIR")
+
+// StraceSyscalls are the calls traced: etcd appends to its WAL with write()
+// and syncs with fdatasync(); bbolt writes the db with pwrite64 and
+// fdatasync; writev and fsync complete the set for other versions.
+const StraceSyscalls = "write,pwrite64,writev,fdatasync,fsync"
+
+// StraceTool is an installed strace.
+type StraceTool struct {
+	Path    string
+	Version string // e.g. "6.1"
+	// TraceFDs: the version filters by descriptor (--trace-fds, strace 6.2
+	// and later); the filter only trims the output, it does not make
+	// tracing any cheaper.
+	TraceFDs bool
+}
+
+// FindStrace looks strace up in PATH and asks for its version and options.
+func FindStrace(ctx context.Context) (StraceTool, error) {
+	p, err := exec.LookPath("strace")
+	if err != nil {
+		return StraceTool{}, ErrNoStrace
+	}
+	t := StraceTool{Path: p}
+	out, err := exec.CommandContext(ctx, p, "-V").Output()
+	if err != nil {
+		return t, fmt.Errorf("diagnose: %s -V: %v", p, err)
+	}
+	t.Version = straceVersion(string(out))
+	help, _ := exec.CommandContext(ctx, p, "-h").CombinedOutput()
+	t.TraceFDs = strings.Contains(string(help), "trace-fds")
+	return t, nil
+}
+
+// straceVersion reads "strace -- version 6.1" (or "strace version 4.26").
+func straceVersion(out string) string {
+	first, _, _ := strings.Cut(out, "\n")
+	if i := strings.LastIndex(first, "version "); i >= 0 {
+		return strings.TrimSpace(first[i+len("version "):])
+	}
+	return ""
+}
+
+// StraceArgs is the command line that traces pid into out. fds, when the
+// version can filter by descriptor, limits the output to them.
+func (t StraceTool) StraceArgs(pid int, out string, fds []int) []string {
+	args := []string{"-f", "-T", "-tt", "-y", "-s", "0", "-qq", "-o", out, "-p", strconv.Itoa(pid), "-e", "trace=" + StraceSyscalls}
+	if t.TraceFDs && len(fds) > 0 {
+		sort.Ints(fds)
+		s := make([]string, len(fds))
+		for i, fd := range fds {
+			s[i] = strconv.Itoa(fd)
+		}
+		args = append(args, "--trace-fds="+strings.Join(s, ","))
+	}
+	return args
+}
+
+// StraceRun attaches strace to pid for d, writing its output into a file
+// in tmpDir, and returns the file's path. strace is stopped with SIGINT,
+// which makes it detach and leave etcd running as before.
+func (t StraceTool) StraceRun(ctx context.Context, pid int, d time.Duration, tmpDir string, fds []int) (string, error) {
+	out := filepath.Join(tmpDir, "strace.out")
+	tctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, t.Path, t.StraceArgs(pid, out, fds)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = 10 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	msg := strings.TrimSpace(stderr.String())
+	if first, _, _ := strings.Cut(msg, "\n"); first != "" {
+		msg = first
+	}
+	if ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	// strace that ran its course and was interrupted by us succeeded,
+	// whatever its exit status; one that stopped early did not attach.
+	if time.Since(start) < d && err != nil || msg != "" && strings.Contains(msg, "attach") {
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out, fmt.Errorf("diagnose: strace could not trace process %d: %s (tracing needs root, or the same user and kernel.yama.ptrace_scope 0)", pid, msg)
+	}
+	if _, serr := os.Stat(out); serr != nil {
+		return out, fmt.Errorf("diagnose: strace left no output: %v (%s)", serr, msg)
+	}
+	return out, nil
+}

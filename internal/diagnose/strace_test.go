@@ -1,0 +1,162 @@
+package diagnose
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStraceParseLine(t *testing.T) {
+	const wal = "/tmp/etcdx/d/member/wal/0000000000000000-0000000000000000.wal"
+	at := 4*time.Hour + 18*time.Minute + 17*time.Second
+	for _, tc := range []struct {
+		name, line string
+		want       StraceLine
+	}{
+		{"write", "8774  04:18:17.501154 write(11<" + wal + ">, \"\"..., 120) = 120 <0.000021>",
+			StraceLine{Kind: StraceCallLine, PID: 8774, At: at + 501154*time.Microsecond, Name: "write", FD: 11, Path: wal, Ret: 120, Dur: 21 * time.Microsecond}},
+		{"fdatasync unfinished", "8737  04:18:17.494990 fdatasync(11<" + wal + "> <unfinished ...>",
+			StraceLine{Kind: StraceUnfinished, PID: 8737, At: at + 494990*time.Microsecond, Name: "fdatasync", FD: 11, Path: wal, Ret: -1, Dur: -1}},
+		{"resumed", "8737  04:18:17.495422 <... fdatasync resumed>) = 0 <0.000399>",
+			StraceLine{Kind: StraceResumed, PID: 8737, At: at + 495422*time.Microsecond, Name: "fdatasync", FD: -1, Ret: 0, Dur: 399 * time.Microsecond}},
+		{"resumed with a space", "8737  04:18:17.495422 <... write resumed> ) = 7 <0.5>",
+			StraceLine{Kind: StraceResumed, PID: 8737, At: at + 495422*time.Microsecond, Name: "write", FD: -1, Ret: 7, Dur: 500 * time.Millisecond}},
+		{"pwrite64 on db", "9672  04:18:17.594214 pwrite64(9</tmp/etcdx/d/member/snap/db>, \"\"..., 4096, 12288) = 4096 <0.000093>",
+			StraceLine{Kind: StraceCallLine, PID: 9672, At: at + 594214*time.Microsecond, Name: "pwrite64", FD: 9, Path: "/tmp/etcdx/d/member/snap/db", Ret: 4096, Dur: 93 * time.Microsecond}},
+		{"error", "12 04:18:17.000001 write(3<socket:[1]>, \"\"..., 5) = -1 EAGAIN (Resource temporarily unavailable) <0.000010>",
+			StraceLine{Kind: StraceCallLine, PID: 12, At: at + time.Microsecond, Name: "write", FD: 3, Path: "socket:[1]", Ret: -1, Err: "EAGAIN", Dur: 10 * time.Microsecond}},
+		{"unknown result", "12 04:18:17.000001 fdatasync(3) = ?",
+			StraceLine{Kind: StraceCallLine, PID: 12, At: at + time.Microsecond, Name: "fdatasync", FD: 3, Ret: -1, Err: "?", Dur: -1}},
+		{"terminal pid prefix, no -y", "[pid  8774] write(11, \"\"..., 120) = 120",
+			StraceLine{Kind: StraceCallLine, PID: 8774, At: -1, Name: "write", FD: 11, Ret: 120, Dur: -1}},
+		{"no pid", "fsync(4</a b>c>) = 0 <0.001000>",
+			StraceLine{Kind: StraceCallLine, At: -1, Name: "fsync", FD: 4, Path: "/a b>c", Ret: 0, Dur: time.Millisecond}},
+		{"signal", "8737  04:17:37.519746 --- SIGURG {si_signo=SIGURG, si_code=SI_TKILL, si_pid=8737, si_uid=0} ---",
+			StraceLine{Kind: StraceOther, PID: 8737, At: 4*time.Hour + 17*time.Minute + 37*time.Second + 519746*time.Microsecond, FD: -1, Ret: -1, Dur: -1}},
+		{"exit", "8737  04:17:37.519746 +++ exited with 0 +++",
+			StraceLine{Kind: StraceOther, PID: 8737, At: 4*time.Hour + 17*time.Minute + 37*time.Second + 519746*time.Microsecond, FD: -1, Ret: -1, Dur: -1}},
+		{"blank", "", StraceLine{Kind: StraceOther, FD: -1, At: -1, Ret: -1, Dur: -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := StraceParseLine(tc.line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{"garbage", "write(11, 3", "8774 04:18:17.5 <... write", "write(1) = x", "(1) = 3"} {
+		if _, err := StraceParseLine(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestStraceProfile reads a trace of Debian's etcd 3.4 under a few puts
+// (captured with the command line StraceArgs gives, -o FILE).
+func TestStraceProfile(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "wal", "strace-etcd34.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := StraceProfileRead(f, EtcdFiles{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// by hand from the file: 5 WAL fdatasyncs, 2 of them split; writes of
+	// 120, 120, 360, 120, 200 bytes, one before each sync
+	if got := p.WALSync.TotalCount(); got != 5 {
+		t.Errorf("%d WAL fdatasyncs, want 5", got)
+	}
+	sameCounts(t, "WAL write sizes", sizesOf(&p.WALWriteBytes), map[int64]int64{120: 3, 360: 1, 200: 1})
+	sameCounts(t, "WAL bytes per sync", sizesOf(&p.WALBytesSync), map[int64]int64{120: 3, 360: 1, 200: 1})
+	if p.DBSync.TotalCount() != 2 || p.DBWriteBytes.Count() != 2 || p.DBWriteBytes.Sum() != 8192 {
+		t.Errorf("db: %d syncs, %d writes of %d bytes; want 2, 2, 8192", p.DBSync.TotalCount(), p.DBWriteBytes.Count(), p.DBWriteBytes.Sum())
+	}
+	if p.WALSync.Max() < int64(390*time.Microsecond) || p.WALSync.Max() > int64(420*time.Microsecond) {
+		t.Errorf("slowest WAL fdatasync %v, want 411us", time.Duration(p.WALSync.Max()))
+	}
+	if p.Orphans != 1 || p.Unread != 1 {
+		t.Errorf("%d orphans, %d unread lines; want 1, 1", p.Orphans, p.Unread)
+	}
+	if p.Traced != 594997*time.Microsecond-494990*time.Microsecond+100*time.Millisecond {
+		t.Errorf("traced %v", p.Traced)
+	}
+	rec, ok := p.Recommend("/var/lib/etcd")
+	if !ok || rec.BS != 120 || rec.Command() != "etcdbench disk wal --dir /var/lib/etcd --bs 120" {
+		t.Errorf("recommendation %+v %q", rec, rec.Command())
+	}
+	wl, err := p.Workload(42, EtcdFiles{WAL: map[int]string{11: "/x/member/wal/0.wal"}}, "/x", 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wl.Latency("wal fdatasync") == nil || wl.Latency("wal fdatasync").Count != 5 || wl.Figure("recommended_bs").Value != 120 {
+		t.Errorf("workload %+v", wl)
+	}
+	if !strings.Contains(strings.Join(wl.Notes, " "), "throughput can halve") {
+		t.Error("no overhead note")
+	}
+}
+
+func TestStraceArgs(t *testing.T) {
+	old := StraceTool{Path: "strace", Version: "6.1"}
+	got := strings.Join(old.StraceArgs(7, "/t/o", []int{11, 9}), " ")
+	if got != "-f -T -tt -y -s 0 -qq -o /t/o -p 7 -e trace=write,pwrite64,writev,fdatasync,fsync" {
+		t.Errorf("strace 6.1: %s", got)
+	}
+	nw := StraceTool{Path: "strace", Version: "6.8", TraceFDs: true}
+	if got := nw.StraceArgs(7, "/t/o", []int{11, 9}); got[len(got)-1] != "--trace-fds=9,11" {
+		t.Errorf("strace 6.8: %v", got)
+	}
+	for in, want := range map[string]string{"strace -- version 6.1\nCopyright": "6.1", "strace version 4.26\n": "4.26", "": ""} {
+		if got := straceVersion(in); got != want {
+			t.Errorf("straceVersion(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFindEtcdFixture(t *testing.T) {
+	root := t.TempDir()
+	mk := func(pid, comm, cmdline string, fds map[string]string) {
+		d := filepath.Join(root, pid)
+		if err := os.MkdirAll(filepath.Join(d, "fd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(d, "comm"), []byte(comm+"\n"), 0o644)
+		os.WriteFile(filepath.Join(d, "cmdline"), []byte(cmdline), 0o644)
+		for fd, target := range fds {
+			if err := os.Symlink(target, filepath.Join(d, "fd", fd)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mk("100", "etcd", "/usr/bin/etcd\x00--data-dir\x00/d\x00", map[string]string{
+		"3": "/d/member/wal/0000000000000001-0000000000000010.wal", "4": "/d/member/snap/db", "5": "socket:[1]", "6": "/d/member/wal/1.tmp",
+	})
+	mk("200", "etcdctl", "etcdctl\x00put\x00", nil)
+	mk("300", "kthreadd", "", nil)
+	mk("400", "etcd-wrapper", "/opt/bin/etcd\x00", nil) // comm says otherwise, argv[0] is etcd
+	mk("self", "etcd", "etcd\x00", nil)                  // not a pid
+	ps, err := FindEtcd(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 2 || ps[0].PID != 100 || ps[1].PID != 400 || ps[0].Cmdline[2] != "/d" {
+		t.Errorf("FindEtcd = %+v, want 100 and 400", ps)
+	}
+	files, err := ReadEtcdFiles(root, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files.WAL) != 1 || files.WAL[3] == "" || files.DB[4] != "/d/member/snap/db" || files.WALDir != "/d/member/wal" {
+		t.Errorf("ReadEtcdFiles = %+v", files)
+	}
+	if _, err := ReadEtcdFiles(root, 999); err == nil {
+		t.Error("a missing process is not an error")
+	}
+}
