@@ -26,14 +26,22 @@ const noSpaceHint = "etcd refuses every write until space is freed: compact the 
 
 // isFatal returns err wrapped in the sentinel of its kind, with what to do,
 // when err means that no later request of the run can succeed; otherwise
-// nil. A put refused for lack of space is fatal: etcd keeps refusing
-// writes until an operator intervenes. Timeouts, leader changes and
-// other transient errors are not: they are counted and the run goes on.
+// nil. Fatal are a write refused for lack of space (ErrNoSpace: etcd keeps
+// refusing writes until an operator intervenes) and a request refused to
+// the user (ErrAuth: its roles do not allow it, and will not during the
+// run). Timeouts, leader changes, an expired auth token (which clientv3
+// renews) and other transient errors are not: they are counted and the
+// run goes on.
 func isFatal(err error) error {
-	if err == nil || !isNoSpace(err) {
+	switch {
+	case err == nil:
 		return nil
+	case isNoSpace(err):
+		return fmt.Errorf("%w: %w; %s", ErrNoSpace, err, noSpaceHint)
+	case errors.Is(err, rpctypes.ErrPermissionDenied) || errors.Is(err, rpctypes.ErrGRPCPermissionDenied):
+		return fmt.Errorf("%w: %w; give --user a user whose roles may read and write under %s", ErrAuth, err, PrefixRoot)
 	}
-	return fmt.Errorf("%w: %w; %s", ErrNoSpace, err, noSpaceHint)
+	return nil
 }
 
 // isNoSpace reports whether err is etcd's "mvcc: database space exceeded",
@@ -50,10 +58,19 @@ func isNoSpace(err error) bool {
 	return strings.Contains(err.Error(), rpctypes.ErrNoSpace.Error())
 }
 
-// stopper ends a run at its first fatal error: the client that gets it
-// records it and returns, and every other client returns before its next
-// request (stopped). The zero value is ready; it is safe for concurrent use
-// and costs the hot path one atomic load per request.
+// stopper ends a run at its first fatal error (isFatal): the client that
+// gets it records it and returns, and every other client returns before
+// its next request (stopped). The zero value is ready; it is safe for
+// concurrent use and costs the hot path one atomic load per request.
+// drive uses it so:
+//
+//	var stop stopper // before the clients start
+//	if l.Total > 0 && n >= l.Total || stop.stopped() { return } // each request
+//	rec.fail(err); if stop.fatal(err) { return }               // a failed request
+//	return out, errors.Join(ctx.Err(), stop.Err())              // after wg.Wait
+//
+// and populate, whose puts meet the same errors, returns isFatal(err) when
+// it is not nil.
 type stopper struct {
 	stop atomic.Bool
 	once sync.Once

@@ -23,6 +23,10 @@ func TestIsFatal(t *testing.T) {
 		fatal bool
 	}{
 		{"nil", nil, false},
+		{"permission denied", rpctypes.ErrPermissionDenied, true},
+		{"gRPC permission denied", rpctypes.ErrGRPCPermissionDenied, true},
+		{"expired auth token", rpctypes.ErrInvalidAuthToken, false},
+		{"auth revision moved", rpctypes.ErrAuthOldRevision, false},
 		{"clientv3's NOSPACE", rpctypes.ErrNoSpace, true},
 		{"gRPC NOSPACE status", rpctypes.ErrGRPCNoSpace, true},
 		{"wrapped NOSPACE", fmt.Errorf("put /etcdbench/x: %w", rpctypes.ErrNoSpace), true},
@@ -42,10 +46,15 @@ func TestIsFatal(t *testing.T) {
 			if (got != nil) != tc.fatal {
 				t.Fatalf("isFatal(%v) = %v, want fatal %v", tc.err, got, tc.fatal)
 			}
-			if got == nil {
-				return
+			switch {
+			case got == nil:
+			case errors.Is(got, ErrAuth):
+				if !errors.Is(got, tc.err) || !strings.Contains(got.Error(), "--user") || !strings.Contains(got.Error(), PrefixRoot) {
+					t.Errorf("%v: want ErrAuth wrapping %v, saying --user and %s", got, tc.err, PrefixRoot)
+				}
+			default:
+				checkNoSpaceError(t, got, tc.err)
 			}
-			checkNoSpaceError(t, got, tc.err)
 		})
 	}
 }
