@@ -24,7 +24,7 @@ type diskFlags struct {
 
 func (f *diskFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test (etcd's --data-dir); a private scratch directory is created inside it and removed afterwards")
-	fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	fs.StringVarP(&f.output, "output", "o", "text", "report format: text, json, html (self-contained, with charts) or prom (Prometheus text format)")
 	fs.StringVar(&f.preset, "preset", "default", "defaults to start from: "+presetNames())
 	fs.BoolVar(&f.quick, "quick", false, "same as --preset quick")
 	fs.BoolVar(&f.thorough, "thorough", false, "same as --preset thorough")
@@ -44,8 +44,8 @@ func (f *diskFlags) resolve(cmd *cobra.Command) (disk.Preset, error) {
 	if !cmd.Flags().Changed("dir") || f.dir == "" {
 		return disk.Preset{}, usagef("--dir is required: the directory on the disk to test, e.g. --dir /var/lib/etcd")
 	}
-	if f.output != "text" && f.output != "json" {
-		return disk.Preset{}, usagef("--output %q: want text or json", f.output)
+	if err := checkFormat("--output", f.output); err != nil {
+		return disk.Preset{}, err
 	}
 	name := f.preset
 	switch {

@@ -232,7 +232,7 @@ func embeddedSpace(members int) int64 { return int64(members) * (2*64e6 + 64<<20
 func runEtcd(ctx context.Context, s etcdSpec, stdout io.Writer) error {
 	res, err := measureEtcd(ctx, s)
 	if res != nil {
-		if rerr := render(stdout, s.output, res); rerr != nil {
+		if rerr := emit(ctx, stdout, s.output, res); rerr != nil {
 			return errors.Join(err, rerr)
 		}
 	}

@@ -26,6 +26,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	wf := defaultWALFlags(".")
+	rf := &reportFiles{}
 	root := &cobra.Command{
 		Use:   "etcdbench",
 		Short: "Is this storage, and this etcd, fast enough for etcd - and if not, why?",
@@ -38,6 +39,13 @@ today the WAL fdatasync check of 'etcdbench disk wal'.`,
 		Args:          noArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := rf.check(); err != nil {
+				return err
+			}
+			cmd.SetContext(withReportFiles(cmd.Context(), rf))
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runWALCommand(cmd, wf, stdout, stderr)
 		},
@@ -46,8 +54,10 @@ today the WAL fdatasync check of 'etcdbench disk wal'.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	wf.register(root.Flags())
+	rf.register(root.PersistentFlags())
 	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr))
 	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
+	root.AddCommand(newReportCmd(stdout), newCompareCmd(stdout), newJudgeCmd(stdout, stderr))
 	return root
 }
 

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"etcdbench/internal/disk"
 	"etcdbench/internal/report"
@@ -33,7 +37,7 @@ type runSpec struct {
 func runDisk(ctx context.Context, rs runSpec, stdout, stderr io.Writer) error {
 	res, err := measure(ctx, rs, stderr)
 	if res != nil {
-		if rerr := render(stdout, rs.output, res); rerr != nil {
+		if rerr := emit(ctx, stdout, rs.output, res); rerr != nil {
 			return rerr
 		}
 	}
@@ -122,11 +126,124 @@ func newResult(args []string) *result.Result {
 	}
 }
 
+// formats are the report formats of -o/--output and report --format.
+var formats = []string{"text", "json", "html", "prom"}
+
+// checkFormat rejects a report format render does not know.
+func checkFormat(flag, format string) error {
+	for _, f := range formats {
+		if f == format {
+			return nil
+		}
+	}
+	return usagef("%s %q: want %s", flag, format, strings.Join(formats, ", "))
+}
+
+// render writes r to w in format (text, json, html or prom).
 func render(w io.Writer, format string, r *result.Result) error {
-	if format == "json" {
+	switch format {
+	case "json":
 		return report.JSON(w, r)
+	case "html":
+		return report.HTML(w, r)
+	case "prom":
+		return report.Prom(w, r)
 	}
 	return report.Text(w, r)
+}
+
+// emit renders r to w in format and writes the report files asked for with
+// the root's --html and --textfile flags (carried in ctx by the root's
+// PersistentPreRunE). Every command that produces a result reports through
+// it.
+func emit(ctx context.Context, w io.Writer, format string, r *result.Result) error {
+	if err := render(w, format, r); err != nil {
+		return err
+	}
+	return reportFilesFrom(ctx).write(r)
+}
+
+// reportFiles are the root's --html and --textfile flags.
+type reportFiles struct {
+	html, textfile string
+}
+
+func (f *reportFiles) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.html, "html", "", "also write the report as a self-contained HTML `FILE` (charts, verdicts, environment)")
+	fs.StringVar(&f.textfile, "textfile", "", "also write the results as Prometheus metrics into `DIR` (node_exporter textfile collector; file etcdbench_<command>.prom, replaced atomically)")
+}
+
+// check catches a bad --html or --textfile before a run that may be long.
+func (f *reportFiles) check() error {
+	if f.html != "" {
+		dir := filepath.Dir(f.html)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usagef("--html %s: directory %s does not exist", f.html, dir)
+		}
+		if st, err := os.Stat(f.html); err == nil && st.IsDir() {
+			return usagef("--html %s is a directory: give a file name such as report.html", f.html)
+		}
+	}
+	if f.textfile != "" {
+		if st, err := os.Stat(f.textfile); err != nil || !st.IsDir() {
+			return usagef("--textfile %s: not a directory (give node_exporter's --collector.textfile.directory)", f.textfile)
+		}
+	}
+	return nil
+}
+
+// write writes the report files asked for.
+func (f *reportFiles) write(r *result.Result) error {
+	if f == nil {
+		return nil
+	}
+	if f.html != "" {
+		if err := writeFileAtomic(f.html, func(w io.Writer) error { return report.HTML(w, r) }); err != nil {
+			return err
+		}
+	}
+	if f.textfile != "" {
+		if _, err := report.WriteTextfile(f.textfile, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes path through a temporary file in the same
+// directory renamed into place, so a reader never sees half a report.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	err = write(tmp)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+type reportFilesKey struct{}
+
+// withReportFiles returns ctx carrying the report files of the command line.
+func withReportFiles(ctx context.Context, f *reportFiles) context.Context {
+	return context.WithValue(ctx, reportFilesKey{}, f)
+}
+
+func reportFilesFrom(ctx context.Context) *reportFiles {
+	f, _ := ctx.Value(reportFilesKey{}).(*reportFiles)
+	return f
 }
 
 // isTerminal reports whether w is a terminal.

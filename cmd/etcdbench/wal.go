@@ -53,7 +53,7 @@ func (f *walFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.minIOPS, "min-iops", f.minIOPS, "minimum sequential synced IOPS (etcd hardware guide: 50)")
 	fs.Float64Var(&f.heavyIOPS, "heavy-iops", f.heavyIOPS, "sequential synced IOPS recommended for heavy load (etcd hardware guide: 500)")
 	fs.Float64Var(&f.warnMargin, "warn-margin", f.warnMargin, "WARN when the p99 is within this many percent under its threshold")
-	fs.StringVarP(&f.output, "output", "o", f.output, "report format: text or json")
+	fs.StringVarP(&f.output, "output", "o", f.output, "report format: text, json, html (self-contained, with charts) or prom (Prometheus text format)")
 	fs.BoolVar(&f.noProgress, "no-progress", f.noProgress, "no live progress line on stderr (it is shown only when stderr is a terminal)")
 }
 
@@ -89,8 +89,8 @@ func (f *walFlags) options(changed func(string) bool, stderrIsTTY bool) (walOpti
 	if f.dir == "" {
 		return o, usagef("--dir must not be empty")
 	}
-	if f.output != "text" && f.output != "json" {
-		return o, usagef("--output %q: want text or json", f.output)
+	if err := checkFormat("--output", f.output); err != nil {
+		return o, err
 	}
 	bs, err := units.ParseSize(f.bs)
 	if err != nil {

@@ -1,6 +1,9 @@
-// Package fio reads the JSON output of fio (--output-format=json), so that
-// etcdbench can compare itself with fio's etcd recipe and, later, judge a
-// fio run with etcdbench's verdicts. Parsing is a pure function over bytes.
+// Package fio reads the JSON output of fio (--output-format=json or json+),
+// so that etcdbench can compare itself with fio's etcd recipe and judge a
+// fio run with etcdbench's WAL verdicts: Parse is a pure function over
+// bytes, Groups merges the jobs that ran together (numjobs copies, with or
+// without group_reporting), Unlike names the options that make a run unlike
+// etcd's WAL, and Judge turns it all into a result.Result.
 package fio
 
 import (
@@ -17,19 +20,36 @@ var ErrNoJobs = errors.New("fio: output has no jobs")
 // Output is the part of fio's JSON output etcdbench uses.
 type Output struct {
 	Version string `json:"fio version"`
-	Jobs    []Job  `json:"jobs"`
+	// Timestamp is when fio finished, in seconds since the Unix epoch.
+	Timestamp int64 `json:"timestamp"`
+	// GlobalOptions are the [global] section of a job file; each job's
+	// Options override them.
+	GlobalOptions map[string]string `json:"global options"`
+	Jobs          []Job             `json:"jobs"`
+	DiskUtil      []DiskUtil        `json:"disk_util"`
+}
+
+// DiskUtil names a block device fio saw busy during the run.
+type DiskUtil struct {
+	Name string  `json:"name"`
+	Util float64 `json:"util"` // percent
 }
 
 // Job is one job (or one group, with group_reporting) of a fio run.
 type Job struct {
-	Name      string  `json:"jobname"`
-	Error     int     `json:"error"`
-	RuntimeMs int64   `json:"job_runtime"`
-	UsrCPU    float64 `json:"usr_cpu"` // percent of the job's runtime
-	SysCPU    float64 `json:"sys_cpu"`
-	Write     IO      `json:"write"`
-	Read      IO      `json:"read"`
-	Sync      *Sync   `json:"sync"` // nil from fio < 3.5, which has no sync latencies
+	Name     string `json:"jobname"`
+	GroupID  int    `json:"groupid"` // jobs of one group ran together
+	Error    int    `json:"error"`
+	ElapsedS int64  `json:"elapsed"` // wall-clock seconds
+	// Options are the options given for this job (only those set
+	// explicitly); numjobs copies carry the same ones.
+	Options   map[string]string `json:"job options"`
+	RuntimeMs int64             `json:"job_runtime"`
+	UsrCPU    float64           `json:"usr_cpu"` // percent of the job's runtime
+	SysCPU    float64           `json:"sys_cpu"`
+	Write     IO                `json:"write"`
+	Read      IO                `json:"read"`
+	Sync      *Sync             `json:"sync"` // nil from fio < 3.5, which has no sync latencies
 }
 
 // IO is fio's per-direction statistics.
@@ -54,6 +74,9 @@ type Lat struct {
 	Max        int64            `json:"max"`
 	Mean       float64          `json:"mean"`
 	Percentile map[string]int64 `json:"percentile"`
+	// Bins is the full latency histogram (value in ns -> count), present
+	// only with --output-format=json+.
+	Bins map[string]int64 `json:"bins"`
 }
 
 // At returns the latency at percentile p (e.g. 99) in nanoseconds.

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"errors"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"etcdbench/internal/report"
+)
+
+// newCompareCmd makes `compare`: results of the same workloads side by side.
+func newCompareCmd(stdout io.Writer) *cobra.Command {
+	format := "text"
+	cmd := &cobra.Command{
+		Use:   "compare A.json B.json [C.json...]",
+		Short: "set saved results of the same workloads side by side: deltas and which is better",
+		Long: `Reads two or more results saved with --output json ("-" reads standard
+input) that ran the same workloads (before and after a tuning change, two
+disks, two nodes) and prints every figure side by side, the delta of each run
+from the first, and which run is better: lower latencies, higher rates, better
+verdicts, "similar" when the difference is under 5 % or, for p99s, when their
+confidence intervals overlap. --format html (or --html FILE) adds the runs'
+latency CDFs overlaid.`,
+		Example: `  etcdbench compare before.json after.json
+  etcdbench compare node1.json node2.json node3.json --html nodes.html`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef("compare needs at least two result files: etcdbench compare A.json B.json")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" && format != "html" {
+				return usagef("--format %q: want text, json or html", format)
+			}
+			files := reportFilesFrom(cmd.Context())
+			if files != nil && files.textfile != "" {
+				return usagef("--textfile does not apply to compare: write each result's metrics with 'etcdbench report FILE --textfile DIR'")
+			}
+			rs, err := readResults(args)
+			if err != nil {
+				return err
+			}
+			c, err := report.NewComparison(rs, args)
+			if errors.Is(err, report.ErrMixedWorkloads) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
+			}
+			switch format {
+			case "json":
+				err = report.CompareJSON(stdout, c)
+			case "html":
+				err = report.CompareHTML(stdout, c)
+			default:
+				err = report.CompareText(stdout, c)
+			}
+			if err != nil {
+				return err
+			}
+			if files != nil && files.html != "" {
+				return writeFileAtomic(files.html, func(w io.Writer) error { return report.CompareHTML(w, c) })
+			}
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.Flags().StringVarP(&format, "format", "f", format, "text, json or html")
+	return cmd
+}

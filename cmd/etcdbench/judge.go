@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"etcdbench/internal/fio"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
+)
+
+// newJudgeCmd makes `judge`: fio's JSON output judged like the WAL check.
+func newJudgeCmd(stdout, _ io.Writer) *cobra.Command {
+	var (
+		output, walP99 = "text", "10ms"
+		confidence     = 0.95
+	)
+	cmd := &cobra.Command{
+		Use:   "judge FIO.json",
+		Short: "judge fio's JSON output with the WAL check's verdicts, and say how the fio job differs from etcd's WAL",
+		Long: `Reads the output of fio --output-format=json (or json+, which carries the full
+latency histograms; "-" reads standard input) from any job file: the jobs of
+each reporting group ran together and are merged (numjobs with or without
+group_reporting), their sync latencies into one distribution and their IOPS
+added up. It then gives the verdicts of 'etcdbench disk wal': the fdatasync
+p99 against 10 ms (decided with confidence bounds), the synced IOPS per
+writer, and whether the syncs can have reached a device; and it lists the fio
+options that make the result unlike etcd's WAL (direct=1, libaio, a bs far
+from ~2300 bytes, several writers...). Exit code 1 when a verdict fails.`,
+		Example: `  fio --rw=write --ioengine=sync --fdatasync=1 --directory=/var/lib/etcd \
+      --size=22m --bs=2300 --name=mytest --output-format=json+ > fio.json
+  etcdbench judge fio.json`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("judge takes one file: etcdbench judge FIO.json")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat("--output", output); err != nil {
+				return err
+			}
+			p99, err := units.ParseDuration(walP99)
+			if err != nil || p99 <= 0 {
+				return usagef("--wal-p99 %q: want a positive duration such as 10ms", walP99)
+			}
+			if !(confidence > 0 && confidence < 1) {
+				return usagef("--confidence must be between 0 and 1 (e.g. 0.95), got %v", confidence)
+			}
+			th := verdict.Defaults()
+			if cmd.Flags().Changed("wal-p99") {
+				th.WALFsyncP99.Override(p99.Seconds(), "--wal-p99")
+			}
+			b, err := readInput(args[0])
+			if err != nil {
+				return err
+			}
+			out, err := fio.Parse(b)
+			if err != nil {
+				return usagef("%s: %v (want the output of fio --output-format=json)", args[0], err)
+			}
+			res, err := fio.Judge(out, fio.JudgeOptions{Thresholds: th, Confidence: confidence, Source: args[0], Args: commandLineWith(cmd, args)})
+			if errors.Is(err, fio.ErrNoSync) {
+				return usagef("%s: %v", args[0], err)
+			}
+			if err != nil {
+				return usagef("%s: %v", args[0], err)
+			}
+			if err := emit(cmd.Context(), stdout, output, res); err != nil {
+				return err
+			}
+			if res.Failed() {
+				return errFailed
+			}
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.Flags().StringVarP(&output, "output", "o", output, "report format: text, json, html or prom")
+	cmd.Flags().StringVar(&walP99, "wal-p99", walP99, "threshold for the fdatasync p99 (etcd FAQ: 10ms)")
+	cmd.Flags().Float64Var(&confidence, "confidence", confidence, "confidence of the p99 verdict, between 0 and 1")
+	return cmd
+}
+
+// readInput reads a file, or standard input for "-"; failure is a usage
+// error naming the file.
+func readInput(path string) ([]byte, error) {
+	var (
+		b   []byte
+		err error
+	)
+	if path == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return b, nil
+}
+
+// commandLineWith is commandLine with the positional arguments, for
+// commands whose input is a file.
+func commandLineWith(cmd *cobra.Command, args []string) []string {
+	return append(commandLine(cmd), args...)
+}

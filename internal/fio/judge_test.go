@@ -1,0 +1,281 @@
+package fio
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
+	"etcdbench/internal/verdict"
+)
+
+// runFio runs the real fio with a job file in a temporary directory and
+// returns its JSON output (format json or json+).
+func runFio(t *testing.T, format, jobfile string) []byte {
+	t.Helper()
+	bin, err := exec.LookPath("fio")
+	if err != nil {
+		t.Skip("fio is not installed (Debian package fio)")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "job.fio")
+	jobfile = strings.ReplaceAll(jobfile, "DIR", dir)
+	if err := os.WriteFile(path, []byte(jobfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "--output-format="+format, path).Output()
+	if err != nil {
+		t.Fatalf("fio: %v\n%s", err, out)
+	}
+	return out
+}
+
+const recipe = `[mytest]
+directory=DIR
+rw=write
+ioengine=sync
+fdatasync=1
+size=1m
+bs=2300
+`
+
+// syncsPerJob is how many fdatasyncs one job of size 1m, bs 2300 makes.
+const syncsPerJob = (1<<20 + 2299) / 2300
+
+func judge(t *testing.T, b []byte) *result.Result {
+	t.Helper()
+	o, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Judge(o, JudgeOptions{Thresholds: verdict.Defaults(), Confidence: 0.95, Source: "test.json", Args: []string{"etcdbench judge", "test.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func notes(wl *result.Workload) string { return strings.Join(wl.Notes, "\n") }
+
+func TestJudgeRealFioShapes(t *testing.T) {
+	cases := []struct {
+		name, format, job string
+		groups, writers   int
+		syncs             int64 // per group
+		exact             bool
+		unlike, notUnlike []string
+	}{
+		{name: "etcd recipe", format: "json", job: recipe, groups: 1, writers: 1, syncs: syncsPerJob,
+			notUnlike: []string{"direct=1", "ioengine", "bs=", "writers at once"}},
+		{name: "recipe json+", format: "json+", job: recipe, groups: 1, writers: 1, syncs: syncsPerJob, exact: true},
+		{name: "numjobs=2 without group_reporting", format: "json+", job: recipe + "numjobs=2\n", groups: 1, writers: 2, syncs: 2 * syncsPerJob, exact: true,
+			unlike: []string{"2 writers at once"}},
+		{name: "numjobs=2 with group_reporting", format: "json", job: "[global]\ngroup_reporting\n" + recipe + "numjobs=2\n", groups: 1, writers: 2, syncs: 2 * syncsPerJob,
+			unlike: []string{"2 writers at once"}},
+		{name: "direct=1 libaio 4k", format: "json", job: strings.ReplaceAll(recipe, "ioengine=sync", "ioengine=libaio\ndirect=1\niodepth=4") + "bs=4k\n", groups: 1, writers: 1, syncs: 256,
+			unlike: []string{"direct=1", "ioengine=libaio", "iodepth=4"}},
+		{name: "large blocks, fsync every 4 writes", format: "json+", job: strings.ReplaceAll(recipe, "fdatasync=1", "fsync=4") + "bs=64k\n", groups: 1, writers: 1, syncs: 4, exact: true,
+			unlike: []string{"bs=64k", "fsync=4"}},
+		{name: "two groups (stonewall)", format: "json", job: recipe + "\n[second]\nstonewall\ndirectory=DIR\nrw=randwrite\nioengine=psync\nfdatasync=1\nsize=1m\nbs=2300\n", groups: 2, writers: 1, syncs: syncsPerJob,
+			unlike: []string{"rw=randwrite"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := runFio(t, c.format, c.job)
+			o, err := Parse(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs, err := Groups(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gs) != c.groups {
+				t.Fatalf("%d groups, want %d", len(gs), c.groups)
+			}
+			g := gs[0]
+			if g.Writers != c.writers || g.Exact != c.exact {
+				t.Errorf("writers %d exact %v, want %d %v", g.Writers, g.Exact, c.writers, c.exact)
+			}
+			// Every job's syncs count, not only the first entry's.
+			slack := max(int64(c.writers), c.syncs/50) // async engines may drop a sync or two
+			if g.Syncs < c.syncs-slack || g.Syncs > c.syncs+slack || g.Hist.TotalCount() != g.Syncs {
+				t.Errorf("syncs %d (histogram %d), want about %d", g.Syncs, g.Hist.TotalCount(), c.syncs)
+			}
+			if c.exact {
+				checkExactMerge(t, o, &g)
+			} else {
+				// The merged distribution lies between the entries' own.
+				lo, hi := int64(1<<62), int64(0)
+				for _, j := range o.Jobs {
+					if j.GroupID != g.ID || j.Sync == nil {
+						continue
+					}
+					p, ok := j.Sync.Lat.At(99)
+					if !ok {
+						t.Fatal("fio printed no p99")
+					}
+					lo, hi = min(lo, p), max(hi, p)
+				}
+				p99 := g.Hist.ValueAtPercentile(99)
+				if float64(p99) < 0.998*float64(lo) || float64(p99) > 1.002*float64(hi) {
+					t.Errorf("merged p99 %d outside the jobs' p99s %d..%d", p99, lo, hi)
+				}
+			}
+			r := judge(t, b)
+			if len(r.Workloads) != c.groups || r.Status == nil {
+				t.Fatalf("%d workloads, status %v", len(r.Workloads), r.Status)
+			}
+			wl := &r.Workloads[0]
+			checks := map[string]bool{}
+			for _, v := range wl.Verdicts {
+				checks[v.Check] = true
+			}
+			for _, want := range []string{"wal_fsync_p99", "sync_iops_min", "sync_implausibly_fast"} {
+				if !checks[want] {
+					t.Errorf("no %s verdict: %+v", want, wl.Verdicts)
+				}
+			}
+			iops := wl.Verdicts[1].Value
+			if iops <= 0 || iops > wl.OpsPerSec*1.0001 || (c.writers == 1 && iops != wl.OpsPerSec) {
+				t.Errorf("IOPS verdict %v, workload %v/s over %d writers", iops, wl.OpsPerSec, c.writers)
+			}
+			var n string
+			for i := range r.Workloads {
+				n += notes(&r.Workloads[i]) + "\n"
+			}
+			for _, u := range c.unlike {
+				if !strings.Contains(n, "unlike etcd's WAL: "+u) {
+					t.Errorf("notes lack %q:\n%s", u, n)
+				}
+			}
+			for _, u := range c.notUnlike {
+				if strings.Contains(n, "unlike etcd's WAL: "+u) {
+					t.Errorf("notes wrongly say %q:\n%s", u, n)
+				}
+			}
+			if c.groups == 2 && r.Workloads[1].Name == r.Workloads[0].Name {
+				t.Error("two groups under one name")
+			}
+		})
+	}
+}
+
+// checkExactMerge checks the merged histogram against all the group's bins
+// added up: the same count, and a p99 within one sample's rank of the
+// merged bins' (fio rounds the rank up, HdrHistogram to the nearest).
+func checkExactMerge(t *testing.T, o *Output, g *Group) {
+	t.Helper()
+	counts := map[int64]int64{}
+	var n int64
+	for _, j := range o.Jobs {
+		if j.GroupID != g.ID || j.Sync == nil {
+			continue
+		}
+		for k, c := range j.Sync.Lat.Bins {
+			v, err := strconv.ParseInt(k, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts[v] += c
+			n += c
+		}
+	}
+	if n != g.Hist.TotalCount() {
+		t.Fatalf("merged %d samples, the bins hold %d", g.Hist.TotalCount(), n)
+	}
+	vals := make([]int64, 0, len(counts))
+	for v := range counts {
+		vals = append(vals, v)
+	}
+	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
+	rank := int64(math.Ceil(0.99 * float64(n)))
+	var lo, hi int64
+	var seen int64
+	for _, v := range vals {
+		seen += counts[v]
+		if lo == 0 && seen >= rank-1 {
+			lo = v
+		}
+		if seen >= rank+1 {
+			hi = v
+			break
+		}
+	}
+	if hi == 0 {
+		hi = vals[len(vals)-1]
+	}
+	p99 := g.Hist.ValueAtPercentile(99)
+	if float64(p99) < 0.998*float64(lo) || float64(p99) > 1.002*float64(hi) {
+		t.Errorf("merged p99 %d, the bins' p99 is between %d and %d", p99, lo, hi)
+	}
+}
+
+// fio's json and json+ outputs of the same jobs give the same figures: the
+// histogram rebuilt from the percentiles matches them there.
+func TestRebuiltHistogramKeepsFioPercentiles(t *testing.T) {
+	b := runFio(t, "json", recipe)
+	o, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := Groups(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat := o.Jobs[0].Sync.Lat
+	for _, p := range []float64{50, 90, 99} {
+		want, _ := lat.At(p)
+		got := gs[0].Hist.ValueAtPercentile(p)
+		if d := float64(got-want) / float64(want); d < -0.002 || d > 0.002 {
+			t.Errorf("p%g rebuilt %d, fio %d", p, got, want)
+		}
+	}
+}
+
+func TestExceedingBounds(t *testing.T) {
+	lat := Lat{N: 1000, Max: 50e6, Percentile: map[string]int64{"50.000000": 1e6, "90.000000": 5e6, "99.000000": 20e6, "99.900000": 40e6}}
+	g := Group{lats: []Lat{lat}}
+	// 10 ms lies between p90 (5 ms) and p99 (20 ms): 1 % to 10 % above.
+	lo, hi := g.Exceeding(10e6)
+	if lo != 10 || hi != 100 {
+		t.Errorf("Exceeding(10ms) = %d..%d, want 10..100", lo, hi)
+	}
+	if lo, hi := g.Exceeding(60e6); lo != 0 || hi != 0 {
+		t.Errorf("above the max: %d..%d", lo, hi)
+	}
+	if lo, hi := g.Exceeding(45e6); lo != 1 || hi != 1 {
+		t.Errorf("between p99.9 and the max: %d..%d, want the max alone", lo, hi)
+	}
+}
+
+func TestNoSyncIsAnError(t *testing.T) {
+	b := runFio(t, "json", strings.ReplaceAll(recipe, "fdatasync=1\n", ""))
+	o, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Groups(o); err != ErrNoSync {
+		t.Fatalf("err = %v, want ErrNoSync", err)
+	}
+}
+
+func TestDecisionIsSafeWithInexactCounts(t *testing.T) {
+	// 1000 syncs, p99 at 20 ms: whatever the exact count, the p99 fails.
+	lat := Lat{N: 100000, Min: 1e5, Max: 90e6, Mean: 2e6, Percentile: map[string]int64{"50.000000": 1e6, "90.000000": 5e6, "95.000000": 15e6, "99.000000": 20e6}}
+	o := &Output{Jobs: []Job{{Name: "x", Sync: &Sync{Lat: lat}, Write: IO{TotalIOs: 100000, IOPS: 500}}}}
+	r, err := Judge(o, JudgeOptions{Thresholds: verdict.Defaults(), Confidence: 0.95})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := r.Workloads[0]
+	if wl.Stop.Outcome != stats.Fail || wl.Verdicts[0].Status != verdict.Fail || !r.Failed() {
+		t.Fatalf("outcome %s, verdict %s", wl.Stop.Outcome, wl.Verdicts[0].Status)
+	}
+}

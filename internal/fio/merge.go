@@ -1,0 +1,256 @@
+package fio
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"etcdbench/internal/stats"
+)
+
+// ErrNoSync is returned when no job of the output made fsync or fdatasync
+// calls, so there is nothing to judge as a WAL.
+var ErrNoSync = errors.New("fio: no job made fsync/fdatasync calls (run fio with --fdatasync=1, as the etcd recipe does)")
+
+// Group is the jobs of one fio reporting group, merged: they ran at the
+// same time on the same machine, so their sync latencies form one
+// distribution (what the disk gave to all of them) and their rates add up.
+type Group struct {
+	ID      int
+	Names   []string          // the job names, once each
+	Entries int               // entries of fio's "jobs" array merged
+	Writers int               // processes or threads that wrote (numjobs summed)
+	Options map[string]string // the first syncing job's effective options
+	// AllOptions are every syncing entry's effective options.
+	AllOptions []map[string]string
+	Syncs      int64   // fsync/fdatasync calls
+	Writes     int64   // write calls
+	WriteBytes int64   // bytes written
+	SyncIOPS   float64 // syncs per second over all writers
+	Elapsed    int64   // the longest entry's runtime, ms
+	// Hist holds the merged sync latencies. Exact is true when it was built
+	// from fio's full histograms (json+ bins); otherwise it is rebuilt from
+	// each job's percentiles and is accurate only at those points.
+	Hist  *hdr.Histogram
+	Exact bool
+	lats  []Lat
+}
+
+// Effective returns a job's options with the global ones underneath.
+func (o *Output) Effective(j *Job) map[string]string {
+	m := map[string]string{}
+	for k, v := range o.GlobalOptions {
+		m[k] = v
+	}
+	for k, v := range j.Options {
+		m[k] = v
+	}
+	return m
+}
+
+// Groups merges the jobs of o by reporting group, in group order, keeping
+// only groups whose jobs made sync calls. Without group_reporting fio
+// prints each numjobs copy on its own; with it, one entry per group: both
+// merge to the same figures. It never reads only the first job.
+func Groups(o *Output) ([]Group, error) {
+	byID := map[int]*Group{}
+	var ids []int
+	type nameKey struct {
+		group int
+		name  string
+	}
+	entries, numjobs := map[nameKey]int{}, map[nameKey]int{}
+	for i := range o.Jobs {
+		j := &o.Jobs[i]
+		if j.Error != 0 {
+			return nil, fmt.Errorf("fio: job %q reports error %d (%s): its figures are not valid", j.Name, j.Error, errnoText(j.Error))
+		}
+		if j.Sync == nil || j.Sync.Lat.N <= 0 {
+			continue
+		}
+		g := byID[j.GroupID]
+		if g == nil {
+			g = &Group{ID: j.GroupID}
+			byID[j.GroupID] = g
+			ids = append(ids, j.GroupID)
+		}
+		opts := o.Effective(j)
+		if g.Options == nil {
+			g.Options = opts
+		}
+		g.AllOptions = append(g.AllOptions, opts)
+		if len(g.Names) == 0 || g.Names[len(g.Names)-1] != j.Name {
+			g.Names = append(g.Names, j.Name)
+		}
+		g.Entries++
+		k := nameKey{j.GroupID, j.Name}
+		entries[k]++
+		if n, err := strconv.Atoi(opts["numjobs"]); err == nil && n > 1 {
+			numjobs[k] = n
+		}
+		lat := j.Sync.Lat
+		g.Syncs += lat.N
+		g.Writes += j.Write.TotalIOs
+		g.WriteBytes += j.Write.IOBytes
+		g.SyncIOPS += syncRate(j)
+		g.Elapsed = max(g.Elapsed, j.RuntimeMs)
+		g.lats = append(g.lats, lat)
+	}
+	if len(ids) == 0 {
+		return nil, ErrNoSync
+	}
+	// Without group_reporting each numjobs copy is an entry of its own;
+	// with it (which the JSON does not record) one entry stands for all.
+	for k, n := range entries {
+		byID[k.group].Writers += max(n, numjobs[k])
+	}
+	sort.Ints(ids)
+	out := make([]Group, 0, len(ids))
+	for _, id := range ids {
+		g := byID[id]
+		h, exact, err := mergeLats(g.lats)
+		if err != nil {
+			return nil, fmt.Errorf("fio: group %d: %w", id, err)
+		}
+		g.Hist, g.Exact = h, exact
+		out = append(out, *g)
+	}
+	return out, nil
+}
+
+// syncRate is an entry's syncs per second. fio's write IOPS already uses the
+// right run time (with group_reporting, job_runtime is the sum over the
+// group's jobs, so dividing by it would be wrong); syncs are scaled from
+// writes, since fdatasync=N syncs every N writes.
+func syncRate(j *Job) float64 {
+	n := float64(j.Sync.Lat.N)
+	if j.Write.TotalIOs > 0 && j.Write.IOPS > 0 {
+		return j.Write.IOPS * n / float64(j.Write.TotalIOs)
+	}
+	if j.RuntimeMs > 0 {
+		return n / (float64(j.RuntimeMs) / 1000)
+	}
+	return 0
+}
+
+// mergeLats adds the sync latencies of several entries into one histogram:
+// exactly from json+ bins when every entry has them, else rebuilt from the
+// percentiles (each interval's samples at its upper percentile, so the
+// rebuilt percentiles are never below fio's).
+func mergeLats(lats []Lat) (*hdr.Histogram, bool, error) {
+	h := stats.NewLatencyHistogram()
+	exact := true
+	for _, l := range lats {
+		if len(l.Bins) == 0 {
+			exact = false
+		}
+	}
+	for _, l := range lats {
+		if exact {
+			for k, c := range l.Bins {
+				v, err := strconv.ParseInt(k, 10, 64)
+				if err != nil || v < 0 || c < 0 {
+					return nil, false, fmt.Errorf("bad latency bin %q: %d", k, c)
+				}
+				recordN(h, v, c)
+			}
+			continue
+		}
+		pts := percentiles(l)
+		if len(pts) == 0 {
+			return nil, false, errors.New("sync latencies without percentiles: was --percentile_list emptied or clat_percentiles=0 given?")
+		}
+		var done int64
+		for _, p := range pts {
+			upto := int64(math.Round(float64(l.N) * p.p / 100))
+			if upto > done {
+				recordN(h, p.v, upto-done)
+				done = upto
+			}
+		}
+		if done < l.N {
+			recordN(h, max(l.Max, pts[len(pts)-1].v), l.N-done)
+		}
+	}
+	return h, exact, nil
+}
+
+func recordN(h *hdr.Histogram, v, n int64) {
+	v = max(v, 1)
+	v = min(v, h.HighestTrackableValue())
+	_ = h.RecordValues(v, n) // v is clamped into range
+}
+
+type pctPoint struct {
+	p float64
+	v int64
+}
+
+// percentiles returns l's percentiles in increasing order.
+func percentiles(l Lat) []pctPoint {
+	var out []pctPoint
+	for k, v := range l.Percentile {
+		p, err := strconv.ParseFloat(k, 64)
+		if err != nil || p <= 0 || p > 100 {
+			continue
+		}
+		out = append(out, pctPoint{p, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].p < out[j].p })
+	return out
+}
+
+// Exceeding bounds how many syncs were slower than thresholdNs: exact
+// (lo == hi) from json+ bins, else from where the threshold falls between
+// each job's percentiles.
+func (g *Group) Exceeding(thresholdNs int64) (lo, hi int64) {
+	for _, l := range g.lats {
+		if len(l.Bins) > 0 && g.Exact {
+			for k, c := range l.Bins {
+				if v, _ := strconv.ParseInt(k, 10, 64); v > thresholdNs {
+					lo += c
+					hi += c
+				}
+			}
+			continue
+		}
+		below, above := 0.0, 100.0 // known fractions at or below the threshold
+		for _, p := range percentiles(l) {
+			if p.v <= thresholdNs {
+				below = math.Max(below, p.p)
+			} else {
+				above = math.Min(above, p.p)
+			}
+		}
+		jhi := int64(math.Ceil(float64(l.N) * (100 - below) / 100))
+		jlo := int64(math.Floor(float64(l.N) * (100 - above) / 100))
+		if l.Max > thresholdNs {
+			jlo = max(jlo, 1)
+		} else {
+			jhi = 0
+		}
+		lo, hi = lo+jlo, hi+min(jhi, l.N)
+	}
+	return lo, hi
+}
+
+// errnoText names a few errors fio jobs report.
+func errnoText(e int) string {
+	switch e {
+	case 2:
+		return "no such file or directory"
+	case 5:
+		return "I/O error"
+	case 13:
+		return "permission denied"
+	case 22:
+		return "invalid argument, often O_DIRECT with an unaligned bs"
+	case 28:
+		return "no space left on device"
+	}
+	return "see errno " + strconv.Itoa(e)
+}

@@ -1,0 +1,438 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
+)
+
+// cdfCurve is one latency distribution drawn on a CDF chart.
+type cdfCurve struct {
+	name string
+	h    *hdr.Histogram
+}
+
+// ninesTicks labels the CDF's y axis: 0 %, 90 %, 99 %, 99.9 %...
+func ninesTicks(n int) ([]float64, []string) {
+	ticks := []float64{0}
+	text := []string{"0 %"}
+	label := "9"
+	for k := 1; k <= n; k++ {
+		ticks = append(ticks, float64(k))
+		if k == 1 {
+			text = append(text, "90 %")
+			continue
+		}
+		label += "9"
+		if k == 2 {
+			text = append(text, "99 %")
+			continue
+		}
+		text = append(text, label[:2]+"."+label[2:]+" %")
+	}
+	return ticks, text
+}
+
+// cdfPoints samples h's cumulative distribution: x is the latency, y the
+// number of nines of the fraction at or below it (90 % -> 1, 99 % -> 2), so
+// that the tail, where etcd's p99 lives, gets as much room as the body.
+func cdfPoints(h *hdr.Histogram, maxNines int) [][2]float64 {
+	n := float64(h.TotalCount())
+	if n == 0 {
+		return nil
+	}
+	var pts [][2]float64
+	add := func(p float64) { // p in percent
+		y := -math.Log10(1 - p/100)
+		if p >= 100 || y > float64(maxNines) {
+			y = float64(maxNines)
+		}
+		pts = append(pts, [2]float64{float64(h.ValueAtPercentile(p)), y})
+	}
+	pts = append(pts, [2]float64{float64(h.Min()), 0})
+	for p := 1.0; p < 90; p++ {
+		add(p)
+	}
+	for k := percentileStepsPerDecade; k <= maxNines*percentileStepsPerDecade; k++ {
+		tail := math.Pow(10, -float64(k)/percentileStepsPerDecade)
+		if tail*n < 1 { // beyond what this many samples can tell
+			break
+		}
+		add(100 * (1 - tail))
+	}
+	pts = append(pts, [2]float64{float64(h.Max()), math.Min(math.Log10(n), float64(maxNines))})
+	return pts
+}
+
+// cdfChart draws the latency CDFs of curves on a log latency axis with the
+// threshold (ns, 0 for none) as a vertical line and p99 as a horizontal one.
+func cdfChart(id, title string, curves []cdfCurve, thresholdNs int64) *chart {
+	lo, hi := math.Inf(1), 0.0
+	var most int64
+	for _, c := range curves {
+		if c.h.TotalCount() == 0 {
+			continue
+		}
+		lo, hi = math.Min(lo, float64(c.h.Min())), math.Max(hi, float64(c.h.Max()))
+		most = max(most, c.h.TotalCount())
+	}
+	if most == 0 {
+		return nil
+	}
+	if thresholdNs > 0 {
+		lo, hi = math.Min(lo, float64(thresholdNs)), math.Max(hi, float64(thresholdNs))
+	}
+	nines := int(math.Ceil(math.Log10(float64(most))))
+	nines = max(2, min(nines, cdfNinesMax))
+	ticks, text := ninesTicks(nines)
+	xmin, xmax := logRange(lo, hi)
+	c := &chart{
+		id: id, title: title,
+		x: axis{min: xmin, max: xmax, log: true, label: axisLatencyLabel, format: fmtLatency},
+		y: axis{min: 0, max: float64(nines), label: "operations at or below", format: fmtCount, ticks: ticks, tickText: text},
+	}
+	for i, cv := range curves {
+		c.lines = append(c.lines, line{name: cv.name, color: palette[i%len(palette)], points: cdfPoints(cv.h, nines)})
+	}
+	c.hmarks = append(c.hmarks, mark{at: 2, label: "p99", color: colorAxis})
+	if thresholdNs > 0 {
+		c.vmarks = append(c.vmarks, mark{at: float64(thresholdNs), label: latencyLabel(float64(thresholdNs)) + " threshold", color: colorThreshold})
+	}
+	return c
+}
+
+// histogramChart draws how many operations fell in each latency range,
+// ten ranges per decade, on log scales: a single slow outlier stays visible
+// next to ten thousand fast operations.
+func histogramChart(id, title string, h *hdr.Histogram, thresholdNs int64) *chart {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	lo, hi := float64(h.Min()), float64(h.Max())
+	if thresholdNs > 0 {
+		hi = math.Max(hi, float64(thresholdNs))
+	}
+	xmin, xmax := logRange(lo, hi)
+	nbins := int(math.Round(math.Log10(xmax/xmin))) * histogramBinsPerDecade
+	counts := make([]int64, nbins)
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		v := float64(b.From+b.To) / 2
+		i := int(math.Floor(math.Log10(math.Max(v, xmin)/xmin) * histogramBinsPerDecade))
+		i = max(0, min(i, nbins-1))
+		counts[i] += b.Count
+	}
+	var top int64
+	for _, n := range counts {
+		top = max(top, n)
+	}
+	_, ymax := logRange(1, float64(top))
+	c := &chart{
+		id: id, title: title,
+		x: axis{min: xmin, max: xmax, log: true, label: axisLatencyLabel, format: fmtLatency},
+		y: axis{min: 0.5, max: ymax, log: true, label: "operations (log scale)", format: fmtCount, ticks: decadeTicks(1, ymax)},
+	}
+	for i, n := range counts {
+		if n == 0 {
+			continue
+		}
+		x0 := xmin * math.Pow(10, float64(i)/histogramBinsPerDecade)
+		x1 := xmin * math.Pow(10, float64(i+1)/histogramBinsPerDecade)
+		color := palette[0]
+		if thresholdNs > 0 && x0 >= float64(thresholdNs) {
+			color = colorThreshold
+		}
+		c.bars = append(c.bars, bar{x0: x0, x1: x1, y: float64(n), color: color,
+			title: fmt.Sprintf("%d operations between %s and %s", n, latencyLabel(x0), latencyLabel(x1))})
+	}
+	if thresholdNs > 0 {
+		c.vmarks = append(c.vmarks, mark{at: float64(thresholdNs), label: latencyLabel(float64(thresholdNs)) + " threshold", color: colorThreshold})
+	}
+	return c
+}
+
+// stalls returns the seconds of a series in which the workload nearly
+// stopped: no operation completed, or fewer than a tenth of the median. The
+// last second is left out: the run usually ends part-way through it.
+func stalls(s []stats.SecondSample) [][2]float64 {
+	if len(s) < 2 {
+		return nil
+	}
+	s = s[:len(s)-1]
+	ops := make([]int64, len(s))
+	for i, x := range s {
+		ops[i] = x.Ops
+	}
+	sort.Slice(ops, func(i, j int) bool { return ops[i] < ops[j] })
+	median := ops[len(ops)/2]
+	var out [][2]float64
+	for _, x := range s {
+		if x.Ops == 0 || x.Ops*10 < median {
+			out = append(out, [2]float64{float64(x.T - 1), float64(x.T)})
+		}
+	}
+	return out
+}
+
+// seriesLabels names what a workload's per-second series counts.
+func seriesLabels(wl *result.Workload) (op, rate string) {
+	op = "operation"
+	if len(wl.Latencies) > 0 {
+		op = wl.Latencies[0].Name
+	}
+	switch {
+	case wl.Name == "wal" || strings.HasPrefix(wl.Name, "wal-"):
+		return op, "write+fdatasync cycles per second"
+	case strings.HasPrefix(wl.Name, "etcd-"):
+		return op, "requests per second (throughput)"
+	}
+	return op, "operations per second"
+}
+
+// latencyOverTimeChart draws each second's p99 and slowest operation on a
+// log scale, with the threshold and the stalled seconds shaded.
+func latencyOverTimeChart(id string, wl *result.Workload, thresholdNs int64) *chart {
+	s := wl.Series
+	if len(s) == 0 {
+		return nil
+	}
+	op, _ := seriesLabels(wl)
+	lo, hi := math.Inf(1), 0.0
+	for _, x := range s {
+		if x.Ops > 0 {
+			lo, hi = math.Min(lo, float64(x.P99Ns)), math.Max(hi, float64(x.MaxNs))
+		}
+	}
+	if hi == 0 {
+		lo, hi = 1e3, 1e6
+	}
+	if thresholdNs > 0 {
+		lo, hi = math.Min(lo, float64(thresholdNs)), math.Max(hi, float64(thresholdNs))
+	}
+	ymin, ymax := logRange(lo, hi)
+	c := &chart{
+		id: id, title: op + " latency per second",
+		x:     axis{min: 0, max: float64(s[len(s)-1].T), label: axisTimeLabel, format: fmtSeconds},
+		y:     axis{min: ymin, max: ymax, log: true, label: axisLatencyLabel, format: fmtLatency},
+		bands: stalls(s),
+	}
+	c.lines = append(c.lines, segments("p99", palette[0], s, func(x stats.SecondSample) int64 { return x.P99Ns })...)
+	c.lines = append(c.lines, segments("max", palette[1], s, func(x stats.SecondSample) int64 { return x.MaxNs })...)
+	if thresholdNs > 0 {
+		c.hmarks = append(c.hmarks, mark{at: float64(thresholdNs), label: latencyLabel(float64(thresholdNs)) + " threshold", color: colorThreshold})
+	}
+	if len(c.bands) > 0 {
+		c.note = "shaded: seconds in which the workload stalled (no operation completed, or under a tenth of the median)"
+	}
+	return c
+}
+
+// segments turns the seconds with operations into polylines, broken at the
+// seconds without any (a line must not bridge a stall). Only the first
+// segment carries the name, so the legend lists it once.
+func segments(name, color string, s []stats.SecondSample, v func(stats.SecondSample) int64) []line {
+	var out []line
+	var cur [][2]float64
+	flush := func() {
+		if len(cur) > 0 {
+			l := line{color: color, points: cur}
+			if len(out) == 0 {
+				l.name = name
+			}
+			out = append(out, l)
+			cur = nil
+		}
+	}
+	for _, x := range s {
+		if x.Ops == 0 {
+			flush()
+			continue
+		}
+		cur = append(cur, [2]float64{float64(x.T) - 0.5, float64(v(x))})
+	}
+	flush()
+	if len(out) == 0 {
+		out = append(out, line{name: name, color: color})
+	}
+	return out
+}
+
+// rateOverTimeChart draws the operations completed in each second as bars,
+// stalled seconds in red.
+func rateOverTimeChart(id string, wl *result.Workload) *chart {
+	s := wl.Series
+	if len(s) == 0 {
+		return nil
+	}
+	_, rate := seriesLabels(wl)
+	var top int64
+	for _, x := range s {
+		top = max(top, x.Ops)
+	}
+	ymax := float64(top) * 1.1
+	if ymax <= 0 {
+		ymax = 1
+	}
+	c := &chart{
+		id: id, title: rate,
+		x: axis{min: 0, max: float64(s[len(s)-1].T), label: axisTimeLabel, format: fmtSeconds},
+		y: axis{min: 0, max: ymax, label: "per second", format: fmtCount},
+	}
+	st := map[int]bool{}
+	for _, b := range stalls(s) {
+		st[int(b[1])] = true
+	}
+	for _, x := range s {
+		color := palette[0]
+		title := fmt.Sprintf("second %d: %d operations", x.T, x.Ops)
+		if st[x.T] {
+			color = colorStall
+			title += " (stall)"
+		}
+		c.bars = append(c.bars, bar{x0: float64(x.T - 1), x1: float64(x.T), y: float64(x.Ops), color: color, title: title})
+	}
+	if wl.OpsPerSec > 0 {
+		c.hmarks = append(c.hmarks, mark{at: wl.OpsPerSec, label: fmt.Sprintf("mean %.0f/s", wl.OpsPerSec), color: colorAxis})
+	}
+	if len(c.bands) > 0 || len(st) > 0 {
+		c.note = "red: seconds in which the workload stalled (no operation completed, or under a tenth of the median)"
+	}
+	return c
+}
+
+// memberMetric is one of etcd's own disk histograms that the members chart
+// shows, with the threshold it is judged against.
+type memberMetric struct {
+	suffix, label string
+	thresholdNs   int64
+}
+
+var memberMetrics = []memberMetric{
+	{"_wal_fsync_p99", "WAL fsync p99", 10e6},
+	{"_backend_commit_p99", "backend commit p99", 25e6},
+	{"_apply_p99", "apply p99", 0},
+}
+
+// membersChart draws each etcd member's own WAL fsync, backend commit and
+// apply p99 (from its /metrics histograms) side by side, with the limits.
+func membersChart(id string, wl *result.Workload) *chart {
+	var members []string
+	vals := map[string]map[string]float64{}
+	for _, f := range wl.Figures {
+		for _, m := range memberMetrics {
+			if !strings.HasSuffix(f.Name, m.suffix) || f.Unit != "s" {
+				continue
+			}
+			name := strings.TrimSuffix(f.Name, m.suffix)
+			if vals[name] == nil {
+				vals[name] = map[string]float64{}
+				members = append(members, name)
+			}
+			vals[name][m.suffix] = f.Value * 1e9
+		}
+	}
+	if len(members) == 0 {
+		return nil
+	}
+	lo, hi := math.Inf(1), 25e6
+	for _, mv := range vals {
+		for _, v := range mv {
+			if v > 0 {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	ymin, ymax := logRange(lo, hi)
+	c := &chart{
+		id: id, title: "etcd members' own p99s (from their /metrics)",
+		x: axis{min: 0, max: float64(len(members)), label: "member", format: fmtSeconds},
+		y: axis{min: ymin, max: ymax, log: true, label: axisLatencyLabel, format: fmtLatency},
+	}
+	for i, name := range members {
+		c.x.ticks = append(c.x.ticks, float64(i)+0.5)
+		c.x.tickText = append(c.x.tickText, name)
+	}
+	w := 0.8 / float64(len(memberMetrics))
+	for j, m := range memberMetrics {
+		color := palette[j%len(palette)]
+		c.lines = append(c.lines, line{name: m.label, color: color}) // legend only
+		for i, name := range members {
+			v, ok := vals[name][m.suffix]
+			if !ok || v <= 0 {
+				continue
+			}
+			x0 := float64(i) + 0.1 + float64(j)*w
+			c.bars = append(c.bars, bar{x0: x0, x1: x0 + w, y: v, color: color, title: fmt.Sprintf("%s %s: %s", name, m.label, latencyLabel(v))})
+		}
+		if m.thresholdNs > 0 {
+			c.hmarks = append(c.hmarks, mark{at: float64(m.thresholdNs), label: latencyLabel(float64(m.thresholdNs)) + " " + m.label + " limit", color: colorThreshold})
+		}
+	}
+	return c
+}
+
+// thresholdOf returns the latency threshold a workload's latency is judged
+// against, in ns, or 0.
+func thresholdOf(wl *result.Workload, l *result.Latency) int64 {
+	if l.Exceedance != nil {
+		return l.Exceedance.ThresholdNs
+	}
+	if l == &wl.Latencies[0] {
+		return intParam(wl.Parameters, "threshold_ns")
+	}
+	return 0
+}
+
+// workloadCharts returns the charts of one workload, skipping those it has
+// no data for. Undecodable histograms are reported, not hidden.
+func workloadCharts(idPrefix string, wl *result.Workload) ([]*chart, error) {
+	var out []*chart
+	add := func(c *chart) {
+		if c != nil {
+			out = append(out, c)
+		}
+	}
+	var firstThreshold int64
+	for i := range wl.Latencies {
+		l := &wl.Latencies[i]
+		if l.Count == 0 || l.Histogram.Data == "" {
+			continue
+		}
+		h, err := stats.Decode(l.Histogram)
+		if err != nil {
+			return nil, fmt.Errorf("report: workload %s, latency %s: %w", wl.Name, l.Name, err)
+		}
+		th := thresholdOf(wl, l)
+		if i == 0 {
+			firstThreshold = th
+		}
+		id := fmt.Sprintf("%s-%s", idPrefix, slug(l.Name))
+		add(cdfChart(id+"-cdf", l.Name+" latency CDF", []cdfCurve{{name: l.Name, h: h}}, th))
+		add(histogramChart(id+"-hist", l.Name+" latency histogram", h, th))
+	}
+	add(latencyOverTimeChart(idPrefix+"-latency-time", wl, firstThreshold))
+	add(rateOverTimeChart(idPrefix+"-rate-time", wl))
+	add(membersChart(idPrefix+"-members", wl))
+	return out, nil
+}
+
+// slug makes a string safe for an HTML id.
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
