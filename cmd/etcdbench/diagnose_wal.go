@@ -1,19 +1,224 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"etcdbench/internal/diagnose"
+	"etcdbench/internal/result"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/units"
 )
 
-// newDiagnoseWALCmd is 'etcdbench diagnose wal' (being written; see issue 5).
-func newDiagnoseWALCmd(_, _ io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:   "wal",
-		Short: "(not yet available)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("etcdbench diagnose wal is not available yet")
+// procRoot is where processes are looked up.
+const procRoot = "/proc"
+
+// diagnoseWALFlags are the raw command-line values of 'diagnose wal'.
+type diagnoseWALFlags struct {
+	dataDir, duration, output string
+	pid                       int
+	yes                       bool
+}
+
+// newDiagnoseWALCmd is 'etcdbench diagnose wal'.
+func newDiagnoseWALCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &diagnoseWALFlags{duration: "10s", output: "text"}
+	cmd := &cobra.Command{
+		Use:   "wal [--data-dir DIR | --pid PID --yes]",
+		Short: "etcd's real WAL write pattern (from its segment files, or traced with strace) and the disk wal test that matches it",
+		Long: `With --data-dir, decodes etcd's WAL segment files offline and read-only (the
+data dir, the member dir or the wal dir; nothing is written or locked) and
+reports record sizes, entries per save and the bytes etcd writes between two
+fdatasyncs. With --pid, or alone to find the one etcd process, traces etcd's
+write() and fdatasync() calls with strace for --duration and reports their
+sizes and latencies; strace slows etcd down while attached, so it needs --yes.
+Both end with the recommended --bs and the 'etcdbench disk wal' command line.`,
+		Example: `  etcdbench diagnose wal --data-dir /var/lib/etcd
+  etcdbench diagnose wal --pid 1234 --duration 10s --yes
+  etcdbench disk wal --dir /var/lib/etcd --bs auto --from-data-dir /var/lib/etcd`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDiagnoseWAL(cmd.Context(), f, cmd.Flags().Changed, commandLine(cmd), stdout, stderr)
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	fs := cmd.Flags()
+	fs.StringVar(&f.dataDir, "data-dir", "", "read the WAL offline from etcd's data dir, member dir or wal dir")
+	fs.IntVar(&f.pid, "pid", 0, "trace this etcd process with strace (default: the one etcd process found in /proc)")
+	fs.StringVar(&f.duration, "duration", f.duration, "how long to trace")
+	fs.BoolVar(&f.yes, "yes", false, "agree to attach strace, which slows etcd down while it is attached")
+	fs.StringVarP(&f.output, "output", "o", f.output, "report format: text or json")
+	return cmd
+}
+
+func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(string) bool, args []string, stdout, stderr io.Writer) error {
+	if f.output != "text" && f.output != "json" {
+		return usagef("--output %q: want text or json", f.output)
+	}
+	if changed("data-dir") && changed("pid") {
+		return usagef("--data-dir and --pid are alternatives: read the WAL offline or trace the process")
+	}
+	var wl result.Workload
+	var walDir string
+	if changed("data-dir") {
+		if changed("duration") || f.yes {
+			return usagef("--duration and --yes go with tracing (--pid), not --data-dir")
+		}
+		dirs, err := diagnose.FindWALDir(f.dataDir)
+		if err != nil {
+			return usageError{err}
+		}
+		p, err := diagnose.WALProfileDir(dirs.WALDir)
+		if err != nil {
+			return err
+		}
+		wl, walDir = p.Workload(dirs), dirs.WALDir
+	} else {
+		d, err := units.ParseDuration(f.duration)
+		if err != nil || d <= 0 || d > time.Hour {
+			return usagef("--duration %q: want a positive duration up to 1h, e.g. 10s", f.duration)
+		}
+		pid := f.pid
+		if !changed("pid") {
+			if pid, err = findOneEtcd(); err != nil {
+				return err
+			}
+		} else if pid <= 0 {
+			return usagef("--pid must be a process id, got %d", pid)
+		}
+		if wl, walDir, err = traceWAL(ctx, pid, d, f.yes, stderr); err != nil {
+			return err
+		}
+	}
+	res := newResult(args)
+	res.Environment = sysinfo.Collect("/", walDir)
+	res.Workloads = []result.Workload{wl}
+	res.Finish(time.Now().UTC())
+	return render(stdout, f.output, res)
+}
+
+// findOneEtcd returns the pid of the only etcd process running.
+func findOneEtcd() (int, error) {
+	ps, err := diagnose.FindEtcd(procRoot)
+	if err != nil {
+		return 0, err
+	}
+	switch len(ps) {
+	case 0:
+		return 0, usagef("no etcd process found in %s; give --pid PID, or --data-dir DIR to read a stopped etcd's WAL", procRoot)
+	case 1:
+		return ps[0].PID, nil
+	}
+	var list []string
+	for _, p := range ps {
+		c := strings.Join(p.Cmdline, " ")
+		if len(c) > 60 {
+			c = c[:57] + "..."
+		}
+		list = append(list, fmt.Sprintf("%d (%s)", p.PID, c))
+	}
+	return 0, usagef("%d etcd processes: %s; choose one with --pid", len(ps), strings.Join(list, "; "))
+}
+
+// traceWAL traces process pid's WAL with strace for d.
+func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io.Writer) (result.Workload, string, error) {
+	files, err := diagnose.ReadEtcdFiles(procRoot, pid)
+	if err != nil {
+		return result.Workload{}, "", err
+	}
+	if len(files.WAL) == 0 {
+		return result.Workload{}, "", fmt.Errorf("process %d has no WAL segment (*.wal) open: is it an etcd server? Give the right --pid", pid)
+	}
+	dirs, err := diagnose.FindWALDir(files.WALDir)
+	if err != nil {
+		dirs = diagnose.WALDirs{WALDir: files.WALDir, DataDir: files.WALDir}
+	}
+	tool, err := diagnose.FindStrace(ctx)
+	if err != nil {
+		return result.Workload{}, "", err
+	}
+	if !yes {
+		return result.Workload{}, "", usagef("strace stops etcd (process %d) at every system call for %s, which can halve its throughput; add --yes to trace it, or read its WAL offline without slowing it: etcdbench diagnose wal --data-dir %s", pid, d, dirs.DataDir)
+	}
+	tmp, err := os.MkdirTemp("", "etcdbench-strace-")
+	if err != nil {
+		return result.Workload{}, "", fmt.Errorf("creating a directory for strace's output: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if isTerminal(stderr) {
+		fmt.Fprintf(stderr, "tracing etcd (process %d) with strace %s for %s...\n", pid, tool.Version, d)
+	}
+	var fds []int
+	for fd := range files.WAL {
+		fds = append(fds, fd)
+	}
+	for fd := range files.DB {
+		fds = append(fds, fd)
+	}
+	out, err := tool.StraceRun(ctx, pid, d, tmp, fds)
+	if err != nil {
+		return result.Workload{}, "", err
+	}
+	fh, err := os.Open(out)
+	if err != nil {
+		return result.Workload{}, "", fmt.Errorf("reading strace's output: %w", err)
+	}
+	defer fh.Close()
+	p, err := diagnose.StraceProfileRead(fh, files)
+	if err != nil {
+		return result.Workload{}, "", err
+	}
+	wl, err := p.Workload(pid, files, dirs.DataDir, d)
+	if err != nil {
+		return result.Workload{}, "", err
+	}
+	wl.Parameters["strace_version"] = tool.Version
+	return wl, dirs.WALDir, nil
+}
+
+// errNoBSSource is the usage error of --bs auto without a WAL to read.
+var errNoBSSource = errors.New("--bs auto needs a WAL to measure: add --from-data-dir DIR (etcd's data dir) or --from-pid PID (a running etcd)")
+
+// autoBS decodes the WAL of an etcd data dir, or of a running etcd found
+// by its pid (its open segments' directory, read offline: no tracing),
+// and returns the recommended --bs and where it came from.
+func autoBS(fromDataDir string, fromPID int) (int64, string, error) {
+	walDir := ""
+	switch {
+	case fromDataDir != "" && fromPID != 0:
+		return 0, "", usagef("--from-data-dir and --from-pid are alternatives: give one")
+	case fromDataDir != "":
+		dirs, err := diagnose.FindWALDir(fromDataDir)
+		if err != nil {
+			return 0, "", usageError{err}
+		}
+		walDir = dirs.WALDir
+	case fromPID > 0:
+		files, err := diagnose.ReadEtcdFiles(procRoot, fromPID)
+		if err != nil {
+			return 0, "", err
+		}
+		if files.WALDir == "" {
+			return 0, "", fmt.Errorf("process %d has no WAL segment (*.wal) open: is it an etcd server?", fromPID)
+		}
+		walDir = files.WALDir
+	default:
+		return 0, "", usageError{errNoBSSource}
+	}
+	p, err := diagnose.WALProfileDir(walDir)
+	if err != nil {
+		return 0, "", err
+	}
+	rec, ok := p.Recommend("")
+	if !ok {
+		return 0, "", fmt.Errorf("--bs auto: the WAL in %s has no write+fdatasync batch yet (a new member); give --bs", walDir)
+	}
+	return rec.BS, fmt.Sprintf("median %d bytes per write+fdatasync in %s", rec.Median, walDir), nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +19,8 @@ import (
 type walFlags struct {
 	dir, bs, size, runtime, minRuntime, walP99, output string
 	count, minSamples                                  int64
+	fromDataDir                                        string // --bs auto: decode this etcd's WAL
+	fromPID                                            int    // --bs auto: decode this running etcd's WAL
 	timeBased, noProgress                              bool
 	confidence, minIOPS, heavyIOPS, warnMargin         float64
 }
@@ -41,7 +45,9 @@ func defaultWALFlags(dir string) *walFlags {
 
 func (f *walFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", f.dir, "directory on the disk to test (etcd's --data-dir); a private scratch directory is created inside it and removed afterwards")
-	fs.StringVar(&f.bs, "bs", f.bs, "bytes per write(), i.e. etcd's WAL batch size (2300: the Kubernetes figure of the fio recipe)")
+	fs.StringVar(&f.bs, "bs", f.bs, "bytes per write(), i.e. etcd's WAL batch size (2300: the Kubernetes figure of the fio recipe); auto: the median batch of a real etcd's WAL (--from-data-dir or --from-pid)")
+	fs.StringVar(&f.fromDataDir, "from-data-dir", "", "with --bs auto: read the batch size from this etcd data dir's WAL (offline, read-only; see etcdbench diagnose wal)")
+	fs.IntVar(&f.fromPID, "from-pid", 0, "with --bs auto: read the batch size from the WAL of this running etcd (its segments, found in /proc/PID/fd; no tracing)")
 	fs.StringVar(&f.size, "size", f.size, "stop after writing this much, like fio --size (e.g. 22m); default: adaptive")
 	fs.Int64Var(&f.count, "count", f.count, "stop after this many write+fdatasync cycles; default: adaptive")
 	fs.StringVar(&f.runtime, "runtime", f.runtime, "cap on the run's time; with --time-based, the exact run time")
@@ -184,6 +190,16 @@ func (f *walFlags) options(changed func(string) bool, stderrIsTTY bool) (walOpti
 
 // runWALCommand validates the flags of cmd and runs the WAL check.
 func runWALCommand(cmd *cobra.Command, f *walFlags, stdout, stderr io.Writer) error {
+	if f.bs == "auto" {
+		bs, from, err := autoBS(f.fromDataDir, f.fromPID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "--bs auto = %d: %s\n", bs, from)
+		f.bs = strconv.FormatInt(bs, 10)
+	} else if f.fromDataDir != "" || f.fromPID != 0 {
+		return usagef("--from-data-dir and --from-pid go with --bs auto")
+	}
 	o, err := f.options(cmd.Flags().Changed, isTerminal(stderr))
 	if err != nil {
 		return err

@@ -141,7 +141,7 @@ func TestFindEtcdFixture(t *testing.T) {
 	mk("200", "etcdctl", "etcdctl\x00put\x00", nil)
 	mk("300", "kthreadd", "", nil)
 	mk("400", "etcd-wrapper", "/opt/bin/etcd\x00", nil) // comm says otherwise, argv[0] is etcd
-	mk("self", "etcd", "etcd\x00", nil)                  // not a pid
+	mk("self", "etcd", "etcd\x00", nil)                 // not a pid
 	ps, err := FindEtcd(root)
 	if err != nil {
 		t.Fatal(err)
