@@ -382,25 +382,6 @@ func (c *Cluster) Close() error {
 	return c.closeErr
 }
 
-// stopProcs stops the member processes, followers first.
-func (c *Cluster) stopProcs() error {
-	errs := make([]error, len(c.procs))
-	var wg sync.WaitGroup
-	var leaders []*memberProc
-	for _, p := range c.procs {
-		if p.leader.Load() {
-			leaders = append(leaders, p)
-			continue
-		}
-		wg.Go(func() { errs[p.index] = p.stop(memberStopGrace) })
-	}
-	wg.Wait()
-	for _, p := range leaders {
-		errs[p.index] = p.stop(memberStopGrace)
-	}
-	return errors.Join(errs...)
-}
-
 // withLog appends the end of etcd's log to err.
 func (c *Cluster) withLog(err error) error {
 	log := strings.TrimSpace(c.log.String())

@@ -181,6 +181,25 @@ func (p *memberProc) stop(grace time.Duration) error {
 	}
 }
 
+// stopProcs stops the member processes, followers first.
+func (c *Cluster) stopProcs() error {
+	errs := make([]error, len(c.procs))
+	var wg sync.WaitGroup
+	var leaders []*memberProc
+	for _, p := range c.procs {
+		if p.leader.Load() {
+			leaders = append(leaders, p)
+			continue
+		}
+		wg.Go(func() { errs[p.index] = p.stop(memberStopGrace) })
+	}
+	wg.Wait()
+	for _, p := range leaders {
+		errs[p.index] = p.stop(memberStopGrace)
+	}
+	return errors.Join(errs...)
+}
+
 // lineWriter writes whole lines to dst, so that the logs of several
 // members interleave by line, not by pipe read.
 type lineWriter struct {

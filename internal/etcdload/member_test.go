@@ -4,16 +4,29 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"etcdbench/internal/etcdload/metrics"
 )
 
 // orphanHelperEnv makes the test binary a stand-in for etcdbench that
@@ -199,5 +212,179 @@ func TestLineWriter(t *testing.T) {
 	w.flush()
 	if got := dst.String(); got != "ab\ncd\ne\nf\n" {
 		t.Errorf("after flush: %q", got)
+	}
+}
+
+// TestMemberSpecCarriesEveryOption: every Options field survives the
+// JSON that carries it to a member process. A field added to Options
+// fails here until it is set below and survives.
+func TestMemberSpecCarriesEveryOption(t *testing.T) {
+	spec := memberSpec{
+		Options: Options{
+			Dir: "/d", Members: 3, SnapshotCount: 7, HeartbeatInterval: 3 * time.Millisecond,
+			ElectionTimeout: 40 * time.Millisecond, QuotaBackendBytes: 1 << 30, BackendBatchInterval: 5 * time.Millisecond,
+			BackendBatchLimit: 9, LogLevel: "debug", StartTimeout: time.Minute,
+			ClientTLS: TLSFiles{CACert: "ca", Cert: "c", Key: "k", InsecureSkipVerify: true},
+		},
+		Index: 2, ClientPort: 1, PeerPort: 2, InitialCluster: "member0=http://127.0.0.1:2",
+	}
+	var zero func(v reflect.Value, path string)
+	zero = func(v reflect.Value, path string) {
+		for i := range v.NumField() {
+			f, name := v.Field(i), path+"."+v.Type().Field(i).Name
+			if f.Kind() == reflect.Struct {
+				zero(f, name)
+			} else if f.IsZero() {
+				t.Errorf("%s is not set in this test", name)
+			}
+		}
+	}
+	zero(reflect.ValueOf(spec), "memberSpec")
+	js, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got memberSpec
+	if err := json.Unmarshal(js, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, spec) {
+		t.Errorf("after JSON: %+v, want %+v", got, spec)
+	}
+}
+
+// writeSelfSignedCert writes a certificate for 127.0.0.1 that is its own
+// CA and serves as server and client certificate.
+func writeSelfSignedCert(t *testing.T, dir string) (cert, key string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "etcdload-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	for _, f := range []struct {
+		path, typ string
+		der       []byte
+	}{{cert, "CERTIFICATE", der}, {key, "EC PRIVATE KEY", kder}} {
+		if err := os.WriteFile(f.path, pem.EncodeToMemory(&pem.Block{Type: f.typ, Bytes: f.der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cert, key
+}
+
+// TestEmbeddedThreeMembersHonourOptions: the member processes run with
+// the options given: client TLS with client certificates, the log level,
+// the raft timings, snapshot count and quota (in etcd's own start-up
+// log and metrics), and the backend batch limit (a commit per put).
+func TestEmbeddedThreeMembersHonourOptions(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := writeSelfSignedCert(t, dir)
+	const quota = 1<<30 + 4096
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := StartEmbedded(ctx, Options{
+		Dir: filepath.Join(dir, "data"), Members: 3, LogLevel: "info",
+		HeartbeatInterval: 50 * time.Millisecond, ElectionTimeout: 600 * time.Millisecond,
+		SnapshotCount: 1234, QuotaBackendBytes: quota,
+		BackendBatchInterval: 10 * time.Millisecond, BackendBatchLimit: 1,
+		ClientTLS: TLSFiles{Cert: cert, Key: key, CACert: cert},
+	})
+	if err != nil {
+		t.Fatalf("StartEmbedded: %v", err)
+	}
+	defer c.Close()
+	log := c.Log()
+	for i := range 3 {
+		var line string
+		for l := range strings.Lines(log) {
+			if strings.Contains(l, "starting an etcd server") && strings.Contains(l, fmt.Sprintf(`"member": "member%d"`, i)) {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("member%d logged no start at info level:\n%s", i, log)
+			continue
+		}
+		for _, want := range []string{`"heartbeat-interval": "50ms"`, `"election-timeout": "600ms"`, `"snapshot-count": 1234`, fmt.Sprintf(`"quota-backend-bytes": %d`, quota)} {
+			if !strings.Contains(line, want) {
+				t.Errorf("member%d started without %s: %s", i, want, line)
+			}
+		}
+	}
+
+	tcfg, err := TLSFiles{CACert: cert, Cert: cert, Key: key}.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := HTTPClient(tcfg)
+	commits := func() []float64 {
+		var out []float64
+		for _, u := range c.MetricsURLs() {
+			if !strings.HasPrefix(u, "https://") {
+				t.Fatalf("metrics URL %s without TLS", u)
+			}
+			f, err := metrics.Scrape(ctx, hc, u)
+			if err != nil {
+				t.Fatalf("scraping %s over TLS: %v", u, err)
+			}
+			if q, err := metrics.ValueOf(f, "etcd_server_quota_backend_bytes"); err != nil || q != quota {
+				t.Errorf("%s: quota %v (%v), want %d", u, q, err, quota)
+			}
+			h, err := metrics.HistogramOf(f, BackendCommitMetric)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, h.Count)
+		}
+		return out
+	}
+	before := commits()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), TLS: tcfg, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	const puts = 20
+	for i := range puts {
+		if _, err := cli.Put(ctx, fmt.Sprintf("k%d", i), "v"); err != nil {
+			t.Fatalf("put over TLS: %v", err)
+		}
+	}
+	// With a batch limit of 1 every applied put is its own commit, on
+	// the followers too once they have applied it.
+	var after []float64
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		after = commits()
+		done := true
+		for i := range after {
+			done = done && after[i]-before[i] >= puts
+		}
+		if done || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i := range after {
+		if after[i]-before[i] < puts {
+			t.Errorf("member%d: %v backend commits for %d puts with a batch limit of 1", i, after[i]-before[i], puts)
+		}
 	}
 }
