@@ -125,12 +125,17 @@ func TestEtcdExternalProcess(t *testing.T) {
 	})
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run("interrupted by "+sig.String(), func(t *testing.T) {
+			cli := s.client(t, "", "")
+			defer cli.Close()
 			p := start(t, runOpts{}, load("put", "--yes", "--duration", "60s", "--clients", "8", "--no-progress")...)
 			waitFor(t, 60*time.Second, "keys under "+etcdload.PrefixRoot, func() bool {
 				if p.exited() {
 					t.Fatalf("etcdbench exited before writing: %+v", p.res)
 				}
-				return s.countKeys(t, etcdload.PrefixRoot, "", "") > 0
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				resp, err := cli.Get(ctx, etcdload.PrefixRoot, clientv3.WithPrefix(), clientv3.WithCountOnly())
+				return err == nil && resp.Count > 0
 			})
 			p.signal(t, sig)
 			res := p.wait(t)
@@ -169,6 +174,31 @@ func TestEtcdExternalProcess(t *testing.T) {
 		res := run(t, runOpts{}, load("put", "--yes", "--total", "10")...)
 		checkErrorRun(t, res, exitRuntime, "--user")
 	})
+	t.Run("auth as a user who may only read", func(t *testing.T) {
+		root := s.client(t, "root", "pw-s3cret")
+		defer root.Close()
+		steps := []struct {
+			what string
+			do   func() error
+		}{
+			{"role add reader", func() error { _, err := root.RoleAdd(ctx, "reader"); return err }},
+			{"grant read on the prefix", func() error {
+				_, err := root.RoleGrantPermission(ctx, "reader", etcdload.PrefixRoot, clientv3.GetPrefixRangeEnd(etcdload.PrefixRoot), clientv3.PermissionType(clientv3.PermRead))
+				return err
+			}},
+			{"user add reader", func() error { _, err := root.UserAdd(ctx, "reader", "pw-reader"); return err }},
+			{"grant reader to reader", func() error { _, err := root.UserGrantRole(ctx, "reader", "reader"); return err }},
+		}
+		for _, st := range steps {
+			if err := st.do(); err != nil {
+				t.Fatalf("%s: %v", st.what, err)
+			}
+		}
+		// Every put is refused: the run stops at the first refusal
+		// instead of failing puts for a minute.
+		res := run(t, runOpts{}, load("put", "--yes", "--duration", "60s", "--clients", "4", "--user", "reader:pw-reader")...)
+		checkErrorRun(t, res, exitRuntime, "permission denied", "--user", etcdload.PrefixRoot)
+	})
 	checkNoKeys(t, "root", "pw-s3cret")
 
 	s.stop()
@@ -176,4 +206,81 @@ func TestEtcdExternalProcess(t *testing.T) {
 		res := run(t, runOpts{}, load("put", "--yes", "--total", "10")...)
 		checkErrorRun(t, res, exitRuntime, s.Endpoint)
 	})
+}
+
+// noSpaceWants is what the one error line of a run that filled etcd's
+// space quota must say: the cause and etcd's recovery.
+var noSpaceWants = []string{"database space exceeded", "NOSPACE", "etcdctl compact", "etcdctl defrag", "etcdctl alarm disarm"}
+
+// fillArgs make a put load that fills a 16 MiB quota within about 64
+// requests; --duration only bounds a run that would not stop.
+var fillArgs = []string{"--yes", "--val-size", "262144", "--key-space-size", "4", "--clients", "4", "--duration", "60s", "--no-progress", "-o", "json"}
+
+// TestEtcdNoSpace fills an etcd process's 16 MiB quota with a put load:
+// the run stops at etcd's first "database space exceeded", says what to
+// do in one line, exits 3, and its keys are deleted under the NOSPACE
+// alarm. A second put load and a range load on the full etcd stop the
+// same way.
+func TestEtcdNoSpace(t *testing.T) {
+	s := startEtcdServer(t, etcdServerOpts{QuotaBackendBytes: 16 << 20})
+	res := run(t, runOpts{}, append([]string{"etcd", "put", "--endpoints", s.Endpoint}, fillArgs...)...)
+	checkErrorRun(t, res, exitRuntime, noSpaceWants...)
+	cli := s.client(t, "", "")
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	alarms, err := cli.AlarmList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(alarms.Alarms) == 0 {
+		t.Fatalf("etcd raised no alarm: the run did not fill its quota")
+	}
+	t.Logf("alarms after the run: %v", alarms.Alarms)
+	// The run's keys were written and then deleted while the alarm was
+	// on: none now, some one revision before the delete.
+	now, err := cli.Get(ctx, etcdload.PrefixRoot, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.Count != 0 {
+		t.Errorf("%d keys left under %s", now.Count, etcdload.PrefixRoot)
+	}
+	before, err := cli.Get(ctx, etcdload.PrefixRoot, clientv3.WithPrefix(), clientv3.WithCountOnly(), clientv3.WithRev(now.Header.Revision-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Count == 0 {
+		t.Errorf("no keys under %s one revision (%d) before the last: the last write was not the run's delete", etcdload.PrefixRoot, now.Header.Revision-1)
+	}
+	// A fresh etcd is at revision 1; each put and the delete add one.
+	t.Logf("%d puts of 256 KiB succeeded before etcd refused one", now.Header.Revision-2)
+
+	for _, tc := range []struct {
+		op    string
+		wants []string
+	}{
+		{"put", noSpaceWants},
+		// A range load's puts of its keys come before the timed load
+		// (populate), which reports etcd's error as it is, without the
+		// recovery.
+		{"range", noSpaceWants[:1]},
+	} {
+		t.Run(tc.op+" on the full etcd", func(t *testing.T) {
+			res := run(t, runOpts{}, "etcd", tc.op, "--endpoints", s.Endpoint, "--yes", "--total", "100", "--no-progress")
+			checkErrorRun(t, res, exitRuntime, tc.wants...)
+			if n := s.countKeys(t, etcdload.PrefixRoot, "", ""); n != 0 {
+				t.Errorf("%d keys left under %s", n, etcdload.PrefixRoot)
+			}
+		})
+	}
+}
+
+// TestEtcdNoSpaceEmbedded fills the embedded etcd's --quota-backend-bytes:
+// the same one line and exit code, and no scratch directory left.
+func TestEtcdNoSpaceEmbedded(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, runOpts{}, append([]string{"etcd", "put", "--dir", dir, "--quota-backend-bytes", "16m"}, fillArgs[1:]...)...)
+	checkErrorRun(t, res, exitRuntime, noSpaceWants...)
+	checkNoScratch(t, dir)
 }
