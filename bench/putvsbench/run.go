@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,14 +33,14 @@ type env struct {
 	dir, etcdbench, benchmark, benchVersion string
 	url                                     string
 	remove                                  []string
-	server                                  *server
+	server                                  *cmp.EtcdServer
 }
 
 // close stops the server and removes what setup made.
 func (e *env) close() error {
 	var errs []error
 	if e.server != nil {
-		errs = append(errs, e.server.stop())
+		errs = append(errs, e.server.Stop())
 	}
 	for i := len(e.remove) - 1; i >= 0; i-- {
 		if err := os.RemoveAll(e.remove[i]); err != nil {
@@ -94,15 +93,15 @@ func setup(ctx context.Context, o options, stderr io.Writer) (e *env, err error)
 	} else if e.benchmark, e.benchVersion, err = buildBenchmark(ctx, o.BenchmarkVersions, bin, stderr); err != nil {
 		return e, err
 	}
-	helper := filepath.Join(bin, "etcdserver")
-	if b, berr := goCmd(ctx, o.ModuleDir, nil, "build", "-o", helper, "./bench/putvsbench/etcdserver"); berr != nil {
-		return e, fmt.Errorf("building the etcd server helper: %w%s", berr, cmp.Tail(b))
-	}
-	fmt.Fprintln(stderr, "starting etcd ...")
-	if e.server, err = startServer(ctx, helper, e.dir); err != nil {
+	helper, err := cmp.BuildEtcdServer(ctx, o.ModuleDir, bin)
+	if err != nil {
 		return e, err
 	}
-	e.url = e.server.url
+	fmt.Fprintln(stderr, "starting etcd ...")
+	if e.server, err = cmp.StartEtcdServer(ctx, helper, e.dir); err != nil {
+		return e, err
+	}
+	e.url = e.server.URL
 	return e, nil
 }
 
@@ -176,77 +175,6 @@ func buildInModule(ctx context.Context, v, out string) ([]byte, error) {
 		return b, err
 	}
 	return goCmd(ctx, mod, env, "build", "-o", out, benchmarkPkg)
-}
-
-// server is the etcd both tools load.
-type server struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	url   string
-	errb  *strings.Builder
-	done  chan error
-}
-
-// startServer starts the helper on dir and waits for its client URL.
-func startServer(ctx context.Context, helper, dir string) (*server, error) {
-	cmd := exec.Command(helper, "--dir", dir)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, stdin: stdin, errb: &strings.Builder{}, done: make(chan error, 1)}
-	cmd.Stderr = s.errb // read only after Wait
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the etcd server helper: %w", err)
-	}
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			urls <- strings.TrimSpace(sc.Text())
-		}
-		close(urls)
-		_, _ = io.Copy(io.Discard, stdout)
-		s.done <- cmd.Wait()
-	}()
-	select {
-	case u, ok := <-urls:
-		if ok && strings.HasPrefix(u, "http://127.0.0.1:") {
-			s.url = u
-			return s, nil
-		}
-		err = fmt.Errorf("the etcd server helper printed no client URL (%q)", u)
-	case <-time.After(60 * time.Second):
-		err = errors.New("the etcd server helper did not print its URL within 60 s")
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	return nil, errors.Join(err, s.stop())
-}
-
-// stop closes the helper's stdin, which makes it stop etcd and remove its
-// data, and waits; SIGTERM after 30 s, SIGKILL after 10 s more.
-func (s *server) stop() error {
-	s.stdin.Close()
-	for _, step := range []struct {
-		wait time.Duration
-		sig  os.Signal
-	}{{30 * time.Second, os.Interrupt}, {10 * time.Second, os.Kill}} {
-		select {
-		case err := <-s.done:
-			if err != nil {
-				return fmt.Errorf("etcd server helper: %w%s", err, cmp.Tail([]byte(s.errb.String())))
-			}
-			return nil
-		case <-time.After(step.wait):
-			_ = s.cmd.Process.Signal(step.sig)
-		}
-	}
-	return errors.Join(errors.New("etcd server helper did not exit"), <-s.done)
 }
 
 // runner runs one tool at one configuration.

@@ -46,6 +46,9 @@ type Common struct {
 	Rounds    int
 	Etcdbench string // "" builds ./cmd/etcdbench
 	Fio       string
+	// NoFio marks a comparison that does not run fio (e.g. trace-overhead):
+	// no --fio flag, and Setup does not look for it.
+	NoFio     bool
 	JSON      string // "" writes no JSON file
 	Base      string // the caller's directory, for relative paths
 	ModuleDir string // where ./cmd/etcdbench is built from
@@ -71,7 +74,9 @@ func (c *Common) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Dir, "dir", c.Dir, "directory to test; default: a new temporary directory under the current one, removed at the end")
 	fs.IntVar(&c.Rounds, "rounds", c.Rounds, fmt.Sprintf("rounds, each running both tools (at least %d)", MinRounds))
 	fs.StringVar(&c.Etcdbench, "etcdbench", c.Etcdbench, "etcdbench binary; default: go build ./cmd/etcdbench into a temporary directory")
-	fs.StringVar(&c.Fio, "fio", c.Fio, "fio binary")
+	if !c.NoFio {
+		fs.StringVar(&c.Fio, "fio", c.Fio, "fio binary")
+	}
 	fs.StringVar(&c.JSON, "json", c.JSON, "write every run's figures, the tools' raw JSON reports and the summary to this file")
 }
 
@@ -80,7 +85,7 @@ func (c Common) Check() error {
 	if c.Rounds < MinRounds {
 		return UsageError{fmt.Errorf("--rounds %d: need at least %d for a median", c.Rounds, MinRounds)}
 	}
-	if c.Fio == "" {
+	if c.Fio == "" && !c.NoFio {
 		return UsageError{errors.New("--fio must not be empty")}
 	}
 	return nil
@@ -137,7 +142,7 @@ type Env struct {
 	remove     []string
 }
 
-// Setup finds fio, makes the test directory (unless --dir names one) and
+// Setup finds fio (unless c.NoFio), makes the test directory (unless --dir names one) and
 // builds etcdbench (unless --etcdbench names one). name prefixes the
 // temporary directories. Close removes what Setup made, also when Setup
 // fails half-way (it then cleans up itself).
@@ -149,10 +154,12 @@ func Setup(ctx context.Context, c Common, name string, stderr io.Writer) (env *E
 			env = nil
 		}
 	}()
-	if env.Fio, err = exec.LookPath(c.Fio); err != nil {
-		return env, UsageError{fmt.Errorf("%w (%v): install it (e.g. apt-get install fio) or pass --fio PATH", ErrFioMissing, err)}
+	if !c.NoFio {
+		if env.Fio, err = exec.LookPath(c.Fio); err != nil {
+			return env, UsageError{fmt.Errorf("%w (%v): install it (e.g. apt-get install fio) or pass --fio PATH", ErrFioMissing, err)}
+		}
+		env.FioVersion = FioVersion(ctx, env.Fio)
 	}
-	env.FioVersion = FioVersion(ctx, env.Fio)
 	if c.Dir == "" {
 		if env.Dir, err = os.MkdirTemp(c.Base, name+"-"); err != nil {
 			return env, fmt.Errorf("creating a test directory in %s (or pass --dir): %w", c.Base, err)

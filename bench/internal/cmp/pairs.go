@@ -160,6 +160,8 @@ type Pair struct {
 	Name string // e.g. "io_uring vs fio libaio"
 	Etcd string // run names
 	Fio  string
+	// Informational pairs are shown without the metrics' targets.
+	Informational bool
 }
 
 // Metric is one figure compared in every pair.
@@ -196,7 +198,11 @@ func SummarizePairs(rs []Round, pairs []Pair, ms []Metric) []Row {
 				fio, etcd = append(fio, m.Value(f)), append(etcd, m.Value(e))
 				ratios = append(ratios, Ratios(r, p, ms)[i])
 			}
-			row := NewRow(m.Name, m.Unit, fio, etcd, ratios, m.Target)
+			target := m.Target
+			if p.Informational {
+				target = nil
+			}
+			row := NewRow(m.Name, m.Unit, fio, etcd, ratios, target)
 			row.Pair = p.Name
 			rows = append(rows, row)
 		}
@@ -213,6 +219,8 @@ type Comparison struct {
 	Metrics      []Metric
 	Columns      []Column
 	TargetSource string
+	// Labels name the two sides in the tables; zero: etcdbench and fio.
+	Labels Labels
 }
 
 // Run runs total rounds (RunRound), printing each round's table to stdout
@@ -229,12 +237,12 @@ func (c Comparison) Run(ctx context.Context, total int, stdout, stderr io.Writer
 			return fmt.Errorf("round %d: %w", n, err)
 		}
 		rounds = append(rounds, rd)
-		if err := RenderRound(stdout, rd, total, c.Columns, c.Pairs, c.Metrics); err != nil {
+		if err := RenderRoundLabeled(stdout, rd, total, c.Columns, c.Pairs, c.Metrics, c.Labels); err != nil {
 			return err
 		}
 	}
 	*summary = SummarizePairs(rounds, c.Pairs, c.Metrics)
-	if err := RenderSummary(stdout, len(rounds), *summary, nil); err != nil {
+	if err := RenderSummaryLabeled(stdout, len(rounds), *summary, nil, c.Labels); err != nil {
 		return err
 	}
 	return RenderFooter(stdout, *summary, c.TargetSource)

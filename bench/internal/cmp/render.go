@@ -91,7 +91,14 @@ type Extra struct {
 // they are met, then the extra lines. A pair column is printed when rows
 // name pairs.
 func RenderSummary(w io.Writer, rounds int, rows []Row, extra []Extra) error {
-	fmt.Fprintf(w, "MEDIANS over %d rounds (ratio: median of the per-round ratios etcdbench/fio; range: min..max of them)\n", rounds)
+	return RenderSummaryLabeled(w, rounds, rows, extra, DefaultLabels)
+}
+
+// RenderSummaryLabeled is RenderSummary with other names for the two
+// sides.
+func RenderSummaryLabeled(w io.Writer, rounds int, rows []Row, extra []Extra, l Labels) error {
+	l = l.orDefault()
+	fmt.Fprintf(w, "MEDIANS over %d rounds (ratio: median of the per-round ratios %s/%s; range: min..max of them)\n", rounds, l.Subject, l.Base)
 	pairs := false
 	for _, r := range rows {
 		pairs = pairs || r.Pair != ""
@@ -103,7 +110,7 @@ func RenderSummary(w io.Writer, rounds int, rows []Row, extra []Extra) error {
 		return ""
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, lead("pair")+"metric\tfio\tetcdbench\tratio\trange\ttarget\tmet")
+	fmt.Fprintln(tw, lead("pair")+"metric\t"+l.Base+"\t"+l.Subject+"\tratio\trange\ttarget\tmet")
 	for _, r := range rows {
 		band, met := "info", "-"
 		if r.Target != nil {

@@ -14,9 +14,31 @@ type Column struct {
 	Value func(Measurement) string
 }
 
+// Labels name the two sides of a comparison's pairs in its tables.
+type Labels struct {
+	Subject string // the Etcd side of a Pair, e.g. "etcdbench"
+	Base    string // the Fio side, e.g. "fio"
+}
+
+// DefaultLabels are etcdbench against fio.
+var DefaultLabels = Labels{Subject: "etcdbench", Base: "fio"}
+
+func (l Labels) orDefault() Labels {
+	if l.Subject == "" || l.Base == "" {
+		return DefaultLabels
+	}
+	return l
+}
+
 // RenderRound prints one round of a paired comparison: a line per run in
 // the order they ran, then a line per pair with its ratios etcdbench/fio.
 func RenderRound(w io.Writer, r Round, total int, cols []Column, pairs []Pair, ms []Metric) error {
+	return RenderRoundLabeled(w, r, total, cols, pairs, ms, DefaultLabels)
+}
+
+// RenderRoundLabeled is RenderRound with other names for the two sides.
+func RenderRoundLabeled(w io.Writer, r Round, total int, cols []Column, pairs []Pair, ms []Metric, l Labels) error {
+	l = l.orDefault()
 	fmt.Fprintf(w, "round %d/%d (in this order)\n", r.N, total)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	heads := []string{"run"}
@@ -43,7 +65,7 @@ func RenderRound(w io.Writer, r Round, total int, cols []Column, pairs []Pair, m
 		for i, x := range Ratios(r, p, ms) {
 			parts = append(parts, ms[i].Name+" "+FmtRatio(x))
 		}
-		fmt.Fprintf(w, "  etcdbench/fio, %s: %s\n", p.Name, strings.Join(parts, ", "))
+		fmt.Fprintf(w, "  %s/%s, %s: %s\n", l.Subject, l.Base, p.Name, strings.Join(parts, ", "))
 	}
 	_, err := fmt.Fprintln(w)
 	return err

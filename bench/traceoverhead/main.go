@@ -1,0 +1,258 @@
+// Command traceoverhead measures what watching a live etcd costs it: the
+// same `etcdbench etcd put` load against one etcd (an embedded etcd in a
+// process of its own, bench/putvsbench/etcdserver) with no tracer, with
+// `etcdbench trace` attached (eBPF syscall tracepoints) and with strace
+// attached (the seed articles' method: `strace -f -T -e
+// trace=write,pwrite64,fdatasync,fsync`), in alternating order, and gives
+// the median over rounds of each traced run's throughput and p99 relative
+// to the untraced run of its round. Target (issue 8): the eBPF tracer's
+// throughput cost under 5 %.
+//
+// It is a measurement, not a test: the exit status is 0 whatever the
+// ratios, 1 when a tool failed to run, 2 for bad flags (or no strace), 130
+// when interrupted. See bench/README.md.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"etcdbench/bench/internal/cmp"
+	"etcdbench/internal/result"
+)
+
+const name = "trace-overhead"
+
+// params are the load every run sends.
+type params struct {
+	Conns   int   `json:"conns"`
+	Clients int   `json:"clients"`
+	Total   int64 `json:"total"`
+	ValSize int   `json:"val_size"`
+}
+
+type options struct {
+	cmp.Common
+	params
+	Strace string
+}
+
+func main() { cmp.Main(name, parseFlags, run) }
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	c, err := cmp.DefaultCommon()
+	if err != nil {
+		return options{}, err
+	}
+	c.NoFio = true
+	o := options{Common: c, params: params{Conns: 10, Clients: 100, Total: 20000, ValSize: 256}, Strace: "strace"}
+	err = cmp.ParseFlags(name, "etcd put throughput with no tracer, with `etcdbench trace` (eBPF) and with strace attached, alternated.", &o.Common, args, stderr,
+		func(fs *flag.FlagSet) {
+			fs.IntVar(&o.Conns, "conns", o.Conns, "gRPC connections of the load")
+			fs.IntVar(&o.Clients, "clients", o.Clients, "clients of the load")
+			fs.Int64Var(&o.Total, "total", o.Total, "puts per run")
+			fs.IntVar(&o.ValSize, "val-size", o.ValSize, "value bytes")
+			fs.StringVar(&o.Strace, "strace", o.Strace, "strace binary")
+		})
+	if err != nil {
+		return o, err
+	}
+	if o.Conns < 1 || o.Clients < o.Conns || o.Total < 1 || o.ValSize < 0 {
+		return o, cmp.UsageError{Err: fmt.Errorf("--conns %d --clients %d --total %d --val-size %d: want at least one connection, no fewer clients, some puts", o.Conns, o.Clients, o.Total, o.ValSize)}
+	}
+	if o.Strace, err = exec.LookPath(o.Strace); err != nil {
+		return o, cmp.UsageError{Err: fmt.Errorf("strace not found (%v): install it (apt-get install strace) or pass --strace PATH", err)}
+	}
+	return o, nil
+}
+
+// The runs of a round.
+const (
+	runNone   = "no tracer"
+	runEBPF   = "etcdbench trace"
+	runStrace = "strace"
+)
+
+// tracer attaches to pid and returns the function that detaches it and
+// what the tracer printed.
+type tracer func(ctx context.Context, pid int) (detach func() ([]byte, error), err error)
+
+// attach starts a tracer process and gives it settle to attach.
+func attach(ctx context.Context, settle time.Duration, bin string, args ...string) (func() ([]byte, error), error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return nil, fmt.Errorf("%s exited before the load: %v%s", bin, err, cmp.Tail(errb.Bytes()))
+	case <-time.After(settle):
+	}
+	return func() ([]byte, error) {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case err := <-done:
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				ws, _ := ee.Sys().(syscall.WaitStatus)
+				// Interrupted as asked: etcdbench exits 130 (or 1 for a
+				// FAIL verdict), strace detaches and re-raises SIGINT.
+				if ee.ExitCode() == 130 || ee.ExitCode() == 1 || (ws.Signaled() && ws.Signal() == syscall.SIGINT) {
+					err = nil
+				}
+			}
+			if err != nil {
+				return out.Bytes(), fmt.Errorf("%s: %w%s", bin, err, cmp.Tail(errb.Bytes()))
+			}
+			return out.Bytes(), nil
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			return out.Bytes(), fmt.Errorf("%s did not stop within 30 s of SIGINT", bin)
+		}
+	}, nil
+}
+
+func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+	env, err := cmp.Setup(ctx, o.Common, name, stderr)
+	if err != nil {
+		return err
+	}
+	defer env.Release(&err)
+	bin, err := os.MkdirTemp("", name+"-bin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(bin)
+	helper, err := cmp.BuildEtcdServer(ctx, o.ModuleDir, bin)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "starting etcd ...")
+	srv, err := cmp.StartEtcdServer(ctx, helper, env.Dir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := srv.Stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	pid := strconv.Itoa(srv.PID())
+	tracers := map[string]tracer{
+		runNone: nil,
+		runEBPF: func(ctx context.Context, _ int) (func() ([]byte, error), error) {
+			return attach(ctx, 2*time.Second, env.Etcdbench, "trace", "--pid", pid, "--duration", "1h", "-o", "json")
+		},
+		runStrace: func(ctx context.Context, _ int) (func() ([]byte, error), error) {
+			return attach(ctx, 2*time.Second, o.Strace, "-f", "-T", "-p", pid, "-e", "trace=write,pwrite64,fdatasync,fsync", "-o", "/dev/null")
+		},
+	}
+	load := func(ctx context.Context, run string) (cmp.Measurement, json.RawMessage, error) {
+		var detach func() ([]byte, error)
+		if t := tracers[run]; t != nil {
+			var terr error
+			if detach, terr = t(ctx, srv.PID()); terr != nil {
+				return cmp.Measurement{}, nil, terr
+			}
+		}
+		ch, lerr := cmp.RunChild(ctx, []int{1}, env.Etcdbench, "etcd", "put", "--endpoints", srv.URL, "--yes",
+			"--conns", strconv.Itoa(o.Conns), "--clients", strconv.Itoa(o.Clients), "--total", strconv.FormatInt(o.Total, 10),
+			"--val-size", strconv.Itoa(o.ValSize), "-o", "json", "--no-progress")
+		var traced []byte
+		var derr error
+		if detach != nil {
+			traced, derr = detach()
+		}
+		if lerr != nil || derr != nil {
+			return cmp.Measurement{}, nil, errors.Join(lerr, derr)
+		}
+		m, err := measurement(run, ch, traced)
+		return m, cmp.RawJSON(ch.Stdout), err
+	}
+	var steps []cmp.Step
+	for _, r := range []string{runNone, runEBPF, runStrace} {
+		steps = append(steps, cmp.Step{Run: r, Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return load(ctx, r) }})
+	}
+	c := cmp.Comparison{
+		Steps: steps,
+		Pairs: []cmp.Pair{
+			{Name: "eBPF trace / none", Etcd: runEBPF, Fio: runNone},
+			{Name: "strace / none", Etcd: runStrace, Fio: runNone, Informational: true},
+		},
+		Metrics: []cmp.Metric{
+			{Name: "throughput", Unit: cmp.UnitRate, Value: figure("ops_per_sec"),
+				Target: &cmp.Target{Metric: "throughput", Lo: 0.95, Source: targetSource}},
+			{Name: "p99", Unit: cmp.UnitDuration, Value: figure("p99_ns")},
+		},
+		Columns: []cmp.Column{
+			{Head: "puts/s", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitRate, figure("ops_per_sec")(m)) }},
+			{Head: "p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, figure("p99_ns")(m)) }},
+			{Head: "WAL syncs traced", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitCount, figure("wal_syncs_traced")(m)) }},
+		},
+		TargetSource: targetSource,
+		Labels:       cmp.Labels{Subject: "traced", Base: "untraced"},
+	}
+	out := cmp.JSONFile[params]{Started: time.Now().UTC(), Dir: env.Dir, Params: o.params, Fio: "strace " + o.Strace, Etcdbench: env.Etcdbench}
+	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
+	fmt.Fprintf(stdout, "%s: etcdbench etcd put, %d conns / %d clients, %d puts of %d B, against one embedded etcd (pid %s, %s); %d rounds\n",
+		name, o.Conns, o.Clients, o.Total, o.ValSize, pid, srv.URL, o.Rounds)
+	fmt.Fprintf(stdout, "the strace line: strace -f -T -p %s -e trace=write,pwrite64,fdatasync,fsync -o /dev/null\n\n", pid)
+	return c.Run(ctx, o.Rounds, stdout, stderr, &out.Runs, &out.Summary)
+}
+
+// targetSource is where the target comes from. The pairs compare a traced
+// run with the untraced run of the same round; the "fio" of the shared
+// tables is the untraced run.
+const targetSource = "issue 8: the eBPF tracer's throughput cost under 5 % (ratio >= 0.95); strace's is informational"
+
+// measurement reads the load's result and, for the eBPF run, how many WAL
+// syncs the tracer saw (so that a tracer that traced nothing shows).
+func measurement(run string, ch cmp.Child, traced []byte) (cmp.Measurement, error) {
+	w, err := cmp.EtcdbenchWorkload(ch.Stdout, "etcd-put")
+	if err != nil {
+		return cmp.Measurement{}, err
+	}
+	m := cmp.Measurement{Tool: run, Ops: w.Ops, Runtime: time.Duration(w.DurationNs), Figures: map[string]float64{
+		"ops_per_sec": w.OpsPerSec, "p99_ns": math.NaN(), "wal_syncs_traced": math.NaN(),
+	}}
+	if l := w.Latency("request"); l != nil {
+		for _, p := range l.Percentiles {
+			if p.P == 99 {
+				m.Figures["p99_ns"] = float64(p.ValueNs)
+			}
+		}
+	}
+	if run == runEBPF {
+		r, err := result.Read(bytes.NewReader(traced))
+		if err != nil {
+			return m, fmt.Errorf("etcdbench trace printed no result: %w", err)
+		}
+		m.Figures["wal_syncs_traced"] = float64(r.Workloads[0].Ops)
+	}
+	m.FromChild(ch)
+	return m, nil
+}
+
+func figure(n string) func(cmp.Measurement) float64 {
+	return func(m cmp.Measurement) float64 {
+		if v, ok := m.Figures[n]; ok {
+			return v
+		}
+		return math.NaN()
+	}
+}
