@@ -57,6 +57,7 @@ today the WAL fdatasync check of 'etcdbench disk wal'.`,
 	rf.register(root.PersistentFlags())
 	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr))
 	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
+	root.AddCommand(newTuneCmd(stdout, stderr))
 	root.AddCommand(newReportCmd(stdout), newCompareCmd(stdout), newJudgeCmd(stdout, stderr))
 	return root
 }

@@ -175,7 +175,11 @@ func Names() []string {
 func intIn(lo, hi int64) func(string) (Value, error) {
 	return func(s string) (Value, error) {
 		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < lo || n > hi {
+		switch {
+		case err == nil && n >= lo && n <= hi:
+		case hi >= 1<<31-1:
+			return Value{}, fmt.Errorf("want a whole number of at least %d", lo)
+		default:
 			return Value{}, fmt.Errorf("want a whole number from %d to %d", lo, hi)
 		}
 		return Value{Text: strconv.FormatInt(n, 10), n: n}, nil

@@ -48,6 +48,9 @@ func WriteText(w io.Writer, s Summary) error {
 	for _, l := range s.DiffLines() {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
+	if s.Chance > weakChance {
+		fmt.Fprintf(&b, "  (with this few rounds that is weak evidence: --rounds %d brings the chance under %.2f)\n", roundsFor(weakChance), weakChance)
+	}
 	if len(s.Notes) > 0 {
 		b.WriteString("\nNotes:\n")
 		for _, n := range s.Notes {
@@ -56,6 +59,19 @@ func WriteText(w io.Writer, s Summary) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// weakChance is the chance of a false difference above which the table
+// says the evidence is weak.
+const weakChance = 0.05
+
+// roundsFor is the fewest rounds whose ChanceOfSeparation is under p.
+func roundsFor(p float64) int {
+	n := MinRounds
+	for ChanceOfSeparation(n, n) >= p {
+		n++
+	}
+	return n
 }
 
 func unitSuffix(unit string) string {
