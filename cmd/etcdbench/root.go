@@ -59,6 +59,7 @@ today the WAL fdatasync check of 'etcdbench disk wal'.`,
 	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
 	root.AddCommand(newTuneCmd(stdout, stderr))
 	root.AddCommand(newReportCmd(stdout), newCompareCmd(stdout), newJudgeCmd(stdout, stderr))
+	root.AddCommand(newTraceCmd(stdout, stderr))
 	return root
 }
 

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"etcdbench/internal/diagnose"
+	"etcdbench/internal/result"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/trace"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
+)
+
+// traceFlags are the flags of `etcdbench trace`.
+type traceFlags struct {
+	pid      int
+	duration string
+	output   string
+}
+
+func newTraceCmd(stdout, _ io.Writer) *cobra.Command {
+	f := &traceFlags{}
+	cmd := &cobra.Command{
+		Use:   "trace [--pid PID] [--duration 30s]",
+		Short: "Watch a live etcd's WAL and db writes and syncs with eBPF, at negligible cost",
+		Long: `Attaches eBPF programs to the write, pwrite64, fdatasync and fsync syscall
+tracepoints, filtered in the kernel to one etcd process and to its WAL
+segments, bbolt database and snapshot files (found in /proc/PID/fd, again
+every 100 ms as segments rotate), and reports per kind of file: sync latency
+percentiles at nanosecond resolution (each call timed in the kernel), write
+sizes, bytes and writes between syncs, syncs per second and a per-second
+series, the WAL sync p99 judged against etcd's 10 ms limit, and the --bs of a
+'disk wal' run that matches this etcd. etcd is not stopped at any call (as
+strace does); everything is detached at the end, on Ctrl-C and when etcd
+exits. Needs root (or CAP_BPF and CAP_PERFMON).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat("--output", f.output); err != nil {
+				return err
+			}
+			d, err := units.ParseDuration(f.duration)
+			if err != nil || d <= 0 {
+				return usagef("--duration %q: want a positive duration such as 30s", f.duration)
+			}
+			pid, err := tracePID(f.pid, cmd.Flags().Changed("pid"))
+			if err != nil {
+				return err
+			}
+			return runTrace(cmd.Context(), pid, d, f.output, redactArgs(commandLine(cmd)), stdout)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	fs := cmd.Flags()
+	fs.IntVar(&f.pid, "pid", 0, "the etcd process to trace; default: the only etcd process running")
+	fs.StringVar(&f.duration, "duration", "30s", "how long to trace (it also ends on Ctrl-C and when etcd exits)")
+	fs.StringVarP(&f.output, "output", "o", "text", "report format: "+strings.Join(formats, ", "))
+	return cmd
+}
+
+// tracePID is the process to trace: --pid, or the only etcd running.
+func tracePID(pid int, given bool) (int, error) {
+	if given {
+		if pid <= 0 {
+			return 0, usagef("--pid %d: want a process id", pid)
+		}
+		return pid, nil
+	}
+	ps, err := diagnose.FindEtcd("/proc")
+	if err != nil {
+		return 0, err
+	}
+	switch len(ps) {
+	case 0:
+		return 0, usagef("no etcd process is running here; give --pid PID")
+	case 1:
+		return ps[0].PID, nil
+	}
+	var ids []string
+	for _, p := range ps {
+		ids = append(ids, fmt.Sprint(p.PID))
+	}
+	return 0, usagef("%d etcd processes are running (%s): choose one with --pid", len(ps), strings.Join(ids, ", "))
+}
+
+// runTrace traces pid and reports; an interrupted trace reports what it saw.
+func runTrace(ctx context.Context, pid int, d time.Duration, output string, args []string, stdout io.Writer) error {
+	res := newResult(args)
+	tr, err := trace.Run(ctx, trace.Options{PID: pid, Duration: d})
+	switch {
+	case errors.Is(err, trace.ErrNoProcess):
+		return usageError{err}
+	case errors.Is(err, trace.ErrPermission):
+		return fmt.Errorf("%w; without it, 'etcdbench diagnose wal --pid %d --yes' traces with strace (which slows etcd while attached)", err, pid)
+	case tr == nil:
+		return err
+	}
+	w, werr := tr.Workload(verdict.Defaults())
+	if werr != nil {
+		return errors.Join(err, werr)
+	}
+	res.Workloads = []result.Workload{w}
+	// The environment is that of the disk under the WAL, where etcd's
+	// fdatasyncs went.
+	res.Environment = sysinfo.Collect("/", tr.Dir(trace.ClassWAL, "/"))
+	res.Interrupted = err != nil && ctx.Err() != nil
+	res.Finish(time.Now().UTC())
+	if rerr := emit(ctx, stdout, output, res); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	switch {
+	case err != nil:
+		return err
+	case res.Failed():
+		return errFailed
+	}
+	return nil
+}
