@@ -217,7 +217,7 @@ func latencyOverTimeChart(id string, wl *result.Workload, thresholdNs int64) *ch
 	if thresholdNs > 0 {
 		lo, hi = math.Min(lo, float64(thresholdNs)), math.Max(hi, float64(thresholdNs))
 	}
-	ymin, ymax := logRange(lo, hi)
+	ymin, ymax := logRange(lo, hi*1.5) // headroom: a threshold at the top edge stays readable
 	c := &chart{
 		id: id, title: op + " latency per second",
 		x:     axis{min: 0, max: float64(s[len(s)-1].T), label: axisTimeLabel, format: fmtSeconds},
@@ -285,6 +285,8 @@ func rateOverTimeChart(id string, wl *result.Workload) *chart {
 		id: id, title: rate,
 		x: axis{min: 0, max: float64(s[len(s)-1].T), label: axisTimeLabel, format: fmtSeconds},
 		y: axis{min: 0, max: ymax, label: "per second", format: fmtCount},
+		// A stalled second has no bar to speak of: the band shows it.
+		bands: stalls(s),
 	}
 	st := map[int]bool{}
 	for _, b := range stalls(s) {
@@ -302,8 +304,8 @@ func rateOverTimeChart(id string, wl *result.Workload) *chart {
 	if wl.OpsPerSec > 0 {
 		c.hmarks = append(c.hmarks, mark{at: wl.OpsPerSec, label: fmt.Sprintf("mean %.0f/s", wl.OpsPerSec), color: colorAxis})
 	}
-	if len(c.bands) > 0 || len(st) > 0 {
-		c.note = "red: seconds in which the workload stalled (no operation completed, or under a tenth of the median)"
+	if len(st) > 0 {
+		c.note = "shaded, bars in red: seconds in which the workload stalled (no operation completed, or under a tenth of the median)"
 	}
 	return c
 }

@@ -17,7 +17,7 @@ const halo = ` stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-orde
 // 100%), so the same markup reads on a phone and on a desktop.
 
 const (
-	chartW, chartH           = 640, 280
+	chartW, chartH           = 520, 270
 	padL, padR, padT, padB   = 80, 24, 40, 44
 	plotW, plotH             = chartW - padL - padR, chartH - padT - padB
 	maxChartPoints           = 600 // longer series are thinned to this many points
@@ -151,7 +151,7 @@ type chart struct {
 func (c *chart) svg() string {
 	var b strings.Builder
 	esc := html.EscapeString
-	fmt.Fprintf(&b, `<svg xmlns="%s" class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-label="%s" %s font-size="12">`,
+	fmt.Fprintf(&b, `<svg xmlns="%s" class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-label="%s" %s font-size="13">`,
 		svgNS, esc(c.id), chartW, chartH, esc(c.title), svgFont)
 	fmt.Fprintf(&b, `<title>%s</title>`, esc(c.title))
 	fmt.Fprintf(&b, `<text x="%d" y="18" font-size="14" font-weight="600" fill="currentColor">%s</text>`, padL, esc(c.title))
@@ -199,7 +199,11 @@ func (c *chart) svg() string {
 	for _, m := range c.hmarks {
 		y := yp(m.at)
 		fmt.Fprintf(&b, `<line class="mark" x1="0" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="6 3"/>`, plotW, y, y, m.color)
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" fill="%s"%s>%s</text>`, plotW-4, y-4, m.color, halo, esc(m.label))
+		ty := y - 4
+		if ty < 12 { // at the top edge: below the line, clear of the legend
+			ty = y + 13
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" fill="%s"%s>%s</text>`, plotW-4, ty, m.color, halo, esc(m.label))
 	}
 	b.WriteString(`</g>`)
 	c.legend(&b)
