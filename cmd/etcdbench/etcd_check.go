@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -35,7 +36,7 @@ func checkPresetNames() string {
 // models and rules, with the figures etcdctl does not print.
 func newEtcdCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &etcdFlags{}
-	var load string
+	cf := &checkFlags{}
 	cmd := &cobra.Command{
 		Use:   "check --load s|m|l|xl --dir DIR | --endpoints URLS --yes",
 		Short: "etcdctl check perf's load models and pass rules, with the latency distribution and the members' disk metrics",
@@ -53,7 +54,7 @@ free client counts; etcdctl times only the call. Exit 0 when every verdict
 passes, 1 when one fails, 2 for a usage error, 3 when the run failed.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := resolveCheck(cmd, f, load)
+			s, err := resolveCheck(cmd, f, cf)
 			if err != nil {
 				return err
 			}
@@ -65,7 +66,7 @@ passes, 1 when one fails, 2 for a usage error, 3 when the run failed.`,
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	fs := cmd.Flags()
-	fs.StringVar(&load, "load", "s", "etcdctl check perf's load model: "+checkPresetNames()+" (or small, medium, large, xLarge)")
+	cf.register(fs)
 	// The shared flags are the load commands' own, registered on a scratch
 	// set (which also sets every field of f to its default) and copied.
 	all := pflag.NewFlagSet("etcd", pflag.ContinueOnError)
@@ -83,12 +84,60 @@ passes, 1 when one fails, 2 for a usage error, 3 when the run failed.`,
 	return cmd
 }
 
-// resolveCheck checks --load, sets the load commands' flags to the
-// preset and lets them resolve the rest.
-func resolveCheck(cmd *cobra.Command, f *etcdFlags, load string) (etcdSpec, error) {
-	p, ok := etcdload.LookupCheckPreset(load)
+// checkFlags are the flags of `etcd check` alone: the preset and
+// overrides of etcdctl's limits.
+type checkFlags struct {
+	load            string
+	ratio           float64
+	slowest, stddev string
+}
+
+func (c *checkFlags) register(fs *pflag.FlagSet) {
+	d := verdict.CheckPerfDefaults()
+	fs.StringVar(&c.load, "load", "s", "etcdctl check perf's load model: "+checkPresetNames()+" (or small, medium, large, xLarge)")
+	fs.Float64Var(&c.ratio, "min-throughput-ratio", d.ThroughputRatio.Limit, "pass when puts/s over the target rate is above this (etcdctl's rule)")
+	fs.StringVar(&c.slowest, "max-slowest", secondsString(d.Slowest.Limit), "pass when the slowest put took at most this (etcdctl's rule)")
+	fs.StringVar(&c.stddev, "max-stddev", secondsString(d.Stddev.Limit), "pass when the put latency's standard deviation is at most this (etcdctl's rule)")
+}
+
+// secondsString writes a limit in seconds as a duration, e.g. "500ms".
+func secondsString(s float64) string { return time.Duration(s * float64(time.Second)).String() }
+
+// thresholds are etcdctl's limits with the flags' overrides.
+func (c *checkFlags) thresholds(cmd *cobra.Command) (verdict.CheckPerfThresholds, error) {
+	th := verdict.CheckPerfDefaults()
+	if cmd.Flags().Changed("min-throughput-ratio") {
+		if c.ratio <= 0 || c.ratio > 1 || math.IsNaN(c.ratio) {
+			return th, usagef("--min-throughput-ratio %g: want more than 0 and at most 1", c.ratio)
+		}
+		th.ThroughputRatio.Override(c.ratio, "--min-throughput-ratio")
+	}
+	for _, o := range []struct {
+		flag, val string
+		th        *verdict.Threshold
+	}{{"max-slowest", c.slowest, &th.Slowest}, {"max-stddev", c.stddev, &th.Stddev}} {
+		if !cmd.Flags().Changed(o.flag) {
+			continue
+		}
+		d, err := units.ParseDuration(o.val)
+		if err != nil || d <= 0 {
+			return th, usagef("--%s %q: want a positive duration such as 500ms", o.flag, o.val)
+		}
+		o.th.Override(d.Seconds(), "--"+o.flag)
+	}
+	return th, nil
+}
+
+// resolveCheck checks --load and the limits, sets the load commands'
+// flags to the preset and lets them resolve the rest.
+func resolveCheck(cmd *cobra.Command, f *etcdFlags, c *checkFlags) (etcdSpec, error) {
+	p, ok := etcdload.LookupCheckPreset(c.load)
 	if !ok {
-		return etcdSpec{}, usagef("--load %q: want %s (etcdctl check perf's load models; small, medium, large, xLarge also work)", load, checkPresetNames())
+		return etcdSpec{}, usagef("--load %q: want %s (etcdctl check perf's load models; small, medium, large, xLarge also work)", c.load, checkPresetNames())
+	}
+	th, err := c.thresholds(cmd)
+	if err != nil {
+		return etcdSpec{}, err
 	}
 	d := p.Duration
 	if f.duration != "" {
@@ -111,7 +160,6 @@ func resolveCheck(cmd *cobra.Command, f *etcdFlags, load string) (etcdSpec, erro
 		return s, err
 	}
 	s.space = checkSpace(p, d, f.members)
-	th := verdict.CheckPerfDefaults()
 	s.bench = func(ctx context.Context, l etcdload.Load, o etcdload.BenchOptions) (*etcdload.Outcome, error) {
 		return etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: l, Thresholds: th}, o)
 	}

@@ -90,6 +90,9 @@ func TestEtcdCheckBadInput(t *testing.T) {
 		{"bad duration", []string{"--dir", dir, "--duration", "soon"}, "--duration"},
 		{"the preset sets the rate", []string{"--dir", dir, "--rate", "10"}, "--rate"},
 		{"external without --yes", []string{"--load", "s", "--duration", "5s", "--endpoints", "http://127.0.0.1:1"}, "about 750 puts (150/s for 5s)"},
+		{"ratio over 1", []string{"--dir", dir, "--min-throughput-ratio", "1.5"}, "--min-throughput-ratio"},
+		{"bad slowest", []string{"--dir", dir, "--max-slowest", "soon"}, "--max-slowest"},
+		{"bad stddev", []string{"--dir", dir, "--max-stddev", "-1s"}, "--max-stddev"},
 		{"dir and endpoints", []string{"--dir", dir, "--endpoints", "http://127.0.0.1:1", "--yes"}, "alternatives"},
 	}
 	for _, tc := range cases {
@@ -103,6 +106,22 @@ func TestEtcdCheckBadInput(t *testing.T) {
 				t.Errorf("stderr %q does not mention %q", res.stderr, tc.want)
 			}
 		})
+	}
+	checkNoScratch(t, dir)
+}
+
+// TestEtcdCheckFails overrides a limit no put can meet: the verdict fails
+// with the override as its source and the exit code is 1.
+func TestEtcdCheckFails(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, runOpts{}, "etcd", "check", "--load", "small", "--duration", "2s", "--max-slowest", "1ns", "--dir", dir, "--no-progress")
+	if res.code != exitFail {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitFail, res.stderr)
+	}
+	for _, want := range []string{"FAIL  slowest put", "source: command line --max-slowest", "etcdctl check perf's rules alone: FAIL", "Result: FAIL"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("report does not say %q:\n%s", want, res.stdout)
+		}
 	}
 	checkNoScratch(t, dir)
 }
