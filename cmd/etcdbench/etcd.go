@@ -253,6 +253,7 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 
 	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.load.Client.TLS), After: s.after}
 	var notes []string
+	var cluster *etcdload.Cluster
 	if len(s.load.Client.Endpoints) == 0 {
 		// No := with err in this block: the deferred removal must set the
 		// function's own err.
@@ -274,8 +275,8 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 		}
 		res.Environment = sysinfo.Collect("/", dir)
 		s.embedded.Dir = sd.Path
-		cluster, cerr := etcdload.StartEmbedded(ctx, s.embedded)
-		if cerr != nil {
+		var cerr error
+		if cluster, cerr = etcdload.StartEmbedded(ctx, s.embedded); cerr != nil {
 			return nil, cerr
 		}
 		defer cluster.Close()
@@ -306,10 +307,47 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 		return nil, runErr
 	}
 	out.Workload.Notes = append(notes, out.Workload.Notes...)
+	if cluster != nil && wentWrong(out.Workload) {
+		out.Workload.Notes = append(out.Workload.Notes, logNotes(cluster.Log())...)
+	}
 	res.Workloads = []result.Workload{out.Workload}
 	res.Interrupted = interrupted
 	res.Finish(time.Now().UTC())
 	return res, runErr
+}
+
+// wentWrong reports whether a load had failed requests or a verdict that
+// is not PASS: then the embedded etcd's log goes into the result.
+func wentWrong(w result.Workload) bool {
+	if f := w.Figure("failed_requests"); f != nil && f.Value > 0 {
+		return true
+	}
+	for _, v := range w.Verdicts {
+		if v.Status != verdict.Pass {
+			return true
+		}
+	}
+	return false
+}
+
+// logLines is how many of the embedded etcd's last log lines a result
+// keeps.
+const logLines = 20
+
+// logNotes turns the end of etcd's log (warnings and errors) into notes.
+func logNotes(log string) []string {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return []string{"etcd log: nothing at warn level or above"}
+	}
+	if len(lines) > logLines {
+		lines = lines[len(lines)-logLines:]
+	}
+	out := []string{fmt.Sprintf("etcd log, the last %d lines at warn level and above:", len(lines))}
+	for _, l := range lines {
+		out = append(out, "etcd log: "+l)
+	}
+	return out
 }
 
 func newEtcdCmd(stdout, stderr io.Writer) *cobra.Command {

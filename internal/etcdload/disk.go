@@ -306,6 +306,7 @@ func Bench(ctx context.Context, l Load, o BenchOptions) (out *Outcome, err error
 			w.Figures = append(w.Figures, DiskFigures(mds)...)
 			vs, vnotes := JudgeDisk(o.Thresholds, mds)
 			w.Verdicts = append(w.Verdicts, vs...)
+			w.Verdicts = append(w.Verdicts, JudgeHealth(verdict.DiagnoseDefaults(), mds)...)
 			w.Notes = append(w.Notes, vnotes...)
 			for _, t := range kept {
 				w.Notes = append(w.Notes, fmt.Sprintf("disk metrics %s_*: %s (%s)", t.Name, t.About, t.URL))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
 )
 
@@ -142,5 +143,22 @@ func TestBenchUnreadableMetrics(t *testing.T) {
 	}
 	if out.Workload.Ops != 20 || len(out.Workload.Verdicts) != 0 || !strings.Contains(strings.Join(out.Workload.Notes, "\n"), "no disk metrics for member0") {
 		t.Errorf("ops %d, verdicts %+v, notes %v", out.Workload.Ops, out.Workload.Verdicts, out.Workload.Notes)
+	}
+}
+
+func TestJudgeHealth(t *testing.T) {
+	tg := MetricsTarget{Name: "member1"}
+	mds := []MemberDisk{{Target: tg, Others: []result.Figure{
+		{Name: "member1_leader_changes", Value: 2}, {Name: "member1_slow_applies", Value: 0},
+	}}, {Target: MetricsTarget{Name: "member2"}}}
+	vs := JudgeHealth(verdict.DiagnoseDefaults(), mds)
+	if len(vs) != 2 {
+		t.Fatalf("%d verdicts, want 2 (member2 has no such figures): %+v", len(vs), vs)
+	}
+	if vs[0].Check != "leader_changes" || vs[0].Status != verdict.Warn || vs[0].Source == "" {
+		t.Errorf("leader changes: %+v, want a sourced WARN", vs[0])
+	}
+	if vs[1].Check != "slow_applies" || vs[1].Status != verdict.Pass {
+		t.Errorf("slow applies: %+v, want PASS", vs[1])
 	}
 }
