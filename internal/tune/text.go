@@ -43,7 +43,10 @@ func WriteText(w io.Writer, s Summary) error {
 	if math.IsNaN(s.Chance) {
 		b.WriteString("Differences larger than the noise:\n")
 	} else {
-		fmt.Fprintf(&b, "Differences larger than the noise (ranges over the rounds that do not overlap; by noise alone that happens with probability %.3f for one figure of one pair):\n", s.Chance)
+		k := len(s.Combinations)
+		n := len(Metrics) * k * (k - 1) / 2
+		fmt.Fprintf(&b, "Differences larger than the noise (ranges over the rounds that do not overlap; by noise alone that happens with probability %.3f for one figure of one pair, so about %.1f of these %d comparisons would show with no real difference):\n",
+			s.Chance, s.Chance*float64(n), n)
 	}
 	for _, l := range s.DiffLines() {
 		fmt.Fprintf(&b, "  %s\n", l)
