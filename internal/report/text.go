@@ -39,9 +39,11 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 	if bs := intParam(wl.Parameters, "block_size"); bs > 0 && wl.Name == "wal" {
 		ew.printf("  %d cycles of %d bytes (%s) in %s: %.0f IOPS, %s/s\n",
 			wl.Ops, bs, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
-	} else {
+	} else if wl.DurationNs > 0 {
 		ew.printf("  %d operations, %s in %s: %.0f ops/s, %s/s\n",
 			wl.Ops, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
+	} else { // nothing timed, e.g. a WAL decoded from its files
+		ew.printf("  %d operations, %s\n", wl.Ops, units.FormatBytes(wl.Bytes))
 	}
 	if wl.Engine != "" {
 		ew.printf("  engine: %s\n", wl.Engine)
@@ -49,7 +51,9 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 	ew.printf("  stopped (%s mode): %s\n\n", wl.Stop.Mode, wl.Stop.Reason)
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  latency\tp50\tp90\tp99\tp99.9\tmax\tmean\t\n")
+	if len(wl.Latencies) > 0 {
+		fmt.Fprintf(tw, "  latency\tp50\tp90\tp99\tp99.9\tmax\tmean\t\n")
+	}
 	for _, l := range wl.Latencies {
 		row := []string{"  " + l.Name}
 		for _, p := range []float64{50, 90, 99, 99.9} {
