@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"etcdbench/internal/result"
+)
+
+// Results saved by the real binary, kept with the reporters' tests.
+const (
+	fixtureWAL    = "../../internal/report/testdata/disk-wal.json"
+	fixtureWAL4m  = "../../internal/report/testdata/disk-wal-4m.json"
+	fixtureEtcd   = "../../internal/report/testdata/etcd-put.json"
+	fixtureDiskAl = "../../internal/report/testdata/disk-all-quick.json"
+)
+
+// checkPromtool runs promtool check metrics on text, when promtool exists.
+func checkPromtool(t *testing.T, text []byte) {
+	t.Helper()
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Log("promtool not installed (Debian package prometheus): exposition not linted")
+		return
+	}
+	cmd := exec.Command(bin, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func TestReportFormats(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, out string)
+	}{
+		{"text", []string{"report", fixtureWAL}, func(t *testing.T, out string) {
+			if !strings.Contains(out, "Result: PASS") || !strings.Contains(out, "fdatasync") {
+				t.Errorf("text report:\n%s", out)
+			}
+		}},
+		{"json round trip", []string{"report", fixtureWAL, "--format", "json"}, func(t *testing.T, out string) {
+			r, err := result.Read(strings.NewReader(out))
+			if err != nil || len(r.Workloads) != 1 || r.Workloads[0].Ops == 0 {
+				t.Errorf("json report does not read back: %v", err)
+			}
+		}},
+		{"html", []string{"report", fixtureEtcd, "-f", "html"}, func(t *testing.T, out string) {
+			if !strings.HasPrefix(out, "<!DOCTYPE html>") || strings.Count(out, "<svg") < 4 {
+				t.Errorf("html report lacks charts")
+			}
+		}},
+		{"prom of several results", []string{"report", fixtureWAL, fixtureEtcd, fixtureDiskAl, "--format", "prom"}, func(t *testing.T, out string) {
+			for _, cmd := range []string{`command="disk wal"`, `command="etcd put"`, `command="disk all"`} {
+				if !strings.Contains(out, cmd) {
+					t.Errorf("exposition lacks %s", cmd)
+				}
+			}
+			checkPromtool(t, []byte(out))
+		}},
+		{"text of several results", []string{"report", fixtureWAL, fixtureEtcd}, func(t *testing.T, out string) {
+			if strings.Count(out, "Result: PASS") != 2 {
+				t.Errorf("want two reports:\n%s", out)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := run(t, runOpts{}, c.args...)
+			if res.code != exitOK || res.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
+			}
+			c.check(t, res.stdout)
+		})
+	}
+}
+
+func TestReportFilesFlags(t *testing.T) {
+	dir := t.TempDir()
+	html := filepath.Join(dir, "wal.html")
+	res := run(t, runOpts{}, "report", fixtureWAL, "--html", html, "--textfile", dir)
+	if res.code != exitOK || !strings.Contains(res.stdout, "Result: PASS") {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Fatalf("--html wrote no report: %v", err)
+	}
+	prom, err := os.ReadFile(filepath.Join(dir, "etcdbench_disk_wal.prom"))
+	if err != nil {
+		t.Fatalf("--textfile wrote nothing: %v", err)
+	}
+	checkPromtool(t, prom)
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("the directory holds %d files, want the report and the metrics (no temporary file left)", len(ents))
+	}
+}
+
+// A real run writes its --html and --textfile reports and prints prom.
+func TestDiskWALWritesReportFiles(t *testing.T) {
+	dir := t.TempDir()
+	out := t.TempDir()
+	html := filepath.Join(out, "wal.html")
+	res := run(t, runOpts{}, "disk", "wal", "--dir", dir, "--size", "1m", "-o", "prom", "--html", html, "--textfile", out)
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	checkPromtool(t, []byte(res.stdout))
+	if !strings.Contains(res.stdout, `etcdbench_workload_operations{command="disk wal",workload="wal"} 455`) {
+		t.Errorf("1m of whole 2300-byte writes is 455 operations:\n%s", res.stdout)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil || !bytes.Contains(b, []byte(`id="c0-wal-fdatasync-cdf"`)) {
+		t.Errorf("no HTML report with the CDF: %v", err)
+	}
+	prom, err := os.ReadFile(filepath.Join(out, "etcdbench_disk_wal.prom"))
+	if err != nil || !bytes.Equal(prom, []byte(res.stdout)) {
+		t.Errorf("the textfile differs from -o prom: %v", err)
+	}
+	checkNoScratch(t, dir)
+}
+
+func TestReportUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	notResult := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(notResult, []byte(`{"hello":"world"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no file", []string{"report"}, "missing result file"},
+		{"missing file", []string{"report", filepath.Join(dir, "nope.json")}, "no such file"},
+		{"not a result", []string{"report", notResult}, "is not an etcdbench result"},
+		{"bad format", []string{"report", fixtureWAL, "--format", "pdf"}, `--format "pdf": want text, json, html, prom`},
+		{"html of two results", []string{"report", fixtureWAL, fixtureEtcd, "--format", "html"}, "use 'etcdbench compare'"},
+		{"textfile not a directory", []string{"report", fixtureWAL, "--textfile", filepath.Join(dir, "nope")}, "--textfile"},
+		{"html in a missing directory", []string{"report", fixtureWAL, "--html", filepath.Join(dir, "nope", "r.html")}, "does not exist"},
+		{"disk wal bad output", []string{"disk", "wal", "--dir", dir, "-o", "xml"}, "want text, json, html, prom"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := run(t, runOpts{}, c.args...)
+			if res.code != exitUsage || !strings.Contains(res.stderr, c.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", res.code, res.stderr, exitUsage, c.want)
+			}
+			checkOneErrorLine(t, res.stderr)
+		})
+	}
+}
