@@ -147,7 +147,7 @@ func TestEtcdExternalProcess(t *testing.T) {
 		s.signal(t, syscall.SIGSTOP)
 		defer s.signal(t, syscall.SIGCONT)
 		res := run(t, runOpts{}, load("put", "--yes", "--total", "10")...)
-		checkErrorRun(t, res, exitRuntime, s.Endpoint)
+		checkErrorRun(t, res, exitRuntime, s.Endpoint, "does not answer", "stopped or overloaded")
 	})
 
 	// Auth: user root with the root role, then auth on.
@@ -204,7 +204,7 @@ func TestEtcdExternalProcess(t *testing.T) {
 	s.stop()
 	t.Run("server gone", func(t *testing.T) {
 		res := run(t, runOpts{}, load("put", "--yes", "--total", "10")...)
-		checkErrorRun(t, res, exitRuntime, s.Endpoint)
+		checkErrorRun(t, res, exitRuntime, s.Endpoint, "does not answer", "connection refused")
 	})
 }
 

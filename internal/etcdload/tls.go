@@ -113,6 +113,11 @@ func checkTLS(ctx context.Context, endpoints []string, cfg *tls.Config) error {
 		if errors.As(err, &opErr) && opErr.Op == "dial" {
 			return fmt.Errorf("%w within %v at %s: %w", ErrUnreachable, handshakeTimeout, ep, err)
 		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			// Connected but no handshake: a plain-HTTP etcd would have closed
+			// the connection (EOF); this one is stopped or overloaded.
+			return fmt.Errorf("%w within %v at %s: it accepts connections but did not complete a TLS handshake; is the etcd process stopped or overloaded?", ErrUnreachable, handshakeTimeout, ep)
+		}
 		return fmt.Errorf("%w with %s: %w%s", ErrTLS, ep, err, tlsHint(err))
 	}
 	return nil
