@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -202,8 +203,15 @@ func parseZap(line string) (ts time.Time, msg, took string, ok bool) {
 // tookField returns the first duration field of a zap line's fields.
 func tookField(m map[string]any) string {
 	for _, f := range zapTookFields {
-		if s, isStr := m[f].(string); isStr && s != "" {
-			return s
+		switch v := m[f].(type) {
+		case string:
+			if v != "" {
+				return v
+			}
+		case float64: // zap's seconds encoding of durations
+			if v > 0 && v < 1e9 {
+				return strconv.FormatFloat(v, 'f', -1, 64) + "s"
+			}
 		}
 	}
 	return ""

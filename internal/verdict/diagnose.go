@@ -53,8 +53,8 @@ func DiagnoseDefaults() DiagnoseThresholds {
 			Source: "etcd contrib/mixin alert etcdHighNumberOfLeaderChanges (4 in 15 min); any change inside a short window means an election stalled writes",
 		},
 		ProposalsFailed: Threshold{
-			ID: "proposals_failed", Title: "failed proposals", Limit: 1, Unit: "count",
-			Source: "etcd contrib/mixin alert etcdHighNumberOfFailedProposals; proposals fail on leader loss and timeouts",
+			ID: "proposals_failed", Title: "failed proposals", Limit: 5, Unit: "count",
+			Source: "etcd contrib/mixin alert etcdHighNumberOfFailedProposals: more than 5 (in an hour); proposals fail on leader loss and on clients giving up",
 		},
 		ProposalsPending: Threshold{
 			ID: "proposals_pending", Title: "pending proposals", Limit: 100, Unit: "count",

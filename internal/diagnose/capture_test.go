@@ -1,0 +1,300 @@
+package diagnose
+
+// The captures under testdata/ were made by TestCapture (run with
+// ETCDBENCH_CAPTURE=1; see testdata/README.md): real etcds - Debian's
+// etcd 3.4 as a process and the embedded etcd 3.7 of etcdload - under a
+// put load, on a plain directory or on a FUSE passthrough whose fsyncs
+// wait (internal/testutil/fusedelay).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/testutil/fusedelay"
+)
+
+// etcdProc is a running Debian etcd process.
+type etcdProc struct {
+	Endpoint string
+	cmd      *exec.Cmd
+	done     chan struct{}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startEtcdProc starts /usr/bin/etcd with its data in dataDir and its
+// log (zap JSON or capnslog text) in log, and stops it at cleanup.
+func startEtcdProc(t *testing.T, dataDir, logger string, log io.Writer) *etcdProc {
+	t.Helper()
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		t.Skip("etcd is not on PATH (Debian: apt-get install etcd-server)")
+	}
+	cp, pp := freePort(t), freePort(t)
+	client, peer := fmt.Sprintf("http://127.0.0.1:%d", cp), fmt.Sprintf("http://127.0.0.1:%d", pp)
+	cmd := exec.Command(bin, "--name", "capture", "--data-dir", dataDir, "--logger", logger, "--log-outputs", "stderr",
+		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "capture="+peer)
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &etcdProc{Endpoint: client, cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.stop)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(client + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("etcd exited at start")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd not healthy in 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (p *etcdProc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// putLoad sends puts from clients goroutines for about d; requests in
+// flight at the end finish (a cancelled put would count as a failed
+// proposal and a failed gRPC request).
+func putLoad(t *testing.T, endpoint string, clients int, d time.Duration) int {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	end := time.Now().Add(d)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	n := 0
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; time.Now().Before(end); j++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				_, err := c.Put(ctx, fmt.Sprintf("/capture/%d/%d", i, j%100), strings.Repeat("v", 256))
+				cancel()
+				if err == nil {
+					mu.Lock()
+					n++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return n
+}
+
+// startEmbedJSON starts etcd 3.7 in this process with etcd's own zap
+// JSON logging to logPath, as the etcd binary logs by default.
+func startEmbedJSON(t *testing.T, dataDir, logPath string) (stop func(), endpoint string) {
+	t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Name, cfg.Dir = "capture", dataDir
+	cfg.Logger, cfg.LogOutputs, cfg.LogLevel = "zap", []string{logPath}, "info"
+	cu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+	pu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	cfg.InitialCluster = "capture=" + pu.String()
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() { once.Do(e.Close) }
+	t.Cleanup(stop)
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		t.Fatal("embedded etcd not ready in 30 s")
+	}
+	return stop, cu.String()
+}
+
+// capturedMetrics are the metric name prefixes kept in the captures
+// (what the diagnosis reads), so that they stay small.
+var capturedMetrics = []string{"etcd_disk_", "etcd_server_", "etcd_network_peer_", "etcd_mvcc_db_total_size", "process_", "go_gc_duration", "go_sched_gomaxprocs", "grpc_server_handled_total"}
+
+// scrapeKept scrapes url and keeps the families of capturedMetrics.
+func scrapeKept(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out bytes.Buffer
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		name := strings.TrimPrefix(strings.TrimPrefix(l, "# HELP "), "# TYPE ")
+		if strings.HasPrefix(l, "grpc_server_handled_total{") && strings.HasSuffix(l, " 0") {
+			continue // zero series count from zero anyway
+		}
+		for _, p := range capturedMetrics {
+			if strings.HasPrefix(name, p) {
+				out.WriteString(l + "\n")
+				break
+			}
+		}
+	}
+	return out.Bytes()
+}
+
+// memDir is a directory in memory (/dev/shm) where fdatasync is never
+// slow, so that a healthy capture does not depend on how loaded this
+// machine's disk is; t's temporary directory when there is no /dev/shm.
+func memDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("/dev/shm", "etcdbench-capture-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func write(t *testing.T, name string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join("testdata", name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote testdata/%s (%d bytes)", name, len(b))
+}
+
+// lockedBuffer is a log sink safe for etcd's writes and the test's reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.b.Bytes()...)
+}
+
+func TestCapture(t *testing.T) {
+	if os.Getenv("ETCDBENCH_CAPTURE") == "" {
+		t.Skip("set ETCDBENCH_CAPTURE=1 to capture testdata/ from real etcds again")
+	}
+	t.Run("etcd34 metrics and zap log", func(t *testing.T) {
+		log := &lockedBuffer{}
+		p := startEtcdProc(t, filepath.Join(memDir(t), "data"), "zap", log)
+		write(t, "etcd34-before.txt", scrapeKept(t, p.Endpoint+"/metrics"))
+		t.Logf("%d puts", putLoad(t, p.Endpoint, 4, 4*time.Second))
+		time.Sleep(200 * time.Millisecond)
+		write(t, "etcd34-after.txt", scrapeKept(t, p.Endpoint+"/metrics"))
+		p.stop()
+		write(t, "etcd34-zap.log", log.Bytes())
+	})
+	for _, logger := range []string{"zap", "capnslog"} {
+		t.Run("etcd34 "+logger+" log on a disk with 1.1 s fsyncs", func(t *testing.T) {
+			m := fusedelay.Mount(t, memDir(t), 0)
+			log := &lockedBuffer{}
+			p := startEtcdProc(t, filepath.Join(m.Dir, "data"), logger, log)
+			m.SetDelay(1100 * time.Millisecond)
+			t.Logf("%d puts", putLoad(t, p.Endpoint, 4, 5*time.Second))
+			m.SetDelay(0)
+			p.stop()
+			write(t, "etcd34-"+logger+"-slowdisk.log", log.Bytes())
+		})
+	}
+	for _, c := range []struct {
+		name  string
+		delay time.Duration
+	}{{"etcd37", 0}, {"etcd37-slowdisk", 30 * time.Millisecond}} {
+		t.Run(c.name+" metrics", func(t *testing.T) {
+			dir := memDir(t)
+			if c.delay > 0 {
+				dir = fusedelay.Mount(t, dir, c.delay).Dir
+			}
+			cl, err := etcdload.StartEmbedded(context.Background(), etcdload.Options{Dir: dir, LogLevel: "info"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			url := cl.MetricsURLs()[0]
+			write(t, c.name+"-before.txt", scrapeKept(t, url))
+			t.Logf("%d puts", putLoad(t, cl.Endpoints()[0], 16, 4*time.Second))
+			time.Sleep(200 * time.Millisecond)
+			write(t, c.name+"-after.txt", scrapeKept(t, url))
+		})
+	}
+	t.Run("etcd37 zap log on a disk with 1.1 s fsyncs", func(t *testing.T) {
+		m := fusedelay.Mount(t, memDir(t), 0)
+		logPath := filepath.Join(t.TempDir(), "etcd.log")
+		stop, endpoint := startEmbedJSON(t, filepath.Join(m.Dir, "data"), logPath)
+		m.SetDelay(1100 * time.Millisecond)
+		t.Logf("%d puts", putLoad(t, endpoint, 4, 5*time.Second))
+		m.SetDelay(0)
+		stop()
+		b, err := os.ReadFile(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, "etcd37-zap-slowdisk.log", b)
+	})
+}
