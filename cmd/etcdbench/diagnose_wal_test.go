@@ -113,6 +113,14 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 		checkOneErrorLine(t, r.stderr)
 	})
 
+	t.Run("without strace", func(t *testing.T) {
+		r := run(t, runOpts{env: []string{"PATH=" + t.TempDir()}}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--yes")
+		if r.code != exitRuntime || !strings.Contains(r.stderr, "strace is not installed") || !strings.Contains(r.stderr, "--data-dir") {
+			t.Errorf("exit %d, stderr %q; want one line saying strace is missing", r.code, r.stderr)
+		}
+		checkOneErrorLine(t, r.stderr)
+	})
+
 	r := run(t, runOpts{}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--duration", "3s", "--yes", "-o", "json")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s\n%s", r.code, r.stderr, s.logTail())

@@ -282,6 +282,14 @@ func TestFindWALDir(t *testing.T) {
 			t.Errorf("FindWALDir(%s) = %+v, %v; want wal %s, data %s", d, got, err, exp.walDir, exp.dataDir)
 		}
 	}
+	// a --wal-dir outside the data dir: its parent stands for the data dir
+	moved := filepath.Join(t.TempDir(), "etcd-wal")
+	if err := os.Rename(exp.walDir, moved); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := FindWALDir(moved); err != nil || got.WALDir != moved || got.DataDir != filepath.Dir(moved) {
+		t.Errorf("FindWALDir(%s) = %+v, %v", moved, got, err)
+	}
 	if _, err := FindWALDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no *.wal files") {
 		t.Errorf("an empty directory: %v", err)
 	}
