@@ -7,6 +7,10 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,8 +24,8 @@ import (
 
 // checkLoadResult checks a finished load's JSON result: the exit code of
 // a completed run, ops requests and none failed, and the member's disk
-// figures read from its /metrics.
-func checkLoadResult(t *testing.T, res runResult, name string, ops int64) {
+// figures read from metricsURL. It returns the workload.
+func checkLoadResult(t *testing.T, res runResult, name string, ops int64, metricsURL string) result.Workload {
 	t.Helper()
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
@@ -49,6 +53,36 @@ func checkLoadResult(t *testing.T, res runResult, name string, ops int64) {
 			t.Errorf("%s = %v during %d puts, want at least 1", fig, f.Value, ops)
 		}
 	}
+	if !slices.ContainsFunc(w.Notes, func(n string) bool { return strings.Contains(n, "("+metricsURL+")") }) {
+		t.Errorf("no note says the disk metrics came from %s: %q", metricsURL, w.Notes)
+	}
+	return w
+}
+
+// walFsyncsTotal reads etcd_disk_wal_fsync_duration_seconds_count from a
+// plain-HTTP /metrics URL.
+func walFsyncsTotal(t *testing.T, url string) float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "etcd_disk_wal_fsync_duration_seconds_count "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", url, line, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("%s has no etcd_disk_wal_fsync_duration_seconds_count", url)
+	return 0
 }
 
 // revision returns the server's current revision.
@@ -101,12 +135,21 @@ func TestEtcdExternalProcess(t *testing.T) {
 
 	t.Run("put over TLS", func(t *testing.T) {
 		res := run(t, runOpts{}, load("put", "--yes", "-o", "json", "--total", "500", "--clients", "4")...)
-		checkLoadResult(t, res, "etcd-put", 500)
+		w := checkLoadResult(t, res, "etcd-put", 500, s.Endpoint+"/metrics")
+		// The load's fsyncs, read over TLS from the client port, are part
+		// of the member's total, read from its plain metrics port.
+		total := walFsyncsTotal(t, s.MetricsURL)
+		if f := w.Figure("member0_wal_fsyncs"); f != nil {
+			t.Logf("%d puts: member0_wal_fsyncs %v of the member's %v", w.Ops, f.Value, total)
+		}
+		if f := w.Figure("member0_wal_fsyncs"); f != nil && f.Value > total {
+			t.Errorf("member0_wal_fsyncs %v, more than the member's %v since it started", f.Value, total)
+		}
 		checkNoKeys(t, "", "")
 	})
 	t.Run("range over TLS", func(t *testing.T) {
 		res := run(t, runOpts{}, load("range", "--yes", "-o", "json", "--total", "500", "--clients", "4", "--key-space-size", "20")...)
-		checkLoadResult(t, res, "etcd-range", 500)
+		checkLoadResult(t, res, "etcd-range", 500, s.Endpoint+"/metrics")
 		checkNoKeys(t, "", "")
 	})
 	t.Run("without --yes", func(t *testing.T) {
@@ -157,7 +200,7 @@ func TestEtcdExternalProcess(t *testing.T) {
 	enableAuth(t, ctx, []string{s.Endpoint}, tcfg, "pw-s3cret")
 	t.Run("auth with the right password", func(t *testing.T) {
 		res := run(t, runOpts{}, load("put", "--yes", "-o", "json", "--total", "200", "--clients", "2", "--user", "root:pw-s3cret")...)
-		checkLoadResult(t, res, "etcd-put", 200)
+		checkLoadResult(t, res, "etcd-put", 200, s.Endpoint+"/metrics")
 		if strings.Contains(res.stdout, "pw-s3cret") {
 			t.Errorf("the result contains the password")
 		}
