@@ -33,7 +33,8 @@ type Options struct {
 	// (member0, member1, ...): etcdbench's scratch directory on the disk
 	// under test.
 	Dir string
-	// Members is 1 or 3; 0 means 1.
+	// Members is 1 or 3; 0 means 1. One member runs in this process,
+	// three each in a child process (see MaybeRunMember).
 	Members int
 	// SnapshotCount is etcd's --snapshot-count.
 	SnapshotCount uint64

@@ -60,6 +60,9 @@ func TestEmbeddedSingleMemberPutGet(t *testing.T) {
 	if len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "v" {
 		t.Fatalf("get k = %v, want v", resp.Kvs)
 	}
+	if lead, err := c.Leader(ctx); lead != 0 || err != nil {
+		t.Errorf("Leader() = %d, %v; want 0", lead, err)
+	}
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -175,7 +178,11 @@ func TestEmbeddedThreeMembersOptions(t *testing.T) {
 }
 
 func TestEmbeddedBadMembers(t *testing.T) {
-	if _, err := StartEmbedded(context.Background(), Options{Dir: t.TempDir(), Members: 2}); err == nil {
+	c, err := StartEmbedded(context.Background(), Options{Dir: t.TempDir(), Members: 2})
+	if err == nil {
 		t.Fatal("2 members accepted, want an error")
+	}
+	if err := c.Close(); err != nil { // the nil Cluster of a failed start
+		t.Errorf("Close after a failed start: %v", err)
 	}
 }
