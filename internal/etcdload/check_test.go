@@ -2,10 +2,13 @@ package etcdload
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
@@ -187,6 +190,77 @@ func TestCheckAgainstEmbedded(t *testing.T) {
 		if !checks[c] {
 			t.Errorf("no %s verdict among %+v", c, w.Verdicts)
 		}
+	}
+	if n := countPrefix(t, l.Client.Endpoints, l.Prefix()); n != 0 {
+		t.Errorf("%d keys left under %s", n, l.Prefix())
+	}
+}
+
+func TestJudgeCheckUnsentAreNotErrors(t *testing.T) {
+	p, _ := LookupCheckPreset("l")
+	w := syntheticWorkload(t, 4000, 7, repeat(time.Millisecond, 100)...)
+	w.Notes = []string{"5 failed requests: " + errorClass(errNotSent), "2 failed requests: Unavailable: etcdserver: request timed out"}
+	judgeCheck(CheckSpec{Preset: p, Load: p.Load(), Thresholds: verdict.CheckPerfDefaults()}, &w, serviceTimes{Unsent: 5}, true)
+	if f := w.Figure("failed_requests"); f == nil || f.Value != 2 {
+		t.Errorf("failed_requests %+v, want the 2 real failures", f)
+	}
+	if f := w.Figure("unsent_puts"); f == nil || f.Value != 5 {
+		t.Errorf("unsent_puts %+v, want 5", f)
+	}
+	if v := w.Verdicts[0]; v.Check != "check_perf_errors" || v.Value != 2 || v.Status != verdict.Fail {
+		t.Errorf("errors verdict %+v, want FAIL on 2", v)
+	}
+	notes := strings.Join(w.Notes, "\n")
+	if strings.Contains(notes, errNotSent.Error()) || !strings.Contains(notes, "5 puts due during") || !strings.Contains(notes, "request timed out") {
+		t.Errorf("notes:\n%s", notes)
+	}
+}
+
+func TestServiceMeterStopsSendingWhenOver(t *testing.T) {
+	var m serviceMeter
+	calls := 0
+	invoke := func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error {
+		calls++
+		return nil
+	}
+	if err := m.intercept(context.Background(), putMethod, nil, nil, nil, invoke); err != nil || calls != 1 {
+		t.Fatalf("before the end: %v, %d calls", err, calls)
+	}
+	m.over.Store(true)
+	if err := m.intercept(context.Background(), putMethod, nil, nil, nil, invoke); !errors.Is(err, errNotSent) || calls != 1 {
+		t.Fatalf("after the end: %v, %d calls; want errNotSent without a call", err, calls)
+	}
+	// Cleanup (a delete) still goes through.
+	if err := m.intercept(context.Background(), "/etcdserverpb.KV/DeleteRange", nil, nil, nil, invoke); err != nil || calls != 2 {
+		t.Fatalf("delete after the end: %v, %d calls", err, calls)
+	}
+	if s := m.summary(); s.Count != 1 || s.Unsent != 1 {
+		t.Fatalf("%+v, want 1 put timed and 1 unsent", s)
+	}
+}
+
+// TestCheckStopsAtTheEnd overloads two clients with 50000 puts/s for one
+// second: the backlog is left unsent instead of drained.
+func TestCheckStopsAtTheEnd(t *testing.T) {
+	p, _ := LookupCheckPreset("s")
+	l := p.Load()
+	l.Client.Endpoints = sharedCluster(t).Endpoints()
+	l.RunID = uniqueID(t)
+	l.Rate, l.Clients, l.Conns, l.Duration = 50000, 2, 1, time.Second
+	out, err := Check(context.Background(), CheckSpec{Preset: p, Load: l, Thresholds: verdict.CheckPerfDefaults()}, BenchOptions{})
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	w := out.Workload
+	unsent, failed := w.Figure("unsent_puts"), w.Figure("failed_requests")
+	if unsent == nil || unsent.Value <= 0 || failed == nil || w.Ops+int64(unsent.Value+failed.Value) != 50000 {
+		t.Fatalf("%d puts, unsent %+v, failed %+v: want 50000 due, some unsent", w.Ops, unsent, failed)
+	}
+	if len(out.Errors) != int(min(failed.Value, 1)) {
+		t.Errorf("errors %v beside %g failed", out.Errors, failed.Value)
+	}
+	if v := w.Verdicts[1]; v.Check != "check_perf_throughput" || v.Status != verdict.Fail {
+		t.Errorf("throughput verdict %+v, want FAIL", v)
 	}
 	if n := countPrefix(t, l.Client.Endpoints, l.Prefix()); n != 0 {
 		t.Errorf("%d keys left under %s", n, l.Prefix())
