@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"etcdbench/internal/diagnose"
 	"etcdbench/internal/result"
@@ -84,6 +87,23 @@ func decodeResult(t *testing.T, stdout string) *result.Result {
 	return r
 }
 
+// tracerPid is the process tracing pid (ptrace), 0 for none.
+func tracerPid(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	t.Fatalf("no TracerPid in /proc/%d/status", pid)
+	return 0
+}
+
 func figure(t *testing.T, wl *result.Workload, name string) float64 {
 	t.Helper()
 	f := wl.Figure(name)
@@ -145,6 +165,20 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 		t.Logf("no backend commit seen in 3 s (etcd commits every 100 ms under load): %v", wl.Figures)
 	}
 	t.Logf("traced %d WAL fdatasyncs: p50 %d ns; write p50 %v B, bytes/sync p50 %v B, --bs %v", sync.Count, sync.Percentiles[0].ValueNs, wp50, bps50, bs)
+
+	// etcdbench stopped or killed while tracing: strace must detach.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run("detaches on "+sig.String(), func(t *testing.T) {
+			p := start(t, runOpts{}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--duration", "60s", "--yes")
+			waitFor(t, 20*time.Second, "strace attached to etcd", func() bool { return tracerPid(t, pid) != 0 })
+			p.signal(t, sig)
+			r := p.wait(t)
+			if want := 128 + int(sig); sig == syscall.SIGTERM && r.code != want {
+				t.Errorf("exit %d, want %d; stderr %q", r.code, want, r.stderr)
+			}
+			waitFor(t, 20*time.Second, "strace detached from etcd", func() bool { return tracerPid(t, pid) == 0 })
+		})
+	}
 
 	t.Run("finds the only etcd", func(t *testing.T) {
 		ps, err := diagnose.FindEtcd("/proc")

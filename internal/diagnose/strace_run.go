@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,6 +87,13 @@ func (t StraceTool) StraceRun(ctx context.Context, pid int, d time.Duration, tmp
 	cmd.Stderr = &stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 	cmd.WaitDelay = 10 * time.Second
+	// If etcdbench dies without stopping strace (SIGKILL), strace must not
+	// go on slowing etcd down: the kernel sends it SIGINT, and it detaches.
+	// The signal follows the thread that started the child, so that thread
+	// stays this goroutine's until strace has ended.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGINT}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	start := time.Now()
 	err := cmd.Run()
 	msg := strings.TrimSpace(stderr.String())
@@ -97,7 +105,7 @@ func (t StraceTool) StraceRun(ctx context.Context, pid int, d time.Duration, tmp
 	}
 	// strace that ran its course and was interrupted by us succeeded,
 	// whatever its exit status; one that stopped early did not attach.
-	if time.Since(start) < d && err != nil || msg != "" && strings.Contains(msg, "attach") {
+	if err != nil && time.Since(start) < d || strings.Contains(msg, "attach:") {
 		if msg == "" {
 			msg = err.Error()
 		}
