@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"testing"
+
+	"etcdbench/internal/verdict"
 )
 
 func TestParseRecipeOutput(t *testing.T) {
@@ -55,10 +57,25 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"jobs":[{"sync":{"lat_ns":{"percentile":{"99.000000":5}}}}]}`))
+	f.Add([]byte(`{"jobs":[{"groupid":1,"job options":{"numjobs":"2"},"sync":{"lat_ns":{"N":3,"max":9,"bins":{"5":2,"9":1}}},"write":{"total_ios":3,"iops":10}}]}`))
+	f.Add([]byte(`{"jobs":[{"sync":{"lat_ns":{"N":-4,"percentile":{"50.000000":-1,"x":3}}}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		o, err := Parse(b)
 		if err == nil && len(o.Jobs) == 0 {
 			t.Fatal("nil error without jobs")
+		}
+		if err != nil {
+			return
+		}
+		// Merging and judging whatever parsed must not panic, and a judged
+		// result has a workload per group.
+		gs, err := Groups(o)
+		if err != nil {
+			return
+		}
+		r, err := Judge(o, JudgeOptions{Thresholds: verdict.Defaults(), Confidence: 0.95})
+		if err == nil && len(r.Workloads) != len(gs) {
+			t.Fatalf("%d groups judged as %d workloads", len(gs), len(r.Workloads))
 		}
 	})
 }

@@ -128,7 +128,11 @@ func judgeGroup(g *Group, several bool, opt JudgeOptions) (result.Workload, erro
 	case fail.Outcome == stats.Fail:
 		outcome = stats.Fail
 	}
-	wl.Stop = result.Stop{Mode: "fio", Reason: "fio's own run (size or runtime of its job file)", Outcome: outcome, Looks: 1}
+	mode, reason := "size", "fio wrote the job file's size"
+	if _, ok := g.Options["time_based"]; ok {
+		mode, reason = "time", "fio ran the job file's runtime"
+	}
+	wl.Stop = result.Stop{Mode: mode, Reason: reason, Outcome: outcome, Looks: 1}
 	ci := stats.PercentileCI(h, 0.99, float64(n), opt.Confidence)
 	enc, err := stats.Encode(h)
 	if err != nil {

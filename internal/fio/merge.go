@@ -16,6 +16,10 @@ import (
 // calls, so there is nothing to judge as a WAL.
 var ErrNoSync = errors.New("fio: no job made fsync/fdatasync calls (run fio with --fdatasync=1, as the etcd recipe does)")
 
+// maxSyncs bounds the sync count of a job: a trillion fdatasyncs would take
+// years, so more means the input is not fio's.
+const maxSyncs = 1e12
+
 // Group is the jobs of one fio reporting group, merged: they ran at the
 // same time on the same machine, so their sync latencies form one
 // distribution (what the disk gave to all of them) and their rates add up.
@@ -71,6 +75,9 @@ func Groups(o *Output) ([]Group, error) {
 		}
 		if j.Sync == nil || j.Sync.Lat.N <= 0 {
 			continue
+		}
+		if j.Sync.Lat.N > maxSyncs {
+			return nil, fmt.Errorf("fio: job %q reports %d syncs, more than any real run makes: is this fio's output?", j.Name, j.Sync.Lat.N)
 		}
 		g := byID[j.GroupID]
 		if g == nil {
