@@ -162,6 +162,9 @@ func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io
 	for fd := range files.DB {
 		fds = append(fds, fd)
 	}
+	for fd := range files.Next {
+		fds = append(fds, fd) // the next segment after a cut
+	}
 	out, err := tool.StraceRun(ctx, pid, d, tmp, fds)
 	if err != nil {
 		return result.Workload{}, "", err

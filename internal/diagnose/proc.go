@@ -62,6 +62,10 @@ func isEtcd(comm, cmdline []byte) ([]string, bool) {
 type EtcdFiles struct {
 	WAL map[int]string // descriptor -> segment path (*.wal)
 	DB  map[int]string // descriptor -> member/snap/db
+	// Next holds the preallocated next segment (N.tmp in the WAL
+	// directory): at a cut etcd renames it to the new segment and goes on
+	// writing through the same descriptor.
+	Next map[int]string
 	// WALDir is the directory of the open segments (etcd keeps the last
 	// one open, plus the preallocated *.tmp and the directory itself).
 	WALDir string
@@ -93,7 +97,7 @@ func ReadEtcdFiles(procRoot string, pid int) (EtcdFiles, error) {
 
 // classifyEtcdFiles sorts descriptor targets into WAL segments and the db.
 func classifyEtcdFiles(links map[int]string) EtcdFiles {
-	f := EtcdFiles{WAL: map[int]string{}, DB: map[int]string{}}
+	f := EtcdFiles{WAL: map[int]string{}, DB: map[int]string{}, Next: map[int]string{}}
 	for fd, p := range links {
 		switch {
 		case isWALPath(p):
@@ -103,6 +107,11 @@ func classifyEtcdFiles(links map[int]string) EtcdFiles {
 			}
 		case isDBPath(p):
 			f.DB[fd] = p
+		}
+	}
+	for fd, p := range links {
+		if f.WALDir != "" && strings.HasSuffix(p, ".tmp") && filepath.Dir(p) == f.WALDir {
+			f.Next[fd] = p
 		}
 	}
 	return f

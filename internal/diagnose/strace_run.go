@@ -28,7 +28,7 @@ const StraceSyscalls = "write,pwrite64,writev,fdatasync,fsync"
 type StraceTool struct {
 	Path    string
 	Version string // e.g. "6.1"
-	// TraceFDs: the version filters by descriptor (--trace-fds, strace 6.2
+	// TraceFDs: the version filters by descriptor (--trace-fds, strace 6.3
 	// and later); the filter only trims the output, it does not make
 	// tracing any cheaper.
 	TraceFDs bool

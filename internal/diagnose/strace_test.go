@@ -153,7 +153,7 @@ func TestFindEtcdFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files.WAL) != 1 || files.WAL[3] == "" || files.DB[4] != "/d/member/snap/db" || files.WALDir != "/d/member/wal" {
+	if len(files.WAL) != 1 || files.WAL[3] == "" || files.DB[4] != "/d/member/snap/db" || files.WALDir != "/d/member/wal" || files.Next[6] != "/d/member/wal/1.tmp" {
 		t.Errorf("ReadEtcdFiles = %+v", files)
 	}
 	if _, err := ReadEtcdFiles(root, 999); err == nil {

@@ -182,7 +182,7 @@ func (p *StraceProfile) Workload(pid int, files EtcdFiles, dataDir string, asked
 		for fd, path := range files.WAL {
 			ps = append(ps, fmt.Sprintf("%d=%s", fd, path))
 		}
-		wl.Notes = append(wl.Notes, "WAL descriptors at the start (from /proc/PID/fd): "+strings.Join(sortedStrings(ps), ", ")+"; a segment cut while tracing is followed by its path")
+		wl.Notes = append(wl.Notes, "WAL descriptors at the start (from /proc/PID/fd): "+strings.Join(sortedStrings(ps), ", ")+"; after a cut etcd writes the next segment through the descriptor of its preallocated .tmp file, which is traced too (strace names it by its new path)")
 	}
 	for fd, path := range files.DB {
 		wl.Notes = append(wl.Notes, fmt.Sprintf("db descriptor %d=%s: its writes and syncs are the backend commits, counted apart from the WAL's", fd, path))
