@@ -216,9 +216,13 @@ func htmlWorkloadOf(i int, wl *result.Workload) (htmlWorkload, error) {
 func htmlEnvironment(r *result.Result) ([][2]string, []string) {
 	env := r.Environment
 	fs := env.Filesystem
+	fsText := fmt.Sprintf("%s on %s at %s (%s)", orUnknown(fs.Type), orUnknown(fs.Source), orUnknown(fs.MountPoint), fs.MountOptions)
+	if fs.Type == "" && fs.Source == "" {
+		fsText = "not recorded"
+	}
 	rows := [][2]string{
 		{"directory", orUnknown(env.Dir)},
-		{"filesystem", fmt.Sprintf("%s on %s at %s (%s)", orUnknown(fs.Type), orUnknown(fs.Source), orUnknown(fs.MountPoint), fs.MountOptions)},
+		{"filesystem", fsText},
 		{"device", deviceString(env.Device)},
 		{"kernel", orUnknown(env.Kernel)},
 		{"CPUs", fmt.Sprintf("%d %s", env.CPUs, env.CPUModel)},

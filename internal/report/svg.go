@@ -199,11 +199,11 @@ func (c *chart) svg() string {
 	for _, m := range c.hmarks {
 		y := yp(m.at)
 		fmt.Fprintf(&b, `<line class="mark" x1="0" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="6 3"/>`, plotW, y, y, m.color)
-		ty := y - 4
-		if ty < 12 { // at the top edge: below the line, clear of the legend
-			ty = y + 13
+		tx, ty, anchor := float64(plotW-4), y-4, "end"
+		if ty < 12 { // at the top edge: below the line, at the left, clear of the legend and the vertical marks' labels
+			tx, ty, anchor = 4, y+13, "start"
 		}
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" fill="%s"%s>%s</text>`, plotW-4, ty, m.color, halo, esc(m.label))
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="%s" fill="%s"%s>%s</text>`, tx, ty, anchor, m.color, halo, esc(m.label))
 	}
 	b.WriteString(`</g>`)
 	c.legend(&b)
