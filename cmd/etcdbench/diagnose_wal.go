@@ -54,13 +54,13 @@ Both end with the recommended --bs and the 'etcdbench disk wal' command line.`,
 	fs.IntVar(&f.pid, "pid", 0, "trace this etcd process with strace (default: the one etcd process found in /proc)")
 	fs.StringVar(&f.duration, "duration", f.duration, "how long to trace")
 	fs.BoolVar(&f.yes, "yes", false, "agree to attach strace, which slows etcd down while it is attached")
-	fs.StringVarP(&f.output, "output", "o", f.output, "report format: text or json")
+	fs.StringVarP(&f.output, "output", "o", f.output, "report format: text, json, html or prom")
 	return cmd
 }
 
 func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(string) bool, args []string, stdout, stderr io.Writer) error {
-	if f.output != "text" && f.output != "json" {
-		return usagef("--output %q: want text or json", f.output)
+	if err := checkFormat("--output", f.output); err != nil {
+		return err
 	}
 	if changed("data-dir") && changed("pid") {
 		return usagef("--data-dir and --pid are alternatives: read the WAL offline or trace the process")
@@ -101,7 +101,7 @@ func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(strin
 	res.Environment = sysinfo.Collect("/", walDir)
 	res.Workloads = []result.Workload{wl}
 	res.Finish(time.Now().UTC())
-	return render(stdout, f.output, res)
+	return emit(ctx, stdout, f.output, res)
 }
 
 // findOneEtcd returns the pid of the only etcd process running.
