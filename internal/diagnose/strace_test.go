@@ -160,3 +160,21 @@ func TestFindEtcdFixture(t *testing.T) {
 		t.Error("a missing process is not an error")
 	}
 }
+
+// TestStraceRunNoProcess: strace that cannot attach is one error saying so,
+// at once, not after the duration.
+func TestStraceRunNoProcess(t *testing.T) {
+	tool, err := FindStrace(t.Context())
+	if err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	begin := time.Now()
+	_, err = tool.StraceRun(t.Context(), 1<<22+7, 30*time.Second, t.TempDir(), nil) // above pid_max's limit
+	if err == nil || !strings.Contains(err.Error(), "could not trace process") {
+		t.Fatalf("err %v, want one saying strace could not trace", err)
+	}
+	if time.Since(begin) > 20*time.Second {
+		t.Errorf("took %v: waited for the duration instead of failing", time.Since(begin))
+	}
+	t.Log(err)
+}
