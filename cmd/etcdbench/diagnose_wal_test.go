@@ -229,10 +229,12 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 		t.Fatal("no put succeeded")
 	}
 
+	before := snapshot(t, s.DataDir)
 	r = run(t, runOpts{}, "diagnose", "wal", "--data-dir", s.DataDir, "-o", "json")
 	if r.code != exitOK {
 		t.Fatalf("diagnose wal --data-dir: exit %d: %s", r.code, r.stderr)
 	}
+	checkSnapshot(t, s.DataDir, before) // read-only: nothing written, nothing left
 	wl = &decodeResult(t, r.stdout).Workloads[0]
 	if e := figure(t, wl, "entry_records"); e < float64(puts) {
 		t.Errorf("%v entries in the WAL, fewer than the %d puts", e, puts)
