@@ -303,9 +303,11 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 		fmt.Fprint(s.progress, "\r\033[K")
 	}
 	interrupted := ctx.Err() != nil && runErr != nil
-	if runErr != nil && (!interrupted || out == nil) {
+	if runErr != nil && out == nil {
 		return nil, runErr
 	}
+	// A run ended by an error (a full quota, a user who may not write)
+	// still reports what it did before; the error is the exit's.
 	out.Workload.Notes = append(notes, out.Workload.Notes...)
 	if cluster != nil && wentWrong(out.Workload) {
 		out.Workload.Notes = append(out.Workload.Notes, logNotes(cluster.Log())...)

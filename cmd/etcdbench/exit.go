@@ -43,7 +43,7 @@ func exitCode(err error, cmdPath string, stderr io.Writer) int {
 	case errors.Is(err, errFailed):
 		return exitFail
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "etcdbench: interrupted; scratch files removed")
+		fmt.Fprintln(stderr, "etcdbench: interrupted; what it wrote (scratch files, keys) was removed")
 		return exitInterrupted
 	case errors.As(err, &u), errors.Is(err, scratch.ErrNotExist), errors.Is(err, scratch.ErrNotDir):
 		fmt.Fprintf(stderr, "etcdbench: %s (see '%s --help')\n", oneLine(err), cmdPath)

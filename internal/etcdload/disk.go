@@ -168,10 +168,15 @@ const histogramDetail = "from etcd's own histogram (%s, the difference of two sc
 	"its buckets are 1 ms wide at the bottom and double from there (8-16 ms around 10 ms), " +
 	"so the p99 is interpolated linearly within its bucket as Prometheus' histogram_quantile does"
 
+// minObservations is the fewest observations whose p99 JudgeDisk judges:
+// with fewer, the 99th percentile is the slowest call or two, and one
+// slow call would decide the verdict.
+const minObservations = 100
+
 // JudgeDisk judges every target's WAL fsync p99 against t.WALFsyncP99
 // (WARN within t.WarnMargin under it) and backend commit p99 against
-// t.BackendCommitP99. A histogram with no observations gives a note
-// instead of a verdict.
+// t.BackendCommitP99. A histogram with fewer than minObservations
+// observations gives a note instead of a verdict.
 func JudgeDisk(t verdict.Thresholds, mds []MemberDisk) (vs []verdict.Verdict, notes []string) {
 	for _, md := range mds {
 		for _, c := range []struct {
@@ -187,6 +192,11 @@ func JudgeDisk(t verdict.Thresholds, mds []MemberDisk) (vs []verdict.Verdict, no
 			p99 := metrics.Quantile(0.99, c.h)
 			if math.IsNaN(p99) {
 				notes = append(notes, fmt.Sprintf("%s: no %s observations during the load, so no %s verdict", md.Target.Name, c.metric, c.th.Title))
+				continue
+			}
+			if c.h.Count < minObservations {
+				notes = append(notes, fmt.Sprintf("%s: only %.0f %s observations during the load (p99 %v), too few to judge a p99 (at least %d); run the load longer for a %s verdict",
+					md.Target.Name, c.h.Count, c.metric, secs(p99), minObservations, c.th.Title))
 				continue
 			}
 			vs = append(vs, judgeP99(c.th, c.margin, p99, md.Target, c.metric, c.h.Count, c.advice))
@@ -253,23 +263,27 @@ func ExternalTargets(endpoints []string) []MetricsTarget {
 func Bench(ctx context.Context, l Load, o BenchOptions) (out *Outcome, err error) {
 	targets := o.Targets
 	var notes []string
-	before := make([]metrics.Families, 0, len(targets))
+	var before []metrics.Families
 	var kept []MetricsTarget
-	sctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
-	for _, t := range targets {
-		f, err := scrapeAll(sctx, o.HTTP, []MetricsTarget{t})
-		switch {
-		case err != nil && o.BestEffort && ctx.Err() == nil:
-			notes = append(notes, fmt.Sprintf("no disk metrics for %s: %v", t.Name, err))
-		case err != nil:
-			cancel()
-			return nil, err
-		default:
-			kept = append(kept, t)
-			before = append(before, f[0])
+	// The first scrape is taken when the timed load is about to start,
+	// after the keys a range or mixed load reads were written.
+	l.ready = func(ctx context.Context) error {
+		sctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
+		defer cancel()
+		for _, t := range targets {
+			f, err := scrapeAll(sctx, o.HTTP, []MetricsTarget{t})
+			switch {
+			case err != nil && o.BestEffort && ctx.Err() == nil:
+				notes = append(notes, fmt.Sprintf("no disk metrics for %s: %v", t.Name, err))
+			case err != nil:
+				return err
+			default:
+				kept = append(kept, t)
+				before = append(before, f[0])
+			}
 		}
+		return nil
 	}
-	cancel()
 	out, err = Run(ctx, l)
 	if out != nil {
 		out.Workload.Notes = append(out.Workload.Notes, notes...)
@@ -296,7 +310,7 @@ func Bench(ctx context.Context, l Load, o BenchOptions) (out *Outcome, err error
 	case <-ctx.Done():
 		return out, ctx.Err()
 	}
-	sctx, cancel = context.WithTimeout(ctx, scrapeTimeout)
+	sctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
 	after, err := scrapeAll(sctx, o.HTTP, kept)
 	cancel()
 	if err == nil {

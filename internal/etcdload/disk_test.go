@@ -68,9 +68,14 @@ func TestJudgeDisk(t *testing.T) {
 }
 
 func TestJudgeDiskEmpty(t *testing.T) {
-	vs, notes := JudgeDisk(verdict.Defaults(), []MemberDisk{{Target: MetricsTarget{Name: "m"}, WALFsync: etcdHist(), BackendCommit: etcdHist(5)}})
+	vs, notes := JudgeDisk(verdict.Defaults(), []MemberDisk{{Target: MetricsTarget{Name: "m"}, WALFsync: etcdHist(), BackendCommit: etcdHist(100)}})
 	if len(vs) != 1 || vs[0].Check != "backend_commit_p99" || len(notes) != 1 {
 		t.Errorf("verdicts %+v, notes %v: want only the commit verdict and one note", vs, notes)
+	}
+	// 99 slow calls are not enough evidence for a p99.
+	vs, notes = JudgeDisk(verdict.Defaults(), []MemberDisk{{Target: MetricsTarget{Name: "m"}, WALFsync: etcdHist(0, 0, 0, 0, 99), BackendCommit: etcdHist(100)}})
+	if len(vs) != 1 || len(notes) != 1 || !strings.Contains(notes[0], "too few") {
+		t.Errorf("99 observations: verdicts %+v, notes %v: want a note instead of the WAL verdict", vs, notes)
 	}
 }
 

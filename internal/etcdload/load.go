@@ -1,6 +1,7 @@
 package etcdload
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -115,6 +116,10 @@ type Load struct {
 	// from a goroutine of its own, with the time since the start and the
 	// requests sent so far.
 	OnSecond func(elapsed time.Duration, sent int64)
+	// ready, if set, is called once the keys a range or mixed load reads
+	// are written, right before the timed load: Bench takes its first
+	// scrape there, so that writing them is not counted as the load's.
+	ready func(ctx context.Context) error
 }
 
 // DefaultLoad returns etcd's benchmark defaults for op: one connection,

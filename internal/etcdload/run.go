@@ -109,6 +109,11 @@ func Run(ctx context.Context, l Load) (out *Outcome, err error) {
 			return nil, err
 		}
 	}
+	if l.ready != nil {
+		if err := l.ready(ctx); err != nil {
+			return nil, err
+		}
+	}
 	out, err = drive(ctx, l, conns)
 	if out != nil {
 		out.Workload.Notes = append(out.Workload.Notes, targetNote)
@@ -189,6 +194,9 @@ func populate(ctx context.Context, l Load, conns []*clientv3.Client) error {
 				if _, err := c.Put(gctx, kb.key(int(n)), val); err != nil {
 					if ctx.Err() != nil {
 						return ctx.Err()
+					}
+					if ferr := isFatal(err); ferr != nil {
+						return ferr
 					}
 					return fmt.Errorf("etcdload: writing the keys to range over: %w", err)
 				}
@@ -325,6 +333,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 	wl.Notes = append(wl.Notes, notes...)
 	out.Workload = wl
 	if ferr := halt.Err(); ferr != nil {
+		out.Workload.Stop.Reason = fmt.Sprintf("stopped at etcd's first refusal that no retry can overcome, after %d requests: %v", wl.Ops, ferr)
 		return out, ferr
 	}
 	return out, ctx.Err()
