@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ func TestJudgeFailingDisk(t *testing.T) {
 				t.Errorf("text:\n%s", res.stdout)
 			}
 		case "prom":
-			if !strings.Contains(res.stdout, `etcdbench_verdict{command="judge",workload="fio",check="wal_fsync_p99",status="fail"} 1`) {
+			if !regexp.MustCompile(`(?m)^etcdbench_verdict\{command="judge",dir="[^"]*",workload="fio",check="wal_fsync_p99",status="fail"\} 1$`).MatchString(res.stdout) {
 				t.Errorf("prom:\n%s", res.stdout)
 			}
 			checkPromtool(t, []byte(res.stdout))

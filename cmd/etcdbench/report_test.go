@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -92,7 +93,7 @@ func TestReportFilesFlags(t *testing.T) {
 	if err != nil || !bytes.Contains(b, []byte("<svg")) {
 		t.Fatalf("--html wrote no report: %v", err)
 	}
-	prom, err := os.ReadFile(filepath.Join(dir, "etcdbench_disk_wal.prom"))
+	prom, err := os.ReadFile(filepath.Join(dir, "etcdbench_disk_wal_tmp_fx.prom")) // the fixture ran on /tmp/fx
 	if err != nil {
 		t.Fatalf("--textfile wrote nothing: %v", err)
 	}
@@ -113,14 +114,18 @@ func TestDiskWALWritesReportFiles(t *testing.T) {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
 	checkPromtool(t, []byte(res.stdout))
-	if !strings.Contains(res.stdout, `etcdbench_workload_operations{command="disk wal",workload="wal"} 455`) {
+	if !regexp.MustCompile(`(?m)^etcdbench_workload_operations\{command="disk wal",dir="[^"]+",workload="wal"\} 455$`).MatchString(res.stdout) {
 		t.Errorf("1m of whole 2300-byte writes is 455 operations:\n%s", res.stdout)
 	}
 	b, err := os.ReadFile(html)
 	if err != nil || !bytes.Contains(b, []byte(`id="c0-wal-fdatasync-cdf"`)) {
 		t.Errorf("no HTML report with the CDF: %v", err)
 	}
-	prom, err := os.ReadFile(filepath.Join(out, "etcdbench_disk_wal.prom"))
+	files, _ := filepath.Glob(filepath.Join(out, "etcdbench_disk_wal_*.prom"))
+	if len(files) != 1 {
+		t.Fatalf("textfiles %v, want one etcdbench_disk_wal_<dir>.prom", files)
+	}
+	prom, err := os.ReadFile(files[0])
 	if err != nil || !bytes.Equal(prom, []byte(res.stdout)) {
 		t.Errorf("the textfile differs from -o prom: %v", err)
 	}

@@ -17,7 +17,8 @@ import (
 // Prom writes results in the Prometheus text exposition format, as read by
 // node_exporter's textfile collector. Every series carries a command label
 // ("disk wal", "etcd put", "judge") so that the files of several periodic
-// runs can sit side by side in one textfile directory. Names and units
+// runs can sit side by side in one textfile directory; and a dir label,
+// the directory under test. Names and units
 // follow the Prometheus conventions (base units: seconds, bytes; ratios
 // 0..1; unit as the name's suffix) and are documented in docs/reports.md.
 func Prom(w io.Writer, rs ...*result.Result) error {
@@ -39,10 +40,34 @@ func Prom(w io.Writer, rs ...*result.Result) error {
 }
 
 // PromFileName is the textfile-collector file a result is written to in
-// a --textfile directory: one per command, so that runs of different
-// commands do not overwrite each other.
+// a --textfile directory: one per command and directory under test
+// (etcdbench_disk_wal_var_lib_etcd.prom), so that periodic runs of several
+// commands, or of one command on several disks, do not overwrite each other.
 func PromFileName(r *result.Result) string {
-	return "etcdbench_" + strings.ReplaceAll(promCommand(r), " ", "_") + ".prom"
+	name := "etcdbench_" + strings.ReplaceAll(promCommand(r), " ", "_")
+	if d := promSlug(r.Environment.Dir); d != "" {
+		name += "_" + d
+	}
+	return name + ".prom"
+}
+
+// promSlug keeps the letters and digits of s, one underscore for each run
+// of anything else.
+func promSlug(s string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			if under && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			under = false
+		} else {
+			under = true
+		}
+	}
+	return b.String()
 }
 
 // WriteTextfile writes r into dir as PromFileName(r), through a temporary
@@ -121,9 +146,11 @@ func (p *promSet) gauge(name, help string, value float64, labels ...string) {
 }
 
 func (p *promSet) add(r *result.Result) {
-	cmd := []string{"command", promCommand(r)}
+	// Every series names the command and the directory under test, so the
+	// files of several periodic runs never repeat a series.
+	cmd := []string{"command", promCommand(r), "dir", r.Environment.Dir}
 	p.gauge("etcdbench_info", "Which etcdbench produced the result (always 1).", 1,
-		append(cmd, "version", r.Tool.Version, "go_version", r.Tool.GoVersion, "dir", r.Environment.Dir)...)
+		append(cmd, "version", r.Tool.Version, "go_version", r.Tool.GoVersion)...)
 	if !r.FinishedAt.IsZero() {
 		p.gauge("etcdbench_last_run_timestamp_seconds", "When the run finished, in seconds since the Unix epoch: alert when it is too old.", float64(r.FinishedAt.UnixNano())/1e9, cmd...)
 	}

@@ -53,12 +53,12 @@ func TestPromGolden(t *testing.T) {
 	}
 	golden(t, "wal.prom", b.Bytes())
 	for _, want := range []string{
-		`etcdbench_latency_seconds{command="disk wal",workload="wal",operation="fdatasync",quantile="0.99"}`,
-		`etcdbench_verdict{command="disk wal",workload="wal",check="wal_fsync_p99",status="pass"} 1`,
-		`etcdbench_verdict{command="disk wal",workload="wal",check="wal_fsync_p99",status="fail"} 0`,
-		`etcdbench_status{command="disk wal",status="pass"} 1`,
-		`etcdbench_latency_threshold_seconds{command="disk wal",workload="wal",operation="fdatasync"} 0.01`,
-		`etcdbench_last_run_timestamp_seconds{command="disk wal"} 1.79530921e+09`,
+		`etcdbench_latency_seconds{command="disk wal",dir="/var/lib/etcd",workload="wal",operation="fdatasync",quantile="0.99"}`,
+		`etcdbench_verdict{command="disk wal",dir="/var/lib/etcd",workload="wal",check="wal_fsync_p99",status="pass"} 1`,
+		`etcdbench_verdict{command="disk wal",dir="/var/lib/etcd",workload="wal",check="wal_fsync_p99",status="fail"} 0`,
+		`etcdbench_status{command="disk wal",dir="/var/lib/etcd",status="pass"} 1`,
+		`etcdbench_latency_threshold_seconds{command="disk wal",dir="/var/lib/etcd",workload="wal",operation="fdatasync"} 0.01`,
+		`etcdbench_last_run_timestamp_seconds{command="disk wal",dir="/var/lib/etcd"} 1.79530921e+09`,
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("exposition lacks %s", want)
@@ -70,6 +70,18 @@ func TestPromRejectsDuplicateSeries(t *testing.T) {
 	if err := Prom(&bytes.Buffer{}, sample(t), sample(t)); err == nil {
 		t.Fatal("two results of the same command gave duplicate series without an error")
 	}
+	// The same command on another disk is another set of series, in
+	// another file.
+	a, b := sample(t), sample(t)
+	b.Environment.Dir = "/mnt/other disk"
+	var out bytes.Buffer
+	if err := Prom(&out, a, b); err != nil {
+		t.Fatal(err)
+	}
+	promtool(t, out.Bytes())
+	if PromFileName(a) == PromFileName(b) || PromFileName(b) != "etcdbench_default_mnt_other_disk.prom" {
+		t.Errorf("file names %s and %s", PromFileName(a), PromFileName(b))
+	}
 }
 
 func TestWriteTextfileIsAtomic(t *testing.T) {
@@ -79,7 +91,7 @@ func TestWriteTextfileIsAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filepath.Base(path) != "etcdbench_etcd_put.prom" {
+	if filepath.Base(path) != "etcdbench_etcd_put_tmp_fx.prom" {
 		t.Errorf("file %s", path)
 	}
 	ents, err := os.ReadDir(dir)
