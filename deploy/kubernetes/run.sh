@@ -120,7 +120,8 @@ for node in "${nodes[@]}"; do
 	echo "$node: $job running" >&2
 	# activeDeadlineSeconds (600) ends every Job; the loop only waits for it.
 	while :; do
-		cond=$(kubectl get -n "$ns" "$job" -o 'jsonpath={.status.conditions[?(@.status=="True")].type}')
+		# A failed call (an API server hiccup) only means: ask again.
+		cond=$(kubectl get -n "$ns" "$job" -o 'jsonpath={.status.conditions[?(@.status=="True")].type}') || cond=""
 		case " $cond " in
 		*" Complete "* | *" Failed "*) break ;;
 		esac
