@@ -162,3 +162,30 @@ func TestCommandLineQuotes(t *testing.T) {
 func fmtSscan(s string, x, y *float64) (int, error) {
 	return fmt.Sscanf(s, "%g,%g", x, y)
 }
+
+// An interrupted run has measurements but no verdicts; it renders in every
+// format and says so.
+func TestInterruptedRunRenders(t *testing.T) {
+	r := sampleWithStall(t)
+	r.Interrupted = true
+	r.Workloads[0].Verdicts = nil
+	r.Finish(r.FinishedAt)
+	var h, p bytes.Buffer
+	if err := HTML(&h, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.String(), `<span class="badge INTERRUPTED">INTERRUPTED</span>`) || strings.Contains(h.String(), `id="verdicts"`) {
+		t.Error("interrupted run: no INTERRUPTED badge, or a verdict table without verdicts")
+	}
+	if err := Prom(&p, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.String(), `etcdbench_interrupted{command="default",dir="/var/lib/etcd"} 1`) || strings.Contains(p.String(), `status="pass"} 1`) {
+		t.Errorf("interrupted run's metrics:\n%s", p.String())
+	}
+	promtool(t, p.Bytes())
+	r.Workloads = nil // interrupted before the first workload finished
+	if err := HTML(&bytes.Buffer{}, r); err != nil {
+		t.Fatal(err)
+	}
+}
