@@ -2,11 +2,9 @@ package etcdload
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -88,42 +86,22 @@ type CheckSpec struct {
 // "service_*") and what etcdctl's rules say of those. An interrupted or
 // failed run is not judged.
 //
-// Like etcdctl, whose rate limiter stops at the end, no put starts later
-// than stopGrace after the load's duration (checked once a second): a
-// cluster that fell behind leaves the rest of its backlog unsent (figure
-// "unsent_puts") instead of draining it for minutes, and fails the
+// Like etcdctl, whose rate limiter stops at the end, an open loop that
+// fell behind stops sending at the end of its duration (and a grace; see
+// drive): the rest of its backlog is left unsent (figure
+// "unsent_requests") instead of drained for minutes, and fails the
 // throughput rule.
 func Check(ctx context.Context, s CheckSpec, o BenchOptions) (*Outcome, error) {
 	m := &serviceMeter{}
 	l := s.Load
 	l.Client.DialOptions = append(slices.Clip(l.Client.DialOptions), grpc.WithChainUnaryInterceptor(m.intercept))
-	d, progress := l.Duration, l.OnSecond
-	l.OnSecond = func(el time.Duration, sent int64) {
-		if d > 0 && el >= d+stopGrace {
-			m.over.Store(true)
-		}
-		if progress != nil {
-			progress(el, sent)
-		}
-	}
 	out, err := Bench(ctx, l, o)
 	if out == nil {
 		return nil, err
 	}
-	delete(out.Errors, errorClass(errNotSent))
 	judgeCheck(s, &out.Workload, m.summary(), err == nil)
 	return out, err
 }
-
-// stopGrace is how long after the load's duration a put that was due
-// within it may still start: a client that was merely late (a loaded
-// machine, the timer's slack) still sends the last puts, as etcdctl's
-// clients send the requests left in their queue.
-const stopGrace = time.Second
-
-// errNotSent fails the puts a check does not send because its time is
-// over; they are counted apart, not as errors.
-var errNotSent = errors.New("etcdload: not sent, the check's duration was over")
 
 // putMethod is the gRPC method of a put.
 const putMethod = "/etcdserverpb.KV/Put"
@@ -134,19 +112,11 @@ const putMethod = "/etcdserverpb.KV/Put"
 type serviceMeter struct {
 	n, sumNs, maxNs atomic.Int64
 	sumSqNs2        atomic.Uint64 // float64 bits: the sum of squared nanoseconds
-	// over is set when the load's duration is over: later puts are not
-	// sent but counted in unsent.
-	over   atomic.Bool
-	unsent atomic.Int64
 }
 
 func (m *serviceMeter) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if method != putMethod {
 		return invoke(ctx, method, req, reply, cc, opts...)
-	}
-	if m.over.Load() {
-		m.unsent.Add(1)
-		return errNotSent
 	}
 	st := time.Now()
 	err := invoke(ctx, method, req, reply, cc, opts...)
@@ -179,17 +149,16 @@ func (m *serviceMeter) add(d time.Duration) {
 type serviceTimes struct {
 	Count                 int64
 	Mean, Stddev, Slowest time.Duration
-	Unsent                int64
 }
 
 func (m *serviceMeter) summary() serviceTimes {
 	n := m.n.Load()
 	if n == 0 {
-		return serviceTimes{Unsent: m.unsent.Load()}
+		return serviceTimes{}
 	}
 	mean := float64(m.sumNs.Load()) / float64(n)
 	variance := math.Max(0, math.Float64frombits(m.sumSqNs2.Load())/float64(n)-mean*mean)
-	return serviceTimes{Count: n, Mean: time.Duration(mean), Stddev: time.Duration(math.Sqrt(variance)), Slowest: time.Duration(m.maxNs.Load()), Unsent: m.unsent.Load()}
+	return serviceTimes{Count: n, Mean: time.Duration(mean), Stddev: time.Duration(math.Sqrt(variance)), Slowest: time.Duration(m.maxNs.Load())}
 }
 
 // judgeCheck renames the workload after the preset, describes it, adds
@@ -207,14 +176,10 @@ func judgeCheck(s CheckSpec, w *result.Workload, svc serviceTimes, judged bool) 
 	w.Parameters["preset_source"] = verdict.CheckPerfSource
 	w.Parameters["preset_duration_ns"] = p.Duration.Nanoseconds()
 
-	// Puts not sent at the end are not failures: take them out of the
-	// failed requests and their notes.
 	var failed int64
 	if f := w.Figure("failed_requests"); f != nil {
-		f.Value = math.Max(0, f.Value-float64(svc.Unsent))
 		failed = int64(f.Value)
 	}
-	w.Notes = slices.DeleteFunc(w.Notes, func(n string) bool { return strings.Contains(n, errNotSent.Error()) })
 	var slowest, stddev time.Duration
 	if lat := w.Latency("request"); lat != nil {
 		slowest, stddev = time.Duration(lat.MaxNs), time.Duration(lat.StddevNs)
@@ -233,7 +198,6 @@ func judgeCheck(s CheckSpec, w *result.Workload, svc serviceTimes, judged bool) 
 		result.Figure{Name: "throughput_ratio", Value: ratio, Unit: "ratio", Description: "successful puts per second over the target rate (etcdctl: s.RPS / limit)"},
 		result.Figure{Name: "slowest", Value: slowest.Seconds(), Unit: "s", Description: "slowest put, from its due time (the verdict's figure)"},
 		result.Figure{Name: "stddev", Value: stddev.Seconds(), Unit: "s", Description: "standard deviation of the put latency from the due time (the verdict's figure)"},
-		result.Figure{Name: "unsent_puts", Value: float64(svc.Unsent), Unit: "count", Description: "puts due during the load but not sent when its duration was over (the cluster had fallen behind)"},
 		result.Figure{Name: "service_puts", Value: float64(svc.Count), Unit: "count", Description: "successful put calls timed as etcdctl times them: the gRPC call alone, no wait for a free client"},
 		result.Figure{Name: "service_mean", Value: svc.Mean.Seconds(), Unit: "s", Description: "mean put service time (etcdctl's convention)"},
 		result.Figure{Name: "service_stddev", Value: svc.Stddev.Seconds(), Unit: "s", Description: "put service time stddev (etcdctl's convention, its Stddev)"},
@@ -243,10 +207,6 @@ func judgeCheck(s CheckSpec, w *result.Workload, svc serviceTimes, judged bool) 
 		"latencies count from each put's due time (start + i/rate), so a put that waited for a free client is charged for the wait; " +
 			"etcdctl times only the call (the service_* figures, measured the same way here) and its rate limiter (burst 1) " +
 			"drops the permits it could not hand out, so an overloaded cluster shows lower throughput there but not the queueing delay",
-	}
-	if svc.Unsent > 0 {
-		notes = append(notes, fmt.Sprintf("%d puts due during the %v were still waiting for a client a second after it and were not sent, "+
-			"as etcdctl's limiter stops at the end; the throughput shows the shortfall", svc.Unsent, l.Duration))
 	}
 	if l.Duration != p.Duration {
 		notes = append(notes, fmt.Sprintf("ran %v instead of etcdctl's %v (--duration): the verdicts use etcdctl's rules on a shorter or longer run", l.Duration, p.Duration))

@@ -2,7 +2,6 @@ package etcdload
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -196,27 +195,7 @@ func TestCheckAgainstEmbedded(t *testing.T) {
 	}
 }
 
-func TestJudgeCheckUnsentAreNotErrors(t *testing.T) {
-	p, _ := LookupCheckPreset("l")
-	w := syntheticWorkload(t, 4000, 7, repeat(time.Millisecond, 100)...)
-	w.Notes = []string{"5 failed requests: " + errorClass(errNotSent), "2 failed requests: Unavailable: etcdserver: request timed out"}
-	judgeCheck(CheckSpec{Preset: p, Load: p.Load(), Thresholds: verdict.CheckPerfDefaults()}, &w, serviceTimes{Unsent: 5}, true)
-	if f := w.Figure("failed_requests"); f == nil || f.Value != 2 {
-		t.Errorf("failed_requests %+v, want the 2 real failures", f)
-	}
-	if f := w.Figure("unsent_puts"); f == nil || f.Value != 5 {
-		t.Errorf("unsent_puts %+v, want 5", f)
-	}
-	if v := w.Verdicts[0]; v.Check != "check_perf_errors" || v.Value != 2 || v.Status != verdict.Fail {
-		t.Errorf("errors verdict %+v, want FAIL on 2", v)
-	}
-	notes := strings.Join(w.Notes, "\n")
-	if strings.Contains(notes, errNotSent.Error()) || !strings.Contains(notes, "5 puts due during") || !strings.Contains(notes, "request timed out") {
-		t.Errorf("notes:\n%s", notes)
-	}
-}
-
-func TestServiceMeterStopsSendingWhenOver(t *testing.T) {
+func TestServiceMeterTimesPutsOnly(t *testing.T) {
 	var m serviceMeter
 	calls := 0
 	invoke := func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error {
@@ -224,18 +203,13 @@ func TestServiceMeterStopsSendingWhenOver(t *testing.T) {
 		return nil
 	}
 	if err := m.intercept(context.Background(), putMethod, nil, nil, nil, invoke); err != nil || calls != 1 {
-		t.Fatalf("before the end: %v, %d calls", err, calls)
+		t.Fatalf("put: %v, %d calls", err, calls)
 	}
-	m.over.Store(true)
-	if err := m.intercept(context.Background(), putMethod, nil, nil, nil, invoke); !errors.Is(err, errNotSent) || calls != 1 {
-		t.Fatalf("after the end: %v, %d calls; want errNotSent without a call", err, calls)
-	}
-	// Cleanup (a delete) still goes through.
 	if err := m.intercept(context.Background(), "/etcdserverpb.KV/DeleteRange", nil, nil, nil, invoke); err != nil || calls != 2 {
-		t.Fatalf("delete after the end: %v, %d calls", err, calls)
+		t.Fatalf("delete: %v, %d calls", err, calls)
 	}
-	if s := m.summary(); s.Count != 1 || s.Unsent != 1 {
-		t.Fatalf("%+v, want 1 put timed and 1 unsent", s)
+	if s := m.summary(); s.Count != 1 {
+		t.Fatalf("%+v, want 1 put timed", s)
 	}
 }
 
@@ -252,7 +226,7 @@ func TestCheckStopsAtTheEnd(t *testing.T) {
 		t.Fatalf("Check: %v", err)
 	}
 	w := out.Workload
-	unsent, failed := w.Figure("unsent_puts"), w.Figure("failed_requests")
+	unsent, failed := w.Figure("unsent_requests"), w.Figure("failed_requests")
 	if unsent == nil || unsent.Value <= 0 || failed == nil || w.Ops+int64(unsent.Value+failed.Value) != 50000 {
 		t.Fatalf("%d puts, unsent %+v, failed %+v: want 50000 due, some unsent", w.Ops, unsent, failed)
 	}

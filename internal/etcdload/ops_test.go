@@ -212,3 +212,22 @@ func TestLoadValidateOps(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOpenLoopStopsAtTheEnd asks for far more than the server can do:
+// the run ends about at its duration, with the backlog counted as unsent.
+func TestRunOpenLoopStopsAtTheEnd(t *testing.T) {
+	l := testLoad(t, OpPut)
+	l.Total, l.Duration, l.Rate, l.Clients = 0, time.Second, 1e6, 4
+	out, err := Run(context.Background(), l)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	w := out.Workload
+	if d := time.Duration(w.DurationNs); d > 10*time.Second {
+		t.Errorf("a 1 s run at an impossible rate took %v: the backlog was sent", d)
+	}
+	f := w.Figure("unsent_requests")
+	if f == nil || f.Value <= 0 || int64(f.Value)+w.Ops > 1e6 {
+		t.Errorf("unsent %+v with %d ops: want the rest of the 1e6 due", f, w.Ops)
+	}
+}

@@ -33,6 +33,10 @@ const (
 	defaultCleanupTimeout = 30 * time.Second
 )
 
+// lateSendGrace is how far behind its due time an open loop may send a
+// request after the run's duration is over.
+const lateSendGrace = time.Second
+
 // lateWriteGrace is how long an interrupted run waits before deleting its
 // prefix a second time, for puts that were in flight.
 const lateWriteGrace = 200 * time.Millisecond
@@ -295,6 +299,11 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 					case <-ctx.Done():
 						return
 					}
+				} else if l.Duration > 0 && -d > lateSendGrace && time.Now().After(end) {
+					// An open loop that fell behind stops at the end of its
+					// time (and a grace) instead of sending its backlog for
+					// minutes; the requests left are counted as unsent.
+					return
 				}
 				kind, err := send(ctx, n, due)
 				done := time.Now()

@@ -66,6 +66,19 @@ func buildWorkload(l Load, agg *aggregator, out *Outcome, interrupted bool) (res
 			Description: "requests per second asked for (open loop: latency counts from each request's due time)",
 		})
 	}
+	if l.Rate > 0 && l.Duration > 0 && !interrupted {
+		due := int64(math.Ceil(l.Duration.Seconds() * l.Rate))
+		if l.Total > 0 {
+			due = min(due, l.Total)
+		}
+		if unsent := due - sent(l, agg) - failed; unsent > 0 {
+			w.Figures = append(w.Figures, result.Figure{
+				Name: "unsent_requests", Value: float64(unsent), Unit: "count",
+				Description: "requests due within the duration that were never sent: the clients fell more than 1 s behind the rate, so the server did not keep up",
+			})
+			w.Notes = append(w.Notes, fmt.Sprintf("%d of the %d requests due in %v were not sent: the cluster did not keep up with %g requests/s", unsent, due, l.Duration, l.Rate))
+		}
+	}
 	return w, nil
 }
 
