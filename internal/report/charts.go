@@ -318,9 +318,9 @@ type memberMetric struct {
 }
 
 var memberMetrics = []memberMetric{
-	{"_wal_fsync_p99", "WAL fsync p99", 10e6},
-	{"_backend_commit_p99", "backend commit p99", 25e6},
-	{"_apply_p99", "apply p99", 0},
+	{"_wal_fsync_p99", "WAL fsync", 10e6},
+	{"_backend_commit_p99", "backend commit", 25e6},
+	{"_apply_p99", "apply", 0},
 }
 
 // membersChart draws each etcd member's own WAL fsync, backend commit and
@@ -354,8 +354,8 @@ func membersChart(id string, wl *result.Workload) *chart {
 	}
 	ymin, ymax := logRange(lo, hi)
 	c := &chart{
-		id: id, title: "etcd members' own p99s (from their /metrics)",
-		x: axis{min: 0, max: float64(len(members)), label: "member", format: fmtSeconds},
+		id: id, title: "members' own p99s (/metrics)",
+		x: axis{min: 0, max: float64(len(members)), format: fmtSeconds}, // the ticks name the members
 		y: axis{min: ymin, max: ymax, log: true, label: axisLatencyLabel, format: fmtLatency},
 	}
 	for i, name := range members {
@@ -372,10 +372,10 @@ func membersChart(id string, wl *result.Workload) *chart {
 				continue
 			}
 			x0 := float64(i) + 0.1 + float64(j)*w
-			c.bars = append(c.bars, bar{x0: x0, x1: x0 + w, y: v, color: color, title: fmt.Sprintf("%s %s: %s", name, m.label, latencyLabel(v))})
+			c.bars = append(c.bars, bar{x0: x0, x1: x0 + w, y: v, color: color, title: fmt.Sprintf("%s %s p99: %s", name, m.label, latencyLabel(v))})
 		}
 		if m.thresholdNs > 0 {
-			c.hmarks = append(c.hmarks, mark{at: float64(m.thresholdNs), label: latencyLabel(float64(m.thresholdNs)) + " " + m.label + " limit", color: colorThreshold})
+			c.hmarks = append(c.hmarks, mark{at: float64(m.thresholdNs), label: latencyLabel(float64(m.thresholdNs)) + " " + m.label + " p99 limit", color: colorThreshold})
 		}
 	}
 	return c

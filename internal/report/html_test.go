@@ -103,7 +103,7 @@ func TestHTMLOfEtcdRunHasMembersAndSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := b.String()
-	for _, want := range []string{"requests per second (throughput)", "request latency per second", "etcd members&#39; own p99s", "WAL fsync p99 limit"} {
+	for _, want := range []string{"requests per second (throughput)", "request latency per second", "members&#39; own p99s", "WAL fsync p99 limit"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("etcd report lacks %q", want)
 		}

@@ -266,7 +266,7 @@ func (c *chart) legend(b *strings.Builder) {
 	x := float64(chartW - padR)
 	for i := len(named) - 1; i >= 0; i-- {
 		l := named[i]
-		w := 22 + 6.5*float64(len([]rune(l.name)))
+		w := 28 + 7.6*float64(len([]rune(l.name))) // 13px text is about 7.6px a character
 		x -= w
 		fmt.Fprintf(b, `<g class="legend"><line x1="%.1f" x2="%.1f" y1="28" y2="28" stroke="%s" stroke-width="3"/><text x="%.1f" y="32" fill="currentColor">%s</text></g>`,
 			x, x+14, l.color, x+17, html.EscapeString(l.name))
