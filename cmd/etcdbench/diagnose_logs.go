@@ -11,6 +11,7 @@ import (
 
 	"etcdbench/internal/diagnose"
 	"etcdbench/internal/result"
+	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/verdict"
 )
 
@@ -48,9 +49,11 @@ func runDiagnoseLogs(ctx context.Context, name, output string, args []string, st
 	fs := diagnose.Diagnose(ev, verdict.DiagnoseDefaults(), rules)
 	w := diagnose.Workload("diagnose-logs", ev, fs, rules)
 	w.Parameters["log"] = name
+	w.Notes = append(w.Notes, "the environment describes the machine etcdbench ran on, not the one that wrote the log")
+	res.Environment = sysinfo.Collect("/", ".")
 	res.Workloads = []result.Workload{w}
 	res.Finish(time.Now().UTC())
-	return finishDiagnosis(stdout, output, res)
+	return finishDiagnosis(ctx, stdout, output, res)
 }
 
 // newDiagnoseLogsCmd is 'etcdbench diagnose logs'.
@@ -74,13 +77,13 @@ Exit codes: 0 healthy (or only warnings), 1 a cause was found, 2 bad input.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usagef("--output %q: want text or json", output)
+			if err := checkFormat("--output", output); err != nil {
+				return err
 			}
 			return runDiagnoseLogs(cmd.Context(), args[0], output, commandLine(cmd), cmd.InOrStdin(), stdout)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "report format: text or json")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "report format: text, json, html or prom")
 	return cmd
 }

@@ -35,7 +35,7 @@ func (f *diagnoseMetricsFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.metricsURLs, "metrics-url", nil, "full /metrics URLs of the members (e.g. --listen-metrics-urls), instead of --endpoints")
 	fs.StringArrayVar(&f.from, "from", nil, "a saved /metrics scrape (curl URL/metrics > FILE); give it twice (before, after) for the difference")
 	fs.StringVar(&f.window, "window", "30s", "time between the two scrapes: the diagnosis is about this window, not since start")
-	fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	fs.StringVarP(&f.output, "output", "o", "text", "report format: text, json, html or prom")
 	fs.StringVar(&f.tls.CACert, "cacert", "", "verify the members' TLS certificates with this CA bundle (PEM)")
 	fs.StringVar(&f.tls.Cert, "cert", "", "client certificate (PEM), with --key")
 	fs.StringVar(&f.tls.Key, "key", "", "client key (PEM), with --cert")
@@ -61,8 +61,8 @@ func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec,
 		}
 	}
 	switch {
-	case f.output != "text" && f.output != "json":
-		return s, usagef("--output %q: want text or json", f.output)
+	case checkFormat("--output", f.output) != nil:
+		return s, checkFormat("--output", f.output)
 	case given == 0:
 		return s, usagef("nothing to diagnose: give --endpoints URLS, --metrics-url URLS or --from FILE [--from FILE]")
 	case given > 1:
@@ -185,12 +185,13 @@ func runDiagnoseMetrics(ctx context.Context, s diagnoseMetricsSpec, stdout io.Wr
 	res.Environment = sysinfo.Collect("/", ".")
 	res.Workloads = []result.Workload{w}
 	res.Finish(time.Now().UTC())
-	return finishDiagnosis(stdout, s.output, res)
+	return finishDiagnosis(ctx, stdout, s.output, res)
 }
 
-// finishDiagnosis prints a diagnosis and maps a found cause to exit 1.
-func finishDiagnosis(stdout io.Writer, output string, res *result.Result) error {
-	if err := render(stdout, output, res); err != nil {
+// finishDiagnosis reports a diagnosis (and the report files of the root's
+// --html and --textfile) and maps a found cause to exit 1.
+func finishDiagnosis(ctx context.Context, stdout io.Writer, output string, res *result.Result) error {
+	if err := emit(ctx, stdout, output, res); err != nil {
 		return err
 	}
 	if res.Failed() {
