@@ -193,6 +193,10 @@ func TestExecuteAndSummarize(t *testing.T) {
 	}
 
 	sw := s.Workload()
+	if sw.Stop.Mode != "count" || sw.Latencies == nil || sw.Series == nil || sw.Verdicts == nil || sw.Ops != 6 {
+		t.Errorf("summary workload stop %+v, latencies %v, series %v, verdicts %v, ops %d: want the schema's count mode, empty arrays, 6 runs",
+			sw.Stop, sw.Latencies, sw.Series, sw.Verdicts, sw.Ops)
+	}
 	if f := sw.Figure("c2_throughput_median"); f == nil || f.Value != 1500 {
 		t.Errorf("summary figure c2_throughput_median %+v", f)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
 )
 
@@ -185,7 +186,16 @@ func (s Summary) Workload() result.Workload {
 	if !math.IsNaN(s.Chance) {
 		w.Parameters["chance_per_pair"] = s.Chance
 	}
+	// The result schema wants arrays, not nulls, and a stop mode: the
+	// tune stops after a count of runs.
+	w.Latencies, w.Series, w.Verdicts = []result.Latency{}, []stats.SecondSample{}, []verdict.Verdict{}
+	w.Stop = result.Stop{Mode: "count", Reason: fmt.Sprintf("%d of %d runs finished", len(s.Runs), s.Rounds*len(s.Combinations))}
 	w.Ops = int64(len(s.Runs))
+	for _, r := range s.Runs {
+		if rw := r.Workload(); rw != nil {
+			w.DurationNs += rw.DurationNs
+		}
+	}
 	for c, combo := range s.Combinations {
 		for m, met := range Metrics {
 			sp := s.Cells[c][m]
