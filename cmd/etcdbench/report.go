@@ -52,24 +52,24 @@ file; prom merges them into one Prometheus exposition; html takes one file
 	return cmd
 }
 
-// renderAll writes several results: prom as one exposition, the other
-// formats one after the other.
+// renderAll writes several results: prom as one exposition (a metric
+// family may appear only once), the other formats one after the other. The
+// --html and --textfile files are written for each.
 func renderAll(cmd *cobra.Command, w io.Writer, format string, rs []*result.Result) error {
 	if format == "prom" && len(rs) > 1 {
 		if err := report.Prom(w, rs...); err != nil {
 			return err
 		}
-		format = "" // the files are still to be written
+		for _, r := range rs {
+			if err := reportFilesFrom(cmd.Context()).write(r); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	for i, r := range rs {
 		if i > 0 && format == "text" {
 			fmt.Fprintln(w)
-		}
-		if format == "" {
-			if err := reportFilesFrom(cmd.Context()).write(r); err != nil {
-				return err
-			}
-			continue
 		}
 		if err := emit(cmd.Context(), w, format, r); err != nil {
 			return err
