@@ -92,7 +92,7 @@ func judgeGroup(g *Group, several bool, opt JudgeOptions) (result.Workload, erro
 		Name:        name,
 		Description: fmt.Sprintf("fio job %s: %d writer(s), judged as etcd's WAL", strings.Join(g.Names, ", "), g.Writers),
 		Parameters: map[string]any{
-			"fio_command": Command(g.Options), "group": g.ID, "jobs": strings.Join(g.Names, ","),
+			"fio_command": Command(g.Names[0], g.Options), "group": g.ID, "jobs": strings.Join(g.Names, ","),
 			"writers": g.Writers, "entries": g.Entries, "threshold_ns": threshold.Nanoseconds(),
 			"quantile": 0.99, "confidence": opt.Confidence, "source": opt.Source, "exact_histogram": g.Exact,
 		},
@@ -160,6 +160,7 @@ func judgeGroup(g *Group, several bool, opt JudgeOptions) (result.Workload, erro
 		Outcome: outcome, Level: opt.Confidence, Method: method, Bounds: bounds, SyncIOPS: perWriter,
 	})
 
+	wl.Notes = append(wl.Notes, "fio's run, as one command line (from the options its output records): "+Command(g.Names[0], g.Options))
 	if !g.Exact {
 		wl.Notes = append(wl.Notes, "latency distribution rebuilt from fio's percentiles (each sample placed at the percentile above it): exact at those points only; run fio with --output-format=json+ to give etcdbench the full histogram")
 	}

@@ -160,6 +160,9 @@ func TestJudgeRealFioShapes(t *testing.T) {
 					t.Errorf("notes wrongly say %q:\n%s", u, n)
 				}
 			}
+			if !strings.Contains(n, "fio --name=mytest ") || !strings.Contains(n, "--bs=") {
+				t.Errorf("notes lack fio's command line:\n%s", n)
+			}
 			if c.groups == 2 && r.Workloads[1].Name == r.Workloads[0].Name {
 				t.Error("two groups under one name")
 			}

@@ -131,18 +131,19 @@ func Unlike(g *Group) []string {
 
 func isTrue(s string) bool { return s == "1" || s == "true" }
 
-// Command rebuilds a fio command line from a job's effective options, so a
-// report says what was run even when the job file is gone.
-func Command(opts map[string]string) string {
+// Command rebuilds a fio command line from a job's name and effective
+// options (a job file's section name is not among them), so a report says
+// what was run even when the job file is gone.
+func Command(name string, opts map[string]string) string {
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	parts := []string{"fio"}
 	if n, ok := opts["name"]; ok {
-		parts = append(parts, "--name="+n)
+		name = n
 	}
+	parts := []string{"fio", "--name=" + name}
 	for _, k := range keys {
 		if k == "name" {
 			continue
