@@ -216,11 +216,13 @@ func runTune(ctx context.Context, s tuneSpec, stdout io.Writer) error {
 	total := len(s.plan.Combinations) * s.plan.Rounds
 	tuneID := time.Now().UTC().Format("20060102T150405Z")
 	res := newResult(s.args)
+	started := 0
 	runOne := func(ctx context.Context, c tune.Combination, sl tune.Slot) (*result.Result, error) {
 		l := c.Config.Load
 		l.RunID = etcdload.NewRunID()
+		started++
 		if s.progress != nil {
-			fmt.Fprintf(s.progress, "tune: round %d of %d, %s (%s)\n", sl.Round, s.plan.Rounds, c.ID(), c.Label())
+			fmt.Fprintf(s.progress, "tune: run %d of %d: round %d, %s (%s)\n", started, total, sl.Round, c.ID(), c.Label())
 		}
 		return measureEtcd(ctx, etcdSpec{load: l, embedded: c.Config.Embedded, dir: c.Config.Dir, output: s.output, args: s.args, progress: s.progress})
 	}
