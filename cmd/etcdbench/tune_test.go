@@ -145,6 +145,7 @@ func TestTuneBadInput(t *testing.T) {
 		{"missing vary dir", []string{"tune", "--vary", "dir=" + dir + "," + dir + "/nope"}, "does not exist"},
 		{"no dir", []string{"tune", "--vary", "snapshot-count=1,2"}, "--dir is required"},
 		{"missing dir", []string{"tune", "--dir", dir + "/nope", "--vary", "snapshot-count=1,2"}, "does not exist"},
+		{"dir twice", []string{"tune", "--dir", dir, "--vary", "dir=" + dir + "," + os.TempDir()}, "--dir and --vary dir are alternatives"},
 		{"clients twice", []string{"tune", "--dir", dir, "--clients", "4", "--vary", "clients=1,2"}, "alternatives"},
 		{"watch", []string{"tune", "--dir", dir, "--workload", "watch", "--vary", "clients=1,2"}, "--workload"},
 		{"txn-ops on put", []string{"tune", "--dir", dir, "--txn-ops", "2", "--vary", "clients=1,2"}, "--txn-ops"},
