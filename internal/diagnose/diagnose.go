@@ -233,7 +233,12 @@ func logNotes(s *LogSummary) []string {
 		}
 		out = append(out, fmt.Sprintf("log worst %s (%d in all): %s%s: %s", k, ks.Count, stamp(ks.Worst.Time), took, ks.Worst.Line))
 	}
-	for _, m := range s.Minutes() {
+	minutes := s.Minutes()
+	if len(minutes) > maxMinuteNotes {
+		minutes = busiest(s, minutes, maxMinuteNotes)
+		out = append(out, fmt.Sprintf("log: events in %d minutes; the %d busiest are listed, the counts above cover all", len(s.Minutes()), maxMinuteNotes))
+	}
+	for _, m := range minutes {
 		var parts []string
 		for _, k := range Kinds {
 			if ks := s.Kinds[k]; ks != nil && ks.PerMinute[m] > 0 {
@@ -243,4 +248,23 @@ func logNotes(s *LogSummary) []string {
 		out = append(out, "log minute "+m.Format("2006-01-02 15:04")+": "+strings.Join(parts, ", "))
 	}
 	return out
+}
+
+// maxMinuteNotes bounds the per-minute notes of a long log.
+const maxMinuteNotes = 60
+
+// busiest returns the n minutes with the most events, in time order.
+func busiest(s *LogSummary, minutes []time.Time, n int) []time.Time {
+	total := func(m time.Time) int {
+		c := 0
+		for _, ks := range s.Kinds {
+			c += ks.PerMinute[m]
+		}
+		return c
+	}
+	ms := append([]time.Time(nil), minutes...)
+	sort.SliceStable(ms, func(i, j int) bool { return total(ms[i]) > total(ms[j]) })
+	ms = ms[:n]
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Before(ms[j]) })
+	return ms
 }

@@ -145,3 +145,28 @@ func FuzzParseLogs(f *testing.F) {
 		}
 	})
 }
+
+func TestLongLogListsBusiestMinutes(t *testing.T) {
+	var b strings.Builder
+	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	for i := range 100 {
+		n := 1
+		if i == 77 {
+			n = 5 // the busiest minute
+		}
+		for range n {
+			b.WriteString(`{"level":"warn","ts":"` + start.Add(time.Duration(i)*time.Minute).Format(time.RFC3339) + `","msg":"slow fdatasync","took":"1.5s"}` + "\n")
+		}
+	}
+	s := ParseLogs([]byte(b.String()))
+	notes := strings.Join(logNotes(s), "\n")
+	if got := strings.Count(notes, "log minute "); got != maxMinuteNotes {
+		t.Errorf("%d minute notes, want %d", got, maxMinuteNotes)
+	}
+	if !strings.Contains(notes, "events in 100 minutes") || !strings.Contains(notes, "log minute 2026-11-22 01:17: slow_fdatasync 5") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if s.Count(KindSlowFdatasync) != 104 {
+		t.Errorf("count %d, want 104", s.Count(KindSlowFdatasync))
+	}
+}
