@@ -87,7 +87,7 @@ func judgeGroup(g *Group, several bool, opt JudgeOptions) (result.Workload, erro
 			op = "fsync"
 		}
 	}
-	secs := float64(g.Elapsed) / 1000
+	secs := g.Elapsed.Seconds()
 	wl := result.Workload{
 		Name:        name,
 		Description: fmt.Sprintf("fio job %s: %d writer(s), judged as etcd's WAL", strings.Join(g.Names, ", "), g.Writers),
@@ -96,7 +96,7 @@ func judgeGroup(g *Group, several bool, opt JudgeOptions) (result.Workload, erro
 			"writers": g.Writers, "entries": g.Entries, "threshold_ns": threshold.Nanoseconds(),
 			"quantile": 0.99, "confidence": opt.Confidence, "source": opt.Source, "exact_histogram": g.Exact,
 		},
-		Ops: g.Syncs, Bytes: g.WriteBytes, DurationNs: int64(g.Elapsed) * int64(time.Millisecond),
+		Ops: g.Syncs, Bytes: g.WriteBytes, DurationNs: g.Elapsed.Nanoseconds(),
 		Series: []stats.SecondSample{},
 	}
 	if secs > 0 {

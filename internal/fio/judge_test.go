@@ -142,6 +142,11 @@ func TestJudgeRealFioShapes(t *testing.T) {
 					t.Errorf("no %s verdict: %+v", want, wl.Verdicts)
 				}
 			}
+			// The duration is the wall-clock one, also with group_reporting
+			// (whose job_runtime adds up the jobs' times).
+			if secs := float64(wl.DurationNs) / 1e9; secs <= 0 || math.Abs(wl.OpsPerSec*secs-float64(wl.Ops)) > 0.05*float64(wl.Ops)+1 {
+				t.Errorf("%d syncs in %v s at %v/s do not add up", wl.Ops, secs, wl.OpsPerSec)
+			}
 			iops := wl.Verdicts[1].Value
 			if iops <= 0 || iops > wl.OpsPerSec*1.0001 || (c.writers == 1 && iops != wl.OpsPerSec) {
 				t.Errorf("IOPS verdict %v, workload %v/s over %d writers", iops, wl.OpsPerSec, c.writers)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -31,11 +32,11 @@ type Group struct {
 	Options map[string]string // the first syncing job's effective options
 	// AllOptions are every syncing entry's effective options.
 	AllOptions []map[string]string
-	Syncs      int64   // fsync/fdatasync calls
-	Writes     int64   // write calls
-	WriteBytes int64   // bytes written
-	SyncIOPS   float64 // syncs per second over all writers
-	Elapsed    int64   // the longest entry's runtime, ms
+	Syncs      int64         // fsync/fdatasync calls
+	Writes     int64         // write calls
+	WriteBytes int64         // bytes written
+	SyncIOPS   float64       // syncs per second of all writers together
+	Elapsed    time.Duration // the longest entry's run time
 	// Hist holds the merged sync latencies. Exact is true when it was built
 	// from fio's full histograms (json+ bins); otherwise it is rebuilt from
 	// each job's percentiles and is accurate only at those points.
@@ -103,8 +104,7 @@ func Groups(o *Output) ([]Group, error) {
 		g.Syncs += lat.N
 		g.Writes += j.Write.TotalIOs
 		g.WriteBytes += j.Write.IOBytes
-		g.SyncIOPS += syncRate(j)
-		g.Elapsed = max(g.Elapsed, j.RuntimeMs)
+		g.Elapsed = max(g.Elapsed, ranFor(j))
 		g.lats = append(g.lats, lat)
 	}
 	if len(ids) == 0 {
@@ -114,6 +114,14 @@ func Groups(o *Output) ([]Group, error) {
 	// with it (which the JSON does not record) one entry stands for all.
 	for k, n := range entries {
 		byID[k.group].Writers += max(n, numjobs[k])
+	}
+	// The group's jobs started together: its rate is all their syncs over
+	// the longest one's time (summing each job's own rate would overstate
+	// it when one finished early).
+	for _, g := range byID {
+		if g.Elapsed > 0 {
+			g.SyncIOPS = float64(g.Syncs) / g.Elapsed.Seconds()
+		}
 	}
 	sort.Ints(ids)
 	out := make([]Group, 0, len(ids))
@@ -129,19 +137,15 @@ func Groups(o *Output) ([]Group, error) {
 	return out, nil
 }
 
-// syncRate is an entry's syncs per second. fio's write IOPS already uses the
-// right run time (with group_reporting, job_runtime is the sum over the
-// group's jobs, so dividing by it would be wrong); syncs are scaled from
-// writes, since fdatasync=N syncs every N writes.
-func syncRate(j *Job) float64 {
-	n := float64(j.Sync.Lat.N)
+// ranFor is how long an entry ran. With group_reporting fio's job_runtime
+// is the sum over the group's jobs, which ran at the same time; its write
+// IOPS already uses the wall-clock time, so that time is read back from the
+// IOPS where it can be (which also gives more than whole milliseconds).
+func ranFor(j *Job) time.Duration {
 	if j.Write.TotalIOs > 0 && j.Write.IOPS > 0 {
-		return j.Write.IOPS * n / float64(j.Write.TotalIOs)
+		return time.Duration(float64(j.Write.TotalIOs) / j.Write.IOPS * float64(time.Second))
 	}
-	if j.RuntimeMs > 0 {
-		return n / (float64(j.RuntimeMs) / 1000)
-	}
-	return 0
+	return time.Duration(j.RuntimeMs) * time.Millisecond
 }
 
 // mergeLats adds the sync latencies of several entries into one histogram:
