@@ -23,8 +23,8 @@ func newJudgeCmd(stdout, _ io.Writer) *cobra.Command {
 		Long: `Reads the output of fio --output-format=json (or json+, which carries the full
 latency histograms; "-" reads standard input) from any job file: the jobs of
 each reporting group ran together and are merged (numjobs with or without
-group_reporting), their sync latencies into one distribution and their IOPS
-added up. It then gives the verdicts of 'etcdbench disk wal': the fdatasync
+group_reporting), their sync latencies into one distribution and their syncs
+into one rate. It then gives the verdicts of 'etcdbench disk wal': the fdatasync
 p99 against 10 ms (decided with confidence bounds), the synced IOPS per
 writer, and whether the syncs can have reached a device; and it lists the fio
 options that make the result unlike etcd's WAL (direct=1, libaio, a bs far

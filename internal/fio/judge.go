@@ -165,7 +165,7 @@ func judgeGroup(g *Group, several bool, opt JudgeOptions) (result.Workload, erro
 		wl.Notes = append(wl.Notes, "latency distribution rebuilt from fio's percentiles (each sample placed at the percentile above it): exact at those points only; run fio with --output-format=json+ to give etcdbench the full histogram")
 	}
 	if g.Entries > 1 {
-		wl.Notes = append(wl.Notes, fmt.Sprintf("merged %d job entries of group %d: latencies from all of them, IOPS added up", g.Entries, g.ID))
+		wl.Notes = append(wl.Notes, fmt.Sprintf("merged %d job entries of group %d: latencies from all of them, IOPS of all their syncs over the longest one's time", g.Entries, g.ID))
 	}
 	if n < 1000 {
 		wl.Notes = append(wl.Notes, fmt.Sprintf("only %d syncs: too few to pin down a p99 (the etcd recipe, --size=22m --bs=2300, makes about 10000)", n))
