@@ -25,7 +25,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
-	wf := defaultWALFlags(".")
+	cf := &wholeCheckFlags{}
 	rf := &reportFiles{}
 	root := &cobra.Command{
 		Use:   "etcdbench",
@@ -33,8 +33,9 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `etcdbench measures a disk the way etcd uses it and judges the result against
 etcd's thresholds, with confidence bounds.
 
-With no command it runs the default check on the current directory (or --dir):
-today the WAL fdatasync check of 'etcdbench disk wal'.`,
+With no command it runs 'etcdbench check' on the current directory (or --dir):
+the WAL fdatasync check, the disk workloads of the budget, and an embedded etcd
+on the same disk under load, in one verdict table.`,
 		Version:       result.Version,
 		Args:          noArgs,
 		SilenceUsage:  true,
@@ -47,19 +48,19 @@ today the WAL fdatasync check of 'etcdbench disk wal'.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runWALCommand(cmd, wf, stdout, stderr)
+			return runCheckCommand(cmd, cf, stdout, stderr)
 		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	wf.register(root.Flags())
+	cf.register(root.Flags())
 	rf.register(root.PersistentFlags())
 	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr))
 	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
 	root.AddCommand(newTuneCmd(stdout, stderr))
 	root.AddCommand(newReportCmd(stdout), newCompareCmd(stdout), newJudgeCmd(stdout, stderr))
-	root.AddCommand(newTraceCmd(stdout, stderr))
+	root.AddCommand(newTraceCmd(stdout, stderr), newWholeCheckCmd(stdout, stderr))
 	return root
 }
 

@@ -42,13 +42,16 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 	} else if wl.DurationNs > 0 {
 		ew.printf("  %d operations, %s in %s: %.0f ops/s, %s/s\n",
 			wl.Ops, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
-	} else { // nothing timed, e.g. a WAL decoded from its files
+	} else if wl.Ops > 0 || wl.Bytes > 0 { // nothing timed, e.g. a WAL decoded from its files
 		ew.printf("  %d operations, %s\n", wl.Ops, units.FormatBytes(wl.Bytes))
 	}
 	if wl.Engine != "" {
 		ew.printf("  engine: %s\n", wl.Engine)
 	}
-	ew.printf("  stopped (%s mode): %s\n\n", wl.Stop.Mode, wl.Stop.Reason)
+	if wl.Stop.Mode != "" && wl.Stop.Mode != "none" {
+		ew.printf("  stopped (%s mode): %s\n", wl.Stop.Mode, wl.Stop.Reason)
+	}
+	ew.printf("\n")
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if len(wl.Latencies) > 0 {

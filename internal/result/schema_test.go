@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/check"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/report"
@@ -224,16 +225,27 @@ func TestEtcdWorkloadMatchesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	l := etcdload.DefaultLoad(etcdload.OpPut)
-	l.Client.Endpoints = c.Endpoints()
-	l.RunID = etcdload.NewRunID()
-	l.Total, l.Clients = 200, 4
-	out, err := etcdload.Bench(context.Background(), l, etcdload.BenchOptions{Targets: c.MetricsTargets(), Thresholds: verdict.Defaults()})
-	if err != nil {
-		t.Fatal(err)
+	// Every load kind, the defragmentation figures, and the check's
+	// summary of them all.
+	var wls []result.Workload
+	for _, op := range etcdload.Ops {
+		l := etcdload.DefaultLoad(op)
+		l.Client.Endpoints = c.Endpoints()
+		l.RunID = etcdload.NewRunID()
+		l.Total, l.Clients = 200, 4
+		if op == etcdload.OpWatch {
+			l.Total, l.Rate = 20, 1000
+		}
+		out, err := etcdload.Bench(context.Background(), l, etcdload.BenchOptions{Targets: c.MetricsTargets(), Thresholds: verdict.Defaults(),
+			After: etcdload.Maintenance{Compact: op == etcdload.OpTxn, Defrag: op == etcdload.OpTxn}})
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		wls = append(wls, out.Workload)
 	}
+	wls = append(wls, check.Summarize(wls))
 	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
-		StartedAt: time.Now(), Environment: sysinfo.Collect("/", dir), Workloads: []result.Workload{out.Workload}}
+		StartedAt: time.Now(), Environment: sysinfo.Collect("/", dir), Workloads: wls}
 	r.Finish(time.Now())
 	var b bytes.Buffer
 	if err := report.JSON(&b, r); err != nil {

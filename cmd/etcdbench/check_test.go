@@ -1,0 +1,137 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/testutil/fusedelay"
+	"etcdbench/internal/verdict"
+)
+
+// checkResult runs a quick check with args and returns its result.
+func checkResult(t *testing.T, o runOpts, args ...string) (*result.Result, runResult) {
+	t.Helper()
+	res := run(t, o, append([]string{"--quick", "--no-progress", "-o", "json"}, args...)...)
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatalf("stdout is not a result: %v\n%s", err, res.stdout)
+	}
+	return r, res
+}
+
+func workloadNames(r *result.Result) []string {
+	var names []string
+	for _, w := range r.Workloads {
+		names = append(names, w.Name)
+	}
+	return names
+}
+
+func summary(t *testing.T, r *result.Result) *result.Workload {
+	t.Helper()
+	w := &r.Workloads[len(r.Workloads)-1]
+	if w.Name != "check" {
+		t.Fatalf("last workload %q, want the check's summary; workloads %v", w.Name, workloadNames(r))
+	}
+	return w
+}
+
+// TestCheckQuick runs etcdbench without a command (the check) in a
+// directory: the disk workloads, the embedded etcd's loads and the
+// summary, one status, no scratch left; then re-renders the JSON as text.
+func TestCheckQuick(t *testing.T) {
+	d := t.TempDir()
+	before := snapshot(t, d)
+	r, res := checkResult(t, runOpts{dir: d})
+	if got := strings.Join(workloadNames(r), ","); got != "wal,wal-under-load,etcd-put,etcd-range,check" {
+		t.Errorf("workloads %s", got)
+	}
+	if r.Status == nil || (*r.Status == verdict.Fail) != (res.code == exitFail) {
+		t.Errorf("status %v does not match exit %d", r.Status, res.code)
+	}
+	s := summary(t, r)
+	for _, f := range []string{"disk_wal_p99", "disk_wal_under_load_p99", "etcd_wal_fdatasync_p99", "ratio_etcd_to_disk_wal"} {
+		if s.Figure(f) == nil {
+			t.Errorf("summary lacks %s: %+v", f, s.Figures)
+		}
+	}
+	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "finding") {
+		t.Errorf("summary notes name no finding:\n%s", notes)
+	}
+	put := r.Workloads[2]
+	if put.Figure("member0_wal_fsyncs") == nil || put.Ops == 0 {
+		t.Errorf("etcd-put: %d ops, figures %+v", put.Ops, put.Figures)
+	}
+	checkSnapshot(t, d, before)
+
+	// The saved result renders as the text report, table and findings.
+	f := filepath.Join(t.TempDir(), "check.json")
+	if err := os.WriteFile(f, []byte(res.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := run(t, runOpts{}, "report", f)
+	for _, want := range []string{"verdicts\n", "finding", "check: the answer", "Result: "} {
+		if !strings.Contains(text.stdout, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.stdout)
+		}
+	}
+}
+
+// TestCheckSlowDisk runs the check on a filesystem whose fsync and
+// fdatasync wait 30 ms: it fails and names the disk; without the delay the
+// same filesystem passes.
+func TestCheckSlowDisk(t *testing.T) {
+	backing, mnt := t.TempDir(), t.TempDir()
+	fs := fusedelay.Mount(t, backing, 30*time.Millisecond)
+	_ = mnt
+	r, res := checkResult(t, runOpts{}, "--dir", fs.Dir)
+	if res.code != exitFail {
+		t.Errorf("exit %d with 30 ms syncs, want %d", res.code, exitFail)
+	}
+	notes := strings.Join(summary(t, r).Notes, "\n")
+	if !strings.Contains(notes, "finding 1 (FAIL): slow disk") {
+		t.Errorf("the slow disk is not the first finding:\n%s", notes)
+	}
+	if fs.Syncs() == 0 {
+		t.Error("no sync went through the delaying filesystem")
+	}
+
+	fs.SetDelay(0)
+	r, res = checkResult(t, runOpts{}, "--dir", fs.Dir)
+	if res.code != exitOK {
+		var failed []string
+		for _, w := range r.Workloads {
+			for _, v := range w.Verdicts {
+				if v.Status == verdict.Fail {
+					failed = append(failed, w.Name+": "+v.Title+" "+v.Detail)
+				}
+			}
+		}
+		t.Errorf("exit %d without the delay, want %d; failed:\n%s", res.code, exitOK, strings.Join(failed, "\n"))
+	}
+}
+
+// TestCheckInterrupted stops a check with SIGINT while the disk workloads
+// or the etcd run: exit 130, nothing left in the directory.
+func TestCheckInterrupted(t *testing.T) {
+	d := t.TempDir()
+	before := snapshot(t, d)
+	p := start(t, runOpts{}, "check", "--dir", d, "--no-progress")
+	waitScratch(t, p, d)
+	time.Sleep(2 * time.Second)
+	p.signal(t, syscall.SIGINT)
+	res := p.wait(t)
+	if res.code != exitInterrupted {
+		t.Errorf("exit %d, want %d; stderr:\n%s", res.code, exitInterrupted, res.stderr)
+	}
+	checkOneErrorLine(t, res.stderr)
+	checkSnapshot(t, d, before)
+}

@@ -1,0 +1,76 @@
+// Package check is the whole answer of `etcdbench check` (and of etcdbench
+// without a command): which disk workloads and which etcd loads run for
+// each time budget, and how the synthetic WAL figures compare with what the
+// real etcd then saw on the same disk.
+package check
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"etcdbench/internal/etcdload"
+)
+
+// ErrBadBudget is returned for an unknown budget name.
+var ErrBadBudget = errors.New("check: unknown time budget")
+
+// Budget is what one time budget runs, as data.
+type Budget struct {
+	Name  string // quick, default, thorough
+	About string // the time it takes, for help texts
+	// DiskPreset names the disk workloads' preset (disk.PresetNamed).
+	DiskPreset string
+	// Disk are the disk workloads run, in order, by registered name; the
+	// idle WAL comes first, as wal-under-load compares with it.
+	Disk []string
+	// Members of the embedded etcd.
+	Members int
+	// Put and Range are the embedded etcd's loads, one after the other,
+	// from etcdload.DefaultLoad with these settings.
+	Put, Range LoadShape
+}
+
+// LoadShape is the part of an etcd load a budget sets.
+type LoadShape struct {
+	Conns, Clients int
+	Duration       time.Duration
+	ValSize        int
+	KeySpaceSize   int
+}
+
+// Load returns etcd's benchmark defaults for op with the shape applied;
+// the endpoints are set by the caller.
+func (s LoadShape) Load(op etcdload.Op) etcdload.Load {
+	l := etcdload.DefaultLoad(op)
+	l.Conns, l.Clients, l.Duration, l.Total = s.Conns, s.Clients, s.Duration, 0
+	l.ValSize, l.KeySpaceSize = s.ValSize, s.KeySpaceSize
+	return l
+}
+
+// Budgets returns the budgets. The etcd loads are shaped like a small
+// Kubernetes control plane's: 16 clients writing ~1 KiB objects (the
+// shape of wal-under-load's 16 group-committed clients), then ranges.
+func Budgets() []Budget {
+	put := LoadShape{Conns: 4, Clients: 16, ValSize: 1024, KeySpaceSize: 10000}
+	rng := LoadShape{Conns: 4, Clients: 16, ValSize: 1024, KeySpaceSize: 1000}
+	q, d, t := put, put, put
+	q.Duration, d.Duration, t.Duration = 4*time.Second, 10*time.Second, 30*time.Second
+	qr, dr, tr := rng, rng, rng
+	qr.Duration, dr.Duration, tr.Duration = 2*time.Second, 5*time.Second, 15*time.Second
+	return []Budget{
+		{Name: "quick", About: "about 20 s", DiskPreset: "quick", Disk: []string{"wal", "wal-under-load"}, Members: 1, Put: q, Range: qr},
+		{Name: "default", About: "about a minute", DiskPreset: "default", Disk: []string{"wal", "backend", "wal-under-load", "mixed"}, Members: 1, Put: d, Range: dr},
+		{Name: "thorough", About: "several minutes", DiskPreset: "thorough", Disk: []string{"wal", "backend", "wal-under-load", "mixed", "snapshot", "compaction", "recovery"}, Members: 1, Put: t, Range: tr},
+	}
+}
+
+// BudgetNamed returns the budget called name.
+func BudgetNamed(name string) (Budget, error) {
+	for _, b := range Budgets() {
+		if b.Name == name {
+			return b, nil
+		}
+	}
+	return Budget{}, fmt.Errorf("%w %q: want quick, default or thorough", ErrBadBudget, name)
+}

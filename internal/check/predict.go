@@ -1,0 +1,128 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
+	"etcdbench/internal/verdict"
+)
+
+// Names of what Predict reads.
+const (
+	// TracedLatency is the etcd put workload's latency of the real etcd's
+	// WAL fdatasyncs as the eBPF tracer timed them, when it could run.
+	TracedLatency = "wal-fdatasync-traced"
+	// histogramFigure is etcd's own WAL fsync p99 over the put load.
+	histogramFigure = "member0_wal_fsync_p99"
+)
+
+// Summarize returns the check's own workload, "check": the findings
+// (Findings: each cause of a FAIL or WARN verdict, worst first, with its
+// evidence and what to do) as notes, and the prediction figures (Predict)
+// when the run has them.
+func Summarize(ws []result.Workload) result.Workload {
+	w, ok := Predict(ws)
+	if !ok {
+		w = result.Workload{Latencies: []result.Latency{}, Verdicts: []verdict.Verdict{}, Parameters: map[string]any{}}
+	}
+	w.Name = "check"
+	w.Stop = result.Stop{Mode: "none", Reason: "a summary of the workloads above"}
+	if w.Series == nil {
+		w.Series = []stats.SecondSample{}
+	}
+	w.Description = "the answer: what is wrong, worst first, and how well the disk tests predicted the real etcd on this disk"
+	fs := Findings(ws)
+	var notes []string
+	if len(fs) == 0 {
+		notes = append(notes, "finding: nothing failed or warned - this disk and an etcd on it meet etcd's limits")
+	}
+	for i, f := range fs {
+		notes = append(notes, fmt.Sprintf("finding %d (%s): %s - %s", i+1, f.Status, f.Cause.Name, strings.Join(f.Evidence, "; ")))
+		notes = append(notes, fmt.Sprintf("what to do about finding %d: %s", i+1, f.Cause.Advice))
+	}
+	w.Notes = append(notes, w.Notes...)
+	return w
+}
+
+// Predict compares the disk tests' WAL fdatasync p99 (idle, and under
+// load when it ran) with the p99 of the real etcd's WAL fdatasyncs during
+// the put load on the same disk: the eBPF-traced one when present (ns
+// resolution), else etcd's histogram (1 ms buckets). It returns the
+// workload with those figures, or false when they are missing.
+func Predict(ws []result.Workload) (result.Workload, bool) {
+	idle := p99(find(ws, "wal"), "fdatasync")
+	loaded := p99(find(ws, "wal-under-load"), "fdatasync")
+	put := find(ws, "etcd-put")
+	if put == nil || idle <= 0 {
+		return result.Workload{}, false
+	}
+	real, how := p99(put, TracedLatency), "traced by eBPF at each fdatasync's entry and exit (ns resolution)"
+	if real <= 0 {
+		f := put.Figure(histogramFigure)
+		if f == nil || f.Value <= 0 {
+			return result.Workload{}, false
+		}
+		real = time.Duration(f.Value * float64(time.Second))
+		how = "from etcd's own histogram, whose 1 ms buckets make a sub-millisecond p99 coarse"
+	}
+	w := result.Workload{
+		Name:        "prediction",
+		Description: "how the synthetic WAL tests' fdatasync p99 compare with the real etcd's on the same disk",
+		Parameters:  map[string]any{"real_source": how},
+		Latencies:   []result.Latency{},
+		Verdicts:    []verdict.Verdict{},
+	}
+	add := func(name string, d time.Duration, desc string) {
+		w.Figures = append(w.Figures, result.Figure{Name: name, Value: d.Seconds(), Unit: "s", Description: desc})
+	}
+	add("etcd_wal_fdatasync_p99", real, "p99 of the embedded etcd's WAL fdatasyncs during the put load, "+how)
+	add("disk_wal_p99", idle, "p99 of `disk wal` (one write + fdatasync at a time, idle disk)")
+	w.Figures = append(w.Figures, result.Figure{Name: "ratio_etcd_to_disk_wal", Value: real.Seconds() / idle.Seconds(), Unit: "x",
+		Description: "the real etcd's p99 / disk wal's: 1 is a perfect prediction"})
+	note := fmt.Sprintf("the real etcd's WAL fdatasync p99 was %v (%s); disk wal predicted %v (%.2fx)", round(real), how, round(idle), real.Seconds()/idle.Seconds())
+	if loaded > 0 {
+		add("disk_wal_under_load_p99", loaded, "p99 of `disk wal-under-load` (group-committed clients and bbolt-like commits meanwhile)")
+		w.Figures = append(w.Figures, result.Figure{Name: "ratio_etcd_to_disk_wal_under_load", Value: real.Seconds() / loaded.Seconds(), Unit: "x",
+			Description: "the real etcd's p99 / wal-under-load's: 1 is a perfect prediction"})
+		note += fmt.Sprintf(", wal-under-load %v (%.2fx)", round(loaded), real.Seconds()/loaded.Seconds())
+	}
+	w.Notes = []string{note}
+	return w, true
+}
+
+func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func round(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(10 * time.Microsecond)
+}
+
+func find(ws []result.Workload, name string) *result.Workload {
+	for i := range ws {
+		if ws[i].Name == name {
+			return &ws[i]
+		}
+	}
+	return nil
+}
+
+// p99 is the p99 of the named latency of w, or 0.
+func p99(w *result.Workload, latency string) time.Duration {
+	if w == nil {
+		return 0
+	}
+	l := w.Latency(latency)
+	if l == nil {
+		return 0
+	}
+	v, ok := l.At(99)
+	if !ok {
+		return 0
+	}
+	return time.Duration(v)
+}
