@@ -53,15 +53,23 @@ func freePort(t *testing.T) int {
 // log (zap JSON or capnslog text) in log, and stops it at cleanup.
 func startEtcdProc(t *testing.T, dataDir, logger string, log io.Writer) *etcdProc {
 	t.Helper()
+	peer := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	p := launchEtcd(t, "capture", dataDir, logger, log, peer, "capture="+peer)
+	p.waitHealthy(t)
+	return p
+}
+
+// launchEtcd starts one member of the cluster initial without waiting.
+func launchEtcd(t *testing.T, name, dataDir, logger string, log io.Writer, peer, initial string) *etcdProc {
+	t.Helper()
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
 		t.Skip("etcd is not on PATH (Debian: apt-get install etcd-server)")
 	}
-	cp, pp := freePort(t), freePort(t)
-	client, peer := fmt.Sprintf("http://127.0.0.1:%d", cp), fmt.Sprintf("http://127.0.0.1:%d", pp)
-	cmd := exec.Command(bin, "--name", "capture", "--data-dir", dataDir, "--logger", logger, "--log-outputs", "stderr",
+	client := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	cmd := exec.Command(bin, "--name", name, "--data-dir", dataDir, "--logger", logger, "--log-outputs", "stderr",
 		"--listen-client-urls", client, "--advertise-client-urls", client,
-		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "capture="+peer)
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", initial)
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -69,13 +77,19 @@ func startEtcdProc(t *testing.T, dataDir, logger string, log io.Writer) *etcdPro
 	p := &etcdProc{Endpoint: client, cmd: cmd, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.stop)
+	return p
+}
+
+func (p *etcdProc) waitHealthy(t *testing.T) {
+	t.Helper()
+	client := p.Endpoint
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(client + "/health")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return p
+				return
 			}
 		}
 		select {
@@ -96,6 +110,7 @@ func (p *etcdProc) stop() {
 		return
 	default:
 	}
+	p.cmd.Process.Signal(syscall.SIGCONT)
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
@@ -240,6 +255,50 @@ func TestCapture(t *testing.T) {
 	if os.Getenv("ETCDBENCH_CAPTURE") == "" {
 		t.Skip("set ETCDBENCH_CAPTURE=1 to capture testdata/ from real etcds again")
 	}
+	t.Run("etcd34 three members, the leader paused", func(t *testing.T) {
+		var peers, initial []string
+		for i := range 3 {
+			peers = append(peers, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+			initial = append(initial, fmt.Sprintf("m%d=%s", i, peers[i]))
+		}
+		var ps []*etcdProc
+		for i := range 3 {
+			ps = append(ps, launchEtcd(t, fmt.Sprintf("m%d", i), filepath.Join(memDir(t), "data"), "zap", io.Discard, peers[i], strings.Join(initial, ",")))
+		}
+		var eps []string
+		for _, p := range ps {
+			p.waitHealthy(t)
+			eps = append(eps, p.Endpoint)
+		}
+		time.Sleep(2 * time.Second) // peer round trips measured before the window
+		for i, p := range ps {
+			write(t, fmt.Sprintf("etcd34-3m-before-m%d.txt", i), scrapeKept(t, p.Endpoint+"/metrics"))
+		}
+		leader := -1
+		for i, p := range ps {
+			if bytes.Contains(scrapeKept(t, p.Endpoint+"/metrics"), []byte("etcd_server_is_leader 1")) {
+				leader = i
+			}
+		}
+		if leader < 0 {
+			t.Fatal("no leader")
+		}
+		// Pause the leader for 3 s (three election timeouts) under load:
+		// the others elect a new leader, the paused one's peers see
+		// round trips of seconds.
+		go func() {
+			time.Sleep(time.Second)
+			ps[leader].cmd.Process.Signal(syscall.SIGSTOP)
+			time.Sleep(3 * time.Second)
+			ps[leader].cmd.Process.Signal(syscall.SIGCONT)
+		}()
+		other := ps[(leader+1)%3].Endpoint
+		t.Logf("leader m%d paused; %d puts", leader, putLoad(t, other, 4, 6*time.Second))
+		time.Sleep(time.Second)
+		for i, p := range ps {
+			write(t, fmt.Sprintf("etcd34-3m-after-m%d.txt", i), scrapeKept(t, p.Endpoint+"/metrics"))
+		}
+	})
 	t.Run("etcd34 metrics and zap log", func(t *testing.T) {
 		log := &lockedBuffer{}
 		p := startEtcdProc(t, filepath.Join(memDir(t), "data"), "zap", log)
