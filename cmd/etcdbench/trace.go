@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/diagnose"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/trace"
@@ -66,27 +65,13 @@ exits. Needs root (or CAP_BPF and CAP_PERFMON).`,
 
 // tracePID is the process to trace: --pid, or the only etcd running.
 func tracePID(pid int, given bool) (int, error) {
-	if given {
-		if pid <= 0 {
-			return 0, usagef("--pid %d: want a process id", pid)
-		}
-		return pid, nil
+	if !given {
+		return findOneEtcd()
 	}
-	ps, err := diagnose.FindEtcd("/proc")
-	if err != nil {
-		return 0, err
+	if pid <= 0 {
+		return 0, usagef("--pid %d: want a process id", pid)
 	}
-	switch len(ps) {
-	case 0:
-		return 0, usagef("no etcd process is running here; give --pid PID")
-	case 1:
-		return ps[0].PID, nil
-	}
-	var ids []string
-	for _, p := range ps {
-		ids = append(ids, fmt.Sprint(p.PID))
-	}
-	return 0, usagef("%d etcd processes are running (%s): choose one with --pid", len(ps), strings.Join(ids, ", "))
+	return pid, nil
 }
 
 // runTrace traces pid and reports; an interrupted trace reports what it saw.

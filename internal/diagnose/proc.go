@@ -66,6 +66,9 @@ type EtcdFiles struct {
 	// directory): at a cut etcd renames it to the new segment and goes on
 	// writing through the same descriptor.
 	Next map[int]string
+	// Snap holds raft snapshot files being written or read
+	// (member/snap/*.snap, *.snap.db).
+	Snap map[int]string
 	// WALDir is the directory of the open segments (etcd keeps the last
 	// one open, plus the preallocated *.tmp and the directory itself).
 	WALDir string
@@ -97,7 +100,7 @@ func ReadEtcdFiles(procRoot string, pid int) (EtcdFiles, error) {
 
 // classifyEtcdFiles sorts descriptor targets into WAL segments and the db.
 func classifyEtcdFiles(links map[int]string) EtcdFiles {
-	f := EtcdFiles{WAL: map[int]string{}, DB: map[int]string{}, Next: map[int]string{}}
+	f := EtcdFiles{WAL: map[int]string{}, DB: map[int]string{}, Next: map[int]string{}, Snap: map[int]string{}}
 	for fd, p := range links {
 		switch {
 		case isWALPath(p):
@@ -107,6 +110,8 @@ func classifyEtcdFiles(links map[int]string) EtcdFiles {
 			}
 		case isDBPath(p):
 			f.DB[fd] = p
+		case isSnapPath(p):
+			f.Snap[fd] = p
 		}
 	}
 	for fd, p := range links {
@@ -120,6 +125,11 @@ func classifyEtcdFiles(links map[int]string) EtcdFiles {
 // isWALPath reports whether a path is a WAL segment (not a deleted one).
 func isWALPath(p string) bool {
 	return strings.HasSuffix(p, ".wal")
+}
+
+// isSnapPath reports whether a path is a raft snapshot in member/snap.
+func isSnapPath(p string) bool {
+	return filepath.Base(filepath.Dir(p)) == "snap" && (strings.HasSuffix(p, ".snap") || strings.HasSuffix(p, ".snap.db"))
 }
 
 // isDBPath reports whether a path is etcd's bbolt database.

@@ -2,10 +2,8 @@ package trace
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+
+	"etcdbench/internal/diagnose"
 )
 
 // Class is the kind of file a descriptor refers to.
@@ -35,50 +33,29 @@ func (c Class) String() string {
 	return "other"
 }
 
-// Classify says which class the file at path is, from etcd's data-dir
-// layout: member/wal/<seq>-<index>.wal (preallocated as <n>.tmp in the
-// same directory), member/snap/db, member/snap/<term>-<index>.snap and
-// <index>.snap.db. Everything else (sockets, logs, /dev/...) is ClassNone.
-func Classify(path string) Class {
-	dir, base := filepath.Base(filepath.Dir(path)), filepath.Base(path)
-	switch {
-	case dir == "wal" && (strings.HasSuffix(base, ".wal") || strings.HasSuffix(base, ".tmp")):
-		return ClassWAL
-	case dir == "snap" && base == "db":
-		return ClassDB
-	case dir == "snap" && (strings.HasSuffix(base, ".snap") || strings.HasSuffix(base, ".snap.db")):
-		return ClassSnap
-	}
-	return ClassNone
-}
-
 // openFile is one descriptor of the traced process that is traced.
 type openFile struct {
 	Path  string
 	Class Class
 }
 
-// readFDs lists the traced descriptors of pid from procRoot/<pid>/fd:
-// each entry's link target, classified. Descriptors that close while it
-// reads are skipped.
+// readFDs lists the traced descriptors of pid from procRoot/<pid>/fd, as
+// diagnose.ReadEtcdFiles finds and classifies them: the WAL segments and
+// the preallocated next one, the bbolt db, snapshot files.
 func readFDs(procRoot string, pid int) (map[uint32]openFile, error) {
-	dir := filepath.Join(procRoot, strconv.Itoa(pid), "fd")
-	ents, err := os.ReadDir(dir)
+	files, err := diagnose.ReadEtcdFiles(procRoot, pid)
 	if err != nil {
-		return nil, fmt.Errorf("trace: listing the descriptors of process %d (%s): %w", pid, dir, err)
+		return nil, fmt.Errorf("trace: %w", err)
 	}
 	out := map[uint32]openFile{}
-	for _, e := range ents {
-		fd, err := strconv.ParseUint(e.Name(), 10, 32)
-		if err != nil {
-			continue
-		}
-		target, err := os.Readlink(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue // closed meanwhile
-		}
-		if c := Classify(target); c != ClassNone {
-			out[uint32(fd)] = openFile{Path: target, Class: c}
+	for _, m := range []struct {
+		fds   map[int]string
+		class Class
+	}{{files.WAL, ClassWAL}, {files.Next, ClassWAL}, {files.DB, ClassDB}, {files.Snap, ClassSnap}} {
+		for fd, p := range m.fds {
+			if fd >= 0 {
+				out[uint32(fd)] = openFile{Path: p, Class: m.class}
+			}
 		}
 	}
 	return out, nil

@@ -3,29 +3,50 @@ package trace
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
 
-func TestClassify(t *testing.T) {
-	cases := []struct {
-		path string
-		want Class
-	}{
-		{"/var/lib/etcd/member/wal/0000000000000000-0000000000000000.wal", ClassWAL},
-		{"/var/lib/etcd/member/wal/0.tmp", ClassWAL},
-		{"/var/lib/etcd/member/snap/db", ClassDB},
-		{"/var/lib/etcd/member/snap/0000000000000002-0000000000002711.snap", ClassSnap},
-		{"/var/lib/etcd/member/snap/0000000000002711.snap.db", ClassSnap},
-		{"socket:[12345]", ClassNone},
-		{"/var/lib/etcd/member/wal", ClassNone},
-		{"/tmp/db", ClassNone},
-		{"/var/log/etcd.log", ClassNone},
+// TestReadFDs reads a fixture /proc: etcd's WAL segment, the next one
+// being prepared, its db and a snapshot are traced, a socket and a log
+// are not.
+func TestReadFDs(t *testing.T) {
+	root := t.TempDir()
+	fdDir := filepath.Join(root, "42", "fd")
+	if err := os.MkdirAll(fdDir, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range cases {
-		if got := Classify(tc.path); got != tc.want {
-			t.Errorf("Classify(%q) = %v, want %v", tc.path, got, tc.want)
+	links := map[string]string{
+		"3": "/var/lib/etcd/member/wal/0000000000000000-0000000000000000.wal",
+		"4": "/var/lib/etcd/member/wal/0.tmp",
+		"5": "/var/lib/etcd/member/snap/db",
+		"6": "/var/lib/etcd/member/snap/0000000000000002-0000000000002711.snap",
+		"7": "socket:[12345]",
+		"8": "/var/log/etcd.log",
+	}
+	for fd, target := range links {
+		if err := os.Symlink(target, filepath.Join(fdDir, fd)); err != nil {
+			t.Fatal(err)
 		}
+	}
+	got, err := readFDs(root, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint32]Class{3: ClassWAL, 4: ClassWAL, 5: ClassDB, 6: ClassSnap}
+	if len(got) != len(want) {
+		t.Errorf("traced %v, want %v", got, want)
+	}
+	for fd, c := range want {
+		if got[fd].Class != c || got[fd].Path != links[fmt.Sprint(fd)] {
+			t.Errorf("fd %d: %+v, want %v", fd, got[fd], c)
+		}
+	}
+	if _, err := readFDs(root, 43); err == nil {
+		t.Error("a missing process read without error")
 	}
 }
 
