@@ -14,7 +14,7 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 	format := "text"
 	cmd := &cobra.Command{
 		Use:   "compare A.json B.json [C.json...]",
-		Short: "set saved results of the same workloads side by side: deltas and which is better",
+		Short: "Set saved results of the same workloads side by side: deltas and which is better",
 		Long: `Reads two or more results saved with --output json ("-" reads standard
 input) that ran the same workloads (before and after a tuning change, two
 disks, two nodes) and prints every figure side by side, the delta of each run

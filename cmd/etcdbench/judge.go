@@ -19,7 +19,7 @@ func newJudgeCmd(stdout, _ io.Writer) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "judge FIO.json",
-		Short: "judge fio's JSON output with the WAL check's verdicts, and say how the fio job differs from etcd's WAL",
+		Short: "Judge fio's JSON output with the WAL check's verdicts, and say how the fio job differs from etcd's WAL",
 		Long: `Reads the output of fio --output-format=json (or json+, which carries the full
 latency histograms; "-" reads standard input) from any job file: the jobs of
 each reporting group ran together and are merged (numjobs with or without

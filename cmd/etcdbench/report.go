@@ -17,7 +17,7 @@ func newReportCmd(stdout io.Writer) *cobra.Command {
 	format := "text"
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json...",
-		Short: "render saved results (-o json of any command) again: text, json, html or prom",
+		Short: "Render saved results (-o json of any command) again: text, json, html or prom",
 		Long: `Reads results saved with --output json by any etcdbench command ("-" reads
 standard input) and renders them again. text and json print one report per
 file; prom merges them into one Prometheus exposition; html takes one file
