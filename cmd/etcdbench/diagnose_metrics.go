@@ -161,7 +161,9 @@ func (s diagnoseMetricsSpec) evidence(ctx context.Context) (diagnose.Evidence, e
 		return diagnose.FromScrapes(nil, scrapes, 0, cores), nil
 	}
 	window, note := s.window, fmt.Sprintf("the two scrapes are taken to be %v apart (--window)", s.window)
-	if len(mtimes) == 2 && mtimes[1].After(mtimes[0]) {
+	// Files saved by hand a window apart differ by seconds; copies
+	// (checkouts, archives) by nothing useful.
+	if len(mtimes) == 2 && mtimes[1].Sub(mtimes[0]) >= time.Second {
 		window = mtimes[1].Sub(mtimes[0]).Round(time.Millisecond)
 		note = fmt.Sprintf("the two scrapes are %v apart by their files' modification times", window)
 	}

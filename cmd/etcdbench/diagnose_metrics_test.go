@@ -35,22 +35,44 @@ func diagnosis(t *testing.T, stdout string) result.Workload {
 	return r.Workloads[0]
 }
 
+// copyCapture copies a capture into dir with the modification time at.
+func copyCapture(t *testing.T, dir, name string, at time.Time) string {
+	t.Helper()
+	b, err := os.ReadFile(capture(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, at, at); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestDiagnoseMetricsFromFiles(t *testing.T) {
+	at := time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name  string
 		files []string
+		apart time.Duration // between the files' modification times
+		extra []string
 		code  int
 		top   string
 		note  string
 	}{
-		{"slow disk", []string{"etcd37-slowdisk-before.txt", "etcd37-slowdisk-after.txt"}, exitFail, "slow-disk-wal", "apart by their files' modification times"},
-		{"healthy", []string{"etcd37-before.txt", "etcd37-after.txt"}, exitOK, "healthy", ""},
-		{"one file: since start", []string{"etcd34-after.txt"}, exitOK, "healthy", "since each process started"},
+		{"slow disk", []string{"etcd37-slowdisk-before.txt", "etcd37-slowdisk-after.txt"}, 4 * time.Second, nil, exitFail, "slow-disk-wal", "4s apart by their files' modification times"},
+		{"same file times: --window", []string{"etcd37-slowdisk-before.txt", "etcd37-slowdisk-after.txt"}, 0, []string{"--window", "5s"}, exitFail, "slow-disk-wal", "taken to be 5s apart (--window)"},
+		{"healthy", []string{"etcd37-before.txt", "etcd37-after.txt"}, 4 * time.Second, nil, exitOK, "healthy", ""},
+		{"one file: since start", []string{"etcd34-after.txt"}, 0, nil, exitOK, "healthy", "since each process started"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := []string{"diagnose", "metrics", "-o", "json"}
-			for _, f := range tc.files {
-				args = append(args, "--from", capture(f))
+			dir := t.TempDir()
+			args := append([]string{"diagnose", "metrics", "-o", "json"}, tc.extra...)
+			for i, f := range tc.files {
+				args = append(args, "--from", copyCapture(t, dir, f, at.Add(time.Duration(i)*tc.apart)))
 			}
 			r := run(t, runOpts{}, args...)
 			if r.code != tc.code {

@@ -143,10 +143,10 @@ func memberFigures(m Member, window time.Duration) []result.Figure {
 	var out []result.Figure
 	p := m.Name + "_"
 	for _, h := range []struct {
-		id, what string
-		q        Quantiles
-	}{{"wal_fsync", "WAL fdatasync", m.WALFsync}, {"backend_commit", "backend commit", m.BackendCommit}, {"apply", "apply", m.Apply}} {
-		out = figure(out, p+h.id+"_count", h.q.Count, "count", h.what+"s counted (etcd's histogram)")
+		id, what, many string
+		q              Quantiles
+	}{{"wal_fsync", "WAL fdatasync", "WAL fdatasyncs", m.WALFsync}, {"backend_commit", "backend commit", "backend commits", m.BackendCommit}, {"apply", "apply", "applies", m.Apply}} {
+		out = figure(out, p+h.id+"_count", h.q.Count, "count", h.many+" counted (etcd's histogram)")
 		out = figure(out, p+h.id+"_p50", h.q.P50, "s", h.what+" p50 (interpolated as histogram_quantile does)")
 		out = figure(out, p+h.id+"_p99", h.q.P99, "s", h.what+" p99 (interpolated as histogram_quantile does)")
 	}
