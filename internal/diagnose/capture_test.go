@@ -183,7 +183,7 @@ func startEmbedJSON(t *testing.T, dataDir, logPath string) (stop func(), endpoin
 
 // capturedMetrics are the metric name prefixes kept in the captures
 // (what the diagnosis reads), so that they stay small.
-var capturedMetrics = []string{"etcd_disk_", "etcd_server_", "etcd_network_peer_", "etcd_mvcc_db_total_size", "process_", "go_gc_duration", "go_sched_gomaxprocs", "grpc_server_handled_total"}
+var capturedMetrics = []string{"etcd_disk_", "etcd_debugging_mvcc_db_compaction_pause", "etcd_server_", "etcd_network_peer_", "etcd_mvcc_db_total_size", "process_", "go_gc_duration", "go_sched_gomaxprocs", "grpc_server_handled_total"}
 
 // scrapeKept scrapes url and keeps the families of capturedMetrics.
 func scrapeKept(t *testing.T, url string) []byte {

@@ -169,6 +169,8 @@ func memberFigures(m Member, window time.Duration) []result.Figure {
 	if m.DBSize > 0 {
 		out = figure(out, p+"db_in_use_ratio", m.DBInUse/m.DBSize, "ratio", "in use / db file size (low: fragmented)")
 	}
+	out = figure(out, p+"compaction_pause_p99", m.CompactionPauseP99, "s", "compaction pause p99 (etcd_debugging_mvcc_db_compaction_pause_duration_milliseconds)")
+	out = figure(out, p+"defrags", m.Defrags, "count", "defragmentations")
 	out = figure(out, p+"cpu_seconds", m.CPUSeconds, "s", "process CPU time")
 	out = figure(out, p+"cpu_busy", m.CPUBusy(window), "ratio", "process CPU per core over the window ("+m.CoresFrom+")")
 	out = figure(out, p+"resident_memory", m.Resident, "B", "process resident memory")

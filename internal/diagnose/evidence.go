@@ -32,6 +32,8 @@ const (
 	mGOMAXPROCS      = "go_sched_gomaxprocs_threads"
 	mGRPCHandled     = "grpc_server_handled_total"
 	mVersion         = "etcd_server_version"
+	mCompactPause    = "etcd_debugging_mvcc_db_compaction_pause_duration_milliseconds"
+	mDefrag          = "etcd_disk_backend_defrag_duration_seconds"
 	labelPeer        = "To"
 	labelGRPCCode    = "grpc_code"
 	labelVersion     = "server_version"
@@ -85,6 +87,11 @@ type Member struct {
 	Resident   float64 // resident memory, bytes
 	GCs        float64 // Go garbage collections over the window
 	GCSeconds  float64 // their total stop-the-world pauses
+
+	// CompactionPauseP99 is the p99 of the pauses compaction makes
+	// between its batches, in seconds; Defrags counts defragmentations
+	// (each blocks the member while it rewrites the db).
+	CompactionPauseP99, Defrags float64
 
 	// GRPCByCode counts handled gRPC requests over the window by code.
 	GRPCByCode map[string]float64
@@ -161,6 +168,9 @@ func EvidenceFromMetrics(before *Scrape, after Scrape, window time.Duration, cor
 		return quantiles(h)
 	}
 	m.WALFsync, m.BackendCommit, m.Apply = hist(mWALFsync), hist(mBackendCommit), hist(mApply)
+	// etcd counts compaction pauses in milliseconds.
+	m.CompactionPauseP99 = hist(mCompactPause).P99 / 1000
+	m.Defrags = hist(mDefrag).Count
 	increase := func(name string) float64 {
 		av, err := metrics.ValueOf(a, name)
 		if err != nil {

@@ -97,6 +97,7 @@ func Rules() []*Rule {
 		{ID: "heartbeat-failures", Title: "the leader failed to send heartbeats on time", Cause: CauseNetwork, Rank: 31, Source: "etcd server/etcdserver/raft.go", Check: checkHeartbeats},
 		{ID: "db-quota", Title: "the database is near its quota", Cause: CauseDB, Rank: 40, Source: "etcd op-guide/maintenance.md (space quota)", Check: checkQuota},
 		{ID: "db-fragmentation", Title: "the database file is mostly free pages", Cause: CauseDB, Rank: 41, Source: "etcd op-guide/maintenance.md (defragmentation)", Check: checkFragmentation},
+		{ID: "compaction-pauses", Title: "compaction or defragmentation blocks the backend", Cause: CauseContended, Rank: 44, Source: "etcd op-guide/maintenance.md (history compaction, defragmentation)", Check: checkCompaction},
 		{ID: "proposals-backlog", Title: "proposals pile up", Cause: CauseContended, Rank: 45, Source: "etcd op-guide/monitoring.md (proposals)", Check: checkPending},
 		{ID: "no-leader", Title: "the member has no leader", Cause: CauseLeader, Rank: 50, Source: "etcd contrib/mixin etcdNoLeader", Check: checkNoLeader},
 		{ID: "leader-changes", Title: "the leader changed", Cause: CauseLeader, Rank: 51, Source: "etcd contrib/mixin etcdHighNumberOfLeaderChanges", Check: checkLeaderChanges},
@@ -473,4 +474,25 @@ func stamp(t time.Time) string {
 		return "no timestamp"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func checkCompaction(ev Evidence, th verdict.DiagnoseThresholds) []Finding {
+	var out []Finding
+	for _, m := range ev.Members {
+		slow, defrag := over(m.CompactionPauseP99, th.CompactionPause), ok(m.Defrags) && m.Defrags > 0 && !ev.SinceStart()
+		if !slow && !defrag {
+			continue
+		}
+		f := Finding{
+			Member: m.Name, Status: verdict.Warn, Threshold: th.CompactionPause, Value: m.CompactionPauseP99,
+			Evidence: fmt.Sprintf("compaction pause p99 %s and %s defragmentation(s) %s; backend commit p99 %s, apply p99 %s",
+				dur(m.CompactionPauseP99), count(m.Defrags), during(ev), dur(m.BackendCommit.P99), dur(m.Apply.P99)),
+			Advice: "compact more often in smaller steps (--auto-compaction-mode/--auto-compaction-retention, or a smaller compaction batch) and defragment off-peak, one member at a time",
+		}
+		if !slow {
+			f.Value = math.NaN()
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -20,6 +20,7 @@ type DiagnoseThresholds struct {
 	Fragmentation    Threshold // in-use / total size of the db
 	FragmentedMin    Threshold // in-use size from which fragmentation matters
 	GRPCErrors       Threshold // non-OK share of grpc_server_handled_total
+	CompactionPause  Threshold // compaction pause p99
 }
 
 // DiagnoseDefaults returns the documented limits of the diagnosis rules.
@@ -71,6 +72,10 @@ func DiagnoseDefaults() DiagnoseThresholds {
 		FragmentedMin: Threshold{
 			ID: "db_fragmentation_min_size", Title: "database in use", Limit: 100 << 20, Unit: "B",
 			Source: "etcd contrib/mixin alert etcdDatabaseHighFragmentationRatio: only above 100 MiB in use",
+		},
+		CompactionPause: Threshold{
+			ID: "compaction_pause_p99", Title: "compaction pause p99", Limit: (100 * time.Millisecond).Seconds(), Unit: "s",
+			Source: "etcdbench: compaction holds the backend between its batches (etcd_debugging_mvcc_db_compaction_pause_duration_milliseconds); pauses over etcd's 100 ms --warning-apply-duration delay requests as much as a slow apply",
 		},
 		GRPCErrors: Threshold{
 			ID: "grpc_errors", Title: "failed gRPC requests", Limit: 0.01, Unit: "ratio",
