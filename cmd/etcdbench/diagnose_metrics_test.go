@@ -254,3 +254,24 @@ func TestDiagnoseMetricsEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestDiagnoseMetricsTLS reads a TLS etcd's /metrics with etcdctl's flags
+// (a client certificate required), and fails in one line without them.
+func TestDiagnoseMetricsTLS(t *testing.T) {
+	s := startEtcdServer(t, etcdServerOpts{TLS: true})
+	ep := strings.TrimPrefix(s.Endpoint, "https://") // no scheme: TLS flags make it https
+	r := run(t, runOpts{}, "diagnose", "metrics", "--endpoints", ep, "--window", "1s", "-o", "json",
+		"--cacert", s.PKI.ca, "--cert", s.PKI.clientCert, "--key", s.PKI.clientKey)
+	if r.code != exitOK && r.code != exitFail {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	w := diagnosis(t, r.stdout)
+	if w.Figure("member0_has_leader") == nil {
+		t.Errorf("no figures of the member: %+v", w.Figures)
+	}
+	r = run(t, runOpts{}, "diagnose", "metrics", "--endpoints", s.Endpoint, "--window", "1s")
+	if r.code != exitRuntime || !strings.Contains(r.stderr, "x509") {
+		t.Errorf("without the CA: exit %d, stderr %q; want exit 3 and an x509 error", r.code, r.stderr)
+	}
+	checkOneErrorLine(t, r.stderr)
+}
