@@ -70,6 +70,25 @@ func scanLinesCut(data []byte, atEOF bool) (int, []byte, error) {
 // journalPrefix is journalctl's short format: "Nov 22 04:12:27 host etcd[123]: ".
 var journalPrefix = regexp.MustCompile(`^([A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: `)
 
+// criPrefix is the container runtime's log prefix (/var/log/pods/...,
+// kubectl logs of a static etcd pod on disk): "2024-01-02T03:04:05.123456789Z stderr F ".
+var criPrefix = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d)) (?:stdout|stderr) [FP] `)
+
+// dockerLog returns the line inside Docker's json-file log record
+// {"log":"...\n","stream":"stderr","time":"..."}.
+func dockerLog(line string) (string, bool) {
+	if !strings.HasPrefix(line, `{"log":`) {
+		return "", false
+	}
+	var rec struct {
+		Log string `json:"log"`
+	}
+	if json.Unmarshal([]byte(line), &rec) != nil || rec.Log == "" {
+		return "", false
+	}
+	return strings.TrimRight(rec.Log, "\r\n"), true
+}
+
 // capnslogLine is "2019-08-13 11:12:13.123456 W | pkg: message".
 var capnslogLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) ([DINWEC]) \| (.*)$`)
 
@@ -82,9 +101,10 @@ var goLogLine = regexp.MustCompile(`^[A-Za-z]*:? ?(\d{4}/\d\d/\d\d \d\d:\d\d:\d\
 // "2024-01-02T03:04:05.678Z\tWARN\tcaller.go:12\tmessage\t{...}".
 var consoleLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:?\d\d))\t([A-Z]+)\t(?:[^\t]*\.go:\d+\t)?([^\t]*)(?:\t(\{.*\}))?$`)
 
-// ParseLogLine reads one line: its format ("zap", "capnslog",
-// "journal+zap", "journal+capnslog", "journal" or "other") and, when it
-// is one of the events counted, the event.
+// ParseLogLine reads one line: its format ("zap", "zap-console",
+// "capnslog", "golog", any of them behind "journal+", "cri+" or
+// "docker+", "journal" alone, or "other") and, when it is one of the
+// events counted, the event.
 func ParseLogLine(line string) (format string, ev Event, ok bool) {
 	rest, prefix := line, ""
 	var journalTime time.Time
@@ -94,6 +114,14 @@ func ParseLogLine(line string) (format string, ev Event, ok bool) {
 		if t, err := time.Parse("Jan _2 15:04:05", m[1]); err == nil {
 			journalTime = t // journalctl's short format has no year
 		}
+	} else if m := criPrefix.FindStringSubmatch(line); m != nil {
+		prefix = "cri"
+		rest = line[len(m[0]):]
+		if t, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+			journalTime = t
+		}
+	} else if inner, ok := dockerLog(line); ok {
+		prefix, rest = "docker", inner
 	}
 	var msg, took string
 	switch {

@@ -57,6 +57,12 @@ func TestParseLogLine(t *testing.T) {
 		{"zap console",
 			"2026-11-22T04:31:02.123Z\tWARN\twal/wal.go:805\tslow fdatasync\t{\"took\": \"1.1s\", \"expected-duration\": \"1s\"}",
 			"zap-console", KindSlowFdatasync, 1100 * time.Millisecond, "2026-11-22T04:31:02.123Z"},
+		{"CRI (kubelet's pod log) before zap",
+			`2026-11-22T04:31:02.123456789Z stderr F {"level":"warn","ts":"2026-11-22T04:31:02.120Z","msg":"slow fdatasync","took":"1.5s"}`,
+			"cri+zap", KindSlowFdatasync, 1500 * time.Millisecond, "2026-11-22T04:31:02.120Z"},
+		{"docker json-file around zap",
+			`{"log":"{\"level\":\"warn\",\"ts\":\"2026-11-22T04:31:02Z\",\"msg\":\"apply request took too long\",\"took\":\"250ms\"}\n","stream":"stderr","time":"2026-11-22T04:31:02.5Z"}`,
+			"docker+zap", KindSlowApply, 250 * time.Millisecond, "2026-11-22T04:31:02Z"},
 		{"garbage", "hello world", "other", "", 0, ""},
 		{"broken json", `{"msg": "slow fdatasync"`, "other", "", 0, ""},
 	}
