@@ -128,7 +128,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		{Run: runEtcd1, Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return r.etcd(ctx, 1, 1) }},
 		{Run: runFio, Do: r.fioRecipe},
 		{Run: runEtcd16, Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return r.etcd(ctx, 4, 16) }},
-		{Run: runLoaded, Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return r.disk(ctx, "wal-under-load") }},
+		{Run: runLoaded, Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) {
+			return r.disk(ctx, "wal-under-load")
+		}},
 	}
 	within := &cmp.Target{Metric: "p99", Lo: 1 / 1.3, Hi: 1.3, Source: targetSource}
 	c := cmp.Comparison{
