@@ -33,7 +33,7 @@ var diagnoseTLSFlags = []string{"cacert", "cert", "key", "insecure-skip-tls-veri
 func (f *diagnoseMetricsFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.endpoints, "endpoints", nil, "client URLs of the members (a,b,c): their /metrics are read, nothing is written")
 	fs.StringSliceVar(&f.metricsURLs, "metrics-url", nil, "full /metrics URLs of the members (e.g. --listen-metrics-urls), instead of --endpoints")
-	fs.StringArrayVar(&f.from, "from", nil, "a saved /metrics scrape (curl URL/metrics > FILE); give it twice (before, after) for the difference")
+	fs.StringArrayVar(&f.from, "from", nil, "a saved /metrics scrape (curl URL/metrics > FILE), FILE,FILE,... for several members; give it twice (before, after) for the difference")
 	fs.StringVar(&f.window, "window", "30s", "time between the two scrapes: the diagnosis is about this window, not since start")
 	fs.StringVarP(&f.output, "output", "o", "text", "report format: text, json, html or prom")
 	fs.StringVar(&f.tls.CACert, "cacert", "", "verify the members' TLS certificates with this CA bundle (PEM)")
@@ -141,24 +141,31 @@ func (s diagnoseMetricsSpec) evidence(ctx context.Context) (diagnose.Evidence, e
 		}
 		return diagnose.Collect(ctx, client, s.targets, s.window, cores)
 	}
-	var scrapes []diagnose.Scrape
+	// Each --from is one scrape of every member: FILE or FILE,FILE,...
+	// in the members' order.
+	rounds := make([][]diagnose.Scrape, len(s.files))
 	var mtimes []time.Time
-	for _, name := range s.files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			return diagnose.Evidence{}, usagef("--from %s: %v", name, errors.Unwrap(err))
-		}
-		sc, err := diagnose.ParseScrape("member0", name, b)
-		if err != nil {
-			return diagnose.Evidence{}, usageError{err}
-		}
-		scrapes = append(scrapes, sc)
-		if st, err := os.Stat(name); err == nil {
-			mtimes = append(mtimes, st.ModTime())
+	for r, list := range s.files {
+		for i, name := range strings.Split(list, ",") {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				return diagnose.Evidence{}, usagef("--from %s: %v", name, errors.Unwrap(err))
+			}
+			sc, err := diagnose.ParseScrape(fmt.Sprintf("member%d", i), name, b)
+			if err != nil {
+				return diagnose.Evidence{}, usageError{err}
+			}
+			rounds[r] = append(rounds[r], sc)
+			if st, err := os.Stat(name); err == nil && i == 0 {
+				mtimes = append(mtimes, st.ModTime())
+			}
 		}
 	}
-	if len(scrapes) == 1 {
-		return diagnose.FromScrapes(nil, scrapes, 0, cores), nil
+	if len(rounds) == 1 {
+		return diagnose.FromScrapes(nil, rounds[0], 0, cores), nil
+	}
+	if len(rounds[0]) != len(rounds[1]) {
+		return diagnose.Evidence{}, usagef("--from: %d files before and %d after: give one per member in the same order both times", len(rounds[0]), len(rounds[1]))
 	}
 	window, note := s.window, fmt.Sprintf("the two scrapes are taken to be %v apart (--window)", s.window)
 	// Files saved by hand a window apart differ by seconds; copies
@@ -167,7 +174,7 @@ func (s diagnoseMetricsSpec) evidence(ctx context.Context) (diagnose.Evidence, e
 		window = mtimes[1].Sub(mtimes[0]).Round(time.Millisecond)
 		note = fmt.Sprintf("the two scrapes are %v apart by their files' modification times", window)
 	}
-	ev := diagnose.FromScrapes(scrapes[:1], scrapes[1:], window, cores)
+	ev := diagnose.FromScrapes(rounds[0], rounds[1], window, cores)
 	ev.Notes = append([]string{note}, ev.Notes...)
 	return ev, nil
 }

@@ -92,6 +92,35 @@ func TestDiagnoseMetricsFromFiles(t *testing.T) {
 	}
 }
 
+// TestDiagnoseMetricsFromFilesOfThreeMembers reads the three members of a
+// real cluster whose leader was stopped 3 s (see the captures' README).
+func TestDiagnoseMetricsFromFilesOfThreeMembers(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
+	var before, after []string
+	for i := range 3 {
+		before = append(before, copyCapture(t, dir, fmt.Sprintf("etcd34-3m-before-m%d.txt", i), at))
+		after = append(after, copyCapture(t, dir, fmt.Sprintf("etcd34-3m-after-m%d.txt", i), at.Add(7*time.Second)))
+	}
+	r := run(t, runOpts{}, "diagnose", "metrics", "-o", "json", "--from", strings.Join(before, ","), "--from", strings.Join(after, ","))
+	if r.code != exitFail {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	w := diagnosis(t, r.stdout)
+	for i := range 3 {
+		if w.Figure(fmt.Sprintf("member%d_leader_changes", i)) == nil {
+			t.Errorf("no figures of member%d", i)
+		}
+	}
+	if !strings.HasSuffix(w.Verdicts[0].Title, "(member2)") {
+		t.Errorf("top finding %q, want one on the stopped member2", w.Verdicts[0].Title)
+	}
+	r = run(t, runOpts{}, "diagnose", "metrics", "--from", strings.Join(before, ","), "--from", after[0])
+	if r.code != exitUsage || !strings.Contains(r.stderr, "3 files before and 1 after") {
+		t.Errorf("mismatched members: exit %d, %q", r.code, r.stderr)
+	}
+}
+
 func TestDiagnoseMetricsTextNamesTheCause(t *testing.T) {
 	r := run(t, runOpts{}, "diagnose", "metrics", "--from", capture("etcd37-slowdisk-before.txt"), "--from", capture("etcd37-slowdisk-after.txt"))
 	if r.code != exitFail {
