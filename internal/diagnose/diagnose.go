@@ -231,7 +231,7 @@ func logNotes(s *LogSummary) []string {
 		}
 		took := ""
 		if ks.Worst.Took > 0 {
-			took = fmt.Sprintf(", took %v", ks.Worst.Took)
+			took = fmt.Sprintf(", took %v", ks.Worst.Took.Round(time.Millisecond))
 		}
 		out = append(out, fmt.Sprintf("log worst %s (%d in all): %s%s: %s", k, ks.Count, stamp(ks.Worst.Time), took, ks.Worst.Line))
 	}

@@ -173,7 +173,7 @@ func checkLogFdatasync(ev Evidence, _ verdict.DiagnoseThresholds) []Finding {
 	return []Finding{{
 		Member: "logs", Status: verdict.Fail, Value: float64(n),
 		Threshold: logThreshold("log_slow_fdatasync", "\"slow fdatasync\" log lines", "etcd server/storage/wal/wal.go: logged when one WAL fdatasync takes over 1 s"),
-		Evidence:  fmt.Sprintf("%d \"slow fdatasync\" lines; the worst took %v (%s)", n, w.Took, stamp(w.Time)),
+		Evidence:  fmt.Sprintf("%d \"slow fdatasync\" lines; the worst took %v (%s)", n, w.Took.Round(time.Millisecond), stamp(w.Time)),
 		Advice:    adviceDisk,
 	}}
 }
@@ -239,7 +239,7 @@ func checkApplies(ev Evidence, th verdict.DiagnoseThresholds) []Finding {
 			Member: "logs", Status: verdict.Fail, Value: float64(n), Advice: adviceCPU,
 			Threshold: logThreshold("log_slow_apply", "\"apply request took too long\" log lines", "etcd server/etcdserver/util.go: logged over --warning-apply-duration (100 ms)"),
 			Evidence: fmt.Sprintf("%d \"apply request took too long\" lines and no \"slow fdatasync\"; the worst took %v (%s): %s",
-				n, w.Took, stamp(w.Time), w.Line),
+				n, w.Took.Round(time.Millisecond), stamp(w.Time), w.Line),
 		})
 	}
 	return out
@@ -295,7 +295,7 @@ func checkHeartbeats(ev Evidence, th verdict.DiagnoseThresholds) []Finding {
 		out = append(out, Finding{
 			Member: "logs", Status: verdict.Fail, Value: float64(n), Advice: adviceNetwork + "; etcd says this is likely an overloaded or slow disk, so check the slow-disk findings first",
 			Threshold: logThreshold("log_heartbeat_late", "\"leader failed to send out heartbeat on time\" log lines", "etcd server/etcdserver/raft.go: logged when a heartbeat is over 2 x --heartbeat-interval late"),
-			Evidence:  fmt.Sprintf("%d late heartbeats; the worst was %v late (%s)", n, w.Took, stamp(w.Time)),
+			Evidence:  fmt.Sprintf("%d late heartbeats; the worst was %v late (%s)", n, w.Took.Round(time.Millisecond), stamp(w.Time)),
 		})
 	}
 	return out
