@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -52,7 +54,7 @@ func startMemberProc(f *forker, spec memberSpec, log io.Writer, changed chan<- s
 	name := memberName(spec.Index)
 	cmd := exec.Command(exe)
 	cmd.Args = []string{"etcdbench-" + name} // what ps shows
-	cmd.Env = append(os.Environ(), memberEnv+"="+string(js))
+	cmd.Env = append(memberEnviron(os.Environ()), memberEnv+"="+string(js))
 	stderr := &lineWriter{dst: log}
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -264,3 +266,19 @@ func (f *forker) start(cmd *exec.Cmd) error {
 // close ends the forker's thread; call it once every member it started
 // is stopped.
 func (f *forker) close() { f.once.Do(func() { close(f.reqs) }) }
+
+// secretEnv are environment variables a member process must not inherit:
+// the password of --user is for the load's client, not for etcd.
+var secretEnv = []string{"ETCDBENCH_PASSWORD"}
+
+// memberEnviron is env without secretEnv.
+func memberEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(secretEnv, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -388,3 +388,10 @@ func TestEmbeddedThreeMembersHonourOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestMemberEnvironHidesThePassword(t *testing.T) {
+	got := memberEnviron([]string{"PATH=/bin", "ETCDBENCH_PASSWORD=secret", "HOME=/root", "ETCDBENCH_PASSWORDX=kept"})
+	if strings.Join(got, " ") != "PATH=/bin HOME=/root ETCDBENCH_PASSWORDX=kept" {
+		t.Errorf("member environment %q", got)
+	}
+}
