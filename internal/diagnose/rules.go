@@ -98,6 +98,7 @@ func Rules() []*Rule {
 		{ID: "db-quota", Title: "the database is near its quota", Cause: CauseDB, Rank: 40, Source: "etcd op-guide/maintenance.md (space quota)", Check: checkQuota},
 		{ID: "db-fragmentation", Title: "the database file is mostly free pages", Cause: CauseDB, Rank: 41, Source: "etcd op-guide/maintenance.md (defragmentation)", Check: checkFragmentation},
 		{ID: "compaction-pauses", Title: "compaction or defragmentation blocks the backend", Cause: CauseContended, Rank: 44, Source: "etcd op-guide/maintenance.md (history compaction, defragmentation)", Check: checkCompaction},
+		{ID: "slow-requests", Title: "requests took too long", Cause: CauseContended, Rank: 46, Source: "etcd server/etcdserver/util.go warnOfExpensiveRequest and v3rpc request stats (over 100 ms)", Check: checkSlowRequests},
 		{ID: "proposals-backlog", Title: "proposals pile up", Cause: CauseContended, Rank: 45, Source: "etcd op-guide/monitoring.md (proposals)", Check: checkPending},
 		{ID: "no-leader", Title: "the member has no leader", Cause: CauseLeader, Rank: 50, Source: "etcd contrib/mixin etcdNoLeader", Check: checkNoLeader},
 		{ID: "leader-changes", Title: "the leader changed", Cause: CauseLeader, Rank: 51, Source: "etcd contrib/mixin etcdHighNumberOfLeaderChanges", Check: checkLeaderChanges},
@@ -495,4 +496,22 @@ func checkCompaction(ev Evidence, th verdict.DiagnoseThresholds) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+func checkSlowRequests(ev Evidence, _ verdict.DiagnoseThresholds) []Finding {
+	n := ev.Logs.Count(KindSlowRequest)
+	if n == 0 {
+		return nil
+	}
+	w := ev.Logs.Kinds[KindSlowRequest].Worst
+	also := "with no slow fdatasync or apply logged: expensive requests (large ranges, big transactions) or an overloaded member"
+	if ev.Logs.Count(KindSlowFdatasync) > 0 || ev.Logs.Count(KindSlowApply) > 0 {
+		also = "a symptom of the slow syncs or applies found beside it"
+	}
+	return []Finding{{
+		Member: "logs", Status: verdict.Warn, Value: float64(n),
+		Threshold: logThreshold("log_slow_requests", "\"took too long\" / \"request stats\" log lines", "etcd logs requests over 100 ms (--warning-apply-duration, warning-unary-request-duration)"),
+		Evidence:  fmt.Sprintf("%d requests took too long, the worst %v (%s), %s: %s", n, w.Took.Round(time.Millisecond), stamp(w.Time), also, w.Line),
+		Advice:    "find the slow requests' keys and sizes in the lines above (ranges over many keys, large values, --limit missing in clients) and check the disk with 'etcdbench diagnose metrics' and 'etcdbench disk wal'",
+	}}
 }

@@ -57,6 +57,7 @@ func TestRules(t *testing.T) {
 		{"log slow apply", func(*Member) {}, summaryOf(KindSlowApply, 300*time.Millisecond), "slow-applies", verdict.Fail, "apply request took too long"},
 		{"log: the election at start is no finding", func(*Member) {}, ParseLogs([]byte(startupElection)), "", verdict.Pass, ""},
 		{"log: elections in two terms", func(*Member) {}, ParseLogs([]byte(startupElection + reElection)), "leader-changes", verdict.Fail, "elections in 2 terms and 1 \"lost leader\""},
+		{"log slow requests alone", func(*Member) {}, summaryOf(KindSlowRequest, 800*time.Millisecond), "slow-requests", verdict.Warn, "no slow fdatasync or apply logged"},
 		{"log space exceeded", func(*Member) {}, summaryOf(KindSpaceExceeded, 0), "db-quota", verdict.Fail, "database space exceeded"},
 	}
 	for _, tc := range cases {
