@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
@@ -133,22 +132,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer env.Release(&err)
-	bin, err := os.MkdirTemp("", name+"-bin-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(bin)
-	helper, err := cmp.BuildEtcdServer(ctx, o.ModuleDir, bin)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(stderr, "starting etcd ...")
-	srv, err := cmp.StartEtcdServer(ctx, helper, env.Dir)
+	srv, stop, err := cmp.ServeEtcd(ctx, o.ModuleDir, env.Dir, stderr)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if serr := srv.Stop(); serr != nil && err == nil {
+		if serr := stop(); serr != nil && err == nil {
 			err = serr
 		}
 	}()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -99,18 +98,7 @@ func runCheckCommand(cmd *cobra.Command, f *wholeCheckFlags, stdout, stderr io.W
 	res, err := runCheck(cmd.Context(), checkRun{
 		dir: f.dir, budget: b, workloads: ws, trace: !f.noTrace, progress: progress, args: commandLine(cmd),
 	})
-	if res != nil {
-		if rerr := emit(cmd.Context(), stdout, f.output, res); rerr != nil {
-			return errors.Join(err, rerr)
-		}
-	}
-	switch {
-	case err != nil:
-		return err
-	case res.Failed():
-		return errFailed
-	}
-	return nil
+	return conclude(cmd.Context(), stdout, f.output, res, err)
 }
 
 // checkWorkloads builds the budget's disk workloads from its preset.

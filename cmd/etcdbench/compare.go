@@ -61,7 +61,7 @@ latency CDFs overlaid.`,
 				return err
 			}
 			if files != nil && files.html != "" {
-				return writeFileAtomic(files.html, func(w io.Writer) error { return report.CompareHTML(w, c) })
+				return report.WriteFileAtomic(files.html, func(w io.Writer) error { return report.CompareHTML(w, c) })
 			}
 			return nil
 		},

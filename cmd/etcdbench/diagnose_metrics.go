@@ -200,13 +200,7 @@ func runDiagnoseMetrics(ctx context.Context, s diagnoseMetricsSpec, stdout io.Wr
 // finishDiagnosis reports a diagnosis (and the report files of the root's
 // --html and --textfile) and maps a found cause to exit 1.
 func finishDiagnosis(ctx context.Context, stdout io.Writer, output string, res *result.Result) error {
-	if err := emit(ctx, stdout, output, res); err != nil {
-		return err
-	}
-	if res.Failed() {
-		return errFailed
-	}
-	return nil
+	return conclude(ctx, stdout, output, res, nil)
 }
 
 // newDiagnoseMetricsCmd is 'etcdbench diagnose metrics'.

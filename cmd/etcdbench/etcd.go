@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -231,18 +230,7 @@ func embeddedSpace(members int) int64 { return int64(members) * (2*64e6 + 64<<20
 // is gone, as runDisk does.
 func runEtcd(ctx context.Context, s etcdSpec, stdout io.Writer) error {
 	res, err := measureEtcd(ctx, s)
-	if res != nil {
-		if rerr := emit(ctx, stdout, s.output, res); rerr != nil {
-			return errors.Join(err, rerr)
-		}
-	}
-	switch {
-	case err != nil:
-		return err
-	case res.Failed():
-		return errFailed
-	}
-	return nil
+	return conclude(ctx, stdout, s.output, res, err)
 }
 
 // measureEtcd starts the embedded etcd when there are no endpoints, runs

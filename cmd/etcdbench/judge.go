@@ -65,13 +65,7 @@ from ~2300 bytes, several writers...). Exit code 1 when a verdict fails.`,
 			if err != nil { // no syncs, a failed job, bad bins: all in the file given
 				return usagef("%s: %v", args[0], err)
 			}
-			if err := emit(cmd.Context(), stdout, output, res); err != nil {
-				return err
-			}
-			if res.Failed() {
-				return errFailed
-			}
-			return nil
+			return conclude(cmd.Context(), stdout, output, res, nil)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,9 +37,16 @@ type runSpec struct {
 // writing it (a closed pipe killing the process) can leave files behind.
 func runDisk(ctx context.Context, rs runSpec, stdout, stderr io.Writer) error {
 	res, err := measure(ctx, rs, stderr)
+	return conclude(ctx, stdout, rs.output, res, err)
+}
+
+// conclude reports res (when there is one, also a partial one) through
+// emit and returns the command's error: err if the run ended in one, else
+// errFailed when a verdict failed, else nil.
+func conclude(ctx context.Context, stdout io.Writer, output string, res *result.Result, err error) error {
 	if res != nil {
-		if rerr := emit(ctx, stdout, rs.output, res); rerr != nil {
-			return rerr
+		if rerr := emit(ctx, stdout, output, res); rerr != nil {
+			return errors.Join(err, rerr)
 		}
 	}
 	switch {
@@ -198,7 +206,7 @@ func (f *reportFiles) write(r *result.Result) error {
 		return nil
 	}
 	if f.html != "" {
-		if err := writeFileAtomic(f.html, func(w io.Writer) error { return report.HTML(w, r) }); err != nil {
+		if err := report.WriteFileAtomic(f.html, func(w io.Writer) error { return report.HTML(w, r) }); err != nil {
 			return err
 		}
 	}
@@ -206,30 +214,6 @@ func (f *reportFiles) write(r *result.Result) error {
 		if _, err := report.WriteTextfile(f.textfile, r); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// writeFileAtomic writes path through a temporary file in the same
-// directory renamed into place, so a reader never sees half a report.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	err = write(tmp)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

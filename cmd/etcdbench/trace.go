@@ -96,14 +96,5 @@ func runTrace(ctx context.Context, pid int, d time.Duration, output string, args
 	res.Environment = sysinfo.Collect("/", tr.Dir(trace.ClassWAL, "/"))
 	res.Interrupted = err != nil && ctx.Err() != nil
 	res.Finish(time.Now().UTC())
-	if rerr := emit(ctx, stdout, output, res); rerr != nil {
-		return errors.Join(err, rerr)
-	}
-	switch {
-	case err != nil:
-		return err
-	case res.Failed():
-		return errFailed
-	}
-	return nil
+	return conclude(ctx, stdout, output, res, err)
 }

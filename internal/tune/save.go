@@ -3,7 +3,6 @@ package tune
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -44,30 +43,9 @@ func sanitize(s string) string {
 // it, and returns its path.
 func Save(dir, name string, res *result.Result) (string, error) {
 	path := filepath.Join(dir, name)
-	err := writeAtomic(path, func(w io.Writer) error { return report.JSON(w, res) })
+	err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.JSON(w, res) })
 	if err != nil {
 		return "", fmt.Errorf("tune: saving a run's result into --save-dir: %w", err)
 	}
 	return path, nil
-}
-
-func writeAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	err = write(tmp)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return err
 }

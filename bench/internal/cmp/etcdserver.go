@@ -36,6 +36,24 @@ func BuildEtcdServer(ctx context.Context, moduleDir, binDir string) (string, err
 	return out, nil
 }
 
+// ServeEtcd builds the helper into a temporary directory and starts it
+// with its data in dir; stop stops it and removes the helper.
+func ServeEtcd(ctx context.Context, moduleDir, dir string, stderr io.Writer) (s *EtcdServer, stop func() error, err error) {
+	bin, err := os.MkdirTemp("", "etcdserver-bin-")
+	if err != nil {
+		return nil, nil, err
+	}
+	helper, err := BuildEtcdServer(ctx, moduleDir, bin)
+	if err == nil {
+		fmt.Fprintln(stderr, "starting etcd ...")
+		s, err = StartEtcdServer(ctx, helper, dir)
+	}
+	if err != nil {
+		return nil, nil, errors.Join(err, os.RemoveAll(bin))
+	}
+	return s, func() error { return errors.Join(s.Stop(), os.RemoveAll(bin)) }, nil
+}
+
 // StartEtcdServer starts the helper with its data in dir and waits for
 // its client URL.
 func StartEtcdServer(ctx context.Context, helper, dir string) (*EtcdServer, error) {
