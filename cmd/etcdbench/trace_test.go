@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -89,5 +91,28 @@ func TestTraceInterrupted(t *testing.T) {
 				t.Errorf("no interrupted result on stdout (%v): %s", err, res.stdout)
 			}
 		})
+	}
+}
+
+// TestTraceUnprivileged runs the tracer as an unprivileged user: one line
+// that says what is missing and names the strace fallback, exit 3.
+func TestTraceUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: running as another user needs root")
+	}
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	res := run(t, runOpts{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}, "trace", "--pid", strconv.Itoa(cmd.Process.Pid), "--duration", "1s")
+	if res.code != exitRuntime {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitRuntime, res.stderr)
+	}
+	checkOneErrorLine(t, res.stderr)
+	for _, want := range []string{"not allowed to load BPF", "diagnose wal --pid"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("stderr %q does not say %q", res.stderr, want)
+		}
 	}
 }
