@@ -170,9 +170,9 @@ func (r runner) disk(ctx context.Context, workload string, extra ...string) (cmp
 	if err != nil {
 		return cmp.Measurement{}, nil, err
 	}
-	m := cmp.Measurement{Tool: cmp.ToolEtcdbench, Ops: w.Ops, Runtime: time.Duration(w.DurationNs), Figures: map[string]float64{
-		figP99: p99(w, "fdatasync"), figHistP99: math.NaN(), figSyncs: float64(w.Ops),
-	}}
+	m := cmp.Measurement{Tool: cmp.ToolEtcdbench, Ops: w.Ops, Runtime: time.Duration(w.DurationNs), Figures: figures(map[string]float64{
+		figP99: p99(w, "fdatasync"), figSyncs: float64(w.Ops),
+	})}
 	m.FromChild(ch)
 	return m, cmp.RawJSON(ch.Stdout), nil
 }
@@ -198,9 +198,9 @@ func (r runner) fioRecipe(ctx context.Context) (m cmp.Measurement, raw json.RawM
 		return m, nil, fmt.Errorf("fio's output has no sync latencies: %v", err)
 	}
 	g := gs[0]
-	m = cmp.Measurement{Tool: cmp.ToolFio, Ops: g.Syncs, Runtime: g.Elapsed, Figures: map[string]float64{
-		figP99: float64(g.Hist.ValueAtPercentile(99)), figHistP99: math.NaN(), figSyncs: float64(g.Syncs),
-	}}
+	m = cmp.Measurement{Tool: cmp.ToolFio, Ops: g.Syncs, Runtime: g.Elapsed, Figures: figures(map[string]float64{
+		figP99: float64(g.Hist.ValueAtPercentile(99)), figSyncs: float64(g.Syncs),
+	})}
 	m.FromChild(ch)
 	return m, cmp.RawJSON(ch.Stdout), nil
 }
@@ -240,9 +240,9 @@ func (r runner) etcd(ctx context.Context, conns, clients int) (cmp.Measurement, 
 	if f := put.Figure("member0_wal_fsync_p99"); f != nil {
 		hist = f.Value * 1e9
 	}
-	m := cmp.Measurement{Tool: "etcd", Ops: put.Ops, Runtime: time.Duration(put.DurationNs), Figures: map[string]float64{
+	m := cmp.Measurement{Tool: "etcd", Ops: put.Ops, Runtime: time.Duration(put.DurationNs), Figures: figures(map[string]float64{
 		figP99: p99(&tw, "wal sync"), figHistP99: hist, figSyncs: float64(tw.Ops),
-	}}
+	})}
 	m.FromChild(ch)
 	return m, cmp.RawJSON(tout.Bytes()), nil
 }
@@ -262,6 +262,17 @@ func p99(w *result.Workload, latency string) float64 {
 		}
 	}
 	return math.NaN()
+}
+
+// figures leaves out the NaNs of figs (a run without that figure): JSON
+// has no NaN.
+func figures(figs map[string]float64) map[string]float64 {
+	for k, v := range figs {
+		if math.IsNaN(v) {
+			delete(figs, k)
+		}
+	}
+	return figs
 }
 
 func figure(n string) func(cmp.Measurement) float64 {
