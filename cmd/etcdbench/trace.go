@@ -32,7 +32,7 @@ func newTraceCmd(stdout, _ io.Writer) *cobra.Command {
 		Long: `Attaches eBPF programs to the write, pwrite64, fdatasync and fsync syscall
 tracepoints, filtered in the kernel to one etcd process and to its WAL
 segments, bbolt database and snapshot files (found in /proc/PID/fd, again
-every 100 ms as segments rotate), and reports per kind of file: sync latency
+every 500 ms as segments rotate), and reports per kind of file: sync latency
 percentiles at nanosecond resolution (each call timed in the kernel), write
 sizes, bytes and writes between syncs, syncs per second and a per-second
 series, the WAL sync p99 judged against etcd's 10 ms limit, and the --bs of a

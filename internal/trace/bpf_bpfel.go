@@ -48,8 +48,6 @@ const (
 	bpfProgEnterWrite     = "enter_write"
 	bpfProgExitFdatasync  = "exit_fdatasync"
 	bpfProgExitFsync      = "exit_fsync"
-	bpfProgExitPwrite64   = "exit_pwrite64"
-	bpfProgExitWrite      = "exit_write"
 	bpfVarTargetTgid      = "target_tgid"
 	bpfVarUnusedEvent     = "unused_event"
 )
@@ -103,8 +101,6 @@ type bpfProgramSpecs struct {
 	EnterWrite     *ebpf.ProgramSpec `ebpf:"enter_write"`
 	ExitFdatasync  *ebpf.ProgramSpec `ebpf:"exit_fdatasync"`
 	ExitFsync      *ebpf.ProgramSpec `ebpf:"exit_fsync"`
-	ExitPwrite64   *ebpf.ProgramSpec `ebpf:"exit_pwrite64"`
-	ExitWrite      *ebpf.ProgramSpec `ebpf:"exit_write"`
 }
 
 // bpfMapSpecs contains maps before they are loaded into the kernel.
@@ -179,8 +175,6 @@ type bpfPrograms struct {
 	EnterWrite     *ebpf.Program `ebpf:"enter_write"`
 	ExitFdatasync  *ebpf.Program `ebpf:"exit_fdatasync"`
 	ExitFsync      *ebpf.Program `ebpf:"exit_fsync"`
-	ExitPwrite64   *ebpf.Program `ebpf:"exit_pwrite64"`
-	ExitWrite      *ebpf.Program `ebpf:"exit_write"`
 }
 
 func (p *bpfPrograms) Close() error {
@@ -192,8 +186,6 @@ func (p *bpfPrograms) Close() error {
 		p.EnterWrite,
 		p.ExitFdatasync,
 		p.ExitFsync,
-		p.ExitPwrite64,
-		p.ExitWrite,
 	)
 }
 

@@ -24,8 +24,8 @@ const (
 // event is one traced call, as the BPF program writes it.
 type event struct {
 	End     uint64 // CLOCK_MONOTONIC ns at the syscall's exit
-	Latency uint64 // ns from entry to exit
-	Ret     int64  // bytes written, or 0, or -errno
+	Latency uint64 // ns from entry to exit (syncs; 0 for writes)
+	Ret     int64  // a sync's 0 or -errno; a write's size
 	Count   uint64 // bytes asked for
 	Tid     uint32
 	FD      uint32
@@ -62,7 +62,6 @@ type pendingWrites struct{ bytes, writes int64 }
 // classStats is what one class of files saw.
 type classStats struct {
 	syncLat       *hdr.Histogram // fdatasync and fsync
-	writeLat      *hdr.Histogram
 	writeSize     *hdr.Histogram
 	bytesPerSync  *hdr.Histogram
 	writesPerSync *hdr.Histogram
@@ -77,7 +76,7 @@ type classStats struct {
 
 func newClassStats() *classStats {
 	return &classStats{
-		syncLat: stats.NewLatencyHistogram(), writeLat: stats.NewLatencyHistogram(),
+		syncLat: stats.NewLatencyHistogram(),
 		writeSize: newSizeHistogram(), bytesPerSync: newSizeHistogram(), writesPerSync: hdr.New(1, 1<<30, 3),
 		pending: map[uint32]pendingWrites{},
 	}
@@ -115,9 +114,10 @@ func (c *collector) add(e event) {
 	lat := time.Duration(e.Latency)
 	switch e.Call {
 	case callWrite, callPwrite:
+		// Writes are counted at their entry, with the size asked for
+		// and no latency (see bpf/trace.c).
 		s.writes++
 		s.writeBytes += e.Ret
-		stats.Record(s.writeLat, lat)
 		if e.Ret > 0 {
 			_ = s.writeSize.RecordValue(min(e.Ret, s.writeSize.HighestTrackableValue()))
 		}

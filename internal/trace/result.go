@@ -28,7 +28,7 @@ func (tr *Trace) Workload(t verdict.Thresholds) (result.Workload, error) {
 	w := result.Workload{
 		Name:        "trace",
 		Description: fmt.Sprintf("write, pwrite64, fdatasync and fsync of process %d on its WAL, db and snapshot files, timed in the kernel by eBPF syscall tracepoints", tr.PID),
-		Parameters:  map[string]any{"pid": tr.PID, "duration_ns": tr.Elapsed.Nanoseconds(), "resolution": "ns, per call (bpf_ktime_get_ns at syscall entry and exit)"},
+		Parameters:  map[string]any{"pid": tr.PID, "duration_ns": tr.Elapsed.Nanoseconds(), "resolution": "ns, per sync (bpf_ktime_get_ns at the syscall's entry and exit); writes are counted with their size at entry, not timed"},
 		Stop:        result.Stop{Mode: "time", Reason: "traced for " + tr.Elapsed.Round(time.Millisecond).String()},
 		DurationNs:  tr.Elapsed.Nanoseconds(),
 		Latencies:   []result.Latency{},
@@ -45,22 +45,12 @@ func (tr *Trace) Workload(t verdict.Thresholds) (result.Workload, error) {
 	}
 	for _, c := range Classes {
 		s := tr.col.classes[c]
-		for _, l := range []struct {
-			what string
-			n    int64
-		}{{"sync", s.syncs()}, {"write", s.writes}} {
-			if l.n == 0 {
-				continue
-			}
-			h := s.syncLat
-			if l.what == "write" {
-				h = s.writeLat
-			}
-			enc, err := stats.Encode(h)
+		if s.syncs() > 0 {
+			enc, err := stats.Encode(s.syncLat)
 			if err != nil {
 				return w, err
 			}
-			w.Latencies = append(w.Latencies, result.Latency{Name: c.String() + " " + l.what, Summary: stats.Summarize(h), Histogram: enc})
+			w.Latencies = append(w.Latencies, result.Latency{Name: c.String() + " sync", Summary: stats.Summarize(s.syncLat), Histogram: enc})
 		}
 		name := c.String()
 		if s.syncs() == 0 && s.writes == 0 {

@@ -27,6 +27,10 @@ var (
 	ErrUnsupported = errors.New("trace: the kernel cannot run the tracer")
 )
 
+// pollInterval is how often the ring buffer is read when the BPF program
+// did not wake the reader (it does only when the buffer is filling up).
+const pollInterval = 200 * time.Millisecond
+
 // TracingRoot is where tracefs is expected.
 const TracingRoot = "/sys/kernel/tracing"
 
@@ -36,9 +40,7 @@ var tracepoints = []struct {
 	prog func(*bpfPrograms) *ebpf.Program
 }{
 	{"sys_enter_write", func(p *bpfPrograms) *ebpf.Program { return p.EnterWrite }},
-	{"sys_exit_write", func(p *bpfPrograms) *ebpf.Program { return p.ExitWrite }},
 	{"sys_enter_pwrite64", func(p *bpfPrograms) *ebpf.Program { return p.EnterPwrite64 }},
-	{"sys_exit_pwrite64", func(p *bpfPrograms) *ebpf.Program { return p.ExitPwrite64 }},
 	{"sys_enter_fdatasync", func(p *bpfPrograms) *ebpf.Program { return p.EnterFdatasync }},
 	{"sys_exit_fdatasync", func(p *bpfPrograms) *ebpf.Program { return p.ExitFdatasync }},
 	{"sys_enter_fsync", func(p *bpfPrograms) *ebpf.Program { return p.EnterFsync }},
@@ -53,7 +55,9 @@ type Options struct {
 	// process exits.
 	Duration time.Duration
 	// Refresh is how often /proc/PID/fd is read again for new WAL
-	// segments (default 100 ms).
+	// segments (default 500 ms: etcd opens the next segment, N.tmp, long
+	// before it writes to it, and each read costs a readlink per
+	// descriptor, sockets included).
 	Refresh time.Duration
 	// ProcRoot is /proc unless a test says otherwise.
 	ProcRoot string
@@ -81,7 +85,7 @@ func Run(ctx context.Context, opts Options) (*Trace, error) {
 		opts.ProcRoot = "/proc"
 	}
 	if opts.Refresh <= 0 {
-		opts.Refresh = 100 * time.Millisecond
+		opts.Refresh = 500 * time.Millisecond
 	}
 	if _, err := os.Stat(filepath.Join(opts.ProcRoot, strconv.Itoa(opts.PID))); err != nil {
 		return nil, fmt.Errorf("%w: %d (%v)", ErrNoProcess, opts.PID, err)
@@ -228,7 +232,12 @@ func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
 			}
 			nextRefresh = now.Add(opts.Refresh)
 		}
-		wait := nextRefresh
+		// The BPF program wakes this reader only when the ring buffer
+		// fills up; otherwise the events are read here in batches.
+		wait := now.Add(pollInterval)
+		if nextRefresh.Before(wait) {
+			wait = nextRefresh
+		}
 		if !deadline.IsZero() && deadline.Before(wait) {
 			wait = deadline
 		}

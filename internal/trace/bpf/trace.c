@@ -3,7 +3,14 @@
 // etcdbench trace: the write, pwrite64, fdatasync and fsync calls of one
 // process on the file descriptors user space marks as interesting (its WAL
 // segments, its bbolt db, its snapshot files), each as one ring-buffer
-// event with its latency in nanoseconds.
+// event: syncs with their latency in nanoseconds (timed from entry to
+// exit), writes with their size when they are made (at entry only).
+//
+// Every program runs for every process's calls (the tracepoints are
+// global), so the common path - another process, or a descriptor not
+// marked - is one helper call and a compare, or a map lookup; and writes,
+// the frequent call (etcd's sockets too), need no exit program at all:
+// their size is known at entry, and their time is not what etcd waits on.
 //
 // Only syscall tracepoints are used (kprobes are not available on every
 // machine etcdbench runs on). The tracepoints' argument layout is the
@@ -77,7 +84,7 @@ struct event {
 	__u64 end;     // bpf_ktime_get_ns at the exit
 	__u64 latency; // exit - enter, ns
 	__s64 ret;     // the return value: bytes written, or 0 / -errno
-	__u64 count;   // bytes asked for (write, pwrite64)
+	__u64 count;   // bytes written (write, pwrite64: the size asked for)
 	__u32 tid;
 	__u32 fd;
 	__u32 kind;
@@ -91,6 +98,18 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
 } events SEC(".maps");
+
+// wakeup_bytes is how full the ring buffer may get before a submit wakes
+// the reader: below it, user space is not woken per event (thousands of
+// wake-ups a second under load) but reads in batches when its poll
+// deadline passes (see tracer.go).
+#define WAKEUP_BYTES (1 << 20)
+
+static __always_inline void submit(void *e)
+{
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
 
 // lost counts events the ring buffer had no room for.
 struct {
@@ -147,22 +166,46 @@ static __always_inline int on_exit(struct sys_exit_args *ctx)
 	e->fd = in->fd;
 	e->kind = in->kind;
 	e->class = class ? *class : 0;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	bpf_map_delete_elem(&inflight, &tid);
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_enter_write")
-int enter_write(struct sys_enter_args *ctx) { return on_enter(ctx, CALL_WRITE, ctx->args[2]); }
+// on_write sends a write's event at its entry: its size, no latency.
+static __always_inline int on_write(struct sys_enter_args *ctx, __u32 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if ((__u32)(id >> 32) != target_tgid)
+		return 0;
+	__u32 fd = (__u32)ctx->args[0];
+	__u32 *class = bpf_map_lookup_elem(&fds, &fd);
+	if (!class)
+		return 0;
+	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+		if (n)
+			(*n)++;
+		return 0;
+	}
+	e->end = bpf_ktime_get_ns();
+	e->latency = 0;
+	e->ret = (__s64)ctx->args[2];
+	e->count = ctx->args[2];
+	e->tid = (__u32)id;
+	e->fd = fd;
+	e->kind = kind;
+	e->class = *class;
+	submit(e);
+	return 0;
+}
 
-SEC("tracepoint/syscalls/sys_exit_write")
-int exit_write(struct sys_exit_args *ctx) { return on_exit(ctx); }
+SEC("tracepoint/syscalls/sys_enter_write")
+int enter_write(struct sys_enter_args *ctx) { return on_write(ctx, CALL_WRITE); }
 
 SEC("tracepoint/syscalls/sys_enter_pwrite64")
-int enter_pwrite64(struct sys_enter_args *ctx) { return on_enter(ctx, CALL_PWRITE, ctx->args[2]); }
-
-SEC("tracepoint/syscalls/sys_exit_pwrite64")
-int exit_pwrite64(struct sys_exit_args *ctx) { return on_exit(ctx); }
+int enter_pwrite64(struct sys_enter_args *ctx) { return on_write(ctx, CALL_PWRITE); }
 
 SEC("tracepoint/syscalls/sys_enter_fdatasync")
 int enter_fdatasync(struct sys_enter_args *ctx) { return on_enter(ctx, CALL_FDATASYNC, 0); }
