@@ -76,7 +76,7 @@ type classStats struct {
 
 func newClassStats() *classStats {
 	return &classStats{
-		syncLat: stats.NewLatencyHistogram(),
+		syncLat:   stats.NewLatencyHistogram(),
 		writeSize: newSizeHistogram(), bytesPerSync: newSizeHistogram(), writesPerSync: hdr.New(1, 1<<30, 3),
 		pending: map[uint32]pendingWrites{},
 	}
