@@ -143,6 +143,28 @@ func TestRunTargets(t *testing.T) {
 		{TargetAll, 3, append([]string{"target all"}, eps...)},
 		{TargetAll, 1, []string{"got none", eps[1], eps[2]}},
 	}
+	// Every load kind against the three members, each connection to
+	// another member.
+	for _, op := range Ops {
+		t.Run("all members "+string(op), func(t *testing.T) {
+			l := DefaultLoad(op)
+			l.Client.Endpoints, l.RunID = eps, uniqueID(t)
+			l.Conns, l.Clients, l.Total, l.KeySpaceSize = 3, 6, 90, 30
+			if op == OpWatch {
+				l.Total, l.Rate, l.Streams = 30, 300, 3
+			}
+			out, err := Run(context.Background(), l)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if f := out.Workload.Figure("failed_requests"); out.Workload.Ops == 0 || f == nil || f.Value != 0 {
+				t.Errorf("%s: %d ops, failed %+v", op, out.Workload.Ops, f)
+			}
+			if n := countPrefix(t, eps, l.Prefix()); n != 0 {
+				t.Errorf("%d keys left under %s", n, l.Prefix())
+			}
+		})
+	}
 	for _, tc := range cases {
 		t.Run(tc.target, func(t *testing.T) {
 			l := DefaultLoad(OpPut)
