@@ -91,7 +91,7 @@ func (w backendWorkload) Run(ctx context.Context, env Env) (result.Workload, err
 
 	sm := newSampled(p.rule(env.Thresholds), ModeAdaptive, env.OnSecond)
 	m := startMeter(env.Root, deviceName(env))
-	err = db.commits(p, sm, stop, time.Now().Add(p.Runtime))
+	err = db.commits(p, sm, stop, time.Now().Add(p.Runtime), nil)
 	proc, dev := m.stop()
 	if err != nil {
 		return result.Workload{}, err
@@ -176,12 +176,20 @@ func (db *backendDB) sync() error {
 	return unix.Fdatasync(db.fd)
 }
 
+// maxCommitPages bounds the pages entries add to one commit.
+const maxCommitPages = 4096
+
 // commits runs commits until the rule decides, deadline passes or stop is
 // set. Each commit writes the dirty pages in ascending order (as bbolt
 // does), fdatasyncs, writes the meta page (bbolt alternates pages 0 and 1)
-// and fdatasyncs again.
-func (db *backendDB) commits(p BackendParams, sm *Sampled, stop *atomic.Bool, deadline time.Time) error {
-	dirty := make([]int64, p.Pages)
+// and fdatasyncs again. A commit writes p.Pages pages, or with durable
+// set, p.Pages plus the pages that hold the bytes added to durable since
+// the last commit (up to maxCommitPages more): etcd's backend keys each
+// applied entry by its revision, so the entries committed to the WAL since
+// the last backend commit land in new leaf pages of about their size, and
+// a busier WAL makes larger commits, as in etcd.
+func (db *backendDB) commits(p BackendParams, sm *Sampled, stop *atomic.Bool, deadline time.Time, durable *atomic.Int64) error {
+	dirty := make([]int64, p.Pages, p.Pages+maxCommitPages)
 	start := time.Now()
 	sm.begin(start)
 	next := start
@@ -192,6 +200,11 @@ func (db *backendDB) commits(p BackendParams, sm *Sampled, stop *atomic.Bool, de
 			}
 			next = next.Add(p.Interval)
 		}
+		n := p.Pages
+		if durable != nil {
+			n += int(min((durable.Swap(0)+pageSize-1)/pageSize, maxCommitPages))
+		}
+		dirty = dirty[:min(n, int(db.pages-2))]
 		for i := range dirty {
 			dirty[i] = 2 + db.rnd.Int64N(db.pages-2)
 		}

@@ -39,6 +39,11 @@ type WALConfig struct {
 	Clients int
 	// OnSecond, if set, is called once a second between operations.
 	OnSecond func(Progress)
+	// Durable, if set, is added the bytes of each write once its
+	// fdatasync returned: wal-under-load's background bbolt commits write
+	// as many bytes of pages as the WAL made durable since the last one,
+	// as etcd's backend applies each committed entry.
+	Durable *atomic.Int64
 }
 
 // Progress is the state of a running loop, for a live progress line.
@@ -249,6 +254,9 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 		t2 := time.Now()
 		if gc != nil {
 			gc.done()
+		}
+		if cfg.Durable != nil {
+			cfg.Durable.Add(int64(len(batch)))
 		}
 		stats.Record(run.Write, t1.Sub(t0))
 		off += int64(len(batch))
