@@ -169,7 +169,7 @@ func TestHappyPath(t *testing.T) {
 		},
 		{
 			name:     "disk wal runs on the current directory",
-			args:     func(string) []string { return []string{"disk", "wal", "--count", "100"} },
+			args:     func(string) []string { return []string{"disk", "wal", "--dir", ".", "--count", "100"} },
 			inDir:    true,
 			wantText: "Result:",
 		},
@@ -181,7 +181,7 @@ func TestHappyPath(t *testing.T) {
 		},
 		{
 			name:    "disk wal json on the current directory",
-			args:    func(string) []string { return []string{"disk", "wal", "--count", "100", "--output", "json"} },
+			args:    func(string) []string { return []string{"disk", "wal", "--dir", ".", "--count", "100", "--output", "json"} },
 			inDir:   true,
 			json:    true,
 			wantOps: 100,
