@@ -180,8 +180,10 @@ func TestHappyPath(t *testing.T) {
 			wantText: "Result:",
 		},
 		{
-			name:    "disk wal json on the current directory",
-			args:    func(string) []string { return []string{"disk", "wal", "--dir", ".", "--count", "100", "--output", "json"} },
+			name: "disk wal json on the current directory",
+			args: func(string) []string {
+				return []string{"disk", "wal", "--dir", ".", "--count", "100", "--output", "json"}
+			},
 			inDir:   true,
 			json:    true,
 			wantOps: 100,
