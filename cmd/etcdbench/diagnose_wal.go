@@ -14,6 +14,7 @@ import (
 	"etcdbench/internal/diagnose"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
 )
 
@@ -192,7 +193,7 @@ var errNoBSSource = errors.New("--bs auto needs a WAL to measure: add --from-dat
 // autoBS decodes the WAL of an etcd data dir, or of a running etcd found
 // by its pid (its open segments' directory, read offline: no tracing),
 // and returns the recommended --bs and where it came from.
-func autoBS(fromDataDir string, fromPID int) (int64, string, error) {
+func autoBS(ctx context.Context, fromDataDir string, fromPID int) (int64, string, error) {
 	walDir := ""
 	switch {
 	case fromDataDir != "" && fromPID != 0:
@@ -204,6 +205,10 @@ func autoBS(fromDataDir string, fromPID int) (int64, string, error) {
 		}
 		walDir = dirs.WALDir
 	case fromPID > 0:
+		bs, from, ok := tracedBS(ctx, fromPID)
+		if ok {
+			return bs, from, nil
+		}
 		files, err := diagnose.ReadEtcdFiles(procRoot, fromPID)
 		if err != nil {
 			return 0, "", err
@@ -224,4 +229,23 @@ func autoBS(fromDataDir string, fromPID int) (int64, string, error) {
 		return 0, "", fmt.Errorf("--bs auto: the WAL in %s has no write+fdatasync batch yet (a new member); give --bs", walDir)
 	}
 	return rec.BS, fmt.Sprintf("median %d bytes per write+fdatasync in %s", rec.Median, walDir), nil
+}
+
+// bsTraceTime is how long --bs auto --from-pid watches etcd with eBPF.
+const bsTraceTime = 5 * time.Second
+
+// tracedBS watches process pid's WAL with the eBPF tracer for bsTraceTime
+// and returns the --bs that matches it; ok is false when the tracer cannot
+// run here (no privilege) or etcd synced its WAL too few times meanwhile,
+// and autoBS decodes the WAL files instead.
+func tracedBS(ctx context.Context, pid int) (int64, string, bool) {
+	tr, err := trace.Run(ctx, trace.Options{PID: pid, Duration: bsTraceTime})
+	if err != nil {
+		return 0, "", false
+	}
+	bs, syncs, ok := tr.RecommendedBS()
+	if !ok || syncs < 10 {
+		return 0, "", false
+	}
+	return bs, fmt.Sprintf("the median bytes per WAL write+fdatasync of process %d, %d syncs traced by eBPF over %v", pid, syncs, bsTraceTime), true
 }

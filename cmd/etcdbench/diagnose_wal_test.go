@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"etcdbench/internal/diagnose"
 	"etcdbench/internal/result"
+	"etcdbench/internal/trace"
 )
 
 func TestDiagnoseWALUsage(t *testing.T) {
@@ -219,6 +221,16 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 		}
 		if !strings.Contains(r.stderr, "--bs auto = ") {
 			t.Errorf("stderr does not say what --bs auto chose: %q", r.stderr)
+		}
+		// Where eBPF works, the live etcd's WAL is traced; elsewhere its
+		// segment files are decoded.
+		_, terr := trace.Run(context.Background(), trace.Options{PID: os.Getpid(), Duration: 100 * time.Millisecond})
+		want := "traced by eBPF"
+		if errors.Is(terr, trace.ErrPermission) || errors.Is(terr, trace.ErrUnsupported) {
+			want = "write+fdatasync in"
+		}
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q does not say %q", r.stderr, want)
 		}
 		checkNoScratch(t, dir)
 	})

@@ -191,7 +191,7 @@ func (f *walFlags) options(changed func(string) bool, stderrIsTTY bool) (walOpti
 // runWALCommand validates the flags of cmd and runs the WAL check.
 func runWALCommand(cmd *cobra.Command, f *walFlags, stdout, stderr io.Writer) error {
 	if f.bs == "auto" {
-		bs, from, err := autoBS(f.fromDataDir, f.fromPID)
+		bs, from, err := autoBS(cmd.Context(), f.fromDataDir, f.fromPID)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"etcdbench/internal/diagnose"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
@@ -101,13 +102,23 @@ func (tr *Trace) Workload(t verdict.Thresholds) (result.Workload, error) {
 }
 
 // RecommendedBS is the median number of bytes etcd wrote to its WAL
-// between two syncs of the same segment: the block size of the one write
-// + fdatasync that `disk wal` repeats. ok is false without such syncs.
+// between two syncs of the same segment, rounded as diagnose wal rounds it
+// (two significant digits): the block size of the one write + fdatasync
+// that `disk wal` repeats. ok is false without such syncs.
 func RecommendedBS(wal *classStats) (int64, bool) {
 	if wal == nil || wal.bytesPerSync.TotalCount() == 0 {
 		return 0, false
 	}
-	return wal.bytesPerSync.ValueAtPercentile(50), true
+	return diagnose.WALRecommendBS(wal.bytesPerSync.ValueAtPercentile(50)), true
+}
+
+// RecommendedBS is the --bs of a `disk wal` run that matches the traced
+// etcd's WAL (see the function RecommendedBS), and the WAL syncs it comes
+// from.
+func (tr *Trace) RecommendedBS() (bs, syncs int64, ok bool) {
+	wal := tr.col.classes[ClassWAL]
+	bs, ok = RecommendedBS(wal)
+	return bs, wal.syncs(), ok
 }
 
 // judgeWALSync judges the traced WAL sync p99 against the WAL fdatasync
