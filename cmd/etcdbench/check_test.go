@@ -92,12 +92,7 @@ func TestCheckQuick(t *testing.T) {
 // injected ones: on this shared disk, with the other tests' I/O, etcd's
 // own p99 reached 10.6 ms once.
 func TestCheckSlowDisk(t *testing.T) {
-	backing := t.TempDir()
-	if shm, err := os.MkdirTemp("/dev/shm", "etcdbench-check-"); err == nil {
-		backing = shm
-		t.Cleanup(func() { os.RemoveAll(shm) })
-	}
-	fs := fusedelay.Mount(t, backing, 30*time.Millisecond)
+	fs := fusedelay.Mount(t, memBacking(t), 30*time.Millisecond)
 	r, res := checkResult(t, runOpts{}, "--dir", fs.Dir)
 	if res.code != exitFail {
 		t.Errorf("exit %d with 30 ms syncs, want %d", res.code, exitFail)
