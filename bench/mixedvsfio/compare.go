@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"time"
 
@@ -62,32 +61,22 @@ func plan(o options, r runner) ([]cmp.Step, []cmp.Pair) {
 // targetSource says where the targets come from.
 const targetSource = "etcdbench goal: the IOPS fio gets from the same job (within 5 %) at no more CPU per I/O; read p99 is informational"
 
-// figure returns a Measurement's figure, NaN when it has none.
-func figure(name string) func(cmp.Measurement) float64 {
-	return func(m cmp.Measurement) float64 {
-		if v, ok := m.Figures[name]; ok {
-			return v
-		}
-		return math.NaN()
-	}
-}
-
 // metrics are what every pair compares, with their targets.
 func metrics() []cmp.Metric {
 	return []cmp.Metric{
-		{Name: "total IOPS", Unit: cmp.UnitRate, Value: figure("iops"),
+		{Name: "total IOPS", Unit: cmp.UnitRate, Value: cmp.Figure("iops"),
 			Target: &cmp.Target{Metric: "total IOPS", Lo: 0.95, Source: targetSource}},
 		{Name: "CPU per I/O", Unit: cmp.UnitDuration, Value: func(m cmp.Measurement) float64 { return float64(m.CPUPerOp()) },
 			Target: &cmp.Target{Metric: "CPU per I/O", Hi: 1.0, Source: targetSource}},
-		{Name: "read p99", Unit: cmp.UnitDuration, Value: figure("read_p99_ns")},
+		{Name: "read p99", Unit: cmp.UnitDuration, Value: cmp.Figure("read_p99_ns")},
 	}
 }
 
 // columns are a round's table.
 func columns() []cmp.Column {
 	cols := []cmp.Column{
-		{Head: "IOPS", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitRate, figure("iops")(m)) }},
-		{Head: "read p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, figure("read_p99_ns")(m)) }},
+		{Head: "IOPS", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitRate, cmp.Figure("iops")(m)) }},
+		{Head: "read p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, cmp.Figure("read_p99_ns")(m)) }},
 	}
 	cols = append(cols, cmp.TimeColumns()...)
 	return append(cols, cmp.DurColumn("CPU/IO", cmp.Measurement.CPUPerOp))

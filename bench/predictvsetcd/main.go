@@ -33,9 +33,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
@@ -132,12 +130,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			{Name: "fio recipe / etcd 16 clients", Etcd: runFio, Fio: runEtcd16, Informational: true},
 		},
 		Metrics: []cmp.Metric{
-			{Name: "p99", Unit: cmp.UnitDuration, Value: figure(figP99), Target: within},
+			{Name: "p99", Unit: cmp.UnitDuration, Value: cmp.Figure(figP99), Target: within},
 		},
 		Columns: []cmp.Column{
-			{Head: "fdatasync p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, figure(figP99)(m)) }},
-			{Head: "etcd histogram p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, figure(figHistP99)(m)) }},
-			{Head: "syncs", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitCount, figure(figSyncs)(m)) }},
+			{Head: "fdatasync p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, cmp.Figure(figP99)(m)) }},
+			{Head: "etcd histogram p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, cmp.Figure(figHistP99)(m)) }},
+			{Head: "syncs", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitCount, cmp.Figure(figSyncs)(m)) }},
 		},
 		TargetSource: targetSource,
 		Labels:       cmp.Labels{Subject: "predicted", Base: "real"},
@@ -208,32 +206,24 @@ func (r runner) fioRecipe(ctx context.Context) (m cmp.Measurement, raw json.RawM
 // etcd loads the etcd with puts while `etcdbench trace` watches its
 // fdatasyncs, and reads the traced WAL sync p99 and etcd's histogram p99.
 func (r runner) etcd(ctx context.Context, conns, clients int) (cmp.Measurement, json.RawMessage, error) {
-	tr := exec.CommandContext(ctx, r.etcdbench, "trace", "--pid", strconv.Itoa(r.srv.PID()), "--duration", "1h", "-o", "json")
-	var tout, terr bytes.Buffer
-	tr.Stdout, tr.Stderr = &tout, &terr
-	if err := tr.Start(); err != nil {
+	detach, err := cmp.Attach(ctx, 2*time.Second, r.etcdbench, "trace", "--pid", strconv.Itoa(r.srv.PID()), "--duration", "1h", "-o", "json")
+	if err != nil {
 		return cmp.Measurement{}, nil, err
 	}
-	time.Sleep(2 * time.Second) // attached
 	ch, lerr := cmp.RunChild(ctx, []int{1}, r.etcdbench, "etcd", "put", "--endpoints", r.srv.URL, "--yes",
 		"--conns", strconv.Itoa(conns), "--clients", strconv.Itoa(clients), "--duration", r.p.EtcdDuration, "--total", "0",
 		"--val-size", strconv.Itoa(r.p.ValSize), "--key-space-size", "100000", "-o", "json", "--no-progress")
-	_ = tr.Process.Signal(syscall.SIGINT)
-	werr := tr.Wait()
-	var ee *exec.ExitError
-	if errors.As(werr, &ee) && (ee.ExitCode() == 130 || ee.ExitCode() == 1) {
-		werr = nil
-	}
-	if lerr != nil || werr != nil {
-		return cmp.Measurement{}, nil, errors.Join(lerr, werr, tailErr(terr.Bytes()))
+	tout, derr := detach()
+	if lerr != nil || derr != nil {
+		return cmp.Measurement{}, nil, errors.Join(lerr, derr)
 	}
 	put, err := cmp.EtcdbenchWorkload(ch.Stdout, "etcd-put")
 	if err != nil {
 		return cmp.Measurement{}, nil, err
 	}
-	traced, err := result.Read(bytes.NewReader(tout.Bytes()))
+	traced, err := result.Read(bytes.NewReader(tout))
 	if err != nil || len(traced.Workloads) == 0 {
-		return cmp.Measurement{}, nil, fmt.Errorf("etcdbench trace printed no result (%v)%s", err, cmp.Tail(terr.Bytes()))
+		return cmp.Measurement{}, nil, fmt.Errorf("etcdbench trace printed no result (%v)", err)
 	}
 	tw := traced.Workloads[0]
 	hist := math.NaN()
@@ -244,14 +234,7 @@ func (r runner) etcd(ctx context.Context, conns, clients int) (cmp.Measurement, 
 		figP99: p99(&tw, "wal sync"), figHistP99: hist, figSyncs: float64(tw.Ops),
 	})}
 	m.FromChild(ch)
-	return m, cmp.RawJSON(tout.Bytes()), nil
-}
-
-func tailErr(b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	return errors.New(cmp.Tail(b))
+	return m, cmp.RawJSON(tout), nil
 }
 
 // p99 is the named latency's p99 in ns, NaN when missing.
@@ -273,13 +256,4 @@ func figures(figs map[string]float64) map[string]float64 {
 		}
 	}
 	return figs
-}
-
-func figure(n string) func(cmp.Measurement) float64 {
-	return func(m cmp.Measurement) float64 {
-		if v, ok := m.Figures[n]; ok {
-			return v
-		}
-		return math.NaN()
-	}
 }

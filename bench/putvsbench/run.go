@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -289,22 +288,13 @@ func rangeKey(n int) string {
 
 const targetSource = "issue 4: throughput at least benchmark's, p99 within 10 %; p50 and CPU per request are informational"
 
-func figure(n string) func(cmp.Measurement) float64 {
-	return func(m cmp.Measurement) float64 {
-		if v, ok := m.Figures[n]; ok {
-			return v
-		}
-		return math.NaN()
-	}
-}
-
 func metrics() []cmp.Metric {
 	return []cmp.Metric{
-		{Name: "throughput", Unit: cmp.UnitRate, Value: figure("ops_per_sec"),
+		{Name: "throughput", Unit: cmp.UnitRate, Value: cmp.Figure("ops_per_sec"),
 			Target: &cmp.Target{Metric: "throughput", Lo: 1.0, Source: targetSource}},
-		{Name: "p99", Unit: cmp.UnitDuration, Value: figure("p99_ns"),
+		{Name: "p99", Unit: cmp.UnitDuration, Value: cmp.Figure("p99_ns"),
 			Target: &cmp.Target{Metric: "p99", Lo: 0.9, Hi: 1.1, Source: targetSource}},
-		{Name: "p50", Unit: cmp.UnitDuration, Value: figure("p50_ns")},
+		{Name: "p50", Unit: cmp.UnitDuration, Value: cmp.Figure("p50_ns")},
 		{Name: "CPU per request", Unit: cmp.UnitDuration, Value: func(m cmp.Measurement) float64 { return float64(m.CPUPerOp()) }},
 	}
 }
@@ -312,10 +302,10 @@ func metrics() []cmp.Metric {
 func columns() []cmp.Column {
 	return []cmp.Column{
 		{Head: "requests", Value: func(m cmp.Measurement) string { return strconv.FormatInt(m.Ops, 10) }},
-		{Head: "errors", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitCount, figure("errors")(m)) }},
-		{Head: "req/s", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitRate, figure("ops_per_sec")(m)) }},
-		{Head: "p50", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, figure("p50_ns")(m)) }},
-		{Head: "p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, figure("p99_ns")(m)) }},
+		{Head: "errors", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitCount, cmp.Figure("errors")(m)) }},
+		{Head: "req/s", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitRate, cmp.Figure("ops_per_sec")(m)) }},
+		{Head: "p50", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, cmp.Figure("p50_ns")(m)) }},
+		{Head: "p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, cmp.Figure("p99_ns")(m)) }},
 		cmp.DurColumn("runtime", func(m cmp.Measurement) time.Duration { return m.Runtime }),
 		cmp.DurColumn("wall", func(m cmp.Measurement) time.Duration { return m.Wall }),
 		cmp.DurColumn("CPU", func(m cmp.Measurement) time.Duration { return m.CPU }),

@@ -21,10 +21,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
@@ -87,45 +85,6 @@ const (
 // what the tracer printed.
 type tracer func(ctx context.Context, pid int) (detach func() ([]byte, error), err error)
 
-// attach starts a tracer process and gives it settle to attach.
-func attach(ctx context.Context, settle time.Duration, bin string, args ...string) (func() ([]byte, error), error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return nil, fmt.Errorf("%s exited before the load: %v%s", bin, err, cmp.Tail(errb.Bytes()))
-	case <-time.After(settle):
-	}
-	return func() ([]byte, error) {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case err := <-done:
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				ws, _ := ee.Sys().(syscall.WaitStatus)
-				// Interrupted as asked: etcdbench exits 130 (or 1 for a
-				// FAIL verdict), strace detaches and re-raises SIGINT.
-				if ee.ExitCode() == 130 || ee.ExitCode() == 1 || (ws.Signaled() && ws.Signal() == syscall.SIGINT) {
-					err = nil
-				}
-			}
-			if err != nil {
-				return out.Bytes(), fmt.Errorf("%s: %w%s", bin, err, cmp.Tail(errb.Bytes()))
-			}
-			return out.Bytes(), nil
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			return out.Bytes(), fmt.Errorf("%s did not stop within 30 s of SIGINT", bin)
-		}
-	}, nil
-}
-
 func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	env, err := cmp.Setup(ctx, o.Common, name, stderr)
 	if err != nil {
@@ -145,10 +104,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	tracers := map[string]tracer{
 		runNone: nil,
 		runEBPF: func(ctx context.Context, _ int) (func() ([]byte, error), error) {
-			return attach(ctx, 2*time.Second, env.Etcdbench, "trace", "--pid", pid, "--duration", "1h", "-o", "json")
+			return cmp.Attach(ctx, 2*time.Second, env.Etcdbench, "trace", "--pid", pid, "--duration", "1h", "-o", "json")
 		},
 		runStrace: func(ctx context.Context, _ int) (func() ([]byte, error), error) {
-			return attach(ctx, 2*time.Second, o.Strace, "-f", "-T", "-p", pid, "-e", "trace=write,pwrite64,fdatasync,fsync", "-o", "/dev/null")
+			return cmp.Attach(ctx, 2*time.Second, o.Strace, "-f", "-T", "-p", pid, "-e", "trace=write,pwrite64,fdatasync,fsync", "-o", "/dev/null")
 		},
 	}
 	load := func(ctx context.Context, run string) (cmp.Measurement, json.RawMessage, error) {
@@ -184,14 +143,14 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			{Name: "strace / none", Etcd: runStrace, Fio: runNone, Informational: true},
 		},
 		Metrics: []cmp.Metric{
-			{Name: "throughput", Unit: cmp.UnitRate, Value: figure("ops_per_sec"),
+			{Name: "throughput", Unit: cmp.UnitRate, Value: cmp.Figure("ops_per_sec"),
 				Target: &cmp.Target{Metric: "throughput", Lo: 0.95, Source: targetSource}},
-			{Name: "p99", Unit: cmp.UnitDuration, Value: figure("p99_ns")},
+			{Name: "p99", Unit: cmp.UnitDuration, Value: cmp.Figure("p99_ns")},
 		},
 		Columns: []cmp.Column{
-			{Head: "puts/s", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitRate, figure("ops_per_sec")(m)) }},
-			{Head: "p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, figure("p99_ns")(m)) }},
-			{Head: "WAL syncs traced", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitCount, figure("wal_syncs_traced")(m)) }},
+			{Head: "puts/s", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitRate, cmp.Figure("ops_per_sec")(m)) }},
+			{Head: "p99", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitDuration, cmp.Figure("p99_ns")(m)) }},
+			{Head: "WAL syncs traced", Value: func(m cmp.Measurement) string { return cmp.FmtValue(cmp.UnitCount, cmp.Figure("wal_syncs_traced")(m)) }},
 		},
 		TargetSource: targetSource,
 		Labels:       cmp.Labels{Subject: "traced", Base: "untraced"},
@@ -236,13 +195,4 @@ func measurement(run string, ch cmp.Child, traced []byte) (cmp.Measurement, erro
 	}
 	m.FromChild(ch)
 	return m, nil
-}
-
-func figure(n string) func(cmp.Measurement) float64 {
-	return func(m cmp.Measurement) float64 {
-		if v, ok := m.Figures[n]; ok {
-			return v
-		}
-		return math.NaN()
-	}
 }

@@ -100,3 +100,46 @@ func OrUnknown(version string) string {
 	}
 	return version
 }
+
+// Attach starts bin (a tracer: etcdbench trace, strace) in the background
+// and gives it settle to attach before it returns; detach interrupts it
+// with SIGINT and returns what it printed. Exiting as asked is no error:
+// etcdbench's 130 (or 1, a FAIL verdict in its report), or strace's
+// re-raised SIGINT after it detached.
+func Attach(ctx context.Context, settle time.Duration, bin string, args ...string) (func() ([]byte, error), error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return nil, fmt.Errorf("%s exited before the load: %v%s", bin, err, Tail(errb.Bytes()))
+	case <-time.After(settle):
+	}
+	return func() ([]byte, error) {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case err := <-done:
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				ws, _ := ee.Sys().(syscall.WaitStatus)
+				// Interrupted as asked: etcdbench exits 130 (or 1 for a
+				// FAIL verdict), strace detaches and re-raises SIGINT.
+				if ee.ExitCode() == 130 || ee.ExitCode() == 1 || (ws.Signaled() && ws.Signal() == syscall.SIGINT) {
+					err = nil
+				}
+			}
+			if err != nil {
+				return out.Bytes(), fmt.Errorf("%s: %w%s", bin, err, Tail(errb.Bytes()))
+			}
+			return out.Bytes(), nil
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			return out.Bytes(), fmt.Errorf("%s did not stop within 30 s of SIGINT", bin)
+		}
+	}, nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRunChild(t *testing.T) {
@@ -37,5 +38,22 @@ func TestTail(t *testing.T) {
 	got := Tail([]byte("1\n2\n3\n4\n5\n6\n7\n"))
 	if strings.Contains(got, "2") || !strings.Contains(got, "3\n  4\n  5\n  6\n  7") {
 		t.Errorf("Tail kept %q, want the last five lines", got)
+	}
+}
+
+func TestAttach(t *testing.T) {
+	ctx := context.Background()
+	// A tracer that stops on SIGINT: detached without error.
+	detach, err := Attach(ctx, 100*time.Millisecond, "sh", "-c", "echo attached; exec sleep 30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := detach()
+	if err != nil || string(out) != "attached\n" {
+		t.Errorf("detach: %q, %v; want its output and no error", out, err)
+	}
+	// One that ends before the load: an error naming it.
+	if _, err := Attach(ctx, 2*time.Second, "sh", "-c", "echo no such pid >&2; exit 3"); err == nil || !strings.Contains(err.Error(), "no such pid") {
+		t.Errorf("early exit: %v, want an error with its stderr", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 )
@@ -246,4 +247,15 @@ func (c Comparison) Run(ctx context.Context, total int, stdout, stderr io.Writer
 		return err
 	}
 	return RenderFooter(stdout, *summary, c.TargetSource)
+}
+
+// Figure returns the function that reads the named figure of a
+// Measurement, NaN when it has none: the Value of a Metric or Column.
+func Figure(name string) func(Measurement) float64 {
+	return func(m Measurement) float64 {
+		if v, ok := m.Figures[name]; ok {
+			return v
+		}
+		return math.NaN()
+	}
 }
