@@ -86,15 +86,17 @@ func (ws *watchers) start(agg *aggregator, start time.Time) {
 					continue
 				}
 				now := time.Now()
+				var n int64
 				for _, ev := range resp.Events {
 					if ev.Type != mvccpb.PUT {
 						continue
 					}
 					if t, ok := stamp(ev.Kv.Value); ok {
 						rec.recordKind(0, t, now)
-						ws.received.Add(1)
+						n++
 					}
 				}
+				ws.received.Add(n) // once per response, not per event
 			}
 		})
 	}
