@@ -218,6 +218,9 @@ func (f *etcdFlags) embedOptions() (etcdload.Options, error) {
 		}
 		o.QuotaBackendBytes = q
 	}
+	if err := o.Validate(); err != nil {
+		return o, usageError{err}
+	}
 	return o, nil
 }
 

@@ -58,6 +58,8 @@ func TestEtcdBadInput(t *testing.T) {
 		{"no dir", []string{"etcd", "put"}, "--dir is required"},
 		{"dir and endpoints", []string{"etcd", "put", "--dir", dir, "--endpoints", "http://127.0.0.1:1"}, "alternatives"},
 		{"members", []string{"etcd", "put", "--dir", dir, "--members", "2"}, "--members"},
+		{"election under 5 heartbeats", []string{"etcd", "put", "--dir", dir, "--heartbeat-interval", "100ms", "--election-timeout", "300ms"}, "5 x --heartbeat-interval"},
+		{"heartbeat over a fifth of etcd's default election", []string{"etcd", "put", "--dir", dir, "--heartbeat-interval", "300ms"}, "(etcd's default)"},
 		{"consistency on put", []string{"etcd", "put", "--dir", dir, "--consistency", "s"}, "consistency"},
 		{"bad consistency", []string{"etcd", "range", "--dir", dir, "--consistency", "x"}, "consistency"},
 		{"endless", []string{"etcd", "put", "--dir", dir, "--total", "0"}, "would not end"},

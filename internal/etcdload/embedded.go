@@ -88,13 +88,10 @@ func StartEmbedded(ctx context.Context, opts Options) (*Cluster, error) {
 
 // startEmbedded is StartEmbedded with the ports from pickPorts.
 func startEmbedded(ctx context.Context, opts Options, pickPorts func(n int) ([]int, error)) (*Cluster, error) {
-	n := opts.Members
-	if n == 0 {
-		n = 1
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
-	if n != 1 && n != 3 {
-		return nil, fmt.Errorf("etcdload: %d members: want 1 or 3", n)
-	}
+	n := max(opts.Members, 1)
 	if opts.Dir == "" {
 		return nil, errors.New("etcdload: no directory for the embedded etcd's data")
 	}

@@ -2,6 +2,7 @@ package etcdload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -184,5 +185,30 @@ func TestEmbeddedBadMembers(t *testing.T) {
 	}
 	if err := c.Close(); err != nil { // the nil Cluster of a failed start
 		t.Errorf("Close after a failed start: %v", err)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		o    Options
+		want string // "" : valid
+	}{
+		{"defaults", Options{}, ""},
+		{"exactly five heartbeats", Options{HeartbeatInterval: 200 * time.Millisecond, ElectionTimeout: time.Second}, ""},
+		{"election under five heartbeats", Options{HeartbeatInterval: 100 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond}, "election-timeout 300 ms < 5 x heartbeat-interval 100 ms"},
+		{"heartbeat against etcd's default election", Options{HeartbeatInterval: 300 * time.Millisecond}, "election-timeout 1000 ms (etcd's default) < 5 x heartbeat-interval 300 ms"},
+		{"two members", Options{Members: 2}, "2 members"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Validate: %v, want nil", err)
+			case tc.want != "" && (!errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Validate: %v, want ErrBadOptions saying %q", err, tc.want)
+			}
+		})
 	}
 }

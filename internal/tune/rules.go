@@ -30,14 +30,9 @@ var Rules = []Rule{
 	{
 		ID:     "election-5x-heartbeat",
 		Text:   "etcd refuses --election-timeout below 5 x --heartbeat-interval",
-		Source: etcdLimits.Source["5x"],
+		Source: etcdload.ElectionRuleSource,
 		broken: func(c Config) string {
-			tick, tickFrom := ms(c.Embedded.HeartbeatInterval.Milliseconds(), etcdLimits.TickMs)
-			el, elFrom := ms(c.Embedded.ElectionTimeout.Milliseconds(), etcdLimits.ElectionMs)
-			if 5*tick <= el {
-				return ""
-			}
-			return fmt.Sprintf("election-timeout %d ms%s < 5 x heartbeat-interval %d ms%s", el, elFrom, tick, tickFrom)
+			return etcdload.ElectionBreach(c.Embedded.HeartbeatInterval, c.Embedded.ElectionTimeout)
 		},
 	},
 	{
@@ -52,15 +47,6 @@ var Rules = []Rule{
 			return ""
 		},
 	},
-}
-
-// ms returns set, or etcd's default def when set is 0, and a note saying
-// which it is.
-func ms(set, def int64) (int64, string) {
-	if set == 0 {
-		return def, " (etcd's default)"
-	}
-	return set, ""
 }
 
 // check applies the rules and the load's own validation to the

@@ -74,7 +74,6 @@ var etcdLimits = struct {
 		"defaults":     "etcd server/embed/config.go NewConfig: TickMs 100, ElectionMs 1000",
 		"tick>0":       "etcd server/embed/config.go (*Config).Validate: \"--heartbeat-interval must be >0\"",
 		"election>0":   "etcd server/embed/config.go (*Config).Validate: \"--election-timeout must be >0\"",
-		"5x":           "etcd server/embed/config.go (*Config).Validate: 5*TickMs > ElectionMs is refused",
 		"maxElection":  "etcd server/embed/config.go maxElectionMs = 50000, checked in (*Config).Validate",
 		"snapshot0":    "etcd server/etcdserver/server.go: a --snapshot-count of 0 is replaced by DefaultSnapshotCount (10000)",
 		"maxQuota":     "etcd server/storage/quota.go MaxQuotaBytes (8 GiB): larger quotas are accepted with the warning \"quota exceeds the maximum value\"",

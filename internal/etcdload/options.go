@@ -1,0 +1,57 @@
+package etcdload
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrBadOptions is returned by Options.Validate (and StartEmbedded) for an
+// embedded etcd that etcd itself would refuse to start.
+var ErrBadOptions = errors.New("etcdload: bad embedded etcd settings")
+
+// etcd's defaults and limits of the raft timings.
+const (
+	// DefaultHeartbeat and DefaultElection are etcd's --heartbeat-interval
+	// and --election-timeout (server/embed/config.go NewConfig: TickMs 100,
+	// ElectionMs 1000).
+	DefaultHeartbeat = 100 * time.Millisecond
+	DefaultElection  = 1000 * time.Millisecond
+	// ElectionRuleSource is where etcd refuses an election timeout under
+	// five heartbeats.
+	ElectionRuleSource = "etcd server/embed/config.go (*Config).Validate: 5*TickMs > ElectionMs is refused"
+)
+
+// ElectionBreach says how heartbeat and election (0: etcd's default)
+// break etcd's rule that the election timeout be at least five heartbeat
+// intervals, e.g. "election-timeout 300 ms < 5 x heartbeat-interval
+// 100 ms"; "" when they keep it.
+func ElectionBreach(heartbeat, election time.Duration) string {
+	tick, tickFrom := orDefault(heartbeat, DefaultHeartbeat)
+	el, elFrom := orDefault(election, DefaultElection)
+	if 5*tick.Milliseconds() <= el.Milliseconds() {
+		return ""
+	}
+	return fmt.Sprintf("election-timeout %d ms%s < 5 x heartbeat-interval %d ms%s", el.Milliseconds(), elFrom, tick.Milliseconds(), tickFrom)
+}
+
+func orDefault(d, def time.Duration) (time.Duration, string) {
+	if d == 0 {
+		return def, " (etcd's default)"
+	}
+	return d, ""
+}
+
+// Validate refuses what etcd would refuse at start, so that the mistake is
+// reported as one before a scratch directory or a member exists: a member
+// count other than 1 or 3 (0 is 1), and an election timeout under five
+// heartbeat intervals.
+func (o Options) Validate() error {
+	if n := o.Members; n != 0 && n != 1 && n != 3 {
+		return fmt.Errorf("%w: %d members: want 1 or 3", ErrBadOptions, n)
+	}
+	if why := ElectionBreach(o.HeartbeatInterval, o.ElectionTimeout); why != "" {
+		return fmt.Errorf("%w: etcd refuses --election-timeout below 5 x --heartbeat-interval: %s (%s)", ErrBadOptions, why, ElectionRuleSource)
+	}
+	return nil
+}
