@@ -144,8 +144,8 @@ func (m *serviceMeter) add(d time.Duration) {
 	}
 }
 
-// serviceTimes are the moments of the put service times and the puts
-// not sent.
+// serviceTimes are the count, mean, standard deviation and maximum of
+// the put service times.
 type serviceTimes struct {
 	Count                 int64
 	Mean, Stddev, Slowest time.Duration
