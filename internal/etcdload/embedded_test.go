@@ -167,9 +167,11 @@ func TestEmbeddedThreeMembersElectLeader(t *testing.T) {
 func TestEmbeddedThreeMembersOptions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, err := StartEmbedded(ctx, Options{Dir: t.TempDir(), Members: 3, HeartbeatInterval: 100 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond})
+	// Over etcd's 50 s maximum: refused by etcd itself in the member
+	// processes (Options.Validate leaves that limit to etcd).
+	_, err := StartEmbedded(ctx, Options{Dir: t.TempDir(), Members: 3, ElectionTimeout: 60 * time.Second})
 	if err == nil {
-		t.Fatal("an election timeout under 5 heartbeats accepted")
+		t.Fatal("an election timeout over etcd's maximum accepted")
 	}
 	// etcd's own log lines name their member.
 	if !strings.Contains(err.Error(), "election-timeout") || !strings.Contains(err.Error(), `etcd log:`) || !strings.Contains(err.Error(), `{"member": "member`) {
