@@ -7,10 +7,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/cilium/ebpf"
 
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
@@ -26,19 +25,25 @@ func skipUnlessTraceable(t *testing.T, err error) {
 	}
 }
 
-// programs lists the IDs of the BPF programs loaded in the kernel.
-func programs(t *testing.T) map[ebpf.ProgramID]bool {
+// bpfFDs lists this process's open file descriptors that hold BPF
+// objects (programs, maps, links, BTF). Only this process's descriptors
+// count: other test binaries (the cmd tests trace too) load programs of
+// their own at the same time, and the kernel frees a closed program
+// later, so the kernel-wide program list says nothing about this tracer.
+func bpfFDs(t *testing.T) map[string]bool {
 	t.Helper()
-	ids := map[ebpf.ProgramID]bool{}
-	id := ebpf.ProgramID(0)
-	for {
-		next, err := ebpf.ProgramGetNextID(id)
-		if err != nil {
-			return ids
-		}
-		ids[next] = true
-		id = next
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
 	}
+	fds := map[string]bool{}
+	for _, e := range ents {
+		target, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err == nil && strings.HasPrefix(target, "anon_inode:") && strings.Contains(target, "bpf") {
+			fds[e.Name()+" "+target] = true
+		}
+	}
+	return fds
 }
 
 // TestTraceEmbeddedEtcd traces this test process while its embedded etcd
@@ -52,7 +57,7 @@ func TestTraceEmbeddedEtcd(t *testing.T) {
 		t.Fatalf("starting etcd: %v", err)
 	}
 	defer c.Close()
-	before := programs(t)
+	before := bpfFDs(t)
 
 	tctx, stop := context.WithCancel(ctx)
 	type outcome struct {
@@ -64,6 +69,20 @@ func TestTraceEmbeddedEtcd(t *testing.T) {
 		tr, err := Run(tctx, Options{PID: os.Getpid(), Duration: time.Minute})
 		done <- outcome{tr, err}
 	}()
+	// The tracer's programs show as descriptors of this process once
+	// loaded; the leak check at the end relies on seeing them here.
+	for deadline := time.Now().Add(20 * time.Second); len(bpfFDs(t)) <= len(before); time.Sleep(20 * time.Millisecond) {
+		select {
+		case o := <-done: // ended before loading anything
+			skipUnlessTraceable(t, o.err)
+			t.Fatalf("the trace ended before loading its programs: %v", o.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("no BPF descriptors in this process 20 s into the trace (Run: %v)", (<-done).err)
+		}
+	}
 	time.Sleep(300 * time.Millisecond) // attached; etcd is idle meanwhile
 	murl := c.MetricsURLs()[0]
 	mb, err := metrics.Scrape(ctx, http.DefaultClient, murl)
@@ -120,10 +139,9 @@ func TestTraceEmbeddedEtcd(t *testing.T) {
 	if o.tr.col.classes[ClassDB].fdatasyncs == 0 {
 		t.Errorf("no bbolt fdatasyncs traced during 3000 puts")
 	}
-	after := programs(t)
-	for id := range after {
-		if !before[id] {
-			t.Errorf("BPF program %d still loaded after the trace", id)
+	for fd := range bpfFDs(t) {
+		if !before[fd] {
+			t.Errorf("BPF object still held after the trace: fd %s", fd)
 		}
 	}
 }
