@@ -234,7 +234,7 @@ func secs(s float64) time.Duration {
 type BenchOptions struct {
 	Targets    []MetricsTarget
 	Thresholds verdict.Thresholds
-	HTTP       *http.Client // nil: http.DefaultClient
+	HTTP       *http.Client // nil: metrics.Scrape's client (no keep-alives)
 	// BestEffort turns a target whose /metrics cannot be read into a note
 	// instead of an error: an external cluster may serve its metrics
 	// elsewhere (--listen-metrics-urls) or behind TLS.

@@ -75,6 +75,9 @@ type Cluster struct {
 	log       *tailBuffer
 	closeOnce sync.Once
 	closeErr  error
+	// stopGrace bounds each in-process member's Close (0:
+	// memberStopGrace).
+	stopGrace time.Duration
 }
 
 // StartEmbedded starts opts.Members members on free 127.0.0.1 ports with
@@ -359,25 +362,63 @@ func (c *Cluster) Close() error {
 		return nil
 	}
 	c.closeOnce.Do(func() {
+		grace := c.stopGrace
+		if grace == 0 {
+			grace = memberStopGrace
+		}
 		var wg sync.WaitGroup
-		var leaders []*embed.Etcd
-		for _, e := range c.members {
+		var leaders []int
+		errs := make([]error, len(c.members))
+		for i, e := range c.members {
 			if e.Server != nil && e.Server.Leader() == e.Server.MemberID() {
-				leaders = append(leaders, e)
+				leaders = append(leaders, i)
 				continue
 			}
-			wg.Go(e.Close)
+			wg.Go(func() { errs[i] = closeMember(i, e, grace) })
 		}
 		wg.Wait()
-		for _, e := range leaders {
-			e.Close()
+		for _, i := range leaders {
+			errs[i] = closeMember(i, c.members[i], grace)
 		}
-		c.closeErr = c.stopProcs()
+		c.closeErr = errors.Join(append(errs, c.stopProcs())...)
 		if c.forker != nil {
 			c.forker.close()
 		}
 	})
 	return c.closeErr
+}
+
+// closeMember stops an in-process member, waiting at most grace for
+// etcd's Close. Close first waits for its client connections to end, and
+// one that never sends a request (a client that connected and went
+// silent) holds it forever; then the member's server is stopped directly
+// so that its WAL and backend are closed before the scratch directory is
+// removed, and the rest of Close is left behind.
+func closeMember(i int, e *embed.Etcd, grace time.Duration) error {
+	closed := make(chan struct{})
+	go func() {
+		e.Close()
+		close(closed)
+	}()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-closed:
+		return nil
+	case <-timer.C:
+	}
+	stopped := make(chan struct{})
+	go func() {
+		e.Server.Stop()
+		close(stopped)
+	}()
+	timer.Reset(grace)
+	select {
+	case <-stopped:
+		return fmt.Errorf("etcdload: member%d did not stop within %v (a client connection that never sent a request holds etcd's Close); its server was stopped directly", i, grace)
+	case <-timer.C:
+		return fmt.Errorf("etcdload: member%d did not stop within %v", i, 2*grace)
+	}
 }
 
 // withLog appends the end of etcd's log to err.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -212,5 +213,39 @@ func TestOptionsValidate(t *testing.T) {
 				t.Errorf("Validate: %v, want ErrBadOptions saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCloseWithSilentClient: a client that connects to the client port
+// and never sends a request makes etcd's own Close wait forever (its
+// connection multiplexer waits for the first bytes of every connection).
+// Cluster.Close must still return, with the member's server stopped.
+func TestCloseWithSilentClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := StartEmbedded(ctx, Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("StartEmbedded: %v", err)
+	}
+	c.stopGrace = time.Second
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.Endpoints()[0], "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	done := make(chan error, 1)
+	go func() { done <- c.Close() }()
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Close still waiting a minute after it was called")
+	}
+	if err == nil || !strings.Contains(err.Error(), "did not stop within") {
+		t.Errorf("Close: %v, want an error saying member0 did not stop in time", err)
+	}
+	select {
+	case <-c.members[0].Server.StopNotify():
+	default:
+		t.Error("member0's server is still running after Close")
 	}
 }

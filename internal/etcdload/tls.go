@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"etcdbench/internal/etcdload/metrics"
 )
 
 // ErrTLSFiles is returned by TLSFiles.Config when a certificate, key or CA
@@ -69,9 +71,10 @@ func (f TLSFiles) Config() (*tls.Config, error) {
 }
 
 // HTTPClient is a client for the members' /metrics with the same TLS
-// configuration as the etcd client (nil: plain HTTP only).
+// configuration as the etcd client (nil: plain HTTP only), without
+// keep-alives (see metrics.NoKeepAlive).
 func HTTPClient(cfg *tls.Config) *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr := metrics.NoKeepAlive(nil)
 	if cfg != nil {
 		tr.TLSClientConfig = cfg.Clone()
 	}

@@ -10,11 +10,31 @@ import (
 // maxScrapeBytes bounds a /metrics response; etcd's is about 100-300 KiB.
 const maxScrapeBytes = 64 << 20
 
-// Scrape fetches url with client (http.DefaultClient when nil) and parses
-// it.
+// scrapeClient is Scrape's client when none is given: without
+// keep-alives, so no connection to a member outlives its scrape.
+var scrapeClient = &http.Client{Transport: NoKeepAlive(nil)}
+
+// NoKeepAlive returns a clone of http.DefaultTransport (or of base) that
+// closes every connection after its request. A member's /metrics usually
+// shares etcd's client port, whose connection multiplexer waits, when
+// etcd stops, for every connection that has not yet sent a request. A
+// keep-alive transport can hold exactly such a connection: one dialed for
+// a request that was cancelled meanwhile (an interrupted run) is kept
+// idle for later use, and etcd's Close then waits for it forever.
+func NoKeepAlive(base *http.Transport) *http.Transport {
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport)
+	}
+	tr := base.Clone()
+	tr.DisableKeepAlives = true
+	return tr
+}
+
+// Scrape fetches url with client (nil: a client without keep-alives) and
+// parses it.
 func Scrape(ctx context.Context, client *http.Client, url string) (Families, error) {
 	if client == nil {
-		client = http.DefaultClient
+		client = scrapeClient
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
