@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,6 +18,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
+
+// localMembers counts the etcd members running in this process; while
+// one does, a load leaves GOMAXPROCS alone (see narrowProcs).
+var localMembers atomic.Int32
 
 // ErrNotReady is returned by StartEmbedded when the members did not become
 // ready (elect a leader and serve clients) within Options.StartTimeout.
@@ -184,6 +189,7 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 			return fmt.Errorf("etcdload: starting %s in %s: %w", memberName(i), cfg.Dir, err)
 		}
 		c.members = append(c.members, e)
+		localMembers.Add(1)
 	}
 	return c.waitReady(ctx, timer, timeout)
 }
@@ -381,6 +387,7 @@ func (c *Cluster) Close() error {
 			errs[i] = closeMember(i, c.members[i], grace)
 		}
 		c.closeErr = errors.Join(append(errs, c.stopProcs())...)
+		localMembers.Add(-int32(len(c.members)))
 		if c.forker != nil {
 			c.forker.close()
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -246,11 +247,39 @@ func raiseGC() (restore func()) {
 	return func() { debug.SetGCPercent(old) }
 }
 
+// narrowProcs lowers GOMAXPROCS, for the timed load, to the number of
+// goroutines that can have work at once: the clients (and, for a watch
+// load, the watch streams). With more Ps than that, each response wakes
+// a parked thread to run its client (a futex wake-up and a context
+// switch per request); on one P the thread that reads the response runs
+// the client too. One client spends about a quarter less CPU per request
+// and its latencies lose that hand-off (bench/put-vs-etcd-benchmark).
+// Nothing is changed while an etcd member runs in this process (it needs
+// the Ps), nor when the user set GOMAXPROCS. It returns the Ps set (0:
+// unchanged) and the function that restores them.
+func narrowProcs(l Load) (procs int, restore func()) {
+	if os.Getenv("GOMAXPROCS") != "" || localMembers.Load() > 0 {
+		return 0, func() {}
+	}
+	need := max(l.Clients, 1)
+	if l.Op == OpWatch {
+		need += l.Streams
+	}
+	old := runtime.GOMAXPROCS(0)
+	if need >= old {
+		return 0, func() {}
+	}
+	runtime.GOMAXPROCS(need)
+	return need, func() { runtime.GOMAXPROCS(old) }
+}
+
 // drive runs the timed load: every client sends requests until the total
 // or the duration is reached, in a closed loop or at the open loop's
 // rate; a watch load's watchers record the events of those requests.
 func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, error) {
 	defer raiseGC()()
+	procs, restoreProcs := narrowProcs(l)
+	defer restoreProcs()
 	agg := newAggregator(l.Op == OpMixed, kindNames(l.Op)...)
 	var ws *watchers
 	if l.Op == OpWatch {
@@ -340,6 +369,9 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 	}
 	wl.Figures = append(wl.Figures, figures...)
 	wl.Notes = append(wl.Notes, notes...)
+	if procs > 0 {
+		wl.Notes = append(wl.Notes, fmt.Sprintf("the load ran on %d of this process's %d Go threads (GOMAXPROCS), one per goroutine that can have work at once, which spares a thread wake-up per request; GOMAXPROCS in the environment overrides this", procs, runtime.NumCPU()))
+	}
 	out.Workload = wl
 	if ferr := halt.Err(); ferr != nil {
 		out.Workload.Stop.Reason = fmt.Sprintf("stopped at etcd's first refusal that no retry can overcome, after %d requests: %v", wl.Ops, ferr)
