@@ -132,6 +132,10 @@ type backendDB struct {
 	rnd   *mrand.Rand
 	txid  int64
 	bytes int64
+	// hwm is the page after the last one in use and filesz the file's
+	// size, for the pages grow adds past the prefilled ones.
+	hwm    int64
+	filesz int64
 	// raw makes fdatasync a raw system call that keeps this thread's P
 	// (see rawio.go); background writers that share the CPU with the WAL
 	// loop use ordinary ones.
@@ -179,6 +183,53 @@ func (db *backendDB) sync() error {
 // maxCommitPages bounds the pages entries add to one commit.
 const maxCommitPages = 4096
 
+// growChunk is how much bbolt extends its file by at a time once it is
+// larger than that (its AllocSize), and growCap how far the background
+// writer of wal-under-load lets its file grow before it starts over.
+const (
+	growChunk = 16 * mib
+	growCap   = 64 * mib
+)
+
+// grow returns n new pages at the end of the data, as bbolt allocates the
+// pages of a growing database: when they pass the end of the file, the
+// file is first extended by growChunk with ftruncate (leaving a hole) and
+// fsynced, as bbolt's grow does. Writing into the hole makes the
+// filesystem allocate blocks, so the commit's fdatasync also commits
+// metadata through the journal, where it queues with the WAL's own
+// fdatasyncs - pages overwritten in place never do that. After growCap
+// bytes the grown part is punched out and used again, so the file stays
+// bounded.
+func (db *backendDB) grow(n int64) ([]int64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	base := db.pages * pageSize
+	if db.hwm < db.pages || (db.hwm+n)*pageSize > base+growCap {
+		if db.filesz > base {
+			if err := unix.Fallocate(db.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, base, db.filesz-base); err != nil {
+				return nil, fmt.Errorf("punching the grown part of %s: %w", db.path, err)
+			}
+		}
+		db.hwm = db.pages
+	}
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = db.hwm + int64(i)
+	}
+	db.hwm += n
+	if need := db.hwm * pageSize; need > db.filesz {
+		db.filesz = min(need+growChunk, base+growCap)
+		if err := unix.Ftruncate(db.fd, db.filesz); err != nil {
+			return nil, fmt.Errorf("extending %s: %w", db.path, err)
+		}
+		if err := unix.Fsync(db.fd); err != nil {
+			return nil, fmt.Errorf("fsync %s: %w", db.path, err)
+		}
+	}
+	return out, nil
+}
+
 // commits runs commits until the rule decides, deadline passes or stop is
 // set. Each commit writes the dirty pages in ascending order (as bbolt
 // does), fdatasyncs, writes the meta page (bbolt alternates pages 0 and 1)
@@ -187,7 +238,9 @@ const maxCommitPages = 4096
 // the last commit (up to maxCommitPages more): etcd's backend keys each
 // applied entry by its revision, so the entries committed to the WAL since
 // the last backend commit land in new leaf pages of about their size, and
-// a busier WAL makes larger commits, as in etcd.
+// a busier WAL makes larger commits, as in etcd. Those pages are added at
+// the end of a growing file (see grow), as a database that is not
+// compacted meanwhile grows.
 func (db *backendDB) commits(p BackendParams, sm *Sampled, stop *atomic.Bool, deadline time.Time, durable *atomic.Int64) error {
 	dirty := make([]int64, p.Pages, p.Pages+maxCommitPages)
 	start := time.Now()
@@ -200,16 +253,20 @@ func (db *backendDB) commits(p BackendParams, sm *Sampled, stop *atomic.Bool, de
 			}
 			next = next.Add(p.Interval)
 		}
-		n := p.Pages
-		if durable != nil {
-			n += int(min((durable.Swap(0)+pageSize-1)/pageSize, maxCommitPages))
-		}
-		dirty = dirty[:min(n, int(db.pages-2))]
+		n := min(p.Pages, int(db.pages-2))
+		dirty = dirty[:n]
 		for i := range dirty {
 			dirty[i] = 2 + db.rnd.Int64N(db.pages-2)
 		}
 		slices.Sort(dirty)
 		t0 := time.Now()
+		if durable != nil {
+			grown, err := db.grow(min((durable.Swap(0)+pageSize-1)/pageSize, maxCommitPages))
+			if err != nil {
+				return err
+			}
+			dirty = append(dirty, grown...)
+		}
 		for _, pg := range dirty {
 			if err := pwriteFull(db.fd, db.buf, pg*pageSize); err != nil {
 				return fmt.Errorf("write to %s: %w", db.path, err)

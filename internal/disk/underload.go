@@ -88,7 +88,7 @@ type underLoadWorkload struct {
 const bgFileBytes = 64 * mib
 
 func (w underLoadWorkload) SpaceNeeded() int64 {
-	return w.wal.config(verdict.Defaults()).SpaceNeeded() + w.backend.DBSize + 2*bgFileBytes + 4*mib
+	return w.wal.config(verdict.Defaults()).SpaceNeeded() + w.backend.DBSize + growCap + 2*bgFileBytes + 4*mib
 }
 
 func (w underLoadWorkload) Run(ctx context.Context, env Env) (result.Workload, error) {
