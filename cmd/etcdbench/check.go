@@ -229,15 +229,15 @@ func checkEtcd(ctx context.Context, c checkRun, dir string, prog *progressLine) 
 				fmt.Fprintf(prog.w, "\r\033[K%s %4.0fs  %d requests sent", name, el.Seconds(), sent)
 			}
 		}
-		var stopTrace func() (*result.Latency, string)
+		var stopTrace func() ([]result.Latency, string)
 		if op == etcdload.OpPut && c.trace && c.budget.Members == 1 {
 			stopTrace = traceSelf(ctx)
 		}
 		o, err := etcdload.Bench(ctx, l, bo)
 		if stopTrace != nil {
-			lat, note := stopTrace()
-			if o != nil && lat != nil {
-				o.Workload.Latencies = append(o.Workload.Latencies, *lat)
+			lats, note := stopTrace()
+			if o != nil {
+				o.Workload.Latencies = append(o.Workload.Latencies, lats...)
 			}
 			if o != nil && note != "" {
 				o.Workload.Notes = append(o.Workload.Notes, note)
@@ -255,8 +255,9 @@ func checkEtcd(ctx context.Context, c checkRun, dir string, prog *progressLine) 
 
 // traceSelf traces this process's fdatasyncs (the embedded etcd's) until
 // the returned function is called, which gives the WAL sync latency as
-// check.TracedLatency, or a note saying why there is none.
-func traceSelf(ctx context.Context) func() (*result.Latency, string) {
+// check.TracedLatency and without its waits for a CPU as
+// check.TracedDiskLatency, or a note saying why there are none.
+func traceSelf(ctx context.Context) func() ([]result.Latency, string) {
 	tctx, cancel := context.WithCancel(ctx)
 	type outcome struct {
 		tr  *trace.Trace
@@ -267,7 +268,7 @@ func traceSelf(ctx context.Context) func() (*result.Latency, string) {
 		tr, err := trace.Run(tctx, trace.Options{PID: os.Getpid()})
 		done <- outcome{tr, err}
 	}()
-	return func() (*result.Latency, string) {
+	return func() ([]result.Latency, string) {
 		cancel()
 		o := <-done
 		if o.tr == nil {
@@ -283,6 +284,14 @@ func traceSelf(ctx context.Context) func() (*result.Latency, string) {
 		}
 		cp := *l
 		cp.Name = check.TracedLatency
-		return &cp, fmt.Sprintf("%s: the embedded etcd's %d WAL fdatasyncs, timed by eBPF in the kernel during the load", check.TracedLatency, cp.Count)
+		lats := []result.Latency{cp}
+		note := fmt.Sprintf("%s: the embedded etcd's %d WAL fdatasyncs, timed by eBPF in the kernel during the load", check.TracedLatency, cp.Count)
+		if own := w.Latency("wal sync without cpu wait"); own != nil {
+			d := *own
+			d.Name = check.TracedDiskLatency
+			lats = append(lats, d)
+			note += fmt.Sprintf("; %s: the same without the time their thread waited for a CPU", check.TracedDiskLatency)
+		}
+		return lats, note
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/check"
 	"etcdbench/internal/result"
 	"etcdbench/internal/testutil/fusedelay"
 	"etcdbench/internal/verdict"
@@ -69,6 +70,13 @@ func TestCheckQuick(t *testing.T) {
 	put := r.Workloads[2]
 	if put.Figure("member0_wal_fsyncs") == nil || put.Ops == 0 {
 		t.Errorf("etcd-put: %d ops, figures %+v", put.Ops, put.Figures)
+	}
+	// Traced (root, BPF allowed): also without the waits for a CPU, and
+	// the summary compares that with the disk test.
+	if put.Latency(check.TracedLatency) != nil {
+		if put.Latency(check.TracedDiskLatency) == nil || s.Figure("ratio_etcd_without_cpu_wait_to_disk_test") == nil {
+			t.Errorf("traced put without %s or its ratio: latencies %v, summary figures %+v", check.TracedDiskLatency, put.Latencies, s.Figures)
+		}
 	}
 	checkSnapshot(t, d, before)
 

@@ -15,6 +15,10 @@ const (
 	// TracedLatency is the etcd put workload's latency of the real etcd's
 	// WAL fdatasyncs as the eBPF tracer timed them, when it could run.
 	TracedLatency = "wal-fdatasync-traced"
+	// TracedDiskLatency is the same fdatasyncs without the time their
+	// thread was runnable but waiting for a CPU: the disk's and the
+	// filesystem's part, which a disk test predicts.
+	TracedDiskLatency = "wal-fdatasync-traced-without-cpu-wait"
 	// histogramFigure is etcd's own WAL fsync p99 over the put load.
 	histogramFigure = "member0_wal_fsync_p99"
 )
@@ -88,6 +92,19 @@ func Predict(ws []result.Workload) (result.Workload, bool) {
 		w.Figures = append(w.Figures, result.Figure{Name: "ratio_etcd_to_disk_wal_under_load", Value: real.Seconds() / loaded.Seconds(), Unit: "x",
 			Description: "the real etcd's p99 / wal-under-load's: 1 is a perfect prediction"})
 		note += fmt.Sprintf(", wal-under-load %v (%.2fx)", round(loaded), real.Seconds()/loaded.Seconds())
+	}
+	if own := p99(put, TracedDiskLatency); own > 0 {
+		add("etcd_wal_fdatasync_without_cpu_wait_p99", own, "p99 of the same fdatasyncs without the time their thread waited for a CPU (scheduler tracepoints): the disk's and the filesystem's part")
+		ref, refName := idle, "disk wal"
+		if loaded > 0 {
+			ref, refName = loaded, "wal-under-load"
+		}
+		w.Figures = append(w.Figures, result.Figure{Name: "ratio_etcd_without_cpu_wait_to_disk_test", Value: own.Seconds() / ref.Seconds(), Unit: "x",
+			Description: "the real etcd's p99 without its waits for a CPU / " + refName + "'s: 1 is a perfect prediction of the disk's part"})
+		note += fmt.Sprintf("; without the time etcd's WAL thread waited for a CPU its p99 was %v (%.2fx %s's)", round(own), own.Seconds()/ref.Seconds(), refName)
+		if real > 0 && float64(own) < 0.77*float64(real) {
+			note += fmt.Sprintf(": %v of the real p99 was CPU contention on this machine, which no disk test predicts", round(real-own))
+		}
 	}
 	w.Notes = []string{note}
 	return w, true

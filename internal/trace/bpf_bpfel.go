@@ -23,14 +23,17 @@ type bpfEvent struct {
 	Fd      uint32
 	Kind    uint32
 	Class   uint32
+	Runq    uint64
 }
 
 type bpfInflight struct {
-	_     structs.HostLayout
-	Start uint64
-	Count uint64
-	Fd    uint32
-	Kind  uint32
+	_        structs.HostLayout
+	Start    uint64
+	Count    uint64
+	WaitFrom uint64
+	Runq     uint64
+	Fd       uint32
+	Kind     uint32
 }
 
 // Names of all BPF objects in the ELF.
@@ -48,6 +51,8 @@ const (
 	bpfProgEnterWrite     = "enter_write"
 	bpfProgExitFdatasync  = "exit_fdatasync"
 	bpfProgExitFsync      = "exit_fsync"
+	bpfProgSchedSwitch    = "sched_switch"
+	bpfProgSchedWakeup    = "sched_wakeup"
 	bpfVarTargetTgid      = "target_tgid"
 	bpfVarUnusedEvent     = "unused_event"
 )
@@ -101,6 +106,8 @@ type bpfProgramSpecs struct {
 	EnterWrite     *ebpf.ProgramSpec `ebpf:"enter_write"`
 	ExitFdatasync  *ebpf.ProgramSpec `ebpf:"exit_fdatasync"`
 	ExitFsync      *ebpf.ProgramSpec `ebpf:"exit_fsync"`
+	SchedSwitch    *ebpf.ProgramSpec `ebpf:"sched_switch"`
+	SchedWakeup    *ebpf.ProgramSpec `ebpf:"sched_wakeup"`
 }
 
 // bpfMapSpecs contains maps before they are loaded into the kernel.
@@ -175,6 +182,8 @@ type bpfPrograms struct {
 	EnterWrite     *ebpf.Program `ebpf:"enter_write"`
 	ExitFdatasync  *ebpf.Program `ebpf:"exit_fdatasync"`
 	ExitFsync      *ebpf.Program `ebpf:"exit_fsync"`
+	SchedSwitch    *ebpf.Program `ebpf:"sched_switch"`
+	SchedWakeup    *ebpf.Program `ebpf:"sched_wakeup"`
 }
 
 func (p *bpfPrograms) Close() error {
@@ -186,6 +195,8 @@ func (p *bpfPrograms) Close() error {
 		p.EnterWrite,
 		p.ExitFdatasync,
 		p.ExitFsync,
+		p.SchedSwitch,
+		p.SchedWakeup,
 	)
 }
 

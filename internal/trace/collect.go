@@ -31,10 +31,13 @@ type event struct {
 	FD      uint32
 	Call    call
 	Class   Class
+	// Runq is the part of Latency the thread was runnable without a CPU
+	// (woken by the disk's answer, or preempted) - syncs only.
+	Runq uint64
 }
 
 // eventSize is the size of struct event in bpf/trace.c.
-const eventSize = 48
+const eventSize = 56
 
 // errShortEvent is returned by decodeEvent for a record too short to be
 // an event.
@@ -49,6 +52,7 @@ func decodeEvent(b []byte) (event, error) {
 	return event{
 		End: le.Uint64(b[0:]), Latency: le.Uint64(b[8:]), Ret: int64(le.Uint64(b[16:])), Count: le.Uint64(b[24:]),
 		Tid: le.Uint32(b[32:]), FD: le.Uint32(b[36:]), Call: call(le.Uint32(b[40:])), Class: Class(le.Uint32(b[44:])),
+		Runq: le.Uint64(b[48:]),
 	}, nil
 }
 
@@ -62,6 +66,9 @@ type pendingWrites struct{ bytes, writes int64 }
 // classStats is what one class of files saw.
 type classStats struct {
 	syncLat       *hdr.Histogram // fdatasync and fsync
+	syncWait      *hdr.Histogram // the part of each sync spent waiting for a CPU
+	syncOwn       *hdr.Histogram // each sync without that wait: the disk's and the kernel's own time
+	waitNs, ownNs int64          // sums of both parts over the syncs
 	writeSize     *hdr.Histogram
 	bytesPerSync  *hdr.Histogram
 	writesPerSync *hdr.Histogram
@@ -76,7 +83,7 @@ type classStats struct {
 
 func newClassStats() *classStats {
 	return &classStats{
-		syncLat:   stats.NewLatencyHistogram(),
+		syncLat: stats.NewLatencyHistogram(), syncWait: stats.NewLatencyHistogram(), syncOwn: stats.NewLatencyHistogram(),
 		writeSize: newSizeHistogram(), bytesPerSync: newSizeHistogram(), writesPerSync: hdr.New(1, 1<<30, 3),
 		pending: map[uint32]pendingWrites{},
 	}
@@ -132,6 +139,11 @@ func (c *collector) add(e event) {
 			s.fsyncs++
 		}
 		stats.Record(s.syncLat, lat)
+		wait := time.Duration(min(e.Runq, e.Latency))
+		stats.Record(s.syncWait, wait)
+		stats.Record(s.syncOwn, lat-wait)
+		s.waitNs += int64(wait)
+		s.ownNs += int64(lat - wait)
 		if p := s.pending[e.FD]; p.writes > 0 {
 			_ = s.bytesPerSync.RecordValue(max(1, min(p.bytes, s.bytesPerSync.HighestTrackableValue())))
 			_ = s.writesPerSync.RecordValue(p.writes)

@@ -7,9 +7,15 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
@@ -168,5 +174,98 @@ func TestTraceEndsWithProcess(t *testing.T) {
 func TestTraceNoProcess(t *testing.T) {
 	if _, err := Run(context.Background(), Options{PID: 1 << 30}); !errors.Is(err, ErrNoProcess) {
 		t.Errorf("Run: %v, want ErrNoProcess", err)
+	}
+}
+
+// TestTraceCPUWait traces this process's own write + fdatasync loop on a
+// file named like a WAL segment while busy threads keep every CPU
+// occupied: the syncs' wait for a CPU after the disk answered must show
+// up in "wal sync cpu wait", and the two parts must add up to each sync.
+func TestTraceCPUWait(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "0000000000000000-0000000000000000.wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	type outcome struct {
+		tr  *Trace
+		err error
+	}
+	before := bpfFDs(t)
+	done := make(chan outcome, 1)
+	go func() {
+		tr, err := Run(ctx, Options{PID: os.Getpid(), Duration: time.Minute})
+		done <- outcome{tr, err}
+	}()
+	for deadline := time.Now().Add(20 * time.Second); len(bpfFDs(t)) <= len(before); time.Sleep(20 * time.Millisecond) {
+		select {
+		case o := <-done:
+			skipUnlessTraceable(t, o.err)
+			t.Fatalf("the trace ended before loading its programs: %v", o.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("no BPF descriptors in this process 20 s into the trace (Run: %v)", (<-done).err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // attached
+
+	// Twice as many busy threads as CPUs, beside the syncing one.
+	hogs := 2 * runtime.NumCPU()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(hogs + 2))
+	var quit atomic.Bool
+	var wg sync.WaitGroup
+	for range hogs {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			x := uint64(1)
+			for !quit.Load() {
+				for range 1000 {
+					x = x*6364136223846793005 + 1442695040888963407
+				}
+			}
+			_ = x
+		})
+	}
+	const syncs = 300
+	buf := make([]byte, 512)
+	for range syncs {
+		if _, err := f.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quit.Store(true)
+	wg.Wait()
+	stop()
+	o := <-done
+	skipUnlessTraceable(t, o.err)
+	if o.err != nil && !errors.Is(o.err, context.Canceled) {
+		t.Fatalf("Run: %v", o.err)
+	}
+	wal := o.tr.col.classes[ClassWAL]
+	if wal.fdatasyncs < syncs {
+		t.Fatalf("traced %d WAL fdatasyncs, made %d", wal.fdatasyncs, syncs)
+	}
+	if got, want := wal.waitNs+wal.ownNs, int64(wal.syncLat.Mean()*float64(wal.syncLat.TotalCount())); math.Abs(float64(got-want)) > 0.01*float64(want) {
+		t.Errorf("wait + own time %v, all syncs %v: the parts do not add up", time.Duration(got), time.Duration(want))
+	}
+	t.Logf("%d syncs: p99 %v, cpu wait p99 %v (share %.2f), without it %v", wal.syncs(),
+		time.Duration(wal.syncLat.ValueAtPercentile(99)), time.Duration(wal.syncWait.ValueAtPercentile(99)),
+		float64(wal.waitNs)/float64(wal.waitNs+wal.ownNs), time.Duration(wal.syncOwn.ValueAtPercentile(99)))
+	if w := wal.syncWait.ValueAtPercentile(99); w < int64(100*time.Microsecond) {
+		t.Errorf("cpu wait p99 %v with %d busy threads on %d CPUs: the scheduler's part of the syncs is not seen", time.Duration(w), hogs, runtime.NumCPU())
+	}
+	w, err := o.tr.Workload(verdict.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Latencies) < 3 || w.Latencies[1].Name != "wal sync cpu wait" || w.Latencies[2].Name != "wal sync without cpu wait" || w.Figure("wal_sync_cpu_wait_share") == nil {
+		t.Errorf("workload latencies %v, figures %v", w.Latencies, w.Figures)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,17 +62,48 @@ func encodeEvent(e event) []byte {
 	le.PutUint32(b[36:], e.FD)
 	le.PutUint32(b[40:], uint32(e.Call))
 	le.PutUint32(b[44:], uint32(e.Class))
+	le.PutUint64(b[48:], e.Runq)
 	return b
 }
 
 func TestDecodeEvent(t *testing.T) {
-	want := event{End: 1e9, Latency: 12345, Ret: -5, Count: 4096, Tid: 7, FD: 9, Call: callFdatasync, Class: ClassWAL}
+	want := event{End: 1e9, Latency: 12345, Ret: -5, Count: 4096, Tid: 7, FD: 9, Call: callFdatasync, Class: ClassWAL, Runq: 678}
 	got, err := decodeEvent(encodeEvent(want))
 	if err != nil || got != want {
 		t.Fatalf("decodeEvent = %+v, %v; want %+v", got, err, want)
 	}
 	if _, err := decodeEvent(make([]byte, eventSize-1)); !errors.Is(err, errShortEvent) {
 		t.Errorf("short record: %v, want errShortEvent", err)
+	}
+}
+
+// TestCollectorCPUWait: each sync's wait for a CPU and the rest are
+// recorded apart, a wait longer than the sync (it cannot be) counts as
+// the whole sync, and the note names the CPU when the wait makes the p99.
+func TestCollectorCPUWait(t *testing.T) {
+	c := newCollector(0)
+	for i := range 100 {
+		e := event{End: uint64(i) * 1e6, Latency: 200e3, Call: callFdatasync, Class: ClassWAL, FD: 3}
+		if i >= 95 { // the slowest 5 % waited 4 ms for a CPU
+			e.Latency, e.Runq = 4200e3, 4000e3
+		}
+		c.add(e)
+	}
+	c.add(event{End: 200e6, Latency: 100e3, Runq: 300e3, Call: callFdatasync, Class: ClassWAL, FD: 3})
+	wal := c.classes[ClassWAL]
+	if got, want := time.Duration(wal.waitNs), 5*4*time.Millisecond+100*time.Microsecond; got != want {
+		t.Errorf("waited %v in all, want %v", got, want)
+	}
+	if own := time.Duration(wal.syncOwn.ValueAtPercentile(99)); own < 190*time.Microsecond || own > 210*time.Microsecond {
+		t.Errorf("p99 without the wait %v, want about 200µs", own)
+	}
+	if n := cpuWaitNote(wal); !strings.Contains(n, "CPU contention") {
+		t.Errorf("note %q does not name the CPU", n)
+	}
+	quiet := newCollector(0)
+	quiet.add(event{End: 1, Latency: 200e3, Runq: 5e3, Call: callFdatasync, Class: ClassWAL, FD: 3})
+	if n := cpuWaitNote(quiet.classes[ClassWAL]); n != "" {
+		t.Errorf("a 5µs wait in a 200µs sync got the note %q", n)
 	}
 }
 

@@ -34,18 +34,22 @@ const pollInterval = 200 * time.Millisecond
 // TracingRoot is where tracefs is expected.
 const TracingRoot = "/sys/kernel/tracing"
 
-// tracepoints are the syscall tracepoints attached, by program.
+// tracepoints are the tracepoints attached, by program: the syscalls
+// traced, and the scheduler's wake-ups and switches that time how long a
+// sync waited for a CPU.
 var tracepoints = []struct {
-	name string
-	prog func(*bpfPrograms) *ebpf.Program
+	group, name string
+	prog        func(*bpfPrograms) *ebpf.Program
 }{
-	{"sys_enter_write", func(p *bpfPrograms) *ebpf.Program { return p.EnterWrite }},
-	{"sys_enter_pwrite64", func(p *bpfPrograms) *ebpf.Program { return p.EnterPwrite64 }},
-	{"sys_enter_fdatasync", func(p *bpfPrograms) *ebpf.Program { return p.EnterFdatasync }},
-	{"sys_exit_fdatasync", func(p *bpfPrograms) *ebpf.Program { return p.ExitFdatasync }},
-	{"sys_enter_fsync", func(p *bpfPrograms) *ebpf.Program { return p.EnterFsync }},
-	{"sys_exit_fsync", func(p *bpfPrograms) *ebpf.Program { return p.ExitFsync }},
-	{"sys_enter_close", func(p *bpfPrograms) *ebpf.Program { return p.EnterClose }},
+	{"syscalls", "sys_enter_write", func(p *bpfPrograms) *ebpf.Program { return p.EnterWrite }},
+	{"syscalls", "sys_enter_pwrite64", func(p *bpfPrograms) *ebpf.Program { return p.EnterPwrite64 }},
+	{"syscalls", "sys_enter_fdatasync", func(p *bpfPrograms) *ebpf.Program { return p.EnterFdatasync }},
+	{"syscalls", "sys_exit_fdatasync", func(p *bpfPrograms) *ebpf.Program { return p.ExitFdatasync }},
+	{"syscalls", "sys_enter_fsync", func(p *bpfPrograms) *ebpf.Program { return p.EnterFsync }},
+	{"syscalls", "sys_exit_fsync", func(p *bpfPrograms) *ebpf.Program { return p.ExitFsync }},
+	{"syscalls", "sys_enter_close", func(p *bpfPrograms) *ebpf.Program { return p.EnterClose }},
+	{"sched", "sched_wakeup", func(p *bpfPrograms) *ebpf.Program { return p.SchedWakeup }},
+	{"sched", "sched_switch", func(p *bpfPrograms) *ebpf.Program { return p.SchedSwitch }},
 }
 
 // Options say what to trace and for how long.
@@ -146,9 +150,9 @@ func attach(pid int) (a *attached, err error) {
 		}
 	}()
 	for _, tp := range tracepoints {
-		l, err := link.Tracepoint("syscalls", tp.name, tp.prog(&a.objs.bpfPrograms), nil)
+		l, err := link.Tracepoint(tp.group, tp.name, tp.prog(&a.objs.bpfPrograms), nil)
 		if err != nil {
-			return nil, loadError(fmt.Errorf("attaching to syscalls/%s: %w", tp.name, err))
+			return nil, loadError(fmt.Errorf("attaching to %s/%s: %w", tp.group, tp.name, err))
 		}
 		a.links = append(a.links, l)
 	}

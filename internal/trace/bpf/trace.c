@@ -64,10 +64,15 @@ struct {
 	__type(value, __u32);
 } fds SEC(".maps");
 
-// A call between its enter and its exit, per thread.
+// A call between its enter and its exit, per thread. wait_from is when
+// the thread last became runnable without a CPU (woken, or preempted),
+// 0 while it runs or sleeps; runq sums those waits (see the sched
+// programs below).
 struct inflight {
 	__u64 start;
 	__u64 count;
+	__u64 wait_from;
+	__u64 runq;
 	__u32 fd;
 	__u32 kind;
 };
@@ -89,6 +94,7 @@ struct event {
 	__u32 fd;
 	__u32 kind;
 	__u32 class;
+	__u64 runq;    // ns of the latency the thread spent runnable, waiting for a CPU
 };
 
 // Keeps struct event in the BTF, for bpf2go's Go type.
@@ -160,6 +166,7 @@ static __always_inline int on_exit(struct sys_exit_args *ctx)
 	__u32 *class = bpf_map_lookup_elem(&fds, &in->fd);
 	e->end = now;
 	e->latency = now - in->start;
+	e->runq = in->runq;
 	e->ret = ctx->ret;
 	e->count = in->count;
 	e->tid = tid;
@@ -197,6 +204,7 @@ static __always_inline int on_write(struct sys_enter_args *ctx, __u32 kind)
 	e->fd = fd;
 	e->kind = kind;
 	e->class = *class;
+	e->runq = 0;
 	submit(e);
 	return 0;
 }
@@ -229,5 +237,78 @@ int enter_close(struct sys_enter_args *ctx)
 		return 0;
 	__u32 fd = (__u32)ctx->args[0];
 	bpf_map_delete_elem(&fds, &fd);
+	return 0;
+}
+
+// The scheduler's tracepoints time how much of a sync the thread spent
+// runnable but without a CPU: from its wake-up (the disk answered) or its
+// preemption to the switch that runs it again. A wake-up of a thread that
+// is still on its CPU (it had not gone to sleep yet) is dropped when it
+// does sleep; one still pending at the syscall's exit is not counted (the
+// thread runs there, so a real wait ended at a switch). A sync that is slow for
+// that reason is slow because the CPUs are busy, not because the disk is.
+// Their formats (/sys/kernel/tracing/events/sched/*/format) have been
+// stable since Linux 4.14: sched_wakeup has the woken pid at offset 24;
+// sched_switch has prev_pid at 24, prev_state at 32 and next_pid at 56.
+// Both fire for every task, so each is one map lookup for the others.
+
+struct sched_wakeup_args {
+	__u64 common;
+	char comm[16];
+	__s32 pid;
+	__s32 prio;
+	__s32 target_cpu;
+};
+
+struct sched_switch_args {
+	__u64 common;
+	char prev_comm[16];
+	__s32 prev_pid;
+	__s32 prev_prio;
+	__s64 prev_state;
+	char next_comm[16];
+	__s32 next_pid;
+	__s32 next_prio;
+};
+
+// TASK_STATE_MASK keeps the task state bits of prev_state; the bit above
+// them (TASK_REPORT_MAX) marks a preemption. A task switched out in state
+// 0 (TASK_RUNNING), preempted or not, stays runnable and waits for a CPU.
+#define TASK_STATE_MASK 0xff
+
+SEC("tracepoint/sched/sched_wakeup")
+int sched_wakeup(struct sched_wakeup_args *ctx)
+{
+	__u32 tid = (__u32)ctx->pid;
+	struct inflight *in = bpf_map_lookup_elem(&inflight, &tid);
+	if (in && !in->wait_from)
+		in->wait_from = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_switch")
+int sched_switch(struct sched_switch_args *ctx)
+{
+	__u64 now = 0;
+	__u32 prev = (__u32)ctx->prev_pid;
+	struct inflight *in = bpf_map_lookup_elem(&inflight, &prev);
+	if (in) {
+		// Runnable: it waits from now. Asleep: whatever wake-up was seen
+		// while it still ran does not count.
+		if ((ctx->prev_state & TASK_STATE_MASK) == 0) {
+			now = bpf_ktime_get_ns();
+			in->wait_from = now;
+		} else {
+			in->wait_from = 0;
+		}
+	}
+	__u32 next = (__u32)ctx->next_pid;
+	in = bpf_map_lookup_elem(&inflight, &next);
+	if (in && in->wait_from) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		in->runq += now - in->wait_from;
+		in->wait_from = 0;
+	}
 	return 0;
 }
