@@ -38,8 +38,9 @@ type Options struct {
 	// (member0, member1, ...): etcdbench's scratch directory on the disk
 	// under test.
 	Dir string
-	// Members is 1 or 3; 0 means 1. One member runs in this process,
-	// three each in a child process (see MaybeRunMember).
+	// Members is 1 or 3; 0 means 1. One member runs in this process
+	// (unless OwnProcess), three each in a child process (see
+	// MaybeRunMember).
 	Members int
 	// SnapshotCount is etcd's --snapshot-count.
 	SnapshotCount uint64
@@ -56,6 +57,10 @@ type Options struct {
 	// LogLevel is etcd's log level kept in the cluster's log buffer:
 	// debug, info, warn or error; empty means warn.
 	LogLevel string
+	// OwnProcess runs even a single member in a child process, as three
+	// always are: etcd then has its own Go runtime and threads, apart from
+	// the load generator's, as in a real deployment (see MaybeRunMember).
+	OwnProcess bool
 	// StartTimeout bounds the wait for readiness; 0 means
 	// DefaultStartTimeout.
 	StartTimeout time.Duration
@@ -107,9 +112,9 @@ func startEmbedded(ctx context.Context, opts Options, pickPorts func(n int) ([]i
 	if err != nil {
 		return nil, fmt.Errorf("etcdload: log level %q: %w", opts.LogLevel, err)
 	}
-	if n > 1 {
+	if n > 1 || opts.OwnProcess {
 		if !hookCalled.Load() {
-			return nil, errors.New("etcdload: the members of a 3-member embedded etcd run in child processes of this program, " +
+			return nil, errors.New("etcdload: the members of a 3-member embedded etcd (or one with OwnProcess) run in child processes of this program, " +
 				"and it does not call etcdload.MaybeRunMember at the start of main (or TestMain): add the call")
 		}
 		// The members inherit the working directory, but say plainly
@@ -165,7 +170,8 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 	for i := range n {
 		initial = append(initial, fmt.Sprintf("%s=http://127.0.0.1:%d", memberName(i), ports[2*i+1]))
 	}
-	if n > 1 {
+	forked := n > 1 || opts.OwnProcess
+	if forked {
 		c.forker, c.changed = newForker(), make(chan struct{}, 1)
 	}
 	for i := range n {
@@ -174,7 +180,7 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 			return err
 		}
 		c.endpoints = append(c.endpoints, cfg.AdvertiseClientUrls[0].String())
-		if n > 1 {
+		if forked {
 			spec := memberSpec{Options: opts, Index: i, ClientPort: ports[2*i], PeerPort: ports[2*i+1], InitialCluster: strings.Join(initial, ",")}
 			p, err := startMemberProc(c.forker, spec, c.log, c.changed)
 			if err != nil {
@@ -301,6 +307,17 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// PIDs returns the process ids of the members that run in child
+// processes (three members, or Options.OwnProcess), in member order; none
+// for a member in this process.
+func (c *Cluster) PIDs() []int {
+	var out []int
+	for _, p := range c.procs {
+		out = append(out, p.cmd.Process.Pid)
+	}
+	return out
 }
 
 // Endpoints returns the members' client URLs.

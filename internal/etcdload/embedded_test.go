@@ -82,7 +82,7 @@ func TestEmbeddedThreeMembersElectLeader(t *testing.T) {
 	if len(eps) != 3 || len(c.MetricsURLs()) != 3 {
 		t.Fatalf("endpoints %v, metrics %v: want 3 of each", eps, c.MetricsURLs())
 	}
-	pids := c.pids()
+	pids := c.PIDs()
 	if len(pids) != 3 || pids[0] == pids[1] || pids[1] == pids[2] || pids[0] == pids[2] {
 		t.Fatalf("member processes %v: want 3 distinct", pids)
 	}
@@ -247,5 +247,39 @@ func TestCloseWithSilentClient(t *testing.T) {
 	case <-c.members[0].Server.StopNotify():
 	default:
 		t.Error("member0's server is still running after Close")
+	}
+}
+
+// TestEmbeddedOwnProcess: one member with OwnProcess runs in a child
+// process (PIDs names it), serves clients and its own /metrics, and is
+// gone after Close.
+func TestEmbeddedOwnProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := StartEmbedded(ctx, Options{Dir: t.TempDir(), OwnProcess: true})
+	if err != nil {
+		t.Fatalf("StartEmbedded: %v", err)
+	}
+	pids := c.PIDs()
+	if len(pids) != 1 || pids[0] == os.Getpid() || !memberProcessAlive(t, pids[0]) {
+		t.Fatalf("member pids %v (this process %d): want one child process", pids, os.Getpid())
+	}
+	if len(c.members) != 0 {
+		t.Errorf("%d members run in this process, want none", len(c.members))
+	}
+	cli := newClient(t, c.Endpoints())
+	if _, err := cli.Put(ctx, "k", "v"); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	if _, err := metrics.Scrape(ctx, nil, c.MetricsURLs()[0]); err != nil {
+		t.Errorf("member0's /metrics: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); memberProcessAlive(t, pids[0]); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("member process %d still alive after Close", pids[0])
+		}
 	}
 }

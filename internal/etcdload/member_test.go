@@ -44,21 +44,13 @@ func runOrphanHelper(dir string) int {
 		return 1
 	}
 	defer c.Close()
-	if err := json.NewEncoder(os.Stdout).Encode(c.pids()); err != nil {
+	if err := json.NewEncoder(os.Stdout).Encode(c.PIDs()); err != nil {
 		return 1
 	}
 	<-ctx.Done() // killed long before
 	return 0
 }
 
-// pids are the member processes' ids.
-func (c *Cluster) pids() []int {
-	var out []int
-	for _, p := range c.procs {
-		out = append(out, p.cmd.Process.Pid)
-	}
-	return out
-}
 
 // memberProcessAlive reports whether pid is a member process that has not
 // exited: it exists, is not a zombie, and is named etcdbench-member*.
@@ -223,7 +215,7 @@ func TestMemberSpecCarriesEveryOption(t *testing.T) {
 		Options: Options{
 			Dir: "/d", Members: 3, SnapshotCount: 7, HeartbeatInterval: 3 * time.Millisecond,
 			ElectionTimeout: 40 * time.Millisecond, QuotaBackendBytes: 1 << 30, BackendBatchInterval: 5 * time.Millisecond,
-			BackendBatchLimit: 9, LogLevel: "debug", StartTimeout: time.Minute,
+			BackendBatchLimit: 9, LogLevel: "debug", OwnProcess: true, StartTimeout: time.Minute,
 			ClientTLS: TLSFiles{CACert: "ca", Cert: "c", Key: "k", InsecureSkipVerify: true},
 		},
 		Index: 2, ClientPort: 1, PeerPort: 2, InitialCluster: "member0=http://127.0.0.1:2",
