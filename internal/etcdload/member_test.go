@@ -51,7 +51,6 @@ func runOrphanHelper(dir string) int {
 	return 0
 }
 
-
 // memberProcessAlive reports whether pid is a member process that has not
 // exited: it exists, is not a zombie, and is named etcdbench-member*.
 func memberProcessAlive(t *testing.T, pid int) bool {
