@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,19 +51,13 @@ func bpfFDs(t *testing.T) map[string]bool {
 	return fds
 }
 
-// TestTraceEmbeddedEtcd traces this test process while its embedded etcd
-// takes puts, and compares what the tracer saw with etcd's own WAL fsync
-// histogram over the same window.
-func TestTraceEmbeddedEtcd(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := etcdload.StartEmbedded(ctx, etcdload.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	defer c.Close()
-	before := bpfFDs(t)
-
+// traceThis starts tracing this process and returns once the tracer's
+// programs are loaded and attached, with this process's BPF descriptors
+// from before; end stops the trace and returns its outcome. Where the
+// tracer cannot run the test is skipped.
+func traceThis(ctx context.Context, t *testing.T) (before map[string]bool, end func() (*Trace, error)) {
+	t.Helper()
+	before = bpfFDs(t)
 	tctx, stop := context.WithCancel(ctx)
 	type outcome struct {
 		tr  *Trace
@@ -75,8 +68,18 @@ func TestTraceEmbeddedEtcd(t *testing.T) {
 		tr, err := Run(tctx, Options{PID: os.Getpid(), Duration: time.Minute})
 		done <- outcome{tr, err}
 	}()
+	end = func() (*Trace, error) {
+		stop()
+		o := <-done
+		skipUnlessTraceable(t, o.err)
+		if o.err != nil && !errors.Is(o.err, context.Canceled) {
+			t.Fatalf("Run: %v", o.err)
+		}
+		return o.tr, o.err
+	}
 	// The tracer's programs show as descriptors of this process once
-	// loaded; the leak check at the end relies on seeing them here.
+	// loaded; the leak check of TestTraceEmbeddedEtcd relies on seeing
+	// them here.
 	for deadline := time.Now().Add(20 * time.Second); len(bpfFDs(t)) <= len(before); time.Sleep(20 * time.Millisecond) {
 		select {
 		case o := <-done: // ended before loading anything
@@ -89,37 +92,46 @@ func TestTraceEmbeddedEtcd(t *testing.T) {
 			t.Fatalf("no BPF descriptors in this process 20 s into the trace (Run: %v)", (<-done).err)
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // attached; etcd is idle meanwhile
+	time.Sleep(300 * time.Millisecond) // attached
+	return before, end
+}
+
+// TestTraceEmbeddedEtcd traces this test process while its embedded etcd
+// takes puts, and compares what the tracer saw with etcd's own WAL fsync
+// histogram over the same window.
+func TestTraceEmbeddedEtcd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := etcdload.StartEmbedded(ctx, etcdload.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("starting etcd: %v", err)
+	}
+	defer c.Close()
+	before, end := traceThis(ctx, t) // etcd is idle meanwhile
 	murl := c.MetricsURLs()[0]
-	mb, err := metrics.Scrape(ctx, http.DefaultClient, murl)
+	mb, err := metrics.Scrape(ctx, nil, murl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := etcdload.DefaultLoad(etcdload.OpPut)
 	l.Client.Endpoints, l.Total, l.Clients, l.ValSize, l.KeySpaceSize = c.Endpoints(), 3000, 4, 256, 1000
 	if _, err := etcdload.Run(ctx, l); err != nil {
-		stop()
-		<-done
+		end()
 		t.Fatalf("load: %v", err)
 	}
 	time.Sleep(200 * time.Millisecond) // the last commit
-	ma, err := metrics.Scrape(ctx, http.DefaultClient, murl)
+	ma, err := metrics.Scrape(ctx, nil, murl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop()
-	o := <-done
-	skipUnlessTraceable(t, o.err)
-	if o.err != nil && !errors.Is(o.err, context.Canceled) {
-		t.Fatalf("Run: %v", o.err)
-	}
+	tr, _ := end()
 	hb, _ := metrics.HistogramOf(mb, etcdload.WALFsyncMetric)
 	ha, _ := metrics.HistogramOf(ma, etcdload.WALFsyncMetric)
 	d, err := metrics.Delta(hb, ha)
 	if err != nil || d.Count == 0 {
 		t.Fatalf("etcd's WAL fsync histogram delta %+v, %v", d, err)
 	}
-	wal := o.tr.col.classes[ClassWAL]
+	wal := tr.col.classes[ClassWAL]
 	// The delete of the run's prefix after the load syncs the WAL too;
 	// both windows contain it.
 	if got, want := float64(wal.fdatasyncs), d.Count; math.Abs(got-want) > 0.03*want+2 {
@@ -135,14 +147,14 @@ func TestTraceEmbeddedEtcd(t *testing.T) {
 	if bs, ok := RecommendedBS(wal); !ok || bs < 256 || bs > 64<<10 {
 		t.Errorf("bytes per WAL sync %d (%v): want about one 256-byte put's frames and a hard state", bs, ok)
 	}
-	w, err := o.tr.Workload(verdict.Defaults())
+	w, err := tr.Workload(verdict.Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w.Latencies[0].Name != "wal sync" || w.Figure("recommended_bs") == nil || len(w.Verdicts) != 1 {
 		t.Errorf("workload latencies %v, figures %v, verdicts %v", w.Latencies, w.Figures, w.Verdicts)
 	}
-	if o.tr.col.classes[ClassDB].fdatasyncs == 0 {
+	if tr.col.classes[ClassDB].fdatasyncs == 0 {
 		t.Errorf("no bbolt fdatasyncs traced during 3000 puts")
 	}
 	for fd := range bpfFDs(t) {
@@ -187,31 +199,7 @@ func TestTraceCPUWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	type outcome struct {
-		tr  *Trace
-		err error
-	}
-	before := bpfFDs(t)
-	done := make(chan outcome, 1)
-	go func() {
-		tr, err := Run(ctx, Options{PID: os.Getpid(), Duration: time.Minute})
-		done <- outcome{tr, err}
-	}()
-	for deadline := time.Now().Add(20 * time.Second); len(bpfFDs(t)) <= len(before); time.Sleep(20 * time.Millisecond) {
-		select {
-		case o := <-done:
-			skipUnlessTraceable(t, o.err)
-			t.Fatalf("the trace ended before loading its programs: %v", o.err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("no BPF descriptors in this process 20 s into the trace (Run: %v)", (<-done).err)
-		}
-	}
-	time.Sleep(300 * time.Millisecond) // attached
+	_, end := traceThis(context.Background(), t)
 
 	// Twice as many busy threads as CPUs, beside the syncing one.
 	hogs := 2 * runtime.NumCPU()
@@ -242,13 +230,8 @@ func TestTraceCPUWait(t *testing.T) {
 	}
 	quit.Store(true)
 	wg.Wait()
-	stop()
-	o := <-done
-	skipUnlessTraceable(t, o.err)
-	if o.err != nil && !errors.Is(o.err, context.Canceled) {
-		t.Fatalf("Run: %v", o.err)
-	}
-	wal := o.tr.col.classes[ClassWAL]
+	tr, _ := end()
+	wal := tr.col.classes[ClassWAL]
 	if wal.fdatasyncs < syncs {
 		t.Fatalf("traced %d WAL fdatasyncs, made %d", wal.fdatasyncs, syncs)
 	}
@@ -261,7 +244,7 @@ func TestTraceCPUWait(t *testing.T) {
 	if w := wal.syncWait.ValueAtPercentile(99); w < int64(100*time.Microsecond) {
 		t.Errorf("cpu wait p99 %v with %d busy threads on %d CPUs: the scheduler's part of the syncs is not seen", time.Duration(w), hogs, runtime.NumCPU())
 	}
-	w, err := o.tr.Workload(verdict.Defaults())
+	w, err := tr.Workload(verdict.Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
