@@ -266,6 +266,10 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 		}
 		res.Environment = sysinfo.Collect("/", dir)
 		s.embedded.Dir = sd.Path
+		// Every member in a process of its own, as deployed: sharing the
+		// load generator's Go runtime, etcd's WAL syncs would wait for
+		// CPU behind the clients (see docs/check.md, Prediction).
+		s.embedded.OwnProcess = true
 		var cerr error
 		if cluster, cerr = etcdload.StartEmbedded(ctx, s.embedded); cerr != nil {
 			return nil, cerr
