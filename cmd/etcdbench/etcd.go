@@ -99,6 +99,7 @@ type etcdSpec struct {
 	// bench runs the load (nil: etcdload.Bench); etcd check judges it too.
 	bench func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error)
 	space int64 // free space the embedded etcd needs (0: embeddedSpace)
+	name  string // the progress line's name for the run (empty: the load's)
 }
 
 // resolve checks the flags and builds the run.
@@ -292,6 +293,9 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 	}
 	if w := s.progress; w != nil {
 		name := s.load.Name()
+		if s.name != "" {
+			name = s.name
+		}
 		s.load.OnSecond = func(el time.Duration, sent int64) {
 			fmt.Fprintf(w, "\r\033[K%s %4.0fs  %d requests sent", name, el.Seconds(), sent)
 		}

@@ -160,6 +160,7 @@ func resolveCheck(cmd *cobra.Command, f *etcdFlags, c *checkFlags) (etcdSpec, er
 		return s, err
 	}
 	s.space = checkSpace(p, d, f.members)
+	s.name = "etcd-check-" + p.Name
 	s.bench = func(ctx context.Context, l etcdload.Load, o etcdload.BenchOptions) (*etcdload.Outcome, error) {
 		return etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: l, Thresholds: th}, o)
 	}
