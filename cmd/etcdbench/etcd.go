@@ -79,8 +79,8 @@ func (f *etcdFlags) register(fs *pflag.FlagSet, op etcdload.Op) {
 	fs.BoolVar(&f.defrag, "defrag-after", false, "defragment each endpoint's member after the load (blocks that member while it runs)")
 	fs.IntVar(&f.members, "members", 1, "embedded etcd members: 1 or 3")
 	fs.Uint64Var(&f.snapshotCount, "snapshot-count", 0, "embedded etcd's --snapshot-count (default: etcd's)")
-	fs.StringVar(&f.heartbeat, "heartbeat-interval", "", "embedded etcd's --heartbeat-interval, e.g. 100ms (default: etcd's)")
-	fs.StringVar(&f.election, "election-timeout", "", "embedded etcd's --election-timeout, e.g. 1s (default: etcd's)")
+	fs.StringVar(&f.heartbeat, "heartbeat-interval", "", "embedded etcd's --heartbeat-interval: milliseconds as etcd's flag (100) or a duration (100ms) (default: etcd's)")
+	fs.StringVar(&f.election, "election-timeout", "", "embedded etcd's --election-timeout: milliseconds as etcd's flag (1000) or a duration (1s) (default: etcd's)")
 	fs.StringVar(&f.quotaBackendBytes, "quota-backend-bytes", "", "embedded etcd's --quota-backend-bytes, e.g. 2g (default: etcd's)")
 	fs.StringVar(&f.batchInterval, "backend-batch-interval", "", "embedded etcd's --backend-batch-interval, e.g. 100ms (default: etcd's)")
 	fs.IntVar(&f.batchLimit, "backend-batch-limit", 0, "embedded etcd's --backend-batch-limit (default: etcd's)")
@@ -98,7 +98,7 @@ type etcdSpec struct {
 	progress io.Writer // a terminal for the live line, or nil
 	// bench runs the load (nil: etcdload.Bench); etcd check judges it too.
 	bench func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error)
-	space int64 // free space the embedded etcd needs (0: embeddedSpace)
+	space int64  // free space the embedded etcd needs (0: embeddedSpace)
 	name  string // the progress line's name for the run (empty: the load's)
 }
 
@@ -199,16 +199,24 @@ func plan(l etcdload.Load) string {
 // embedOptions turns the embedded etcd's flags into Options.
 func (f *etcdFlags) embedOptions() (etcdload.Options, error) {
 	o := etcdload.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}
+	// etcd's own --heartbeat-interval and --election-timeout are
+	// milliseconds: a bare number here is too.
 	for _, d := range []struct {
 		flag, val string
 		dst       *time.Duration
-	}{{"heartbeat-interval", f.heartbeat, &o.HeartbeatInterval}, {"election-timeout", f.election, &o.ElectionTimeout}, {"backend-batch-interval", f.batchInterval, &o.BackendBatchInterval}} {
+		parse     func(string) (time.Duration, error)
+		want      string
+	}{
+		{"heartbeat-interval", f.heartbeat, &o.HeartbeatInterval, units.ParseMillis, "milliseconds such as 100 or 100ms"},
+		{"election-timeout", f.election, &o.ElectionTimeout, units.ParseMillis, "milliseconds such as 1000 or 1s"},
+		{"backend-batch-interval", f.batchInterval, &o.BackendBatchInterval, units.ParseDuration, "a positive duration such as 100ms"},
+	} {
 		if d.val == "" {
 			continue
 		}
-		v, err := units.ParseDuration(d.val)
+		v, err := d.parse(d.val)
 		if err != nil || v <= 0 {
-			return o, usagef("--%s %q: want a positive duration such as 100ms", d.flag, d.val)
+			return o, usagef("--%s %q: want %s", d.flag, d.val, d.want)
 		}
 		*d.dst = v
 	}

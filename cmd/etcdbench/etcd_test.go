@@ -59,6 +59,9 @@ func TestEtcdBadInput(t *testing.T) {
 		{"dir and endpoints", []string{"etcd", "put", "--dir", dir, "--endpoints", "http://127.0.0.1:1"}, "alternatives"},
 		{"members", []string{"etcd", "put", "--dir", dir, "--members", "2"}, "--members"},
 		{"election under 5 heartbeats", []string{"etcd", "put", "--dir", dir, "--heartbeat-interval", "100ms", "--election-timeout", "300ms"}, "5 x --heartbeat-interval"},
+		// Bare numbers are milliseconds, as etcd's flags (as seconds, 300
+		// would be over etcd's 50 s maximum instead).
+		{"bare milliseconds", []string{"etcd", "put", "--dir", dir, "--heartbeat-interval", "100", "--election-timeout", "300"}, "election-timeout 300 ms < 5 x heartbeat-interval 100 ms"},
 		{"heartbeat over a fifth of etcd's default election", []string{"etcd", "put", "--dir", dir, "--heartbeat-interval", "300ms"}, "(etcd's default)"},
 		{"consistency on put", []string{"etcd", "put", "--dir", dir, "--consistency", "s"}, "consistency"},
 		{"bad consistency", []string{"etcd", "range", "--dir", dir, "--consistency", "x"}, "consistency"},

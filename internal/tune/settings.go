@@ -202,15 +202,8 @@ func oneOf(vs ...int64) func(string) (Value, error) {
 // work too; etcd cannot take fractions of a millisecond.
 func millis(lo, hi int64) func(string) (Value, error) {
 	return func(s string) (Value, error) {
-		var d time.Duration
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			if n < lo || n > hi {
-				return Value{}, fmt.Errorf("want %d to %d ms", lo, hi)
-			}
-			d = time.Duration(n) * time.Millisecond
-		} else if pd, err := time.ParseDuration(s); err == nil {
-			d = pd
-		} else {
+		d, err := units.ParseMillis(s)
+		if err != nil {
 			return Value{}, fmt.Errorf("want milliseconds such as 100 or 100ms")
 		}
 		switch {

@@ -84,6 +84,27 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// ParseMillis parses etcd's millisecond settings (--heartbeat-interval,
+// --election-timeout): a bare whole number is milliseconds, as etcd's
+// flags take it; "150ms" or "1s" work too.
+func ParseMillis(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		if n < 0 || n > math.MaxInt64/int64(time.Millisecond) {
+			return 0, fmt.Errorf("%w: %q milliseconds is out of range", ErrSyntax, s)
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q: want milliseconds such as 100 or 100ms", ErrSyntax, s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%w: %q is negative", ErrSyntax, s)
+	}
+	return d, nil
+}
+
 // FormatBytes prints a byte count with a binary unit, e.g. "22.0 MiB".
 func FormatBytes(n int64) string {
 	const unit = 1024

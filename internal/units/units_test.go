@@ -113,3 +113,27 @@ func FuzzParseDuration(f *testing.F) {
 		}
 	})
 }
+
+func TestParseMillis(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"100", 100 * time.Millisecond, true},
+		{" 1000 ", time.Second, true},
+		{"150ms", 150 * time.Millisecond, true},
+		{"1s", time.Second, true},
+		{"0", 0, true},
+		{"-5", 0, false},
+		{"-5ms", 0, false},
+		{"1.5", 0, false},
+		{"soon", 0, false},
+		{"", 0, false},
+	} {
+		got, err := ParseMillis(c.in)
+		if (err == nil) != c.ok || (c.ok && got != c.want) {
+			t.Errorf("ParseMillis(%q) = %v, %v; want %v (ok %v)", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
