@@ -233,6 +233,13 @@ func TestCloseWithSilentClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	// etcd accepts connections in the order they came: once a request on
+	// a later one is answered, the silent one has been accepted and
+	// waits in etcd's connection multiplexer (Close right after the dial
+	// could find it still in the kernel's queue, where it holds nothing).
+	if _, err := metrics.Scrape(ctx, nil, c.MetricsURLs()[0]); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- c.Close() }()
 	select {
