@@ -83,8 +83,12 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 				100*e.Interval.Level, 100*e.Interval.Lower, 100*e.Interval.Upper, e.DesignEffect)
 		}
 	}
+	width := 28 // the figures' names in one column, however long the longest
 	for _, f := range wl.Figures {
-		ew.printf("  %-28s %-12s %s\n", f.Name, value(f.Value, f.Unit), f.Description)
+		width = max(width, len(f.Name))
+	}
+	for _, f := range wl.Figures {
+		ew.printf("  %-*s %-12s %s\n", width, f.Name, value(f.Value, f.Unit), f.Description)
 	}
 	if d := wl.Device; d != nil {
 		ew.printf("  device %s: busy %.0f %%, %.1f I/Os queued on average, %d reads, %d writes, %d flushes, %s written, average wait %s\n",
