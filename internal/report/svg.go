@@ -211,40 +211,36 @@ func (c *chart) svg() string {
 	return b.String()
 }
 
+// tickValues are the axis' ticks: the ones set, else decades on a log
+// axis or about n round values.
+func (a axis) tickValues(n int) []float64 {
+	switch {
+	case a.ticks != nil:
+		return a.ticks
+	case a.log:
+		return decadeTicks(a.min, a.max)
+	}
+	return niceTicks(a.min, a.max, n)
+}
+
+// tickLabel is tick i's text: its tickText when set, else format(v).
+func (a axis) tickLabel(i int, v float64) string {
+	if i < len(a.tickText) {
+		return a.tickText[i]
+	}
+	return a.format(v)
+}
+
 // grid draws the ticks, their labels, the grid lines and the axis titles.
 func (c *chart) grid(b *strings.Builder, xp, yp func(float64) float64) {
 	esc := html.EscapeString
-	xt := c.x.ticks
-	if xt == nil {
-		if c.x.log {
-			xt = decadeTicks(c.x.min, c.x.max)
-		} else {
-			xt = niceTicks(c.x.min, c.x.max, 6)
-		}
-	}
-	for i, v := range xt {
-		x := xp(v)
-		label := c.x.format(v)
-		if i < len(c.x.tickText) {
-			label = c.x.tickText[i]
-		}
+	for i, v := range c.x.tickValues(6) {
+		x, label := xp(v), c.x.tickLabel(i, v)
 		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="0" y2="%d" stroke="%s" stroke-width="0.5"/>`, x, x, plotH, colorGrid)
 		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle" fill="%s">%s</text>`, x, plotH+16, colorAxis, esc(label))
 	}
-	yt := c.y.ticks
-	if yt == nil {
-		if c.y.log {
-			yt = decadeTicks(c.y.min, c.y.max)
-		} else {
-			yt = niceTicks(c.y.min, c.y.max, 5)
-		}
-	}
-	for i, v := range yt {
-		y := yp(v)
-		label := c.y.format(v)
-		if i < len(c.y.tickText) {
-			label = c.y.tickText[i]
-		}
+	for i, v := range c.y.tickValues(5) {
+		y, label := yp(v), c.y.tickLabel(i, v)
 		fmt.Fprintf(b, `<line x1="0" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="0.5"/>`, plotW, y, y, colorGrid)
 		fmt.Fprintf(b, `<text x="-6" y="%.1f" text-anchor="end" dominant-baseline="middle" fill="%s">%s</text>`, y, colorAxis, esc(label))
 	}
