@@ -92,7 +92,7 @@ func runCheckCommand(cmd *cobra.Command, f *wholeCheckFlags, stdout, stderr io.W
 		return err
 	}
 	var progress io.Writer
-	if isTerminal(stderr) && !f.noProgress && f.output == "text" {
+	if showProgress(stderr, f.noProgress, f.output) {
 		progress = stderr
 	}
 	res, err := runCheck(cmd.Context(), checkRun{

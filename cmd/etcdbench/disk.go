@@ -77,7 +77,7 @@ func (f *diskFlags) set(cmd *cobra.Command) map[string]string {
 func (f *diskFlags) runSpec(cmd *cobra.Command, ws []disk.Named, stderr io.Writer, spaceHint string) runSpec {
 	return runSpec{
 		dir: f.dir, workloads: ws, thresholds: verdict.Defaults(), output: f.output,
-		progress: isTerminal(stderr) && !f.noProgress && f.output == "text", args: commandLine(cmd),
+		progress: showProgress(stderr, f.noProgress, f.output), args: commandLine(cmd),
 		spaceHint: spaceHint,
 	}
 }

@@ -418,7 +418,7 @@ also on errors and Ctrl-C.`,
 			if err != nil {
 				return err
 			}
-			if isTerminal(stderr) && !f.noProgress && f.output == "text" {
+			if showProgress(stderr, f.noProgress, f.output) {
 				s.progress = stderr
 			}
 			return runEtcd(cmd.Context(), s, stdout)

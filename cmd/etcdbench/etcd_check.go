@@ -58,7 +58,7 @@ passes, 1 when one fails, 2 for a usage error, 3 when the run failed.`,
 			if err != nil {
 				return err
 			}
-			if isTerminal(stderr) && !f.noProgress && f.output == "text" {
+			if showProgress(stderr, f.noProgress, f.output) {
 				s.progress = stderr
 			}
 			return runEtcd(cmd.Context(), s, stdout)

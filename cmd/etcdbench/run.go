@@ -230,6 +230,13 @@ func reportFilesFrom(ctx context.Context) *reportFiles {
 	return f
 }
 
+// showProgress says whether a live progress line goes to stderr: a
+// terminal, not turned off with --no-progress, and a text report (JSON
+// and Prometheus output stay clean for the programs that read them).
+func showProgress(stderr io.Writer, noProgress bool, output string) bool {
+	return isTerminal(stderr) && !noProgress && output == "text"
+}
+
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
