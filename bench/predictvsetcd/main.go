@@ -241,9 +241,13 @@ func (r runner) etcd(ctx context.Context, conns, clients int) (cmp.Measurement, 
 	if f := put.Figure("member0_wal_fsync_p99"); f != nil {
 		hist = f.Value * 1e9
 	}
+	share, serr := cmp.FigureOf(&tw, "wal_sync_cpu_wait_share")
+	if serr != nil {
+		share = math.NaN() // an older etcdbench: left out below
+	}
 	m := cmp.Measurement{Tool: "etcd", Ops: put.Ops, Runtime: time.Duration(put.DurationNs), Figures: figures(map[string]float64{
 		figP99: p99(&tw, "wal sync"), figHistP99: hist, figSyncs: float64(tw.Ops),
-		figOwnP99: p99(&tw, "wal sync without cpu wait"), figWaitShare: figure(&tw, "wal_sync_cpu_wait_share"),
+		figOwnP99: p99(&tw, "wal sync without cpu wait"), figWaitShare: share,
 	})}
 	m.FromChild(ch)
 	return m, cmp.RawJSON(tout), nil
@@ -255,14 +259,6 @@ func p99(w *result.Workload, latency string) float64 {
 		if v, ok := l.At(99); ok {
 			return float64(v)
 		}
-	}
-	return math.NaN()
-}
-
-// figure is w's named figure, NaN when missing.
-func figure(w *result.Workload, name string) float64 {
-	if f := w.Figure(name); f != nil {
-		return f.Value
 	}
 	return math.NaN()
 }

@@ -74,7 +74,7 @@ func (f TLSFiles) Config() (*tls.Config, error) {
 // configuration as the etcd client (nil: plain HTTP only), without
 // keep-alives (see metrics.NoKeepAlive).
 func HTTPClient(cfg *tls.Config) *http.Client {
-	tr := metrics.NoKeepAlive(nil)
+	tr := metrics.NoKeepAlive()
 	if cfg != nil {
 		tr.TLSClientConfig = cfg.Clone()
 	}

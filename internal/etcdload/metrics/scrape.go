@@ -12,20 +12,17 @@ const maxScrapeBytes = 64 << 20
 
 // scrapeClient is Scrape's client when none is given: without
 // keep-alives, so no connection to a member outlives its scrape.
-var scrapeClient = &http.Client{Transport: NoKeepAlive(nil)}
+var scrapeClient = &http.Client{Transport: NoKeepAlive()}
 
-// NoKeepAlive returns a clone of http.DefaultTransport (or of base) that
-// closes every connection after its request. A member's /metrics usually
+// NoKeepAlive returns a clone of http.DefaultTransport that closes every
+// connection after its request. A member's /metrics usually
 // shares etcd's client port, whose connection multiplexer waits, when
 // etcd stops, for every connection that has not yet sent a request. A
 // keep-alive transport can hold exactly such a connection: one dialed for
 // a request that was cancelled meanwhile (an interrupted run) is kept
 // idle for later use, and etcd's Close then waits for it forever.
-func NoKeepAlive(base *http.Transport) *http.Transport {
-	if base == nil {
-		base = http.DefaultTransport.(*http.Transport)
-	}
-	tr := base.Clone()
+func NoKeepAlive() *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DisableKeepAlives = true
 	return tr
 }
