@@ -191,43 +191,42 @@ const (
 	growCap   = 64 * mib
 )
 
-// grow returns n new pages at the end of the data, as bbolt allocates the
-// pages of a growing database: when they pass the end of the file, the
-// file is first extended by growChunk with ftruncate (leaving a hole) and
-// fsynced, as bbolt's grow does. Writing into the hole makes the
-// filesystem allocate blocks, so the commit's fdatasync also commits
-// metadata through the journal, where it queues with the WAL's own
-// fdatasyncs - pages overwritten in place never do that. After growCap
-// bytes the grown part is punched out and used again, so the file stays
-// bounded.
-func (db *backendDB) grow(n int64) ([]int64, error) {
+// grow appends to dirty n new pages at the end of the data, as bbolt
+// allocates the pages of a growing database: when they pass the end of
+// the file, the file is first extended by growChunk with ftruncate
+// (leaving a hole) and fsynced, as bbolt's grow does. Writing into the
+// hole makes the filesystem allocate blocks, so the commit's fdatasync
+// also commits metadata through the journal, where it queues with the
+// WAL's own fdatasyncs - pages overwritten in place never do that. After
+// growCap bytes the file is truncated back to the prefilled pages (which
+// frees the grown blocks on every filesystem) and grows again.
+func (db *backendDB) grow(dirty []int64, n int64) ([]int64, error) {
 	if n == 0 {
-		return nil, nil
+		return dirty, nil
 	}
 	base := db.pages * pageSize
 	if db.hwm < db.pages || (db.hwm+n)*pageSize > base+growCap {
 		if db.filesz > base {
-			if err := unix.Fallocate(db.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, base, db.filesz-base); err != nil {
-				return nil, fmt.Errorf("punching the grown part of %s: %w", db.path, err)
+			if err := unix.Ftruncate(db.fd, base); err != nil {
+				return dirty, fmt.Errorf("truncating %s back to %d bytes: %w", db.path, base, err)
 			}
 		}
-		db.hwm = db.pages
+		db.hwm, db.filesz = db.pages, base
 	}
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = db.hwm + int64(i)
+	for i := range n {
+		dirty = append(dirty, db.hwm+i)
 	}
 	db.hwm += n
 	if need := db.hwm * pageSize; need > db.filesz {
 		db.filesz = min(need+growChunk, base+growCap)
 		if err := unix.Ftruncate(db.fd, db.filesz); err != nil {
-			return nil, fmt.Errorf("extending %s: %w", db.path, err)
+			return dirty, fmt.Errorf("extending %s: %w", db.path, err)
 		}
 		if err := unix.Fsync(db.fd); err != nil {
-			return nil, fmt.Errorf("fsync %s: %w", db.path, err)
+			return dirty, fmt.Errorf("fsync %s: %w", db.path, err)
 		}
 	}
-	return out, nil
+	return dirty, nil
 }
 
 // commits runs commits until the rule decides, deadline passes or stop is
@@ -261,11 +260,10 @@ func (db *backendDB) commits(p BackendParams, sm *Sampled, stop *atomic.Bool, de
 		slices.Sort(dirty)
 		t0 := time.Now()
 		if durable != nil {
-			grown, err := db.grow(min((durable.Swap(0)+pageSize-1)/pageSize, maxCommitPages))
-			if err != nil {
+			var err error
+			if dirty, err = db.grow(dirty, min((durable.Swap(0)+pageSize-1)/pageSize, maxCommitPages)); err != nil {
 				return err
 			}
-			dirty = append(dirty, grown...)
 		}
 		for _, pg := range dirty {
 			if err := pwriteFull(db.fd, db.buf, pg*pageSize); err != nil {

@@ -10,7 +10,7 @@ import (
 // TestBackendGrow: the pages of a growing database come after the
 // prefilled ones, the file grows by bbolt's chunk with a hole (allocated
 // only where written), and past growCap the grown part is punched out and
-// used again.
+// used again after the file is cut back to the prefilled pages.
 func TestBackendGrow(t *testing.T) {
 	db, err := openBackendDB(filepath.Join(t.TempDir(), "db"), 64*pageSize)
 	if err != nil {
@@ -27,7 +27,7 @@ func TestBackendGrow(t *testing.T) {
 	}
 	base := stat()
 
-	pages, err := db.grow(3)
+	pages, err := db.grow(nil, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +41,14 @@ func TestBackendGrow(t *testing.T) {
 	if st.Blocks != base.Blocks {
 		t.Errorf("%d blocks after extending, %d before: the extension should be a hole", st.Blocks, base.Blocks)
 	}
-	if next, _ := db.grow(1); next[0] != 67 {
+	if next, _ := db.grow(nil, 1); next[0] != 67 {
 		t.Errorf("next grown page %d, want 67", next[0])
 	}
 
 	// Fill to the cap, writing every page as a commit would.
 	written := int64(0)
 	for db.hwm < db.pages+growCap/pageSize-maxCommitPages {
-		pgs, err := db.grow(maxCommitPages)
+		pgs, err := db.grow(nil, maxCommitPages)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,14 +66,14 @@ func TestBackendGrow(t *testing.T) {
 	if full.Blocks*512 < written*pageSize {
 		t.Errorf("%d bytes allocated after writing %d grown pages", full.Blocks*512, written)
 	}
-	again, err := db.grow(maxCommitPages)
+	again, err := db.grow([]int64{5}, maxCommitPages)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again[0] != db.pages {
-		t.Errorf("after the cap the grown pages start at %d, want %d again", again[0], db.pages)
+	if again[0] != 5 || again[1] != db.pages {
+		t.Errorf("after the cap: %v..., want the dirty page 5, then the grown pages from %d again", again[:2], db.pages)
 	}
 	if punched := stat(); punched.Blocks >= full.Blocks {
-		t.Errorf("%d blocks after starting over, %d before: the grown part was not punched out", punched.Blocks, full.Blocks)
+		t.Errorf("%d blocks after starting over, %d before: the grown part was not freed", punched.Blocks, full.Blocks)
 	}
 }
