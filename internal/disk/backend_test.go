@@ -9,8 +9,8 @@ import (
 
 // TestBackendGrow: the pages of a growing database come after the
 // prefilled ones, the file grows by bbolt's chunk with a hole (allocated
-// only where written), and past growCap the grown part is punched out and
-// used again after the file is cut back to the prefilled pages.
+// only where written), and past growCap the file is cut back to the
+// prefilled pages, which frees the grown blocks, and grows again.
 func TestBackendGrow(t *testing.T) {
 	db, err := openBackendDB(filepath.Join(t.TempDir(), "db"), 64*pageSize)
 	if err != nil {
