@@ -208,10 +208,7 @@ func checkEtcd(ctx context.Context, c checkRun, dir string, prog *progressLine) 
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err
 	}
-	// etcd in a process of its own, as deployed: with the load generator
-	// in the same Go runtime, the two share threads and the WAL's syncs
-	// wait for CPU behind the clients (see docs/check.md, Prediction).
-	cluster, err := etcdload.StartEmbedded(ctx, etcdload.Options{Dir: dir, Members: c.budget.Members, OwnProcess: true})
+	cluster, err := startEmbedded(ctx, etcdload.Options{Dir: dir, Members: c.budget.Members})
 	if err != nil {
 		return nil, err
 	}

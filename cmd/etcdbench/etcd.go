@@ -233,6 +233,15 @@ func (f *etcdFlags) embedOptions() (etcdload.Options, error) {
 	return o, nil
 }
 
+// startEmbedded starts the embedded etcd of every command, each member
+// in a process of its own, as deployed: sharing the load generator's Go
+// runtime, etcd's WAL syncs would wait for CPU behind the clients (see
+// docs/check.md, Prediction).
+func startEmbedded(ctx context.Context, o etcdload.Options) (*etcdload.Cluster, error) {
+	o.OwnProcess = true
+	return etcdload.StartEmbedded(ctx, o)
+}
+
 // embeddedSpace is the free space an embedded run needs: two 64 MB WAL
 // segments per member (the current one and the preallocated next) plus
 // a bbolt file and slack.
@@ -275,12 +284,8 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 		}
 		res.Environment = sysinfo.Collect("/", dir)
 		s.embedded.Dir = sd.Path
-		// Every member in a process of its own, as deployed: sharing the
-		// load generator's Go runtime, etcd's WAL syncs would wait for
-		// CPU behind the clients (see docs/check.md, Prediction).
-		s.embedded.OwnProcess = true
 		var cerr error
-		if cluster, cerr = etcdload.StartEmbedded(ctx, s.embedded); cerr != nil {
+		if cluster, cerr = startEmbedded(ctx, s.embedded); cerr != nil {
 			return nil, cerr
 		}
 		defer func() {

@@ -137,3 +137,15 @@ func TestParseMillis(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseMillis(f *testing.F) {
+	for _, s := range []string{"100", "150ms", "-1", "9223372036854775807", "1e3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseMillis(s)
+		if err == nil && d < 0 {
+			t.Fatalf("ParseMillis(%q) = %v: negative without error", s, d)
+		}
+	})
+}
