@@ -190,9 +190,10 @@ func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io
 // errNoBSSource is the usage error of --bs auto without a WAL to read.
 var errNoBSSource = errors.New("--bs auto needs a WAL to measure: add --from-data-dir DIR (etcd's data dir) or --from-pid PID (a running etcd)")
 
-// autoBS decodes the WAL of an etcd data dir, or of a running etcd found
-// by its pid (its open segments' directory, read offline: no tracing),
-// and returns the recommended --bs and where it came from.
+// autoBS returns the recommended --bs and where it came from: for a
+// running etcd found by its pid, its WAL watched for 5 s by the eBPF
+// tracer where it may run, else its open segments' directory decoded
+// offline; for a data dir, its WAL decoded offline.
 func autoBS(ctx context.Context, fromDataDir string, fromPID int) (int64, string, error) {
 	walDir := ""
 	switch {

@@ -17,6 +17,10 @@ import (
 	"etcdbench/internal/verdict"
 )
 
+// maxTraceDuration bounds a trace: it is meant to be watched, not left
+// attached (a periodic run is the way to watch for days).
+const maxTraceDuration = 24 * time.Hour
+
 // traceFlags are the flags of `etcdbench trace`.
 type traceFlags struct {
 	pid      int
@@ -31,22 +35,24 @@ func newTraceCmd(stdout, _ io.Writer) *cobra.Command {
 		Short: "Watch a live etcd's WAL and db writes and syncs with eBPF, at negligible cost",
 		Long: `Attaches eBPF programs to the write, pwrite64, fdatasync and fsync syscall
 tracepoints, filtered in the kernel to one etcd process and to its WAL
-segments, bbolt database and snapshot files (found in /proc/PID/fd, again
-every 500 ms as segments rotate), and reports per kind of file: sync latency
-percentiles at nanosecond resolution (each call timed in the kernel), write
-sizes, bytes and writes between syncs, syncs per second and a per-second
-series, the WAL sync p99 judged against etcd's 10 ms limit, and the --bs of a
-'disk wal' run that matches this etcd. etcd is not stopped at any call (as
-strace does); everything is detached at the end, on Ctrl-C and when etcd
-exits. Needs root (or CAP_BPF and CAP_PERFMON).`,
+segments, bbolt database, snapshot files and other files (those open at the
+start found in /proc/PID/fd, those opened later classified in the kernel at
+their openat), and reports per kind of file: sync latency percentiles at
+nanosecond resolution (each call timed in the kernel), write sizes, bytes and
+writes between syncs, syncs per second and a per-second series, the WAL sync
+p99 judged against etcd's 10 ms limit (WARN, not judged, with fewer than 100
+syncs), and the --bs of a 'disk wal' run that matches this etcd. etcd is not
+stopped at any call (as strace does); everything is detached at the end (at
+most 24h), on Ctrl-C and SIGTERM, and when etcd exits. Needs root (or CAP_BPF
+and CAP_PERFMON).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat("--output", f.output); err != nil {
 				return err
 			}
 			d, err := units.ParseDuration(f.duration)
-			if err != nil || d <= 0 {
-				return usagef("--duration %q: want a positive duration such as 30s", f.duration)
+			if err != nil || d <= 0 || d > maxTraceDuration {
+				return usagef("--duration %q: want a positive duration up to %v, such as 30s", f.duration, maxTraceDuration)
 			}
 			pid, err := tracePID(f.pid, cmd.Flags().Changed("pid"))
 			if err != nil {
@@ -82,7 +88,7 @@ func runTrace(ctx context.Context, pid int, d time.Duration, output string, args
 	case errors.Is(err, trace.ErrNoProcess):
 		return usageError{err}
 	case errors.Is(err, trace.ErrPermission):
-		return fmt.Errorf("%w; without it, 'etcdbench diagnose wal --pid %d --yes' traces with strace (which slows etcd while attached)", err, pid)
+		return fmt.Errorf("%w; without that privilege, 'etcdbench diagnose wal --pid %d --yes' traces with strace (which slows etcd while attached)", err, pid)
 	case tr == nil:
 		return err
 	}

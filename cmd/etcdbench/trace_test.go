@@ -1,15 +1,21 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
 	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
 )
 
 // TestTraceEtcdProcess traces a real etcd process while etcdbench loads
@@ -53,6 +59,7 @@ func TestTraceBadInput(t *testing.T) {
 		{"no such process", []string{"trace", "--pid", "1073741824"}, "no such process"},
 		{"bad pid", []string{"trace", "--pid", "-3"}, "--pid"},
 		{"bad duration", []string{"trace", "--pid", "1", "--duration", "soon"}, "--duration"},
+		{"unbounded duration", []string{"trace", "--pid", "1", "--duration", "25h"}, "up to 24h"},
 		{"bad output", []string{"trace", "--pid", "1", "-o", "xml"}, "--output"},
 		{"argument", []string{"trace", "1234"}, "unexpected argument"},
 	}
@@ -77,7 +84,7 @@ func TestTraceInterrupted(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			p := start(t, runOpts{}, "trace", "--pid", strconv.Itoa(s.cmd.Process.Pid), "--duration", "60s", "-o", "json")
-			time.Sleep(1500 * time.Millisecond)
+			held := attachedBPF(t, p)
 			p.signal(t, sig)
 			res := p.wait(t)
 			if strings.Contains(res.stderr, "not allowed to load BPF") {
@@ -90,6 +97,7 @@ func TestTraceInterrupted(t *testing.T) {
 			if err != nil || !r.Interrupted {
 				t.Errorf("no interrupted result on stdout (%v): %s", err, res.stdout)
 			}
+			checkDetached(t, held)
 		})
 	}
 }
@@ -115,4 +123,122 @@ func TestTraceUnprivileged(t *testing.T) {
 			t.Errorf("stderr %q does not say %q", res.stderr, want)
 		}
 	}
+}
+
+// TestTraceProcessExits traces a process that exits (and that its parent
+// does not reap, so it stays a zombie) before the duration: the trace
+// ends with it, says so, and does not pass a WAL it never saw (WARN, not
+// judged; exit 0); nothing stays attached.
+func TestTraceProcessExits(t *testing.T) {
+	cmd := exec.Command("sleep", "2")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait() // reaped only at the end: a zombie meanwhile
+	begin := time.Now()
+	p := start(t, runOpts{}, "trace", "--pid", strconv.Itoa(cmd.Process.Pid), "--duration", "60s", "-o", "json")
+	held := attachedBPF(t, p)
+	res := p.wait(t)
+	if res.code != exitOK {
+		t.Fatalf("exit %d, want %d (WARN); stderr:\n%s", res.code, exitOK, res.stderr)
+	}
+	if d := time.Since(begin); d > 30*time.Second {
+		t.Errorf("the trace took %v: it did not end with the process", d)
+	}
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatalf("stdout is not a result: %v\n%s", err, res.stdout)
+	}
+	w := r.Workloads[0]
+	if !strings.Contains(w.Stop.Reason, "exited") || r.Status == nil || *r.Status != verdict.Warn ||
+		len(w.Verdicts) != 1 || w.Verdicts[0].Confidence == nil || w.Verdicts[0].Confidence.Decided {
+		t.Errorf("stop %q, status %v, verdicts %+v: want an ended trace, WARN, not decided", w.Stop.Reason, r.Status, w.Verdicts)
+	}
+	checkDetached(t, held)
+}
+
+// bpfIDs are the BPF programs and links a process holds.
+type bpfIDs struct{ progs, links []uint32 }
+
+// attachedBPF waits until the etcdbench trace process p holds its BPF
+// programs and links (read from the "prog_id:" and "link_id:" lines of
+// /proc/PID/fdinfo) and returns their IDs; the test is skipped when the
+// tracer cannot run here.
+func attachedBPF(t *testing.T, p *process) bpfIDs {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fdinfo", p.cmd.Process.Pid)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if p.exited() {
+			res := p.wait(t)
+			if strings.Contains(res.stderr, "not allowed to load BPF") || strings.Contains(res.stderr, "kernel cannot run the tracer") {
+				t.Skipf("the BPF tracer cannot run here: %s", res.stderr)
+			}
+			t.Fatalf("the trace ended before attaching: exit %d, stderr:\n%s", res.code, res.stderr)
+		}
+		progs, links := map[uint32]bool{}, map[uint32]bool{}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				k, v, ok := strings.Cut(line, ":")
+				n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+				if !ok || err != nil {
+					continue
+				}
+				switch k {
+				case "prog_id": // of a program, and of the program a link holds
+					progs[uint32(n)] = true
+				case "link_id":
+					links[uint32(n)] = true
+				}
+			}
+		}
+		// Every program attached: each has its link.
+		if len(links) > 0 && len(links) >= len(progs) {
+			time.Sleep(300 * time.Millisecond) // into the trace proper
+			var ids bpfIDs
+			for id := range progs {
+				ids.progs = append(ids.progs, id)
+			}
+			for id := range links {
+				ids.links = append(ids.links, id)
+			}
+			return ids
+		}
+	}
+	t.Fatalf("the trace process held no attached BPF programs after 20 s")
+	return bpfIDs{}
+}
+
+// checkDetached waits (the kernel frees a program after its last
+// reference is dropped, not at once) until none of the programs and links
+// of ids exists any more: nothing the trace attached is left in the kernel.
+func checkDetached(t *testing.T, ids bpfIDs) {
+	t.Helper()
+	left := func() []string {
+		var out []string
+		for _, id := range ids.progs {
+			if prog, err := ebpf.NewProgramFromID(ebpf.ProgramID(id)); err == nil {
+				prog.Close()
+				out = append(out, fmt.Sprintf("program %d", id))
+			}
+		}
+		for _, id := range ids.links {
+			if l, err := link.NewFromID(link.ID(id)); err == nil {
+				l.Close()
+				out = append(out, fmt.Sprintf("link %d", id))
+			}
+		}
+		return out
+	}
+	var still []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if still = left(); len(still) == 0 {
+			return
+		}
+	}
+	t.Errorf("still in the kernel after the trace ended: %v (of %d programs, %d links)", still, len(ids.progs), len(ids.links))
 }

@@ -47,7 +47,7 @@ func (f *walFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", f.dir, "directory on the disk to test (etcd's --data-dir); a private scratch directory is created inside it and removed afterwards")
 	fs.StringVar(&f.bs, "bs", f.bs, "bytes per write(), i.e. etcd's WAL batch size (2300: the Kubernetes figure of the fio recipe); auto: the median batch of a real etcd's WAL (--from-data-dir or --from-pid)")
 	fs.StringVar(&f.fromDataDir, "from-data-dir", "", "with --bs auto: read the batch size from this etcd data dir's WAL (offline, read-only; see etcdbench diagnose wal)")
-	fs.IntVar(&f.fromPID, "from-pid", 0, "with --bs auto: read the batch size from the WAL of this running etcd (its segments, found in /proc/PID/fd; no tracing)")
+	fs.IntVar(&f.fromPID, "from-pid", 0, "with --bs auto: the batch size of this running etcd's WAL, watched for 5 s by the eBPF tracer (root), else decoded from its segments found in /proc/PID/fd")
 	fs.StringVar(&f.size, "size", f.size, "stop after writing this much, like fio --size (e.g. 22m); default: adaptive")
 	fs.Int64Var(&f.count, "count", f.count, "stop after this many write+fdatasync cycles; default: adaptive")
 	fs.StringVar(&f.runtime, "runtime", f.runtime, "cap on the run's time; with --time-based, the exact run time")

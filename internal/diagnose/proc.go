@@ -69,6 +69,11 @@ type EtcdFiles struct {
 	// Snap holds raft snapshot files being written or read
 	// (member/snap/*.snap, *.snap.db).
 	Snap map[int]string
+	// Other holds the process's other files: any path outside /proc, /sys
+	// and /dev that is none of the above (directories too - etcd fsyncs
+	// its WAL directory after a segment is created or renamed - and a log
+	// file its output is redirected to). Sockets and pipes are not files.
+	Other map[int]string
 	// WALDir is the directory of the open segments (etcd keeps the last
 	// one open, plus the preallocated *.tmp and the directory itself).
 	WALDir string
@@ -100,7 +105,7 @@ func ReadEtcdFiles(procRoot string, pid int) (EtcdFiles, error) {
 
 // classifyEtcdFiles sorts descriptor targets into WAL segments and the db.
 func classifyEtcdFiles(links map[int]string) EtcdFiles {
-	f := EtcdFiles{WAL: map[int]string{}, DB: map[int]string{}, Next: map[int]string{}, Snap: map[int]string{}}
+	f := EtcdFiles{WAL: map[int]string{}, DB: map[int]string{}, Next: map[int]string{}, Snap: map[int]string{}, Other: map[int]string{}}
 	for fd, p := range links {
 		switch {
 		case isWALPath(p):
@@ -115,11 +120,30 @@ func classifyEtcdFiles(links map[int]string) EtcdFiles {
 		}
 	}
 	for fd, p := range links {
-		if f.WALDir != "" && strings.HasSuffix(p, ".tmp") && filepath.Dir(p) == f.WALDir {
+		switch {
+		case f.WAL[fd] != "" || f.DB[fd] != "" || f.Snap[fd] != "":
+		case f.WALDir != "" && strings.HasSuffix(p, ".tmp") && filepath.Dir(p) == f.WALDir:
 			f.Next[fd] = p
+		case isOtherFile(p):
+			f.Other[fd] = p
 		}
 	}
 	return f
+}
+
+// isOtherFile reports whether a descriptor's target is a file of the
+// filesystem (not a socket, a pipe or an anonymous inode, whose targets
+// are not paths) outside the kernel's /proc, /sys and /dev.
+func isOtherFile(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for _, k := range []string{"/proc", "/sys", "/dev"} {
+		if p == k || strings.HasPrefix(p, k+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 // isWALPath reports whether a path is a WAL segment (not a deleted one).

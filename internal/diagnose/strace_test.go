@@ -137,6 +137,7 @@ func TestFindEtcdFixture(t *testing.T) {
 	}
 	mk("100", "etcd", "/usr/bin/etcd\x00--data-dir\x00/d\x00", map[string]string{
 		"3": "/d/member/wal/0000000000000001-0000000000000010.wal", "4": "/d/member/snap/db", "5": "socket:[1]", "6": "/d/member/wal/1.tmp",
+		"7": "/d/member/wal", "8": "/var/log/etcd.log", "9": "/dev/null", "10": "pipe:[7]", "11": "/proc/100/stat",
 	})
 	mk("200", "etcdctl", "etcdctl\x00put\x00", nil)
 	mk("300", "kthreadd", "", nil)
@@ -155,6 +156,9 @@ func TestFindEtcdFixture(t *testing.T) {
 	}
 	if len(files.WAL) != 1 || files.WAL[3] == "" || files.DB[4] != "/d/member/snap/db" || files.WALDir != "/d/member/wal" || files.Next[6] != "/d/member/wal/1.tmp" {
 		t.Errorf("ReadEtcdFiles = %+v", files)
+	}
+	if len(files.Other) != 2 || files.Other[7] != "/d/member/wal" || files.Other[8] != "/var/log/etcd.log" {
+		t.Errorf("other files %v: want the WAL directory and the log, not /dev, /proc, sockets or pipes", files.Other)
 	}
 	if _, err := ReadEtcdFiles(root, 999); err == nil {
 		t.Error("a missing process is not an error")

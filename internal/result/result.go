@@ -135,6 +135,10 @@ type Latency struct {
 	P99CI      *stats.QuantileInterval `json:"p99_ci,omitempty"`
 	Exceedance *Exceedance             `json:"exceedance,omitempty"`
 	Histogram  stats.EncodedHistogram  `json:"histogram"`
+	// Series is this latency's own per-second series, for a latency
+	// other than the workload's first when it has one (the trace's db,
+	// snapshot and other files' syncs); the first one's is Workload.Series.
+	Series []stats.SecondSample `json:"series,omitempty"`
 }
 
 // Exceedance is how often the operation was slower than a threshold, with a

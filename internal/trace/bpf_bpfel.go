@@ -44,13 +44,16 @@ const (
 	bpfMapFds             = "fds"
 	bpfMapInflight        = "inflight"
 	bpfMapLost            = "lost"
+	bpfMapOpening         = "opening"
 	bpfProgEnterClose     = "enter_close"
 	bpfProgEnterFdatasync = "enter_fdatasync"
 	bpfProgEnterFsync     = "enter_fsync"
+	bpfProgEnterOpenat    = "enter_openat"
 	bpfProgEnterPwrite64  = "enter_pwrite64"
 	bpfProgEnterWrite     = "enter_write"
 	bpfProgExitFdatasync  = "exit_fdatasync"
 	bpfProgExitFsync      = "exit_fsync"
+	bpfProgExitOpenat     = "exit_openat"
 	bpfProgSchedSwitch    = "sched_switch"
 	bpfProgSchedWakeup    = "sched_wakeup"
 	bpfVarTargetTgid      = "target_tgid"
@@ -102,10 +105,12 @@ type bpfProgramSpecs struct {
 	EnterClose     *ebpf.ProgramSpec `ebpf:"enter_close"`
 	EnterFdatasync *ebpf.ProgramSpec `ebpf:"enter_fdatasync"`
 	EnterFsync     *ebpf.ProgramSpec `ebpf:"enter_fsync"`
+	EnterOpenat    *ebpf.ProgramSpec `ebpf:"enter_openat"`
 	EnterPwrite64  *ebpf.ProgramSpec `ebpf:"enter_pwrite64"`
 	EnterWrite     *ebpf.ProgramSpec `ebpf:"enter_write"`
 	ExitFdatasync  *ebpf.ProgramSpec `ebpf:"exit_fdatasync"`
 	ExitFsync      *ebpf.ProgramSpec `ebpf:"exit_fsync"`
+	ExitOpenat     *ebpf.ProgramSpec `ebpf:"exit_openat"`
 	SchedSwitch    *ebpf.ProgramSpec `ebpf:"sched_switch"`
 	SchedWakeup    *ebpf.ProgramSpec `ebpf:"sched_wakeup"`
 }
@@ -118,6 +123,7 @@ type bpfMapSpecs struct {
 	Fds      *ebpf.MapSpec `ebpf:"fds"`
 	Inflight *ebpf.MapSpec `ebpf:"inflight"`
 	Lost     *ebpf.MapSpec `ebpf:"lost"`
+	Opening  *ebpf.MapSpec `ebpf:"opening"`
 }
 
 // bpfVariableSpecs contains global variables before they are loaded into the kernel.
@@ -152,6 +158,7 @@ type bpfMaps struct {
 	Fds      *ebpf.Map `ebpf:"fds"`
 	Inflight *ebpf.Map `ebpf:"inflight"`
 	Lost     *ebpf.Map `ebpf:"lost"`
+	Opening  *ebpf.Map `ebpf:"opening"`
 }
 
 func (m *bpfMaps) Close() error {
@@ -160,6 +167,7 @@ func (m *bpfMaps) Close() error {
 		m.Fds,
 		m.Inflight,
 		m.Lost,
+		m.Opening,
 	)
 }
 
@@ -178,10 +186,12 @@ type bpfPrograms struct {
 	EnterClose     *ebpf.Program `ebpf:"enter_close"`
 	EnterFdatasync *ebpf.Program `ebpf:"enter_fdatasync"`
 	EnterFsync     *ebpf.Program `ebpf:"enter_fsync"`
+	EnterOpenat    *ebpf.Program `ebpf:"enter_openat"`
 	EnterPwrite64  *ebpf.Program `ebpf:"enter_pwrite64"`
 	EnterWrite     *ebpf.Program `ebpf:"enter_write"`
 	ExitFdatasync  *ebpf.Program `ebpf:"exit_fdatasync"`
 	ExitFsync      *ebpf.Program `ebpf:"exit_fsync"`
+	ExitOpenat     *ebpf.Program `ebpf:"exit_openat"`
 	SchedSwitch    *ebpf.Program `ebpf:"sched_switch"`
 	SchedWakeup    *ebpf.Program `ebpf:"sched_wakeup"`
 }
@@ -191,10 +201,12 @@ func (p *bpfPrograms) Close() error {
 		p.EnterClose,
 		p.EnterFdatasync,
 		p.EnterFsync,
+		p.EnterOpenat,
 		p.EnterPwrite64,
 		p.EnterWrite,
 		p.ExitFdatasync,
 		p.ExitFsync,
+		p.ExitOpenat,
 		p.SchedSwitch,
 		p.SchedWakeup,
 	)

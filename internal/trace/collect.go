@@ -1,13 +1,16 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"etcdbench/internal/diagnose"
 	"etcdbench/internal/stats"
 )
 
@@ -19,6 +22,7 @@ const (
 	callPwrite    call = 2
 	callFdatasync call = 3
 	callFsync     call = 4
+	callOpen      call = 5 // an openat that returned a traced descriptor (FD, Class, Path)
 )
 
 // event is one traced call, as the BPF program writes it.
@@ -34,10 +38,16 @@ type event struct {
 	// Runq is the part of Latency the thread was runnable without a CPU
 	// (woken by the disk's answer, or preempted) - syncs only.
 	Runq uint64
+	// Path is the path an open event's openat was given.
+	Path string
 }
 
-// eventSize is the size of struct event in bpf/trace.c.
-const eventSize = 56
+// eventSize is the size of struct event in bpf/trace.c; an open event
+// (struct open_event) adds pathBytes of path, NUL-terminated.
+const (
+	eventSize = 56
+	pathBytes = 256
+)
 
 // errShortEvent is returned by decodeEvent for a record too short to be
 // an event.
@@ -49,15 +59,20 @@ func decodeEvent(b []byte) (event, error) {
 		return event{}, fmt.Errorf("%w (%d bytes)", errShortEvent, len(b))
 	}
 	le := binary.LittleEndian
-	return event{
+	e := event{
 		End: le.Uint64(b[0:]), Latency: le.Uint64(b[8:]), Ret: int64(le.Uint64(b[16:])), Count: le.Uint64(b[24:]),
 		Tid: le.Uint32(b[32:]), FD: le.Uint32(b[36:]), Call: call(le.Uint32(b[40:])), Class: Class(le.Uint32(b[44:])),
 		Runq: le.Uint64(b[48:]),
-	}, nil
+	}
+	if e.Call == callOpen {
+		p := b[eventSize:min(len(b), eventSize+pathBytes)]
+		if i := bytes.IndexByte(p, 0); i >= 0 {
+			p = p[:i]
+		}
+		e.Path = string(p)
+	}
+	return e, nil
 }
-
-// newSizeHistogram holds byte counts from 1 B to 16 GiB at 0.1 %.
-func newSizeHistogram() *hdr.Histogram { return hdr.New(1, 1<<34, 3) }
 
 // pendingWrites are the bytes and writes on one descriptor since its last
 // sync.
@@ -69,9 +84,11 @@ type classStats struct {
 	syncWait      *hdr.Histogram // the part of each sync spent waiting for a CPU
 	syncOwn       *hdr.Histogram // each sync without that wait: the disk's and the kernel's own time
 	waitNs, ownNs int64          // sums of both parts over the syncs
-	writeSize     *hdr.Histogram
-	bytesPerSync  *hdr.Histogram
-	writesPerSync *hdr.Histogram
+	// Sizes are counted exactly, as diagnose wal counts them (one counter
+	// per distinct value): a page of 4096 bytes stays 4096.
+	writeSize     diagnose.WALSizes
+	bytesPerSync  diagnose.WALSizes
+	writesPerSync diagnose.WALSizes
 	fdatasyncs    int64
 	fsyncs        int64
 	writes        int64
@@ -84,7 +101,6 @@ type classStats struct {
 func newClassStats() *classStats {
 	return &classStats{
 		syncLat: stats.NewLatencyHistogram(), syncWait: stats.NewLatencyHistogram(), syncOwn: stats.NewLatencyHistogram(),
-		writeSize: newSizeHistogram(), bytesPerSync: newSizeHistogram(), writesPerSync: hdr.New(1, 1<<30, 3),
 		pending: map[uint32]pendingWrites{},
 	}
 }
@@ -97,14 +113,32 @@ type collector struct {
 	start   uint64 // CLOCK_MONOTONIC ns when tracing began
 	classes map[Class]*classStats
 	events  int64
+	// open is the file behind each traced descriptor: from /proc when the
+	// trace began, then from open events (relative paths joined to cwd).
+	open map[uint32]openFile
+	cwd  string
+	// used are the files traced: every WAL, db and snapshot file, and the
+	// other files that were written or synced.
+	used map[string]Class
 }
 
 func newCollector(start uint64) *collector {
-	c := &collector{start: start, classes: map[Class]*classStats{}}
+	c := &collector{start: start, classes: map[Class]*classStats{}, open: map[uint32]openFile{}, used: map[string]Class{}}
 	for _, cl := range Classes {
 		c.classes[cl] = newClassStats()
 	}
 	return c
+}
+
+// opened records the file behind a traced descriptor.
+func (c *collector) opened(fd uint32, f openFile) {
+	if f.Path != "" && !filepath.IsAbs(f.Path) && c.cwd != "" {
+		f.Path = filepath.Join(c.cwd, f.Path)
+	}
+	c.open[fd] = f
+	if f.Class != ClassOther {
+		c.used[f.Path] = f.Class
+	}
 }
 
 // add counts one event. Events of unknown classes are ignored.
@@ -112,6 +146,13 @@ func (c *collector) add(e event) {
 	s := c.classes[e.Class]
 	if s == nil {
 		return
+	}
+	if e.Call == callOpen {
+		c.opened(e.FD, openFile{Path: e.Path, Class: e.Class})
+		return
+	}
+	if f, ok := c.open[e.FD]; ok && f.Class == e.Class {
+		c.used[f.Path] = f.Class
 	}
 	c.events++
 	if e.Ret < 0 {
@@ -126,7 +167,7 @@ func (c *collector) add(e event) {
 		s.writes++
 		s.writeBytes += e.Ret
 		if e.Ret > 0 {
-			_ = s.writeSize.RecordValue(min(e.Ret, s.writeSize.HighestTrackableValue()))
+			s.writeSize.Add(e.Ret)
 		}
 		p := s.pending[e.FD]
 		p.bytes += e.Ret
@@ -145,8 +186,8 @@ func (c *collector) add(e event) {
 		s.waitNs += int64(wait)
 		s.ownNs += int64(lat - wait)
 		if p := s.pending[e.FD]; p.writes > 0 {
-			_ = s.bytesPerSync.RecordValue(max(1, min(p.bytes, s.bytesPerSync.HighestTrackableValue())))
-			_ = s.writesPerSync.RecordValue(p.writes)
+			s.bytesPerSync.Add(p.bytes)
+			s.writesPerSync.Add(p.writes)
 		}
 		delete(s.pending, e.FD)
 		sec := 1

@@ -15,10 +15,15 @@ const (
 	ClassWAL        // a WAL segment, member/wal/*.wal (and its .tmp while it is prepared)
 	ClassDB         // the bbolt backend, member/snap/db
 	ClassSnap       // a raft snapshot, member/snap/*.snap or *.snap.db
+	// ClassOther is any other file outside /proc, /sys and /dev: a
+	// directory etcd fsyncs after creating or renaming a file in it (the
+	// WAL's at a segment cut), a log file, a defragmentation's temporary
+	// db.
+	ClassOther
 )
 
 // Classes lists the traced classes in report order.
-var Classes = []Class{ClassWAL, ClassDB, ClassSnap}
+var Classes = []Class{ClassWAL, ClassDB, ClassSnap, ClassOther}
 
 // String names the class in figures and latencies: "wal", "db", "snap".
 func (c Class) String() string {
@@ -29,8 +34,10 @@ func (c Class) String() string {
 		return "db"
 	case ClassSnap:
 		return "snap"
+	case ClassOther:
+		return "other"
 	}
-	return "other"
+	return "none"
 }
 
 // openFile is one descriptor of the traced process that is traced.
@@ -41,7 +48,8 @@ type openFile struct {
 
 // readFDs lists the traced descriptors of pid from procRoot/<pid>/fd, as
 // diagnose.ReadEtcdFiles finds and classifies them: the WAL segments and
-// the preallocated next one, the bbolt db, snapshot files.
+// the preallocated next one, the bbolt db, snapshot files, other files.
+// bpf/trace.c's classify sorts the files opened later the same way.
 func readFDs(procRoot string, pid int) (map[uint32]openFile, error) {
 	files, err := diagnose.ReadEtcdFiles(procRoot, pid)
 	if err != nil {
@@ -51,7 +59,7 @@ func readFDs(procRoot string, pid int) (map[uint32]openFile, error) {
 	for _, m := range []struct {
 		fds   map[int]string
 		class Class
-	}{{files.WAL, ClassWAL}, {files.Next, ClassWAL}, {files.DB, ClassDB}, {files.Snap, ClassSnap}} {
+	}{{files.WAL, ClassWAL}, {files.Next, ClassWAL}, {files.DB, ClassDB}, {files.Snap, ClassSnap}, {files.Other, ClassOther}} {
 		for fd, p := range m.fds {
 			if fd >= 0 {
 				out[uint32(fd)] = openFile{Path: p, Class: m.class}

@@ -3,11 +3,13 @@ package trace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -139,13 +141,29 @@ func TestTraceEmbeddedEtcd(t *testing.T) {
 	}
 	traced := wal.syncLat.Mean()
 	metric := d.Sum / d.Count * 1e9
-	t.Logf("WAL fdatasyncs: traced %d, etcd %g; mean traced %v, etcd %v; bytes per sync p50 %d",
-		wal.fdatasyncs, d.Count, time.Duration(traced), time.Duration(metric), wal.bytesPerSync.ValueAtPercentile(50))
+	t.Logf("WAL fdatasyncs: traced %d, etcd %g; mean traced %v, etcd %v; bytes per sync p50 %d; write sizes min %d p50 %d p90 %d max %d",
+		wal.fdatasyncs, d.Count, time.Duration(traced), time.Duration(metric), wal.bytesPerSync.Quantile(0.5),
+		wal.writeSize.Quantile(0), wal.writeSize.Quantile(0.5), wal.writeSize.Quantile(0.9), wal.writeSize.Max())
 	if math.Abs(traced-metric) > 0.2*metric {
 		t.Errorf("traced mean WAL sync %v, etcd's sum/count %v: more than 20 %% apart", time.Duration(traced), time.Duration(metric))
 	}
 	if bs, ok := RecommendedBS(wal); !ok || bs < 256 || bs > 64<<10 {
 		t.Errorf("bytes per WAL sync %d (%v): want about one 256-byte put's frames and a hard state", bs, ok)
+	}
+	// etcd's WAL encoder buffers a batch's frames (8-byte length word,
+	// record, padding) and writes them with one write() before its
+	// fdatasync. A put's entry frame holds its 256-byte value, its key
+	// (under 100 bytes here) and under 100 bytes of raft and request
+	// headers; a batch holds at most one entry per client (4) and a hard
+	// state. So: one write per sync, and writes of 264 bytes (a value and
+	// a length word) to 4 x 456 + 100 bytes - all but the last few: the
+	// run ends with the deletion of its prefix, a smaller entry.
+	const minFrame, maxBatch = 256 + 8, 4*(256+8+100+100) + 100
+	if p10, p90 := wal.writeSize.Quantile(0.1), wal.writeSize.Quantile(0.9); p10 < minFrame || p90 > maxBatch {
+		t.Errorf("WAL write sizes p10 %d, p90 %d bytes: want %d..%d for 256-byte puts by 4 clients", p10, p90, minFrame, maxBatch)
+	}
+	if n := wal.writesPerSync.Quantile(0.5); n != 1 {
+		t.Errorf("median writes per WAL sync %d, want 1 (etcd writes its batch at once before the sync)", n)
 	}
 	w, err := tr.Workload(verdict.Defaults())
 	if err != nil {
@@ -165,21 +183,37 @@ func TestTraceEmbeddedEtcd(t *testing.T) {
 }
 
 // TestTraceEndsWithProcess traces a short-lived process: the trace ends
-// when it exits, not at its duration.
+// when it exits, not at its duration - whether its parent reaps it at
+// once (it leaves /proc) or not (a zombie) - and releases every BPF
+// object it held.
 func TestTraceEndsWithProcess(t *testing.T) {
-	cmd := exec.Command("sleep", "0.5")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go cmd.Wait() // reaped, so /proc/PID disappears
-	start := time.Now()
-	tr, err := Run(context.Background(), Options{PID: cmd.Process.Pid, Duration: time.Minute})
-	skipUnlessTraceable(t, err)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	if !tr.Exited || time.Since(start) > 30*time.Second {
-		t.Errorf("exited %v after %v: want the trace to end with the process", tr.Exited, time.Since(start))
+	for _, reaped := range []bool{true, false} {
+		t.Run(fmt.Sprintf("reaped=%v", reaped), func(t *testing.T) {
+			before := bpfFDs(t)
+			cmd := exec.Command("sleep", "0.5")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if reaped {
+				go cmd.Wait()
+			} else {
+				defer cmd.Wait()
+			}
+			start := time.Now()
+			tr, err := Run(context.Background(), Options{PID: cmd.Process.Pid, Duration: time.Minute})
+			skipUnlessTraceable(t, err)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if !tr.Exited || time.Since(start) > 30*time.Second {
+				t.Errorf("exited %v after %v: want the trace to end with the process", tr.Exited, time.Since(start))
+			}
+			for fd := range bpfFDs(t) {
+				if !before[fd] {
+					t.Errorf("BPF object still held after the trace: fd %s", fd)
+				}
+			}
+		})
 	}
 }
 
@@ -250,5 +284,80 @@ func TestTraceCPUWait(t *testing.T) {
 	}
 	if len(w.Latencies) < 3 || w.Latencies[1].Name != "wal sync cpu wait" || w.Latencies[2].Name != "wal sync without cpu wait" || w.Figure("wal_sync_cpu_wait_share") == nil {
 		t.Errorf("workload latencies %v, figures %v", w.Latencies, w.Figures)
+	}
+}
+
+// TestTraceFilesOpenedDuringTrace: files this process opens after the
+// trace began are classified in the kernel at their openat and traced
+// from their first write - a snapshot written, synced and closed within
+// a millisecond, a WAL segment prepared as N.tmp, a log-like file - and
+// /dev/null is not traced.
+func TestTraceFilesOpenedDuringTrace(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "member", "snap"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, end := traceThis(context.Background(), t)
+	writeSync := func(path string, sizes ...int) {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range sizes {
+			if _, err := f.Write(make([]byte, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Sync(); err != nil { // fsync
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := filepath.Join(dir, "member", "snap", "0000000000000002-0000000000002711.snap")
+	tmp := filepath.Join(dir, "0.tmp")
+	other := filepath.Join(dir, "etcd.log")
+	writeSync(snap, 4096, 100)
+	writeSync(tmp, 512)
+	writeSync(other, 7, 7, 7)
+	if err := os.WriteFile(os.DevNull, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := end()
+	for _, c := range []struct {
+		class         Class
+		path          string
+		writes, bytes int64
+	}{{ClassSnap, snap, 2, 4196}, {ClassWAL, tmp, 1, 512}, {ClassOther, other, 3, 21}} {
+		s := tr.col.classes[c.class]
+		// Only this test's files are written meanwhile; Go's test runner
+		// writes its output through a pipe (not a file).
+		if s.writes != c.writes || s.writeBytes != c.bytes || s.fsyncs != 1 {
+			t.Errorf("%s: %d writes, %d bytes, %d fsyncs; want %d, %d, 1", c.class, s.writes, s.writeBytes, s.fsyncs, c.writes, c.bytes)
+		}
+		if tr.Files[c.path] != c.class {
+			t.Errorf("%s not among the traced files as %s: %v", c.path, c.class, tr.Files)
+		}
+	}
+	if got := tr.col.classes[ClassSnap].writeSize.Quantile(0.99); got != 4096 {
+		t.Errorf("snapshot write size p99 %d, want exactly 4096", got)
+	}
+	if _, ok := tr.Files[os.DevNull]; ok {
+		t.Errorf("/dev/null traced: %v", tr.Files)
+	}
+	w, err := tr.Workload(verdict.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range w.Latencies {
+		names = append(names, l.Name)
+		if l.Name == "snap sync" && len(l.Series) == 0 {
+			t.Errorf("snap sync has no per-second series")
+		}
+	}
+	if !slices.Contains(names, "snap sync") || !slices.Contains(names, "other sync") || w.Figure("snap_write_size_max") == nil {
+		t.Errorf("latencies %v, figures %v", names, w.Figures)
 	}
 }

@@ -28,7 +28,7 @@ func (tr *Trace) Workload(t verdict.Thresholds) (result.Workload, error) {
 	secs := tr.Elapsed.Seconds()
 	w := result.Workload{
 		Name:        "trace",
-		Description: fmt.Sprintf("write, pwrite64, fdatasync and fsync of process %d on its WAL, db and snapshot files, timed in the kernel by eBPF syscall tracepoints", tr.PID),
+		Description: fmt.Sprintf("write, pwrite64, fdatasync and fsync of process %d on its WAL, db, snapshot and other files, timed in the kernel by eBPF syscall tracepoints", tr.PID),
 		Parameters:  map[string]any{"pid": tr.PID, "duration_ns": tr.Elapsed.Nanoseconds(), "resolution": "ns, per sync (bpf_ktime_get_ns at the syscall's entry and exit); writes are counted with their size at entry, not timed"},
 		Stop:        result.Stop{Mode: "time", Reason: "traced for " + tr.Elapsed.Round(time.Millisecond).String()},
 		DurationNs:  tr.Elapsed.Nanoseconds(),
@@ -46,14 +46,18 @@ func (tr *Trace) Workload(t verdict.Thresholds) (result.Workload, error) {
 	}
 	for _, c := range Classes {
 		s := tr.col.classes[c]
+		name := c.String()
 		if s.syncs() > 0 {
 			enc, err := stats.Encode(s.syncLat)
 			if err != nil {
 				return w, err
 			}
-			w.Latencies = append(w.Latencies, result.Latency{Name: c.String() + " sync", Summary: stats.Summarize(s.syncLat), Histogram: enc})
+			l := result.Latency{Name: name + " sync", Summary: stats.Summarize(s.syncLat), Histogram: enc}
+			if c != ClassWAL { // the WAL's is the workload's series
+				l.Series = s.series(int(math.Ceil(secs)))
+			}
+			w.Latencies = append(w.Latencies, l)
 		}
-		name := c.String()
 		if s.syncs() == 0 && s.writes == 0 {
 			continue
 		}
@@ -65,12 +69,11 @@ func (tr *Trace) Workload(t verdict.Thresholds) (result.Workload, error) {
 			fig(name+"_syncs_per_sec", float64(s.syncs())/secs, "ops/s", "syncs per second on "+name+" files")
 		}
 		if s.writes > 0 {
-			fig(name+"_write_size_p50", float64(s.writeSize.ValueAtPercentile(50)), "B", "median bytes per write to "+name+" files")
-			fig(name+"_write_size_p99", float64(s.writeSize.ValueAtPercentile(99)), "B", "p99 of bytes per write to "+name+" files")
+			sizeFigures(fig, name+"_write_size", &s.writeSize, "B", "bytes per write to "+name+" files")
 		}
-		if s.bytesPerSync.TotalCount() > 0 {
-			fig(name+"_bytes_per_sync_p50", float64(s.bytesPerSync.ValueAtPercentile(50)), "B", "median bytes written to a "+name+" file between two of its syncs")
-			fig(name+"_bytes_per_sync_p99", float64(s.bytesPerSync.ValueAtPercentile(99)), "B", "p99 of bytes written to a "+name+" file between two of its syncs")
+		if s.bytesPerSync.Count() > 0 {
+			sizeFigures(fig, name+"_bytes_per_sync", &s.bytesPerSync, "B", "bytes written to a "+name+" file between two of its syncs")
+			sizeFigures(fig, name+"_writes_per_sync", &s.writesPerSync, "count", "writes to a "+name+" file between two of its syncs")
 			fig(name+"_writes_per_sync_mean", s.writesPerSync.Mean(), "count", "mean writes to a "+name+" file between two of its syncs")
 		}
 		if s.failed > 0 {
@@ -100,6 +103,7 @@ func (tr *Trace) Workload(t verdict.Thresholds) (result.Workload, error) {
 		fig("recommended_bs", float64(bs), "B", "the --bs for `etcdbench disk wal` that matches this etcd: the median bytes written to the WAL between two syncs")
 		w.Notes = append(w.Notes, fmt.Sprintf("a disk test that matches this etcd's WAL: etcdbench disk wal --dir <a directory on the same disk> --bs %d", bs))
 	}
+	w.Notes = append(w.Notes, resolutionNote)
 	w.Notes = append(w.Notes, fileNotes(tr.Files)...)
 	if tr.Lost > 0 {
 		w.Notes = append(w.Notes, fmt.Sprintf("%d events were lost (ring buffer full): the counts are low by that many", tr.Lost))
@@ -107,7 +111,7 @@ func (tr *Trace) Workload(t verdict.Thresholds) (result.Workload, error) {
 	if n := wal.syncs(); n >= minSyncsForVerdict {
 		w.Verdicts = append(w.Verdicts, judgeWALSync(t, wal.syncLat, n))
 	} else {
-		w.Notes = append(w.Notes, fmt.Sprintf("%d WAL syncs traced: too few (< %d) to judge their p99; trace longer or while etcd is written to", n, minSyncsForVerdict))
+		w.Verdicts = append(w.Verdicts, tooFewSyncs(t, wal.syncLat, n, tr.Exited, tr.Elapsed))
 	}
 	return w, nil
 }
@@ -154,15 +158,28 @@ func cpuWaitNote(wal *classStats) string {
 
 func secondsOf(ns int64) float64 { return float64(ns) / 1e9 }
 
+// resolutionNote says how the figures were measured.
+const resolutionNote = "each sync was timed in the kernel from its syscall's entry to its exit (bpf_ktime_get_ns, nanoseconds; the latency histograms keep 3 significant digits, so sub-10 µs syncs stay resolved), every call recorded, none sampled; write sizes are counted exactly, at entry"
+
+// sizeFigures adds the smallest, median, p90, p99 and largest of an
+// exact size distribution, named as diagnose wal names its own.
+func sizeFigures(fig func(name string, v float64, unit, desc string), name string, s *diagnose.WALSizes, unit, what string) {
+	fig(name+"_min", float64(s.Quantile(0)), unit, "smallest "+what)
+	fig(name+"_p50", float64(s.Quantile(0.5)), unit, "median "+what)
+	fig(name+"_p90", float64(s.Quantile(0.9)), unit, "p90 of "+what)
+	fig(name+"_p99", float64(s.Quantile(0.99)), unit, "p99 of "+what)
+	fig(name+"_max", float64(s.Max()), unit, "largest "+what)
+}
+
 // RecommendedBS is the median number of bytes etcd wrote to its WAL
 // between two syncs of the same segment, rounded as diagnose wal rounds it
 // (two significant digits): the block size of the one write + fdatasync
 // that `disk wal` repeats. ok is false without such syncs.
 func RecommendedBS(wal *classStats) (int64, bool) {
-	if wal == nil || wal.bytesPerSync.TotalCount() == 0 {
+	if wal == nil || wal.bytesPerSync.Count() == 0 {
 		return 0, false
 	}
-	return diagnose.WALRecommendBS(wal.bytesPerSync.ValueAtPercentile(50)), true
+	return diagnose.WALRecommendBS(wal.bytesPerSync.Quantile(0.5)), true
 }
 
 // RecommendedBS is the --bs of a `disk wal` run that matches the traced
@@ -197,6 +214,24 @@ func judgeWALSync(t verdict.Thresholds, h *hdr.Histogram, n int64) verdict.Verdi
 	v.Title = "WAL fdatasync p99 of the traced etcd"
 	v.Detail = strings.ReplaceAll(v.Detail, "(--runtime)", "(--duration)")
 	return v
+}
+
+// tooFewSyncs is the verdict on a trace that saw too few WAL syncs to
+// judge their p99 (an idle etcd, a short trace, a process that exited or
+// is not etcd): WARN, undecided - the question was not answered, which a
+// PASS would hide.
+func tooFewSyncs(t verdict.Thresholds, h *hdr.Histogram, n int64, exited bool, elapsed time.Duration) verdict.Verdict {
+	th := t.WALFsyncP99
+	why := "trace longer, or while etcd is written to"
+	if exited {
+		why = "the traced process exited after " + elapsed.Round(time.Millisecond).String()
+	}
+	return verdict.Verdict{
+		Check: th.ID, Title: "WAL fdatasync p99 of the traced etcd", Status: verdict.Warn,
+		Value: secondsOf(h.ValueAtPercentile(99)), Unit: th.Unit, Limit: th.Limit, Comparison: "<", Source: th.Source,
+		Confidence: &verdict.Confidence{Decided: false, Level: 0.95, Method: "none: too few syncs", Detail: fmt.Sprintf("%d WAL syncs traced", n)},
+		Detail:     fmt.Sprintf("not judged: %d WAL syncs traced, fewer than the %d a p99 needs; %s", n, minSyncsForVerdict, why),
+	}
 }
 
 // fileNotes lists the traced files, sorted.

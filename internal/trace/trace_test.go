@@ -12,8 +12,8 @@ import (
 )
 
 // TestReadFDs reads a fixture /proc: etcd's WAL segment, the next one
-// being prepared, its db and a snapshot are traced, a socket and a log
-// are not.
+// being prepared, its db, a snapshot and other files (a log) are traced,
+// a socket and /dev/null are not.
 func TestReadFDs(t *testing.T) {
 	root := t.TempDir()
 	fdDir := filepath.Join(root, "42", "fd")
@@ -27,6 +27,7 @@ func TestReadFDs(t *testing.T) {
 		"6": "/var/lib/etcd/member/snap/0000000000000002-0000000000002711.snap",
 		"7": "socket:[12345]",
 		"8": "/var/log/etcd.log",
+		"9": "/dev/null",
 	}
 	for fd, target := range links {
 		if err := os.Symlink(target, filepath.Join(fdDir, fd)); err != nil {
@@ -37,7 +38,7 @@ func TestReadFDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[uint32]Class{3: ClassWAL, 4: ClassWAL, 5: ClassDB, 6: ClassSnap}
+	want := map[uint32]Class{3: ClassWAL, 4: ClassWAL, 5: ClassDB, 6: ClassSnap, 8: ClassOther}
 	if len(got) != len(want) {
 		t.Errorf("traced %v, want %v", got, want)
 	}
@@ -150,7 +151,7 @@ func TestCollector(t *testing.T) {
 	if wal.writes != 3 || wal.writeBytes != 1500 || wal.fdatasyncs != 3 || wal.failed != 1 {
 		t.Errorf("wal: %d writes, %d bytes, %d fdatasyncs, %d failed; want 3, 1500, 3, 1", wal.writes, wal.writeBytes, wal.fdatasyncs, wal.failed)
 	}
-	if n := wal.bytesPerSync.TotalCount(); n != 2 {
+	if n := wal.bytesPerSync.Count(); n != 2 {
 		t.Errorf("%d bytes-per-sync samples, want 2 (a sync after no writes is not one)", n)
 	}
 	if bs, ok := RecommendedBS(wal); !ok || bs < 500 || bs > 1001 {

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,8 @@ var tracepoints = []struct {
 	{"syscalls", "sys_enter_fsync", func(p *bpfPrograms) *ebpf.Program { return p.EnterFsync }},
 	{"syscalls", "sys_exit_fsync", func(p *bpfPrograms) *ebpf.Program { return p.ExitFsync }},
 	{"syscalls", "sys_enter_close", func(p *bpfPrograms) *ebpf.Program { return p.EnterClose }},
+	{"syscalls", "sys_enter_openat", func(p *bpfPrograms) *ebpf.Program { return p.EnterOpenat }},
+	{"syscalls", "sys_exit_openat", func(p *bpfPrograms) *ebpf.Program { return p.ExitOpenat }},
 	{"sched", "sched_wakeup", func(p *bpfPrograms) *ebpf.Program { return p.SchedWakeup }},
 	{"sched", "sched_switch", func(p *bpfPrograms) *ebpf.Program { return p.SchedSwitch }},
 }
@@ -58,11 +61,10 @@ type Options struct {
 	// Duration bounds the trace; it also ends when ctx is done or the
 	// process exits.
 	Duration time.Duration
-	// Refresh is how often /proc/PID/fd is read again for new WAL
-	// segments (default 500 ms: etcd opens the next segment, N.tmp, long
-	// before it writes to it, and each read costs a readlink per
-	// descriptor, sockets included).
-	Refresh time.Duration
+	// ExitCheck is how often the process is checked for having exited
+	// (default 500 ms). Files it opens are marked in the kernel as they
+	// are opened (bpf/trace.c), so /proc/PID/fd is read only at the start.
+	ExitCheck time.Duration
 	// ProcRoot is /proc unless a test says otherwise.
 	ProcRoot string
 }
@@ -72,7 +74,9 @@ type Trace struct {
 	PID     int
 	Start   time.Time
 	Elapsed time.Duration
-	// Files are the traced files seen, by path.
+	// Files are the traced files seen, by path: every WAL, db and
+	// snapshot file open during the trace, and the other files written or
+	// synced.
 	Files map[string]Class
 	// Lost counts events the ring buffer had no room for.
 	Lost int64
@@ -88,8 +92,8 @@ func Run(ctx context.Context, opts Options) (*Trace, error) {
 	if opts.ProcRoot == "" {
 		opts.ProcRoot = "/proc"
 	}
-	if opts.Refresh <= 0 {
-		opts.Refresh = 500 * time.Millisecond
+	if opts.ExitCheck <= 0 {
+		opts.ExitCheck = 500 * time.Millisecond
 	}
 	if _, err := os.Stat(filepath.Join(opts.ProcRoot, strconv.Itoa(opts.PID))); err != nil {
 		return nil, fmt.Errorf("%w: %d (%v)", ErrNoProcess, opts.PID, err)
@@ -114,7 +118,7 @@ func ensureTracefs() error {
 	}
 	if err := unix.Mount("tracefs", TracingRoot, "tracefs", 0, ""); err != nil && !errors.Is(err, unix.EBUSY) {
 		if errors.Is(err, unix.EPERM) {
-			return fmt.Errorf("%w: mounting tracefs at %s: %v", ErrPermission, TracingRoot, err)
+			return fmt.Errorf("%w: mounting tracefs at %s: %v (run as root, or with CAP_SYS_ADMIN once to mount it and CAP_BPF and CAP_PERFMON)", ErrPermission, TracingRoot, err)
 		}
 		return fmt.Errorf("%w: tracefs is not mounted at %s and mounting it failed: %v", ErrUnsupported, TracingRoot, err)
 	}
@@ -191,29 +195,19 @@ func monotonicNow() uint64 {
 
 // run reads events until the end and returns the trace.
 func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
-	tr := &Trace{PID: opts.PID, Start: time.Now(), Files: map[string]Class{}, col: newCollector(monotonicNow())}
-	refresh := func() error {
-		fds, err := readFDs(opts.ProcRoot, opts.PID)
-		if err != nil {
-			return err
-		}
-		for fd, f := range fds {
-			// Marked every time: a close in between removed it in the kernel.
-			if err := a.objs.Fds.Put(fd, uint32(f.Class)); err != nil {
-				return fmt.Errorf("trace: marking descriptor %d: %w", fd, err)
-			}
-			tr.Files[f.Path] = f.Class
-		}
-		return nil
+	tr := &Trace{PID: opts.PID, Start: time.Now(), col: newCollector(monotonicNow())}
+	proc := filepath.Join(opts.ProcRoot, strconv.Itoa(opts.PID))
+	if cwd, err := os.Readlink(filepath.Join(proc, "cwd")); err == nil {
+		tr.col.cwd = cwd // for the relative paths etcd may open
 	}
-	if err := refresh(); err != nil {
+	if err := a.markOpen(opts, tr.col); err != nil {
 		return nil, err
 	}
 	var deadline time.Time
 	if opts.Duration > 0 {
 		deadline = tr.Start.Add(opts.Duration)
 	}
-	nextRefresh := time.Now().Add(opts.Refresh)
+	nextCheck := time.Now().Add(opts.ExitCheck)
 	var rec ringbuf.Record
 	var runErr error
 	for {
@@ -225,22 +219,18 @@ func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
 		if !deadline.IsZero() && !now.Before(deadline) {
 			break
 		}
-		if !now.Before(nextRefresh) {
-			if err := refresh(); err != nil {
-				if _, serr := os.Stat(filepath.Join(opts.ProcRoot, strconv.Itoa(opts.PID))); serr != nil {
-					tr.Exited = true
-					break
-				}
-				runErr = err
+		if !now.Before(nextCheck) {
+			if exited(proc) {
+				tr.Exited = true
 				break
 			}
-			nextRefresh = now.Add(opts.Refresh)
+			nextCheck = now.Add(opts.ExitCheck)
 		}
 		// The BPF program wakes this reader only when the ring buffer
 		// fills up; otherwise the events are read here in batches.
 		wait := now.Add(pollInterval)
-		if nextRefresh.Before(wait) {
-			wait = nextRefresh
+		if nextCheck.Before(wait) {
+			wait = nextCheck
 		}
 		if !deadline.IsZero() && deadline.Before(wait) {
 			wait = deadline
@@ -263,7 +253,59 @@ func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
 	tr.drain(a)
 	tr.Elapsed = time.Since(tr.Start)
 	tr.Lost = a.lost()
+	tr.Files = tr.col.used
 	return tr, runErr
+}
+
+// markOpen marks the files the process has open as the trace begins (the
+// BPF programs, attached before, mark those opened from then on). A
+// descriptor closed and its number reused between the read of /proc and
+// its marking would keep a stale mark, so /proc is read a second time and
+// what changed in between is marked again or unmarked.
+func (a *attached) markOpen(opts Options, col *collector) error {
+	fds, err := readFDs(opts.ProcRoot, opts.PID)
+	if err != nil {
+		return err
+	}
+	for fd, f := range fds {
+		if err := a.objs.Fds.Put(fd, uint32(f.Class)); err != nil {
+			return fmt.Errorf("trace: marking descriptor %d: %w", fd, err)
+		}
+	}
+	again, err := readFDs(opts.ProcRoot, opts.PID)
+	if err != nil {
+		return err
+	}
+	for fd, f := range fds {
+		g, ok := again[fd]
+		switch {
+		case !ok:
+			_ = a.objs.Fds.Delete(fd) // gone already: nothing to unmark
+		case g != f:
+			if err := a.objs.Fds.Put(fd, uint32(g.Class)); err != nil {
+				return fmt.Errorf("trace: marking descriptor %d: %w", fd, err)
+			}
+		}
+	}
+	for fd, f := range again {
+		col.opened(fd, f)
+	}
+	return nil
+}
+
+// exited reports whether the process proc (its /proc directory) has
+// ended: it is gone, or a zombie its parent has not reaped yet.
+func exited(proc string) bool {
+	b, err := os.ReadFile(filepath.Join(proc, "stat"))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH)
+	}
+	// pid (comm) state ...: comm may hold anything, ')' included.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
 // drain takes the events still in the ring buffer.

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: (MIT OR GPL-2.0)
 //
 // etcdbench trace: the write, pwrite64, fdatasync and fsync calls of one
-// process on the file descriptors user space marks as interesting (its WAL
-// segments, its bbolt db, its snapshot files), each as one ring-buffer
-// event: syncs with their latency in nanoseconds (timed from entry to
-// exit), writes with their size when they are made (at entry only).
+// process on its files (its WAL segments, its bbolt db, its snapshot
+// files, any other file), each as one ring-buffer event: syncs with their
+// latency in nanoseconds (timed from entry to exit), writes with their
+// size when they are made (at entry only). A file the process opens while
+// traced is classified here, from the path given to openat, and marked at
+// once: etcd writes, syncs and closes a snapshot file within milliseconds,
+// too fast for user space to find it in /proc/PID/fd. User space marks
+// the files already open when the trace starts.
 //
 // Every program runs for every process's calls (the tracepoints are
 // global), so the common path - another process, or a descriptor not
@@ -49,6 +53,15 @@ enum call {
 	CALL_PWRITE = 2,
 	CALL_FDATASYNC = 3,
 	CALL_FSYNC = 4,
+	CALL_OPEN = 5, // an openat that returned a marked descriptor; carries the path
+};
+
+// The file classes (Class in files.go).
+enum class {
+	CLASS_WAL = 1,
+	CLASS_DB = 2,
+	CLASS_SNAP = 3,
+	CLASS_OTHER = 4,
 };
 
 // target_tgid is the process traced; set by user space before loading.
@@ -99,6 +112,25 @@ struct event {
 
 // Keeps struct event in the BTF, for bpf2go's Go type.
 const struct event *unused_event __attribute__((unused));
+
+// PATH_BYTES is the room for an opened file's path; a longer one is cut
+// (and classified by what fits, its start).
+#define PATH_BYTES 256
+
+// An open event: an event (kind CALL_OPEN, fd and ret the new descriptor,
+// class its class) followed by the path as given to openat.
+struct open_event {
+	struct event e;
+	char path[PATH_BYTES];
+};
+
+// opening holds, per thread, the path argument of an openat in progress.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} opening SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -226,6 +258,101 @@ int enter_fsync(struct sys_enter_args *ctx) { return on_enter(ctx, CALL_FSYNC, 0
 
 SEC("tracepoint/syscalls/sys_exit_fsync")
 int exit_fsync(struct sys_exit_args *ctx) { return on_exit(ctx); }
+
+// has_suffix reports whether the n-byte string p ends with the sl-byte
+// string suf (sl a constant: the loop unrolls).
+static __always_inline int has_suffix(const char *p, __u32 n, const char *suf, __u32 sl)
+{
+	if (n < sl)
+		return 0;
+#pragma unroll
+	for (__u32 i = 0; i < sl; i++)
+		if (p[(n - sl + i) & (PATH_BYTES - 1)] != suf[i])
+			return 0;
+	return 1;
+}
+
+#define SUFFIX(p, n, lit) has_suffix(p, n, lit, sizeof(lit) - 1)
+
+// classify names the class of a file etcd opens by its path (n bytes):
+// the WAL's segments (*.wal) and the next one being prepared (0.tmp or
+// 1.tmp), the backend (snap/db), raft snapshots (*.snap, *.snap.db), and
+// other files; not /proc, /sys and /dev (0).
+static __always_inline __u32 classify(const char *p, __u32 n)
+{
+	if (n >= 5 && p[0] == '/' && ((p[1] == 'p' && p[2] == 'r' && p[3] == 'o' && p[4] == 'c') ||
+				      (p[1] == 's' && p[2] == 'y' && p[3] == 's' && p[4] == '/') ||
+				      (p[1] == 'd' && p[2] == 'e' && p[3] == 'v' && p[4] == '/')))
+		return 0;
+	if (SUFFIX(p, n, ".wal") || SUFFIX(p, n, "/0.tmp") || SUFFIX(p, n, "/1.tmp"))
+		return CLASS_WAL;
+	if (SUFFIX(p, n, "/snap/db"))
+		return CLASS_DB;
+	if (SUFFIX(p, n, ".snap") || SUFFIX(p, n, ".snap.db"))
+		return CLASS_SNAP;
+	return CLASS_OTHER;
+}
+
+SEC("tracepoint/syscalls/sys_enter_openat")
+int enter_openat(struct sys_enter_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if ((__u32)(id >> 32) != target_tgid)
+		return 0;
+	__u32 tid = (__u32)id;
+	__u64 path = ctx->args[1];
+	bpf_map_update_elem(&opening, &tid, &path, BPF_ANY);
+	return 0;
+}
+
+// At the exit the path is read again (the kernel has just copied it, so
+// it is in memory), classified, and the new descriptor marked; user space
+// learns the path from the event.
+SEC("tracepoint/syscalls/sys_exit_openat")
+int exit_openat(struct sys_exit_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if ((__u32)(id >> 32) != target_tgid)
+		return 0;
+	__u32 tid = (__u32)id;
+	__u64 *path = bpf_map_lookup_elem(&opening, &tid);
+	if (!path)
+		return 0;
+	__u64 uptr = *path;
+	bpf_map_delete_elem(&opening, &tid);
+	if (ctx->ret < 0)
+		return 0;
+	__u32 fd = (__u32)ctx->ret;
+	struct open_event *o = bpf_ringbuf_reserve(&events, sizeof(*o), 0);
+	if (!o) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+		if (n)
+			(*n)++;
+		return 0;
+	}
+	long n = bpf_probe_read_user_str(o->path, sizeof(o->path), (const void *)uptr);
+	__u32 class = 0;
+	if (n > 1)
+		class = classify(o->path, (__u32)(n - 1));
+	if (class == 0) {
+		bpf_ringbuf_discard(o, BPF_RB_NO_WAKEUP);
+		bpf_map_delete_elem(&fds, &fd);
+		return 0;
+	}
+	bpf_map_update_elem(&fds, &fd, &class, BPF_ANY);
+	o->e.end = bpf_ktime_get_ns();
+	o->e.latency = 0;
+	o->e.ret = ctx->ret;
+	o->e.count = 0;
+	o->e.tid = tid;
+	o->e.fd = fd;
+	o->e.kind = CALL_OPEN;
+	o->e.class = class;
+	o->e.runq = 0;
+	submit(o);
+	return 0;
+}
 
 // A closed descriptor is forgotten at once: its number may come back as a
 // socket before user space looks again.
