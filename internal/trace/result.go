@@ -73,8 +73,8 @@ func (tr *Trace) Workload(t verdict.Thresholds) (result.Workload, error) {
 		}
 		if s.bytesPerSync.Count() > 0 {
 			sizeFigures(fig, name+"_bytes_per_sync", &s.bytesPerSync, "B", "bytes written to a "+name+" file between two of its syncs")
-			sizeFigures(fig, name+"_writes_per_sync", &s.writesPerSync, "count", "writes to a "+name+" file between two of its syncs")
 			fig(name+"_writes_per_sync_mean", s.writesPerSync.Mean(), "count", "mean writes to a "+name+" file between two of its syncs")
+			fig(name+"_writes_per_sync_max", float64(s.writesPerSync.Max()), "count", "most writes to a "+name+" file between two of its syncs")
 		}
 		if s.failed > 0 {
 			fig(name+"_failed_calls", float64(s.failed), "count", "calls on "+name+" files that returned an error")
