@@ -44,7 +44,7 @@ func runDiagnoseLogs(ctx context.Context, name, output string, args []string, st
 		return usagef("no line of %s is an etcd log line (zap JSON, capnslog text or journalctl output of either)", name)
 	}
 	res := newResult(args)
-	ev := diagnose.Evidence{Logs: s}
+	ev := diagnose.Evidence{Logs: s, Notes: s.Notes()}
 	rules := diagnose.Rules()
 	fs := diagnose.Diagnose(ev, verdict.DiagnoseDefaults(), rules)
 	w := diagnose.Workload("diagnose-logs", ev, fs, rules)
@@ -63,11 +63,17 @@ func newDiagnoseLogsCmd(stdout, _ io.Writer) *cobra.Command {
 		Use:   "logs FILE|-",
 		Short: "Name the cause of a slow etcd from its logs (zap JSON, capnslog text, journalctl)",
 		Long: `Reads an etcd log - zap JSON of etcd 3.4-3.7, the older capnslog text, or
-journalctl output of either (journalctl -u etcd | etcdbench diagnose logs -) -
+journalctl output of either (journalctl -u etcd | etcdbench diagnose logs -;
+the short, short-precise, short-iso, short-iso-precise and short-full modes) -
 and counts "slow fdatasync", "apply request took too long", "leader failed to
 send out heartbeat on time", other "took too long"/"request stats" lines,
-elections and "database space exceeded", per minute, with the worst of each.
-The same rules as 'diagnose metrics' turn them into ranked findings.
+elections and "database space exceeded" (or the NOSPACE alarm), per minute,
+with the worst of each. The same rules as 'diagnose metrics' turn them into
+ranked findings.
+
+journalctl's default time has no year: an event with only that time takes the
+year of the log's dated lines (etcd's own timestamps), or is counted without a
+minute when there are none (-o short-iso prints full times).
 
 Exit codes: 0 healthy (or only warnings), 1 a cause was found, 2 bad input.`,
 		Args: func(_ *cobra.Command, args []string) error {

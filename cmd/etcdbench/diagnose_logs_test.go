@@ -20,6 +20,9 @@ func TestDiagnoseLogs(t *testing.T) {
 		{"3.4 capnslog slow disk", "etcd34-capnslog-slowdisk.log", exitFail, "slow-disk-logs"},
 		{"3.7 zap slow disk", "etcd37-zap-slowdisk.log", exitFail, "slow-disk-logs"},
 		{"3.4 zap healthy", "etcd34-zap.log", exitOK, "healthy"},
+		{"3.4 zap late heartbeats", "etcd34-zap-heartbeat.log", exitFail, "heartbeat-failures"},
+		{"3.4 capnslog leader lost", "etcd34-capnslog-leaderloss.log", exitFail, "leader-changes"},
+		{"3.4 zap NOSPACE", "etcd34-zap-nospace.log", exitFail, "db-quota"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, runOpts{}, "diagnose", "logs", "-o", "json", capture(tc.log))
@@ -59,6 +62,31 @@ func TestDiagnoseLogsJournalFromStdin(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestDiagnoseLogsYearlessJournal: journalctl's default time has no
+// year; without a dated line in the log the events are counted, placed in
+// no minute, and a note says why - never a time in year 0.
+func TestDiagnoseLogsYearlessJournal(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "journal.log")
+	lines := "Nov 22 04:31:02 node1 etcd[812]: raft.node: 7520 elected leader 7520 at term 2\n" +
+		"Nov 22 04:35:40 node1 etcd[812]: raft.node: 9f0e lost leader 7520 at term 3\n" +
+		"Nov 22 04:35:41 node1 etcd[812]: raft.node: 9f0e elected leader 9f0e at term 3\n"
+	if err := os.WriteFile(log, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, runOpts{}, "diagnose", "logs", log)
+	if r.code != exitFail {
+		t.Fatalf("exit %d, want %d: %s", r.code, exitFail, r.stderr)
+	}
+	for _, want := range []string{"leader instability", "3 event(s) have only journalctl's year-less time", "short-iso"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "0000-") || strings.Contains(r.stdout, "log minute") {
+		t.Errorf("a year-0 time or a minute in the report:\n%s", r.stdout)
 	}
 }
 

@@ -4,7 +4,8 @@ package diagnose
 // ETCDBENCH_CAPTURE=1; see testdata/README.md): real etcds - Debian's
 // etcd 3.4 as a process and the embedded etcd 3.7 of etcdload - under a
 // put load, on a plain directory or on a FUSE passthrough whose fsyncs
-// wait (internal/testutil/fusedelay).
+// wait (internal/testutil/fusedelay), with the leader of three paused
+// (SIGSTOP), or filled to a tiny --quota-backend-bytes.
 
 import (
 	"bufio"
@@ -49,18 +50,19 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startEtcdProc starts /usr/bin/etcd with its data in dataDir and its
-// log (zap JSON or capnslog text) in log, and stops it at cleanup.
-func startEtcdProc(t *testing.T, dataDir, logger string, log io.Writer) *etcdProc {
+// startEtcdProc starts /usr/bin/etcd with its data in dataDir, its
+// log (zap JSON or capnslog text) in log and the extra flags, and stops
+// it at cleanup.
+func startEtcdProc(t *testing.T, dataDir, logger string, log io.Writer, extra ...string) *etcdProc {
 	t.Helper()
 	peer := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	p := launchEtcd(t, "capture", dataDir, logger, log, peer, "capture="+peer)
+	p := launchEtcd(t, "capture", dataDir, logger, log, peer, "capture="+peer, extra...)
 	p.waitHealthy(t)
 	return p
 }
 
 // launchEtcd starts one member of the cluster initial without waiting.
-func launchEtcd(t *testing.T, name, dataDir, logger string, log io.Writer, peer, initial string) *etcdProc {
+func launchEtcd(t *testing.T, name, dataDir, logger string, log io.Writer, peer, initial string, extra ...string) *etcdProc {
 	t.Helper()
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
@@ -70,6 +72,7 @@ func launchEtcd(t *testing.T, name, dataDir, logger string, log io.Writer, peer,
 	cmd := exec.Command(bin, "--name", name, "--data-dir", dataDir, "--logger", logger, "--log-outputs", "stderr",
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", initial)
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -119,6 +122,111 @@ func (p *etcdProc) stop() {
 		<-p.done
 	}
 }
+
+// pause stops p with SIGSTOP for d, as a member starved of CPU or in a
+// paused VM stops.
+func (p *etcdProc) pause(t *testing.T, d time.Duration) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(d)
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// leaderOf returns the index of the member that says it leads, -1 if
+// none does. Every member must be running (a stopped one would not
+// answer).
+func leaderOf(t *testing.T, ps []*etcdProc) int {
+	t.Helper()
+	for i, p := range ps {
+		if bytes.Contains(scrapeKept(t, p.Endpoint+"/metrics"), []byte("\netcd_server_is_leader 1\n")) {
+			return i
+		}
+	}
+	return -1
+}
+
+// launchCluster starts three Debian etcd members logging with logger into
+// their own buffers, with the extra flags, and waits until all are
+// healthy.
+func launchCluster(t *testing.T, logger string, extra ...string) ([]*etcdProc, []*lockedBuffer) {
+	t.Helper()
+	var peers, initial []string
+	for i := range 3 {
+		peers = append(peers, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+		initial = append(initial, fmt.Sprintf("m%d=%s", i, peers[i]))
+	}
+	var ps []*etcdProc
+	var logs []*lockedBuffer
+	for i := range 3 {
+		logs = append(logs, &lockedBuffer{})
+		ps = append(ps, launchEtcd(t, fmt.Sprintf("m%d", i), filepath.Join(memDir(t), "data"), logger, logs[i], peers[i], strings.Join(initial, ","), extra...))
+	}
+	for _, p := range ps {
+		p.waitHealthy(t)
+	}
+	return ps, logs
+}
+
+// wholeLines cuts b after its last line end (a log read while etcd
+// writes may end inside a line).
+func wholeLines(b []byte) []byte {
+	return b[:bytes.LastIndexByte(b, '\n')+1]
+}
+
+// fillToQuota puts 64 KiB values into the etcd at endpoint until it
+// refuses one with "database space exceeded" (the NOSPACE alarm), then
+// once more (refused by the alarm itself); it returns the puts accepted.
+func fillToQuota(t *testing.T, endpoint string, quota int) int {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	value := strings.Repeat("q", 64<<10)
+	// etcd checks the db size of its last commit, which lags the puts:
+	// it takes several times the quota in puts.
+	most := 16 * quota / len(value)
+	for i := range most {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := c.Put(ctx, fmt.Sprintf("/capture/quota/%d", i), value)
+		cancel()
+		if err == nil {
+			continue
+		}
+		if !strings.Contains(err.Error(), "database space exceeded") {
+			t.Fatalf("put %d: %v, want database space exceeded", i, err)
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+		_, again := c.Put(ctx, "/capture/quota/again", "v")
+		cancel()
+		t.Logf("put %d refused: %v; the next: %v", i, err, again)
+		return i
+	}
+	t.Fatalf("%d puts of %d bytes under a %d-byte quota, none refused", most, len(value), quota)
+	return 0
+}
+
+// The raft timing of the paused-leader captures: a pause of
+// heartbeatPause is over twice the heartbeat interval (etcd's late
+// heartbeat warning) and under the election timeout; one of
+// leaderLossPause is over the longest randomized election timeout (2 x
+// the timeout), so the followers lose the leader and elect another.
+const (
+	captureHeartbeat = 100 * time.Millisecond
+	captureElection  = 2 * time.Second
+	heartbeatPause   = time.Second
+	leaderLossPause  = 5 * time.Second
+)
+
+// captureQuota is --quota-backend-bytes of the NOSPACE capture (etcd 3.4
+// takes any positive size; 1 MiB is refused after 45 to 75 puts of
+// 64 KiB).
+const captureQuota = 1 << 20
 
 // putLoad sends puts from clients goroutines for about d; requests in
 // flight at the end finish (a cancelled put would count as a failed
@@ -299,6 +407,43 @@ func TestCapture(t *testing.T) {
 			write(t, fmt.Sprintf("etcd34-3m-after-m%d.txt", i), scrapeKept(t, p.Endpoint+"/metrics"))
 		}
 	})
+	for _, logger := range []string{"zap", "capnslog"} {
+		t.Run("etcd34 "+logger+" logs of three members, the leader paused", func(t *testing.T) {
+			ps, logs := launchCluster(t, logger,
+				"--heartbeat-interval", fmt.Sprint(captureHeartbeat.Milliseconds()), "--election-timeout", fmt.Sprint(captureElection.Milliseconds()))
+			time.Sleep(time.Second)
+			leader := leaderOf(t, ps)
+			if leader < 0 {
+				t.Fatal("no leader")
+			}
+			t.Logf("%d puts", putLoad(t, ps[leader].Endpoint, 2, time.Second))
+			ps[leader].pause(t, heartbeatPause)
+			time.Sleep(2 * time.Second)
+			if l := leaderOf(t, ps); l != leader {
+				t.Fatalf("the leader moved from m%d to m%d after a %v pause, under the election timeout", leader, l, heartbeatPause)
+			}
+			heartbeat := wholeLines(logs[leader].Bytes())
+			ps[leader].pause(t, leaderLossPause)
+			time.Sleep(3 * time.Second)
+			next := leaderOf(t, ps)
+			if next < 0 || next == leader {
+				t.Fatalf("leader m%d after m%d was paused for %v", next, leader, leaderLossPause)
+			}
+			// Taken before the members stop: a leader that stops hands
+			// its leadership over, which would be another election.
+			lost := wholeLines(logs[next].Bytes())
+			write(t, "etcd34-"+logger+"-heartbeat.log", heartbeat)
+			write(t, "etcd34-"+logger+"-leaderloss.log", lost)
+		})
+		t.Run("etcd34 "+logger+" log of a db filled to its quota", func(t *testing.T) {
+			log := &lockedBuffer{}
+			p := startEtcdProc(t, filepath.Join(memDir(t), "data"), logger, log, "--quota-backend-bytes", fmt.Sprint(captureQuota))
+			t.Logf("%d puts accepted", fillToQuota(t, p.Endpoint, captureQuota))
+			time.Sleep(200 * time.Millisecond)
+			p.stop()
+			write(t, "etcd34-"+logger+"-nospace.log", log.Bytes())
+		})
+	}
 	t.Run("etcd34 metrics and zap log", func(t *testing.T) {
 		log := &lockedBuffer{}
 		p := startEtcdProc(t, filepath.Join(memDir(t), "data"), "zap", log)

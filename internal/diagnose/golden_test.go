@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
 )
 
@@ -91,7 +92,7 @@ func TestGoldenMetrics(t *testing.T) {
 			rules := Rules()
 			fs := Diagnose(ev, verdict.DiagnoseDefaults(), rules)
 			w := Workload("diagnose-metrics", ev, fs, rules)
-			checkTop(t, fs, tc.top)
+			checkTop(t, w, tc.top)
 			checkGolden(t, tc.name, w)
 		})
 	}
@@ -139,16 +140,40 @@ func TestGoldenThreeMembers(t *testing.T) {
 	checkGolden(t, "etcd34-3m-leader-paused", w)
 }
 
+// logEvent is what a capture's log must count of one kind: at least one
+// event, and the worst one's duration within [min, max] (both zero: the
+// lines say no duration).
+type logEvent struct {
+	kind     Kind
+	min, max time.Duration
+}
+
 func TestGoldenLogs(t *testing.T) {
 	cases := []struct {
 		name, log string
 		top       string
 		format    string // the format most lines are in
+		events    []logEvent
+		terms     int // raft terms with an election at least, 0: not checked
 	}{
-		{"etcd34-zap", "etcd34-zap.log", "", "zap"},
-		{"etcd34-zap-slowdisk", "etcd34-zap-slowdisk.log", "slow-disk-logs", "zap"},
-		{"etcd34-capnslog-slowdisk", "etcd34-capnslog-slowdisk.log", "slow-disk-logs", "capnslog"},
-		{"etcd37-zap-slowdisk", "etcd37-zap-slowdisk.log", "slow-disk-logs", "zap"},
+		{"etcd34-zap", "etcd34-zap.log", "", "zap", []logEvent{{KindElection, 0, 0}}, 1},
+		{"etcd34-zap-slowdisk", "etcd34-zap-slowdisk.log", "slow-disk-logs", "zap", []logEvent{{KindSlowFdatasync, time.Second, 10 * time.Second}}, 0},
+		{"etcd34-capnslog-slowdisk", "etcd34-capnslog-slowdisk.log", "slow-disk-logs", "capnslog", []logEvent{{KindSlowFdatasync, time.Second, 10 * time.Second}}, 0},
+		{"etcd37-zap-slowdisk", "etcd37-zap-slowdisk.log", "slow-disk-logs", "zap", []logEvent{{KindSlowFdatasync, time.Second, 10 * time.Second}}, 0},
+		// The leader paused for heartbeatPause: late by the pause less
+		// etcd's allowance of 2 x the heartbeat interval, give or take
+		// a tick.
+		{"etcd34-zap-heartbeat", "etcd34-zap-heartbeat.log", "heartbeat-failures", "zap",
+			[]logEvent{{KindHeartbeatLate, heartbeatPause - 4*captureHeartbeat, heartbeatPause}}, 1},
+		{"etcd34-capnslog-heartbeat", "etcd34-capnslog-heartbeat.log", "heartbeat-failures", "capnslog",
+			[]logEvent{{KindHeartbeatLate, heartbeatPause - 4*captureHeartbeat, heartbeatPause}}, 1},
+		// A follower that lost the leader paused for leaderLossPause
+		// and won the next election.
+		{"etcd34-zap-leaderloss", "etcd34-zap-leaderloss.log", "leader-changes", "zap", []logEvent{{KindElection, 0, 0}}, 2},
+		{"etcd34-capnslog-leaderloss", "etcd34-capnslog-leaderloss.log", "leader-changes", "capnslog", []logEvent{{KindElection, 0, 0}}, 2},
+		// A member filled to its 1 MiB quota: the NOSPACE alarm.
+		{"etcd34-zap-nospace", "etcd34-zap-nospace.log", "db-quota", "zap", []logEvent{{KindSpaceExceeded, 0, 0}}, 1},
+		{"etcd34-capnslog-nospace", "etcd34-capnslog-nospace.log", "db-quota", "capnslog", []logEvent{{KindSpaceExceeded, 0, 0}}, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -166,11 +191,31 @@ func TestGoldenLogs(t *testing.T) {
 			if best != tc.format {
 				t.Errorf("most lines read as %q (%v), want %q", best, s.Formats, tc.format)
 			}
-			ev := Evidence{Logs: s}
+			for _, e := range tc.events {
+				ks := s.Kinds[e.kind]
+				if ks == nil || ks.Count == 0 {
+					t.Errorf("no %s event counted", e.kind)
+					continue
+				}
+				if ks.Worst.Took < e.min || ks.Worst.Took > e.max {
+					t.Errorf("worst %s took %v, want %v to %v: %s", e.kind, ks.Worst.Took, e.min, e.max, ks.Worst.Line)
+				}
+				if ks.Worst.Time.IsZero() || len(ks.PerMinute) == 0 {
+					t.Errorf("%s without a time: %+v", e.kind, ks)
+				}
+			}
+			if tc.terms > 0 && len(s.Terms) < tc.terms {
+				t.Errorf("elections in terms %v, want at least %d", s.Terms, tc.terms)
+			}
+			if tc.top == "leader-changes" && s.LostLeader == 0 {
+				t.Error("no \"lost leader\" line counted")
+			}
+			ev := Evidence{Logs: s, Notes: s.Notes()}
 			rules := Rules()
 			fs := Diagnose(ev, verdict.DiagnoseDefaults(), rules)
-			checkTop(t, fs, tc.top)
-			checkGolden(t, tc.name, Workload("diagnose-logs", ev, fs, rules))
+			w := Workload("diagnose-logs", ev, fs, rules)
+			checkTop(t, w, tc.top)
+			checkGolden(t, tc.name, w)
 		})
 	}
 }
@@ -197,12 +242,19 @@ func TestJournalOfCapturedLog(t *testing.T) {
 	}
 }
 
-func checkTop(t *testing.T, fs []Finding, top string) {
+// checkTop checks the verdict a report leads with: top's rule as a FAIL,
+// or for top "" the one PASS verdict that says healthy - a WARN finding
+// is not healthy (its verdict would lead instead).
+func checkTop(t *testing.T, w result.Workload, top string) {
 	t.Helper()
+	if len(w.Verdicts) == 0 {
+		t.Fatal("no verdict")
+	}
+	v := w.Verdicts[0]
 	switch {
-	case top == "" && len(fs) > 0 && fs[0].Status == verdict.Fail:
-		t.Errorf("want healthy, top finding %s: %s", fs[0].Rule.ID, fs[0].Evidence)
-	case top != "" && (len(fs) == 0 || fs[0].Rule.ID != top || fs[0].Status != verdict.Fail):
-		t.Errorf("want %s first, got %+v", top, fs)
+	case top == "" && (v.Check != healthy.ID || v.Status != verdict.Pass || len(w.Verdicts) != 1):
+		t.Errorf("want one PASS %s verdict, got %d, the first %s %s: %s", healthy.ID, len(w.Verdicts), v.Status, v.Check, v.Detail)
+	case top != "" && (v.Check != top || v.Status != verdict.Fail):
+		t.Errorf("want %s first as FAIL, got %s %s: %s", top, v.Status, v.Check, v.Detail)
 	}
 }

@@ -19,9 +19,9 @@ const maxShownLine = 300
 
 // ParseLogs reads etcd logs: zap JSON (etcd 3.4-3.7), capnslog text
 // ("2019-08-13 11:12:13.123456 W | etcdserver: ..."), either behind
-// journalctl's "Mon DD HH:MM:SS host etcd[pid]: " prefix, and counts the
-// events the rules read. Lines of other formats are counted and skipped.
-// It does no I/O.
+// the prefix of journalctl's short output modes (journalPrefix), and
+// counts the events the rules read. Lines of other formats are counted
+// and skipped. It does no I/O.
 func ParseLogs(b []byte) *LogSummary {
 	s, _ := ReadLogs(bytes.NewReader(b))
 	return s
@@ -42,18 +42,15 @@ func ReadLogs(r io.Reader) (*LogSummary, error) {
 		s.Lines++
 		format, ev, ok := ParseLogLine(line)
 		s.Formats[format]++
-		if ts := ev.Time; !ts.IsZero() {
-			if s.First.IsZero() || ts.Before(s.First) {
-				s.First = ts
-			}
-			if ts.After(s.Last) {
-				s.Last = ts
-			}
+		s.First, s.Last = span(s.First, s.Last, ev.Time)
+		if !ev.NoYear.IsZero() {
+			s.noYear.first, s.noYear.last = span(s.noYear.first, s.noYear.last, ev.NoYear)
 		}
 		if ok {
 			s.add(ev)
 		}
 	}
+	s.placeYearless()
 	return s, sc.Err()
 }
 
@@ -67,8 +64,82 @@ func scanLinesCut(data []byte, atEOF bool) (int, []byte, error) {
 	return adv, tok, err
 }
 
-// journalPrefix is journalctl's short format: "Nov 22 04:12:27 host etcd[123]: ".
-var journalPrefix = regexp.MustCompile(`^([A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: `)
+// journalPrefix is the prefix journalctl's short output modes put before
+// a message - a time, the host and the identifier - with the time in
+// group 1 (short and short-precise), 2 (short-iso and short-iso-precise)
+// or 3 (short-full):
+//
+//	short (default)    "Nov 22 04:31:02 host etcd[123]: "
+//	short-precise      "Nov 22 04:31:02.123456 host etcd[123]: "
+//	short-iso          "2026-11-22T04:31:02+0000 host etcd[123]: " (newer systemd: +00:00)
+//	short-iso-precise  "2026-11-22T04:31:02.123456+0000 host etcd[123]: "
+//	short-full         "Sun 2026-11-22 04:31:02 UTC host etcd[123]: "
+//
+// (as systemd 252's journalctl prints them).
+var journalPrefix = regexp.MustCompile(`^(?:` +
+	`([A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d(?:\.\d{1,9})?)` +
+	`|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d))` +
+	`|[A-Z][a-z]{2} (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})? (?:[A-Za-z]{1,6}|[+-]\d\d(?::?\d\d)?))` +
+	`) \S+ [^\s:\[]+(?:\[\d+\])?: `)
+
+// journalTime reads the time of a journalPrefix match m. The short and
+// short-precise modes have no year and no zone: the time comes back in
+// year 0, read as UTC (journalctl --utc makes that true), with yearless
+// set. A short-full time in a zone named by an abbreviation other than
+// UTC or GMT (CET, IST...) names no offset a pure parser can know: it
+// comes back zero.
+func journalTime(m []string) (t time.Time, yearless bool) {
+	switch {
+	case m[1] != "": // short, short-precise
+		if t, err := time.Parse("Jan _2 15:04:05", m[1]); err == nil {
+			return t, true
+		}
+	case m[2] != "": // short-iso, short-iso-precise
+		for _, layout := range []string{"2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05Z07:00"} {
+			if t, err := time.Parse(layout, m[2]); err == nil {
+				return t.UTC(), false
+			}
+		}
+	case m[3] != "": // short-full, its weekday left out
+		clock, zone, _ := strings.Cut(m[3][11:], " ")
+		off, known := zoneOffset(zone)
+		if !known {
+			return time.Time{}, false
+		}
+		if t, err := time.Parse("2006-01-02 15:04:05", m[3][:11]+clock); err == nil {
+			return t.Add(-off), false
+		}
+	}
+	return time.Time{}, false
+}
+
+// zoneOffset reads short-full's zone: UTC, GMT, or an offset such as
+// "-04" or "+0530" (what strftime's %Z gives for zones without an
+// abbreviation); not an abbreviation such as CET, which would take the
+// machine's zone database and still be ambiguous (IST).
+func zoneOffset(zone string) (time.Duration, bool) {
+	switch {
+	case zone == "UTC" || zone == "GMT":
+		return 0, true
+	case len(zone) < 3 || (zone[0] != '+' && zone[0] != '-'):
+		return 0, false
+	}
+	h, err := strconv.Atoi(zone[1:3])
+	if err != nil {
+		return 0, false
+	}
+	m := 0
+	if rest := strings.TrimPrefix(zone[3:], ":"); rest != "" {
+		if m, err = strconv.Atoi(rest); err != nil || len(rest) != 2 {
+			return 0, false
+		}
+	}
+	off := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute
+	if zone[0] == '-' {
+		off = -off
+	}
+	return off, true
+}
 
 // criPrefix is the container runtime's log prefix (/var/log/pods/...,
 // kubectl logs of a static etcd pod on disk): "2024-01-02T03:04:05.123456789Z stderr F ".
@@ -107,18 +178,17 @@ var consoleLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:?\
 // events counted, the event.
 func ParseLogLine(line string) (format string, ev Event, ok bool) {
 	rest, prefix := line, ""
-	var journalTime time.Time
+	var outerTime time.Time // the prefix's
+	var yearless bool
 	if m := journalPrefix.FindStringSubmatch(line); m != nil {
 		prefix = "journal"
 		rest = line[len(m[0]):]
-		if t, err := time.Parse("Jan _2 15:04:05", m[1]); err == nil {
-			journalTime = t // journalctl's short format has no year
-		}
+		outerTime, yearless = journalTime(m)
 	} else if m := criPrefix.FindStringSubmatch(line); m != nil {
 		prefix = "cri"
 		rest = line[len(m[0]):]
 		if t, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
-			journalTime = t
+			outerTime = t
 		}
 	} else if inner, ok := dockerLog(line); ok {
 		prefix, rest = "docker", inner
@@ -166,11 +236,15 @@ func ParseLogLine(line string) (format string, ev Event, ok bool) {
 		format = prefix + "+" + format
 	}
 	if ev.Time.IsZero() {
-		ev.Time = journalTime
+		if yearless {
+			ev.NoYear = outerTime
+		} else {
+			ev.Time = outerTime
+		}
 	}
 	kind, found := classify(msg, rest)
 	if !found {
-		return format, Event{Time: ev.Time}, false
+		return format, Event{Time: ev.Time, NoYear: ev.NoYear}, false
 	}
 	ev.Kind, ev.Message = kind, cut(msg, 120)
 	ev.Line = cut(line, maxShownLine)
@@ -266,9 +340,15 @@ func errorOf(fields string) string {
 // classify maps a message (and, for errors quoted anywhere, the whole
 // line) to the kind of event it is.
 func classify(msg, line string) (Kind, bool) {
-	l := strings.ToLower(msg)
+	l, ll := strings.ToLower(msg), strings.ToLower(line)
 	switch {
-	case strings.Contains(l, "database space exceeded") || strings.Contains(strings.ToLower(line), "database space exceeded"):
+	case strings.Contains(ll, "database space exceeded") || strings.Contains(l, "exceeded backend quota") ||
+		(strings.Contains(line, "NOSPACE") && strings.Contains(ll, "alarm") && strings.Contains(ll, "raise")):
+		// etcd 3.4 writes only the NOSPACE alarm when a put hits the
+		// quota ("alarm raised" with "alarm":"NOSPACE", capnslog
+		// "alarm NOSPACE raised by peer ..."); the apply path says
+		// "exceeded backend quota" and the clients "database space
+		// exceeded".
 		return KindSpaceExceeded, true
 	case strings.Contains(l, "slow fdatasync") || strings.Contains(l, "sync duration of"):
 		return KindSlowFdatasync, true

@@ -3,6 +3,8 @@ package diagnose
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -52,9 +54,41 @@ func TestParseLogLine(t *testing.T) {
 		{"journal before capnslog",
 			`Aug  3 11:12:14 node1 etcd[812]: 2019-08-03 11:12:14.000000 W | etcdserver: failed to send out heartbeat on time (exceeded the 100ms timeout for 1.1s, to 8e9e)`,
 			"journal+capnslog", KindHeartbeatLate, 1100 * time.Millisecond, "2019-08-03T11:12:14Z"},
-		{"journal alone keeps its time without a year",
+		{"journal alone: its time has no year",
 			`Aug  3 11:12:14 node1 etcd[812]: became leader at term 5`,
-			"journal", KindElection, 0, "0000-08-03T11:12:14Z"},
+			"journal", KindElection, 0, ""},
+		// The other short modes of systemd 252's journalctl, as it
+		// printed them (TZ=Asia/Kolkata, America/Caracas and --utc).
+		{"journal short-precise before zap",
+			`Nov 22 08:51:35.580509 vm etcd[27966]: {"level":"warn","ts":"2026-11-22T08:51:35.579Z","msg":"slow fdatasync","took":"1.2s"}`,
+			"journal+zap", KindSlowFdatasync, 1200 * time.Millisecond, "2026-11-22T08:51:35.579Z"},
+		{"journal short-precise alone: no year either",
+			`Nov 22 08:51:35.580509 vm etcd[27966]: became leader at term 5`,
+			"journal", KindElection, 0, ""},
+		{"journal short-iso alone",
+			`2026-11-22T08:51:26+0000 vm etcd[27827]: raft.node: 7520 lost leader 7520 at term 3`,
+			"journal", KindElection, 0, "2026-11-22T08:51:26Z"},
+		{"journal short-iso with a colon in the offset (newer systemd)",
+			`2026-11-22T14:21:26+05:30 vm etcd[27827]: raft.node: 7520 lost leader 7520 at term 3`,
+			"journal", KindElection, 0, "2026-11-22T08:51:26Z"},
+		{"journal short-iso before capnslog",
+			`2026-11-22T04:51:26-0400 vm etcd[27827]: 2026-11-22 08:51:26.100000 W | etcdserver: failed to send out heartbeat on time (exceeded the 100ms timeout for 905.1ms, to 8e9e)`,
+			"journal+capnslog", KindHeartbeatLate, 905100 * time.Microsecond, "2026-11-22T08:51:26.1Z"},
+		{"journal short-iso-precise alone",
+			`2026-11-22T14:21:26.353328+0530 vm etcd[27827]: database space exceeded`,
+			"journal", KindSpaceExceeded, 0, "2026-11-22T08:51:26.353328Z"},
+		{"journal short-full in UTC alone",
+			`Sun 2026-11-22 08:51:26 UTC vm etcd[27827]: became leader at term 5`,
+			"journal", KindElection, 0, "2026-11-22T08:51:26Z"},
+		{"journal short-full in a zone without an abbreviation",
+			`Sun 2026-11-22 04:51:26 -04 vm etcd[27827]: became leader at term 5`,
+			"journal", KindElection, 0, "2026-11-22T08:51:26Z"},
+		{"journal short-full in a zone named by an abbreviation: no time",
+			`Sun 2026-11-22 14:21:26 IST vm etcd[27827]: became leader at term 5`,
+			"journal", KindElection, 0, ""},
+		{"journal short-full before zap",
+			`Sun 2026-11-22 09:51:26 CET vm etcd[27827]: {"level":"warn","ts":"2026-11-22T08:51:26.001Z","msg":"apply request took too long","took":"150ms"}`,
+			"journal+zap", KindSlowApply, 150 * time.Millisecond, "2026-11-22T08:51:26.001Z"},
 		{"zap console",
 			"2026-11-22T04:31:02.123Z\tWARN\twal/wal.go:805\tslow fdatasync\t{\"took\": \"1.1s\", \"expected-duration\": \"1s\"}",
 			"zap-console", KindSlowFdatasync, 1100 * time.Millisecond, "2026-11-22T04:31:02.123Z"},
@@ -85,6 +119,107 @@ func TestParseLogLine(t *testing.T) {
 			want, _ := time.Parse(time.RFC3339Nano, tc.at)
 			if !ev.Time.Equal(want) {
 				t.Errorf("time %v, want %v", ev.Time, want)
+			}
+
+		})
+	}
+}
+
+// TestParseLogLineYearless: journalctl's default and short-precise times
+// have no year; they come back apart (NoYear, year 0) and never as Time.
+func TestParseLogLineYearless(t *testing.T) {
+	for _, tc := range []struct {
+		name, line string
+		noYear     time.Time // zero: none
+	}{
+		{"short", `Aug  3 11:12:14 node1 etcd[812]: became leader at term 5`, time.Date(0, 8, 3, 11, 12, 14, 0, time.UTC)},
+		{"short-precise", `Nov 22 08:51:35.580509 vm etcd[27966]: became leader at term 5`, time.Date(0, 11, 22, 8, 51, 35, 580509000, time.UTC)},
+		{"February 29th", `Feb 29 23:59:59 vm etcd[1]: became leader at term 5`, time.Date(0, 2, 29, 23, 59, 59, 0, time.UTC)},
+		{"not an event", `Nov 22 08:51:35 vm etcd[27966]: hello`, time.Date(0, 11, 22, 8, 51, 35, 0, time.UTC)},
+		{"dated line inside", `Nov 22 08:51:35 vm etcd[1]: {"level":"info","ts":"2026-11-22T08:51:35Z","msg":"became leader at term 5"}`, time.Time{}},
+		{"short-iso", `2026-11-22T08:51:26+0000 vm etcd[27827]: became leader at term 5`, time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ev, _ := ParseLogLine(tc.line)
+			if !ev.NoYear.Equal(tc.noYear) {
+				t.Errorf("year-less time %v, want %v", ev.NoYear, tc.noYear)
+			}
+			if !ev.NoYear.IsZero() && !ev.Time.IsZero() {
+				t.Errorf("time %v beside the year-less one", ev.Time)
+			}
+		})
+	}
+}
+
+// TestParseLogsPlacesYearlessTimes: a year-less journal time takes the
+// year of the log's dated lines (the nearest, across New Year), and
+// without any it stays out of the minutes and the span - never year 0.
+func TestParseLogsPlacesYearlessTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		lines   []string
+		minutes []time.Time // per-minute keys of the election events
+		undated int
+		span    [2]time.Time
+	}{
+		{"dated lines give the year",
+			[]string{
+				`Nov 22 04:30:59 node1 etcd[812]: {"level":"info","ts":"2026-11-22T04:30:59Z","msg":"published local member to cluster through raft"}`,
+				`Nov 22 04:31:02 node1 etcd[812]: raft.node: 7520 lost leader 7520 at term 3`,
+				`Nov 22 04:32:10.5 node1 etcd[812]: raft.node: 9f0e elected leader 9f0e at term 4`,
+			},
+			[]time.Time{time.Date(2026, 11, 22, 4, 31, 0, 0, time.UTC), time.Date(2026, 11, 22, 4, 32, 0, 0, time.UTC)}, 0,
+			[2]time.Time{time.Date(2026, 11, 22, 4, 30, 59, 0, time.UTC), time.Date(2026, 11, 22, 4, 32, 10, 5e8, time.UTC)}},
+		{"across New Year",
+			[]string{
+				`Dec 31 23:59:50 node1 etcd[812]: raft.node: 7520 lost leader 7520 at term 3`,
+				`Jan  1 00:00:30 node1 etcd[812]: {"level":"info","ts":"2027-01-01T00:00:30Z","msg":"raft.node: 9f0e elected leader 9f0e at term 4"}`,
+			},
+			[]time.Time{time.Date(2026, 12, 31, 23, 59, 0, 0, time.UTC), time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}, 0,
+			[2]time.Time{time.Date(2026, 12, 31, 23, 59, 50, 0, time.UTC), time.Date(2027, 1, 1, 0, 0, 30, 0, time.UTC)}},
+		{"February 29th goes to the nearest leap year",
+			[]string{
+				`Feb 29 10:00:00 node1 etcd[812]: raft.node: 7520 lost leader 7520 at term 3`,
+				`Mar  1 10:00:00 node1 etcd[812]: {"level":"info","ts":"2027-03-01T10:00:00Z","msg":"raft.node: 9f0e elected leader 9f0e at term 4"}`,
+			},
+			[]time.Time{time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC), time.Date(2028, 2, 29, 10, 0, 0, 0, time.UTC)}, 0,
+			[2]time.Time{time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC), time.Date(2028, 2, 29, 10, 0, 0, 0, time.UTC)}},
+		{"no dated line: no time",
+			[]string{
+				`Nov 22 04:31:02 node1 etcd[812]: raft.node: 7520 lost leader 7520 at term 3`,
+				`Nov 22 04:31:05 node1 etcd[812]: raft.node: 9f0e elected leader 9f0e at term 4`,
+			},
+			nil, 2, [2]time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ParseLogs([]byte(strings.Join(tc.lines, "\n")))
+			if s.Count(KindElection) != 2 || s.Undated != tc.undated {
+				t.Fatalf("%d elections, %d undated; want 2 and %d", s.Count(KindElection), s.Undated, tc.undated)
+			}
+			var got []time.Time
+			for m := range s.Kinds[KindElection].PerMinute {
+				got = append(got, m)
+			}
+			sort.Slice(got, func(i, j int) bool { return got[i].Before(got[j]) })
+			if !slices.EqualFunc(got, tc.minutes, time.Time.Equal) {
+				t.Errorf("minutes %v, want %v", got, tc.minutes)
+			}
+			if !s.First.Equal(tc.span[0]) || !s.Last.Equal(tc.span[1]) {
+				t.Errorf("span %v .. %v, want %v", s.First, s.Last, tc.span)
+			}
+			w := s.Kinds[KindElection].Worst
+			if (w.Time.IsZero()) != (tc.undated > 0) || (!w.Time.IsZero() && w.Time.Year() < 2026) {
+				t.Errorf("worst event's time %v", w.Time)
+			}
+			notes := strings.Join(append(logNotes(s), s.Notes()...), "\n")
+			if strings.Contains(notes, "0000-") {
+				t.Errorf("a time in year 0 in the notes:\n%s", notes)
+			}
+			if tc.undated > 0 && (!strings.Contains(notes, "year-less") || strings.Contains(notes, "log minute")) {
+				t.Errorf("notes of a log without years:\n%s", notes)
+			}
+			if tc.undated == 0 && (len(s.Notes()) > 0 || !strings.Contains(notes, "log minute "+tc.minutes[0].Format("2006-01-02 15:04"))) {
+				t.Errorf("notes of a log with years:\n%s", notes)
 			}
 		})
 	}
@@ -132,6 +267,12 @@ func FuzzParseLogLine(f *testing.F) {
 		}
 	}
 	f.Add(`Nov 22 04:31:02 node1 etcd[812]: {"level":"warn","ts":"2026-11-22T04:31:02.123Z","msg":"slow fdatasync","took":"2s"}`)
+	f.Add(`Nov 22 08:51:35.580509 vm etcd[27966]: became leader at term 5`)
+	f.Add(`2026-11-22T08:51:26+0000 vm etcd[27827]: raft.node: 7520 lost leader 7520 at term 3`)
+	f.Add(`2026-11-22T14:21:26+05:30 vm etcd[27827]: database space exceeded`)
+	f.Add(`2026-11-22T14:21:26.353328+0530 vm etcd[27827]: 2026-11-22 08:51:26.100000 W | etcdserver: failed to send out heartbeat on time (exceeded the 100ms timeout for 905.1ms, to 8e9e)`)
+	f.Add(`Sun 2026-11-22 04:51:26 -04 vm etcd[27827]: became leader at term 5`)
+	f.Add(`Sun 2026-11-22 14:21:26 IST vm etcd[27827]: became leader at term 5`)
 	f.Add("2026-11-22T04:31:02.123Z\tWARN\twal/wal.go:805\tslow fdatasync\t{\"took\": \"1.1s\"}")
 	f.Add(`2019-08-13 11:12:14.000000 W | wal: sync duration of 1.5s, expected less than 1s`)
 	f.Fuzz(func(t *testing.T, line string) {
@@ -142,6 +283,9 @@ func FuzzParseLogLine(f *testing.F) {
 		if ok && (ev.Kind == "" || ev.Took < 0) {
 			t.Fatalf("event %+v", ev)
 		}
+		if !ev.NoYear.IsZero() && (!ev.Time.IsZero() || !strings.HasPrefix(format, "journal")) {
+			t.Fatalf("a year-less time beside time %v in format %s", ev.Time, format)
+		}
 	})
 }
 
@@ -149,10 +293,12 @@ func FuzzParseLogLine(f *testing.F) {
 func FuzzParseLogs(f *testing.F) {
 	f.Add([]byte("a\r\nb\n\n{\"msg\":\"slow fdatasync\",\"took\":\"1s\"}"))
 	f.Add([]byte(strings.Repeat("x", 70000)))
+	f.Add([]byte("Dec 31 23:59:50 n etcd[1]: lost leader 1 at term 3\nJan  1 00:00:30 n etcd[1]: {\"ts\":\"2027-01-01T00:00:30Z\",\"msg\":\"elected leader 2 at term 4\"}\n"))
+	f.Add([]byte("Feb 29 10:00:00 n etcd[1]: became leader at term 2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s := ParseLogs(b)
-		if s.Recognised > s.Lines {
-			t.Fatalf("%d events in %d lines", s.Recognised, s.Lines)
+		if s.Recognised > s.Lines || s.Undated > s.Recognised {
+			t.Fatalf("%d events (%d undated) in %d lines", s.Recognised, s.Undated, s.Lines)
 		}
 	})
 }

@@ -321,8 +321,8 @@ func checkQuota(ev Evidence, th verdict.DiagnoseThresholds) []Finding {
 	if n := ev.Logs.Count(KindSpaceExceeded); n > 0 {
 		out = append(out, Finding{
 			Member: "logs", Status: verdict.Fail, Value: float64(n), Advice: adviceQuota,
-			Threshold: logThreshold("log_db_space_exceeded", "\"database space exceeded\" log lines", "etcd op-guide/maintenance.md: at the quota etcd raises NOSPACE and refuses writes"),
-			Evidence:  fmt.Sprintf("%d \"database space exceeded\" lines, first at %s", n, stamp(ev.Logs.Kinds[KindSpaceExceeded].Worst.Time)),
+			Threshold: logThreshold("log_db_space_exceeded", "\"database space exceeded\" and NOSPACE alarm log lines", "etcd op-guide/maintenance.md: at the quota etcd raises NOSPACE and refuses writes"),
+			Evidence:  fmt.Sprintf("%d \"database space exceeded\" or NOSPACE alarm lines, first at %s", n, stamp(ev.Logs.Kinds[KindSpaceExceeded].Worst.Time)),
 		})
 	}
 	return out

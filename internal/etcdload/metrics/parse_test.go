@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"errors"
+	"math"
 	"os"
 	"testing"
 )
@@ -58,8 +59,13 @@ func TestParseRejectsGarbage(t *testing.T) {
 }
 
 // FuzzParse feeds arbitrary bytes to Parse and every histogram it finds
-// to Quantile: nothing may panic, and a quantile of a non-empty histogram
-// is never below the lowest bucket's lower end.
+// to Quantile: nothing may panic, and where Quantile's contract gives a
+// number (distinct finite bounds, counts that are numbers and not
+// negative, some observations) a quantile with 0 < q <= 1 is not NaN, and
+// any quantile that is not NaN (q = 0 over an empty lowest bucket is 0/0,
+// as in Prometheus) is never below the lowest bucket's lower end (0, or
+// that bucket's bound when it is not positive) nor above the highest
+// finite bound.
 func FuzzParse(f *testing.F) {
 	f.Add(readFixture(f))
 	f.Add([]byte("# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_count 1\n"))
@@ -74,14 +80,56 @@ func FuzzParse(f *testing.F) {
 			if err != nil {
 				continue
 			}
+			lo, hi, judged := quantileRange(h)
 			for _, q := range []float64{0, 0.5, 0.99, 1} {
-				_ = Quantile(q, h)
+				v := Quantile(q, h)
+				if !judged {
+					continue
+				}
+				if math.IsNaN(v) {
+					if q > 0 {
+						t.Errorf("%s: quantile %g is NaN (buckets %+v)", name, q, h.Buckets)
+					}
+					continue
+				}
+				if v < lo || v > hi+1e-9*math.Max(1, math.Abs(hi)) {
+					t.Errorf("%s: quantile %g is %g, want it in [%g, %g] (buckets %+v)", name, q, v, lo, hi, h.Buckets)
+				}
 			}
 			if _, err := Delta(h, h); err != nil && !errors.Is(err, ErrReset) {
 				t.Errorf("Delta of %s with itself: %v", name, err)
 			}
 		}
 	})
+}
+
+// quantileRange returns the range every quantile of h lies in - from the
+// lowest bucket's lower end (0 unless that bucket's bound is not positive,
+// as histogram_quantile assumes) to the highest finite bound - and whether
+// Quantile's contract promises a number in it: distinct bounds (no sums of
+// coalesced buckets that could overflow), finite but for one +Inf, counts
+// finite and not negative, observations in the +Inf bucket and a width
+// that does not overflow.
+func quantileRange(h Histogram) (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	var observations float64
+	seen := map[float64]bool{}
+	for _, b := range h.Buckets {
+		if math.IsNaN(b.Count) || math.IsInf(b.Count, 0) || b.Count < 0 || math.IsNaN(b.UpperBound) || math.IsInf(b.UpperBound, -1) || seen[b.UpperBound] {
+			return 0, 0, false
+		}
+		seen[b.UpperBound] = true
+		if math.IsInf(b.UpperBound, 1) {
+			observations = b.Count
+			continue
+		}
+		lo, hi = math.Min(lo, b.UpperBound), math.Max(hi, b.UpperBound)
+	}
+	lo = math.Min(lo, 0)
+	if len(seen) < 2 || !(observations > 0) || math.IsInf(hi, -1) || math.IsInf(hi-lo, 0) {
+		return 0, 0, false
+	}
+	return lo, hi, true
 }
 
 func TestValueOfAndHistogramDelta(t *testing.T) {
