@@ -94,6 +94,7 @@ func TestBrowserRendersReports(t *testing.T) {
 		{"wal-stall", func(b *bytes.Buffer) error { return HTML(b, sampleWithStall(t)) }, 4},
 		{"disk-wal", func(b *bytes.Buffer) error { return HTML(b, readFixture(t, "disk-wal.json")) }, 6},
 		{"etcd-put", func(b *bytes.Buffer) error { return HTML(b, readFixture(t, "etcd-put.json")) }, 5},
+		{"trace-series", func(b *bytes.Buffer) error { return HTML(b, traceSample(t)) }, 10},
 		{"disk-all", func(b *bytes.Buffer) error { return HTML(b, readFixture(t, "disk-all-quick.json")) }, 20},
 		{"compare", func(b *bytes.Buffer) error { return CompareHTML(b, cmp) }, 2},
 	}

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -88,8 +87,10 @@ func cdfChart(id, title string, curves []cdfCurve, thresholdNs int64) *chart {
 	if thresholdNs > 0 {
 		lo, hi = math.Min(lo, float64(thresholdNs)), math.Max(hi, float64(thresholdNs))
 	}
+	// At least 99.9 %: the p99 line is never the top edge, where its label
+	// would sit in the corner.
 	nines := int(math.Ceil(math.Log10(float64(most))))
-	nines = max(2, min(nines, cdfNinesMax))
+	nines = max(3, min(nines, cdfNinesMax))
 	ticks, text := ninesTicks(nines)
 	xmin, xmax := logRange(lo, hi)
 	c := &chart{
@@ -159,157 +160,6 @@ func histogramChart(id, title string, h *hdr.Histogram, thresholdNs int64) *char
 	return c
 }
 
-// stalls returns the seconds of a series in which the workload nearly
-// stopped: no operation completed, or fewer than a tenth of the median. The
-// last second is left out: the run usually ends part-way through it.
-func stalls(s []stats.SecondSample) [][2]float64 {
-	if len(s) < 2 {
-		return nil
-	}
-	s = s[:len(s)-1]
-	ops := make([]int64, len(s))
-	for i, x := range s {
-		ops[i] = x.Ops
-	}
-	sort.Slice(ops, func(i, j int) bool { return ops[i] < ops[j] })
-	median := ops[len(ops)/2]
-	var out [][2]float64
-	for _, x := range s {
-		if x.Ops == 0 || x.Ops*10 < median {
-			out = append(out, [2]float64{float64(x.T - 1), float64(x.T)})
-		}
-	}
-	return out
-}
-
-// seriesLabels names what a workload's per-second series counts.
-func seriesLabels(wl *result.Workload) (op, rate string) {
-	op = "operation"
-	if len(wl.Latencies) > 0 {
-		op = wl.Latencies[0].Name
-	}
-	switch {
-	case wl.Name == "wal" || strings.HasPrefix(wl.Name, "wal-"):
-		return op, "write+fdatasync cycles per second"
-	case strings.HasPrefix(wl.Name, "etcd-"):
-		return op, "requests per second (throughput)"
-	}
-	return op, "operations per second"
-}
-
-// latencyOverTimeChart draws each second's p99 and slowest operation on a
-// log scale, with the threshold and the stalled seconds shaded.
-func latencyOverTimeChart(id string, wl *result.Workload, thresholdNs int64) *chart {
-	s := wl.Series
-	if len(s) == 0 {
-		return nil
-	}
-	op, _ := seriesLabels(wl)
-	lo, hi := math.Inf(1), 0.0
-	for _, x := range s {
-		if x.Ops > 0 {
-			lo, hi = math.Min(lo, float64(x.P99Ns)), math.Max(hi, float64(x.MaxNs))
-		}
-	}
-	if hi == 0 {
-		lo, hi = 1e3, 1e6
-	}
-	if thresholdNs > 0 {
-		lo, hi = math.Min(lo, float64(thresholdNs)), math.Max(hi, float64(thresholdNs))
-	}
-	ymin, ymax := logRange(lo, hi*1.5) // headroom: a threshold at the top edge stays readable
-	c := &chart{
-		id: id, title: op + " latency per second",
-		x:     axis{min: 0, max: float64(s[len(s)-1].T), label: axisTimeLabel, format: fmtSeconds},
-		y:     axis{min: ymin, max: ymax, log: true, label: axisLatencyLabel, format: fmtLatency},
-		bands: stalls(s),
-	}
-	c.lines = append(c.lines, segments("p99", palette[0], s, func(x stats.SecondSample) int64 { return x.P99Ns })...)
-	c.lines = append(c.lines, segments("max", palette[1], s, func(x stats.SecondSample) int64 { return x.MaxNs })...)
-	if thresholdNs > 0 {
-		c.hmarks = append(c.hmarks, mark{at: float64(thresholdNs), label: latencyLabel(float64(thresholdNs)) + " threshold", color: colorThreshold})
-	}
-	if len(c.bands) > 0 {
-		c.note = "shaded: seconds in which the workload stalled (no operation completed, or under a tenth of the median)"
-	}
-	return c
-}
-
-// segments turns the seconds with operations into polylines, broken at the
-// seconds without any (a line must not bridge a stall). Only the first
-// segment carries the name, so the legend lists it once.
-func segments(name, color string, s []stats.SecondSample, v func(stats.SecondSample) int64) []line {
-	var out []line
-	var cur [][2]float64
-	flush := func() {
-		if len(cur) > 0 {
-			l := line{color: color, points: cur}
-			if len(out) == 0 {
-				l.name = name
-			}
-			out = append(out, l)
-			cur = nil
-		}
-	}
-	for _, x := range s {
-		if x.Ops == 0 {
-			flush()
-			continue
-		}
-		cur = append(cur, [2]float64{float64(x.T) - 0.5, float64(v(x))})
-	}
-	flush()
-	if len(out) == 0 {
-		out = append(out, line{name: name, color: color})
-	}
-	return out
-}
-
-// rateOverTimeChart draws the operations completed in each second as bars,
-// stalled seconds in red.
-func rateOverTimeChart(id string, wl *result.Workload) *chart {
-	s := wl.Series
-	if len(s) == 0 {
-		return nil
-	}
-	_, rate := seriesLabels(wl)
-	var top int64
-	for _, x := range s {
-		top = max(top, x.Ops)
-	}
-	ymax := float64(top) * 1.1
-	if ymax <= 0 {
-		ymax = 1
-	}
-	c := &chart{
-		id: id, title: rate,
-		x: axis{min: 0, max: float64(s[len(s)-1].T), label: axisTimeLabel, format: fmtSeconds},
-		y: axis{min: 0, max: ymax, label: "per second", format: fmtCount},
-		// A stalled second has no bar to speak of: the band shows it.
-		bands: stalls(s),
-	}
-	st := map[int]bool{}
-	for _, b := range stalls(s) {
-		st[int(b[1])] = true
-	}
-	for _, x := range s {
-		color := palette[0]
-		title := fmt.Sprintf("second %d: %d operations", x.T, x.Ops)
-		if st[x.T] {
-			color = colorStall
-			title += " (stall)"
-		}
-		c.bars = append(c.bars, bar{x0: float64(x.T - 1), x1: float64(x.T), y: float64(x.Ops), color: color, title: title})
-	}
-	if wl.OpsPerSec > 0 {
-		c.hmarks = append(c.hmarks, mark{at: wl.OpsPerSec, label: fmt.Sprintf("mean %.0f/s", wl.OpsPerSec), color: colorAxis})
-	}
-	if len(st) > 0 {
-		c.note = "shaded, bars in red: seconds in which the workload stalled (no operation completed, or under a tenth of the median)"
-	}
-	return c
-}
-
 // memberMetric is one of etcd's own disk histograms that the members chart
 // shows, with the threshold it is judged against.
 type memberMetric struct {
@@ -360,7 +210,10 @@ func membersChart(id string, wl *result.Workload) *chart {
 	}
 	for i, name := range members {
 		c.x.ticks = append(c.x.ticks, float64(i)+0.5)
-		c.x.tickText = append(c.x.tickText, name)
+		c.x.tickText = append(c.x.tickText, memberLabel(name))
+	}
+	if len(members) == 1 {
+		c.title = "own p99s of " + memberLabel(members[0]) + " (/metrics)"
 	}
 	w := 0.8 / float64(len(memberMetrics))
 	for j, m := range memberMetrics {
@@ -372,13 +225,27 @@ func membersChart(id string, wl *result.Workload) *chart {
 				continue
 			}
 			x0 := float64(i) + 0.1 + float64(j)*w
-			c.bars = append(c.bars, bar{x0: x0, x1: x0 + w, y: v, color: color, title: fmt.Sprintf("%s %s p99: %s", name, m.label, latencyLabel(v))})
+			c.bars = append(c.bars, bar{x0: x0, x1: x0 + w, y: v, color: color, title: fmt.Sprintf("%s %s p99: %s", memberLabel(name), m.label, latencyLabel(v))})
 		}
 		if m.thresholdNs > 0 {
 			c.hmarks = append(c.hmarks, mark{at: float64(m.thresholdNs), label: latencyLabel(float64(m.thresholdNs)) + " " + m.label + " p99 limit", color: colorThreshold})
 		}
 	}
 	return c
+}
+
+// memberLabel names a members chart's group from its figures' prefix:
+// "member0" is member 0; "members", from etcdbench versions whose
+// embedded members shared one process and so one /metrics, is all of them
+// together.
+func memberLabel(prefix string) string {
+	if n, ok := strings.CutPrefix(prefix, "member"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+		return "member " + n
+	}
+	if prefix == "members" {
+		return "all members together"
+	}
+	return prefix
 }
 
 // thresholdOf returns the latency threshold a workload's latency is judged
@@ -420,8 +287,15 @@ func workloadCharts(idPrefix string, wl *result.Workload) ([]*chart, error) {
 		add(cdfChart(id+"-cdf", l.Name+" latency CDF", []cdfCurve{{name: l.Name, h: h}}, th))
 		add(histogramChart(id+"-hist", l.Name+" latency histogram", h, th))
 	}
-	add(latencyOverTimeChart(idPrefix+"-latency-time", wl, firstThreshold))
-	add(rateOverTimeChart(idPrefix+"-rate-time", wl))
+	if len(wl.Series) > 0 {
+		op, _ := seriesLabels(wl)
+		ts := newTimeSeries(wl.Series, wl.DurationNs, "the workload")
+		add(latencyOverTimeChart(idPrefix+"-latency-time", op+" latency per second", ts, firstThreshold))
+		add(rateOverTimeChart(idPrefix+"-rate-time", wl, ts))
+	}
+	for _, c := range latencySeriesCharts(idPrefix, wl) {
+		add(c)
+	}
 	add(membersChart(idPrefix+"-members", wl))
 	return out, nil
 }

@@ -23,7 +23,7 @@ type page struct {
 	CSS                     template.CSS
 	Multi                   bool
 	Verdicts                []htmlVerdict
-	Command                 string
+	Command                 []string // the command line: its path, then each argument shell-quoted
 	Workloads               []htmlWorkload
 	Compare                 template.HTML
 	Env                     [][2]string
@@ -66,7 +66,7 @@ func css() template.CSS {
 // and rate with the stalls shaded, etcd members' own latencies), and the
 // environment. It loads nothing from the network and needs no script.
 func HTML(w io.Writer, r *result.Result) error {
-	p := page{CSS: css(), Multi: len(r.Workloads) > 1, Command: CommandLine(r.Tool.Args)}
+	p := page{CSS: css(), Multi: len(r.Workloads) > 1, Command: commandWords(r.Tool.Args)}
 	p.Status = statusText(r)
 	p.Title = "etcdbench " + promCommand(r)
 	if p.Title == "etcdbench default" {
@@ -218,15 +218,16 @@ func htmlEnvironment(r *result.Result) ([][2]string, []string) {
 	fs := env.Filesystem
 	fsText := fmt.Sprintf("%s on %s at %s (%s)", orUnknown(fs.Type), orUnknown(fs.Source), orUnknown(fs.MountPoint), fs.MountOptions)
 	if fs.Type == "" && fs.Source == "" {
-		fsText = "not recorded"
+		fsText = notRecorded
 	}
+	sys := systemOf(env)
 	rows := [][2]string{
-		{"directory", orUnknown(env.Dir)},
+		{"directory", orNotRecorded(env.Dir)},
 		{"filesystem", fsText},
 		{"device", deviceString(env.Device)},
-		{"kernel", orUnknown(env.Kernel)},
-		{"CPUs", fmt.Sprintf("%d %s", env.CPUs, env.CPUModel)},
-		{"memory", units.FormatBytes(int64(env.MemTotalBytes))},
+		{"kernel", sys.kernel},
+		{"CPUs", sys.cpus},
+		{"memory", sys.memory},
 	}
 	if env.Hostname != "" {
 		rows = append(rows, [2]string{"host", env.Hostname})
@@ -241,15 +242,19 @@ func htmlEnvironment(r *result.Result) ([][2]string, []string) {
 // CommandLine turns a result's recorded args back into a command line a
 // shell runs as is: the first element is the command path ("etcdbench disk
 // wal"), the others are quoted where the shell would split or expand them.
-func CommandLine(args []string) string {
+func CommandLine(args []string) string { return strings.Join(commandWords(args), " ") }
+
+// commandWords are CommandLine's words: the page sets each one apart, so
+// that a narrow screen wraps the line between arguments, not inside one.
+func commandWords(args []string) []string {
 	if len(args) == 0 {
-		return ""
+		return nil
 	}
 	out := []string{args[0]}
 	for _, a := range args[1:] {
 		out = append(out, shellQuote(a))
 	}
-	return strings.Join(out, " ")
+	return out
 }
 
 func shellQuote(s string) string {

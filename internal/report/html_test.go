@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"os"
 	"os/exec"
 	"regexp"
@@ -56,7 +57,7 @@ func TestHTMLGolden(t *testing.T) {
 	golden(t, "wal.html", b.Bytes())
 	s := b.String()
 	for _, want := range []string{
-		`<span class="badge PASS">PASS</span>`, "WAL fdatasync p99", "etcdbench disk wal --dir=/var/lib/etcd",
+		`<span class="badge PASS">PASS</span>`, "WAL fdatasync p99",
 		`id="c0-wal-fdatasync-cdf"`, `id="c0-wal-fdatasync-hist"`, `id="c0-wal-latency-time"`, `id="c0-wal-rate-time"`,
 		"10ms threshold", `class="stall"`, "(stall)", "virtio_blk",
 	} {
@@ -97,16 +98,59 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	}
 }
 
-func TestHTMLOfEtcdRunHasMembersAndSeries(t *testing.T) {
+// An etcd load's page: its throughput and latency series, and its
+// members' own p99s. The fixture's run lasted 3 ms into its last second:
+// that sliver is left out rather than drawn as a second's bar.
+func TestHTMLOfEtcdRunGolden(t *testing.T) {
+	r := readFixture(t, "etcd-put.json")
 	var b bytes.Buffer
-	if err := HTML(&b, readFixture(t, "etcd-put.json")); err != nil {
+	if err := HTML(&b, r); err != nil {
 		t.Fatal(err)
 	}
+	golden(t, "etcd-put.html", b.Bytes())
 	s := b.String()
-	for _, want := range []string{"requests per second (throughput)", "request latency per second", "members&#39; own p99s", "WAL fsync p99 limit"} {
+	for _, want := range []string{"requests per second (throughput)", "request latency per second", "own p99s of all members together", "WAL fsync p99 limit"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("etcd report lacks %q", want)
 		}
+	}
+	wl := r.Workloads[0]
+	last := wl.Series[len(wl.Series)-1]
+	partial := time.Duration(wl.DurationNs) - time.Duration(last.T-1)*time.Second
+	if partial <= 0 || partial.Seconds() >= minPartialSecond {
+		t.Fatalf("the fixture's last second lasts %v: not the short partial second this test is about", partial)
+	}
+	if strings.Contains(s, fmt.Sprintf("second %d: ", last.T)) {
+		t.Errorf("the partial second %d is drawn as a bar", last.T)
+	}
+	if want := fmt.Sprintf("the run&#39;s last %s, part of a second, is not drawn", Duration(partial)); !strings.Contains(s, want) {
+		t.Errorf("no caption %q", want)
+	}
+	if strings.Contains(s, `class="stall"`) {
+		t.Error("a stall is shaded in a run without one")
+	}
+}
+
+// The reproduce line sets each argument apart, so a narrow screen wraps it
+// between arguments, and still reads as the command line.
+func TestHTMLCommandLineKeepsArgumentsWhole(t *testing.T) {
+	r := sample(t)
+	r.Tool.Args = append(r.Tool.Args, "--html=/tmp/a report.html", "--runtime=12s")
+	var b bytes.Buffer
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<pre class="cmd">(.*?)</pre>`).FindStringSubmatch(b.String())
+	if m == nil {
+		t.Fatal("no command line")
+	}
+	spans := regexp.MustCompile(`<span>([^<]*)</span>`).FindAllStringSubmatch(m[1], -1)
+	if len(spans) != len(r.Tool.Args) {
+		t.Errorf("%d pieces for %d arguments: %s", len(spans), len(r.Tool.Args), m[1])
+	}
+	text := html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(m[1], ""))
+	if want := CommandLine(r.Tool.Args); text != want {
+		t.Errorf("the command line reads\n%s\nnot\n%s", text, want)
 	}
 }
 

@@ -146,3 +146,68 @@ func TestWriteErrorsAreReturned(t *testing.T) {
 		t.Error("JSON hid a write error")
 	}
 }
+
+// judgedFromFio is sample as the judge command gives it: fio's output
+// names the directory and the busy device, nothing else about the machine.
+func judgedFromFio(t *testing.T) *result.Result {
+	r := sample(t)
+	r.Environment = sysinfo.Facts{
+		Dir:    "/var/lib/etcd",
+		Device: &sysinfo.Device{Name: "vda"},
+		Notes:  []string{"judged from fio's JSON output: fio does not record the machine, filesystem or device"},
+	}
+	return r
+}
+
+// Facts a result lacks read "not recorded", never as a zero measured.
+func TestEnvironmentNotRecorded(t *testing.T) {
+	r := judgedFromFio(t)
+	var txt, page bytes.Buffer
+	if err := Text(&txt, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "env-not-recorded.txt", txt.Bytes())
+	if err := HTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	s := page.String()
+	env := s[strings.Index(s, `<section id="environment">`):]
+	env = env[:strings.Index(env, "</section>")+len("</section>")]
+	golden(t, "env-not-recorded.html", []byte(env+"\n"))
+	for name, out := range map[string]string{"text": txt.String(), "HTML": env} {
+		for _, bad := range []string{"0 CPUs", "<td>0 </td>", "0 B", "unknown"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s environment shows %q for a fact not recorded", name, bad)
+			}
+		}
+	}
+	for _, want := range []string{"kernel not recorded", "CPUs not recorded", "memory not recorded", "filesystem  not recorded"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text environment lacks %q", want)
+		}
+	}
+	for _, row := range []string{"kernel", "CPUs", "memory", "filesystem"} {
+		if want := "<tr><th>" + row + "</th><td>not recorded</td></tr>"; !strings.Contains(env, want) {
+			t.Errorf("HTML environment lacks %q", want)
+		}
+	}
+}
+
+func TestSystemOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  sysinfo.Facts
+		want system
+	}{
+		{"all recorded", sysinfo.Facts{Kernel: "6.18.0", CPUs: 2, CPUModel: "Test CPU", MemTotalBytes: 24 << 30}, system{"6.18.0", "2 Test CPU", "24.0 GiB"}},
+		{"none recorded", sysinfo.Facts{}, system{"not recorded", "not recorded", "not recorded"}},
+		{"CPU model without a count", sysinfo.Facts{CPUModel: "Test CPU"}, system{"not recorded", "number not recorded (Test CPU)", "not recorded"}},
+		{"count without a model", sysinfo.Facts{CPUs: 4}, system{"not recorded", "4", "not recorded"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := systemOf(tc.env); got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

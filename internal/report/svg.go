@@ -32,6 +32,11 @@ const (
 	cdfNinesMax              = 5 // the CDF's y axis ends at 99.999 %
 	histogramBinsPerDecade   = 10
 	percentileStepsPerDecade = 20
+	titleY, titleLineH       = 16, 17 // the title's first baseline and its line height
+	legendBelowTitle         = 17     // from the title's last baseline to the legend's
+	// titleChars is how many characters of the 14px bold title fit between
+	// the plot's left edge and the chart's right edge (about 8.6 each).
+	titleChars = (chartW - padL - 8) * 10 / 86
 )
 
 // palette colours the lines of a chart; CDFs of compared runs take them in
@@ -126,6 +131,7 @@ type bar struct {
 	x0, x1, y float64
 	color     string
 	title     string // tooltip
+	faint     bool   // paler: a bar that stands for less than the others (a partial second)
 }
 
 // mark is a reference line across the plot at a value of one axis.
@@ -133,6 +139,9 @@ type mark struct {
 	at    float64
 	label string
 	color string
+	// inLegend names the line in the legend instead of on the plot, for a
+	// line that runs through bars its label would cover.
+	inLegend bool
 }
 
 // chart is one SVG figure.
@@ -151,11 +160,15 @@ type chart struct {
 func (c *chart) svg() string {
 	var b strings.Builder
 	esc := html.EscapeString
+	titles := wrapWords(c.title, titleChars)
+	extra := titleLineH * (len(titles) - 1) // a long title takes more lines and pushes the plot down
 	fmt.Fprintf(&b, `<svg xmlns="%s" class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-label="%s" %s font-size="13">`,
-		svgNS, esc(c.id), chartW, chartH, esc(c.title), svgFont)
+		svgNS, esc(c.id), chartW, chartH+extra, esc(c.title), svgFont)
 	fmt.Fprintf(&b, `<title>%s</title>`, esc(c.title))
-	fmt.Fprintf(&b, `<text x="%d" y="18" font-size="14" font-weight="600" fill="currentColor">%s</text>`, padL, esc(c.title))
-	fmt.Fprintf(&b, `<g transform="translate(%d,%d)">`, padL, padT)
+	for i, t := range titles {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="14" font-weight="600" fill="currentColor">%s</text>`, padL, titleY+i*titleLineH, esc(t))
+	}
+	fmt.Fprintf(&b, `<g transform="translate(%d,%d)">`, padL, padT+extra)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="none" stroke="%s"/>`, plotW, plotH, colorGrid)
 	xp := func(v float64) float64 { return c.x.pos(v, plotW) }
 	yp := func(v float64) float64 { return plotH - c.y.pos(v, plotH) }
@@ -167,8 +180,12 @@ func (c *chart) svg() string {
 	for _, br := range c.bars {
 		x0, x1, y := xp(br.x0), xp(br.x1), yp(br.y)
 		w := math.Max(x1-x0-0.5, 0.8)
-		fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s</title></rect>`,
-			x0, y, w, math.Max(plotH-y, 0), br.color, esc(br.title))
+		faint := ""
+		if br.faint {
+			faint = ` fill-opacity="0.45"`
+		}
+		fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"%s><title>%s</title></rect>`,
+			x0, y, w, math.Max(plotH-y, 0), br.color, faint, esc(br.title))
 	}
 	for _, l := range c.lines {
 		if len(l.points) == 0 {
@@ -186,6 +203,9 @@ func (c *chart) svg() string {
 			dash = ` stroke-dasharray="5 3"`
 		}
 		fmt.Fprintf(&b, `<polyline class="series" points="%s" fill="none" stroke="%s" stroke-width="2"%s><title>%s</title></polyline>`, pts.String(), l.color, dash, esc(l.name))
+		if len(l.points) == 1 { // a line of one point draws nothing: a dot shows it
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s</title></circle>`, xp(l.points[0][0]), yp(l.points[0][1]), l.color, esc(l.name))
+		}
 	}
 	for _, m := range c.vmarks {
 		x := xp(m.at)
@@ -199,6 +219,9 @@ func (c *chart) svg() string {
 	for _, m := range c.hmarks {
 		y := yp(m.at)
 		fmt.Fprintf(&b, `<line class="mark" x1="0" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="6 3"/>`, plotW, y, y, m.color)
+		if m.inLegend {
+			continue
+		}
 		tx, ty, anchor := float64(plotW-4), y-4, "end"
 		if ty < 12 { // at the top edge: below the line, at the left, clear of the legend and the vertical marks' labels
 			tx, ty, anchor = 4, y+13, "start"
@@ -206,7 +229,7 @@ func (c *chart) svg() string {
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="%s" fill="%s"%s>%s</text>`, tx, ty, anchor, m.color, halo, esc(m.label))
 	}
 	b.WriteString(`</g>`)
-	c.legend(&b)
+	c.legend(&b, titleY+(len(titles)-1)*titleLineH+legendBelowTitle)
 	b.WriteString(`</svg>`)
 	return b.String()
 }
@@ -248,25 +271,63 @@ func (c *chart) grid(b *strings.Builder, xp, yp func(float64) float64) {
 	fmt.Fprintf(b, `<text transform="translate(-66,%d) rotate(-90)" text-anchor="middle" fill="%s">%s</text>`, plotH/2, colorAxis, esc(c.y.label))
 }
 
-// legend names the lines at the top right when there is more than one.
-func (c *chart) legend(b *strings.Builder) {
-	var named []line
+// legend names, at the right on the row under the title (a long title
+// cannot run into it), the lines when there is more than one and the
+// reference lines whose label is kept off the plot. y is the row's
+// baseline.
+func (c *chart) legend(b *strings.Builder, y int) {
+	type entry struct {
+		name, color string
+		dashed      bool
+	}
+	var entries []entry
 	for _, l := range c.lines {
 		if l.name != "" {
-			named = append(named, l)
+			entries = append(entries, entry{l.name, l.color, l.dashed})
 		}
 	}
-	if len(named) < 2 {
-		return
+	if len(entries) < 2 { // one line is what the title names
+		entries = nil
+	}
+	for _, m := range c.hmarks {
+		if m.inLegend {
+			entries = append(entries, entry{m.label, m.color, true})
+		}
 	}
 	x := float64(chartW - padR)
-	for i := len(named) - 1; i >= 0; i-- {
-		l := named[i]
-		w := 28 + 7.6*float64(len([]rune(l.name))) // 13px text is about 7.6px a character
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		w := 28 + 7.6*float64(len([]rune(e.name))) // 13px text is about 7.6px a character
 		x -= w
-		fmt.Fprintf(b, `<g class="legend"><line x1="%.1f" x2="%.1f" y1="28" y2="28" stroke="%s" stroke-width="3"/><text x="%.1f" y="32" fill="currentColor">%s</text></g>`,
-			x, x+14, l.color, x+17, html.EscapeString(l.name))
+		style := `stroke-width="3"`
+		if e.dashed {
+			style = `stroke-width="1.5" stroke-dasharray="6 3"`
+		}
+		fmt.Fprintf(b, `<g class="legend"><line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="%s" %s/><text x="%.1f" y="%d" fill="currentColor">%s</text></g>`,
+			x, x+14, y-4, y-4, e.color, style, x+17, y, html.EscapeString(e.name))
 	}
+}
+
+// wrapWords breaks s at spaces into lines of at most n characters; a word
+// longer than n stays whole.
+func wrapWords(s string, n int) []string {
+	var out []string
+	cur := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case cur == "":
+			cur = w
+		case len([]rune(cur))+1+len([]rune(w)) <= n:
+			cur += " " + w
+		default:
+			out = append(out, cur)
+			cur = w
+		}
+	}
+	if cur != "" || len(out) == 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 // thin keeps at most n points of a long series, always with the first, the

@@ -156,10 +156,22 @@ func textEnvironment(ew *errWriter, r *result.Result) {
 	env := r.Environment
 	fs := env.Filesystem
 	ew.printf("environment\n")
-	ew.printf("  dir         %s\n", env.Dir)
-	ew.printf("  filesystem  %s on %s at %s (%s)\n", orUnknown(fs.Type), orUnknown(fs.Source), orUnknown(fs.MountPoint), fs.MountOptions)
+	ew.printf("  dir         %s\n", orNotRecorded(env.Dir))
+	if fs.Type == "" && fs.Source == "" {
+		ew.printf("  filesystem  not recorded\n")
+	} else {
+		ew.printf("  filesystem  %s on %s at %s (%s)\n", orUnknown(fs.Type), orUnknown(fs.Source), orUnknown(fs.MountPoint), fs.MountOptions)
+	}
 	ew.printf("  device      %s\n", deviceString(env.Device))
-	ew.printf("  system      kernel %s, %d CPUs %s, %s memory\n", orUnknown(env.Kernel), env.CPUs, env.CPUModel, units.FormatBytes(int64(env.MemTotalBytes)))
+	sys := systemOf(env)
+	cpus, memory := "CPUs "+sys.cpus, "memory "+sys.memory
+	if env.CPUs > 0 {
+		cpus = strings.TrimSpace(fmt.Sprintf("%d CPUs %s", env.CPUs, env.CPUModel))
+	}
+	if env.MemTotalBytes > 0 {
+		memory = sys.memory + " memory"
+	}
+	ew.printf("  system      kernel %s, %s, %s\n", sys.kernel, cpus, memory)
 	ew.printf("  etcdbench   %s (%s)\n", r.Tool.Version, r.Tool.GoVersion)
 	for _, n := range env.Notes {
 		ew.printf("  note: %s\n", n)
@@ -200,6 +212,34 @@ func deviceString(d *sysinfo.Device) string {
 		parts = append(parts, "on "+strings.Join(d.Slaves, ", "))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// system is the machine's facts as the reports print them, each "not
+// recorded" when the result lacks it (a result judged from fio's output has
+// no kernel, CPUs or memory): a zero would read as a measurement.
+type system struct{ kernel, cpus, memory string }
+
+func systemOf(env sysinfo.Facts) system {
+	s := system{kernel: orNotRecorded(env.Kernel), cpus: notRecorded, memory: notRecorded}
+	switch {
+	case env.CPUs > 0:
+		s.cpus = strings.TrimSpace(fmt.Sprintf("%d %s", env.CPUs, env.CPUModel))
+	case env.CPUModel != "":
+		s.cpus = "number not recorded (" + env.CPUModel + ")"
+	}
+	if env.MemTotalBytes > 0 {
+		s.memory = units.FormatBytes(int64(env.MemTotalBytes))
+	}
+	return s
+}
+
+const notRecorded = "not recorded"
+
+func orNotRecorded(s string) string {
+	if s == "" {
+		return notRecorded
+	}
+	return s
 }
 
 func orUnknown(s string) string {
