@@ -2,11 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"etcdbench/internal/report"
 )
 
 // TestBadInput runs the binary with mistakes in its command line: each must
@@ -274,5 +282,96 @@ func TestInfo(t *testing.T) {
 			}
 			checkSnapshot(t, d, map[string]string{})
 		})
+	}
+}
+
+// parseCommand finds the command of args in a fresh command tree and
+// parses its flags, as cobra does before running it.
+func parseCommand(t *testing.T, args []string) *cobra.Command {
+	t.Helper()
+	cmd, rest, err := newRootCmd(io.Discard, io.Discard).Find(args)
+	if err != nil {
+		t.Fatalf("finding the command of %q: %v", args, err)
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		t.Fatalf("parsing %q: %v", rest, err)
+	}
+	return cmd
+}
+
+// The command line a result records parses back, with the same command,
+// to the same flag values; and report.CommandLine quotes it so that a
+// shell splits it into the same words.
+func TestCommandLineRoundTrip(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want []string // among the recorded arguments
+	}{
+		{"stringArray of comma lists", []string{"diagnose", "metrics", "--from", "a.txt,b.txt", "--from", "c.txt,d.txt"},
+			[]string{"--from=a.txt,b.txt", "--from=c.txt,d.txt"}},
+		{"stringSlice", []string{"etcd", "put", "--endpoints", "http://h1:2379,http://h2:2379", "--yes"},
+			[]string{"--endpoints=http://h1:2379,http://h2:2379", "--yes=true"}},
+		{"stringSlice given twice", []string{"diagnose", "metrics", "--endpoints", "http://h1:2379", "--endpoints", "http://h2:2379,http://h3:2379"},
+			[]string{"--endpoints=http://h1:2379,http://h2:2379,http://h3:2379"}},
+		{"stringSlice element with a comma", []string{"diagnose", "metrics", `--metrics-url=http://h1:2381/metrics,"http://h2:2381/metrics?a=1,2"`},
+			[]string{`--metrics-url=http://h1:2381/metrics,"http://h2:2381/metrics?a=1,2"`}},
+		{"stringArray with spaces and quotes", []string{"tune", "--dir", "/tmp/a dir", "--vary", "snapshot-count=10000,100000", "--vary", `members=1,3`, "--html", "/tmp/it's.html"},
+			[]string{"--vary=snapshot-count=10000,100000", "--vary=members=1,3", "--dir=/tmp/a dir", "--html=/tmp/it's.html"}},
+		{"scalars", []string{"disk", "wal", "--dir", "/tmp", "--bs", "4k", "--time-based", "-o", "json"},
+			[]string{"--bs=4k", "--time-based=true", "--output=json"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := parseCommand(t, c.args)
+			rec := commandLine(cmd)
+			for _, w := range c.want {
+				if !slices.Contains(rec, w) {
+					t.Errorf("recorded %q lacks %q", rec, w)
+				}
+			}
+			back := parseCommand(t, append(strings.Fields(rec[0])[1:], rec[1:]...))
+			if back.CommandPath() != cmd.CommandPath() {
+				t.Fatalf("recorded %q runs %s, not %s", rec, back.CommandPath(), cmd.CommandPath())
+			}
+			changed := 0
+			cmd.Flags().VisitAll(func(f *pflag.Flag) {
+				g := back.Flags().Lookup(f.Name)
+				if g == nil || g.Changed != f.Changed || g.Value.String() != f.Value.String() {
+					t.Errorf("--%s: given %q (changed %v), parsed back from %q as %v", f.Name, f.Value, f.Changed, rec, g)
+				}
+				if f.Changed {
+					changed++
+				}
+			})
+			if changed == 0 {
+				t.Fatal("no flag was given")
+			}
+			// What a report prints, a shell splits into the same words.
+			sh, err := exec.LookPath("sh")
+			if err != nil {
+				t.Skip("no sh to split the quoted command line")
+			}
+			out, err := exec.Command(sh, "-c", `printf '%s\0' `+report.CommandLine(rec)).Output()
+			if err != nil {
+				t.Fatalf("sh: %v", err)
+			}
+			words := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+			if want := append(strings.Fields(rec[0]), rec[1:]...); !slices.Equal(words, want) {
+				t.Errorf("a shell splits %s into %q, want %q", report.CommandLine(rec), words, want)
+			}
+		})
+	}
+}
+
+// A password given with --user stays out of the recorded command line.
+func TestCommandLineRedactsPassword(t *testing.T) {
+	cmd := parseCommand(t, []string{"etcd", "put", "--endpoints", "https://h1:2379,https://h2:2379", "--user", "root:s3cret", "--yes"})
+	rec := redactArgs(commandLine(cmd))
+	if !slices.Contains(rec, "--user=root:"+redacted) || !slices.Contains(rec, "--endpoints=https://h1:2379,https://h2:2379") {
+		t.Errorf("recorded %q: want --user=root:%s and the endpoints", rec, redacted)
+	}
+	if strings.Contains(strings.Join(rec, " "), "s3cret") {
+		t.Errorf("recorded %q holds the password", rec)
 	}
 }

@@ -20,8 +20,12 @@ input) that ran the same workloads (before and after a tuning change, two
 disks, two nodes) and prints every figure side by side, the delta of each run
 from the first, and which run is better: lower latencies, higher rates, better
 verdicts, "similar" when the difference is under 5 % or, for p99s, when their
-confidence intervals overlap. --format html (or --html FILE) adds the runs'
-latency CDFs overlaid.`,
+confidence intervals overlap. -o/--output (or -f/--format, the same flag)
+json prints the table as data; html (or --html FILE) a page that adds the
+runs' latency CDFs overlaid. A warning heads the output when the runs of a
+workload differ in a parameter that shapes the load (block size, clients,
+value size...; not run length, endpoints or what tune varied): their figures
+then differ for that reason too.`,
 		Example: `  etcdbench compare before.json after.json
   etcdbench compare node1.json node2.json node3.json --html nodes.html`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -31,8 +35,12 @@ latency CDFs overlaid.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			flag, err := formatFlag(cmd)
+			if err != nil {
+				return err
+			}
 			if format != "text" && format != "json" && format != "html" {
-				return usagef("--format %q: want text, json or html", format)
+				return usagef("%s %q: want text, json or html (prom: write each result's metrics with 'etcdbench report FILE -o prom')", flag, format)
 			}
 			files := reportFilesFrom(cmd.Context())
 			if files != nil && files.textfile != "" {
@@ -67,6 +75,6 @@ latency CDFs overlaid.`,
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	cmd.Flags().StringVarP(&format, "format", "f", format, "text, json or html")
+	registerFormat(cmd.Flags(), &format, "text, json or html")
 	return cmd
 }

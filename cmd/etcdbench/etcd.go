@@ -51,7 +51,7 @@ func (f *etcdFlags) register(fs *pflag.FlagSet, op etcdload.Op) {
 	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test: the embedded etcd's data goes into a scratch directory inside it, removed afterwards")
 	fs.StringSliceVar(&f.endpoints, "endpoints", nil, "client URLs of an external cluster (a,b,c) instead of an embedded etcd; writing to it needs --yes")
 	fs.BoolVar(&f.yes, "yes", false, "write to the external cluster of --endpoints (keys under /etcdbench/<run-id>/, deleted afterwards)")
-	fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	fs.StringVarP(&f.output, "output", "o", "text", "report format: "+strings.Join(formats, ", "))
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr")
 	fs.IntVar(&f.conns, "conns", d.Conns, "gRPC connections; connection i talks to endpoint i mod n (see --target)")
 	fs.IntVar(&f.clients, "clients", d.Clients, "concurrent clients, spread over the connections")
@@ -106,9 +106,10 @@ type etcdSpec struct {
 func (f *etcdFlags) resolve(cmd *cobra.Command, op etcdload.Op) (etcdSpec, error) {
 	s := etcdSpec{dir: f.dir, output: f.output, args: redactArgs(commandLine(cmd))}
 	external := len(f.endpoints) > 0
+	if err := checkFormat("--output", f.output); err != nil {
+		return s, err
+	}
 	switch {
-	case f.output != "text" && f.output != "json":
-		return s, usagef("--output %q: want text or json", f.output)
 	case external && cmd.Flags().Changed("dir"):
 		return s, usagef("--dir and --endpoints are alternatives: --dir starts an embedded etcd there, --endpoints uses a running cluster")
 	case !external && f.dir == "":

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ import (
 func newJudgeCmd(stdout, _ io.Writer) *cobra.Command {
 	var (
 		output, walP99 = "text", "10ms"
+		walBS          = strconv.Itoa(fio.WALWriteSize)
 		confidence     = 0.95
 	)
 	cmd := &cobra.Command{
@@ -28,10 +30,12 @@ into one rate. It then gives the verdicts of 'etcdbench disk wal': the fdatasync
 p99 against 10 ms (decided with confidence bounds), the synced IOPS per
 writer, and whether the syncs can have reached a device; and it lists the fio
 options that make the result unlike etcd's WAL (direct=1, libaio, a bs far
-from ~2300 bytes, several writers...). Exit code 1 when a verdict fails.`,
+from the WAL batches of --wal-bs, several writers...). Exit code 1 when a
+verdict fails.`,
 		Example: `  fio --rw=write --ioengine=sync --fdatasync=1 --directory=/var/lib/etcd \
       --size=22m --bs=2300 --name=mytest --output-format=json+ > fio.json
-  etcdbench judge fio.json`,
+  etcdbench judge fio.json
+  etcdbench judge fio.json --wal-bs 8k   # the batch size etcdbench diagnose wal found`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("judge takes one file: etcdbench judge FIO.json")
@@ -49,6 +53,14 @@ from ~2300 bytes, several writers...). Exit code 1 when a verdict fails.`,
 			if !(confidence > 0 && confidence < 1) {
 				return usagef("--confidence must be between 0 and 1 (e.g. 0.95), got %v", confidence)
 			}
+			wal := fio.DefaultWALSize
+			if cmd.Flags().Changed("wal-bs") {
+				n, err := units.ParseSize(walBS)
+				if err != nil || n <= 0 || n > 64<<20 {
+					return usagef("--wal-bs %q: want a size between 1 byte and 64m, such as 2300 or 8k", walBS)
+				}
+				wal = fio.WALSize{Bytes: n, Source: "--wal-bs " + walBS}
+			}
 			th := verdict.Defaults()
 			if cmd.Flags().Changed("wal-p99") {
 				th.WALFsyncP99.Override(p99.Seconds(), "--wal-p99")
@@ -61,7 +73,7 @@ from ~2300 bytes, several writers...). Exit code 1 when a verdict fails.`,
 			if err != nil {
 				return usagef("%s: %v (want the output of fio --output-format=json)", args[0], err)
 			}
-			res, err := fio.Judge(out, fio.JudgeOptions{Thresholds: th, Confidence: confidence, Source: args[0], Args: commandLineWith(cmd, args)})
+			res, err := fio.Judge(out, fio.JudgeOptions{Thresholds: th, Confidence: confidence, Source: args[0], Args: commandLineWith(cmd, args), WALSize: wal})
 			if err != nil { // no syncs, a failed job, bad bins: all in the file given
 				return usagef("%s: %v", args[0], err)
 			}
@@ -71,6 +83,7 @@ from ~2300 bytes, several writers...). Exit code 1 when a verdict fails.`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.Flags().StringVarP(&output, "output", "o", output, "report format: text, json, html or prom")
 	cmd.Flags().StringVar(&walP99, "wal-p99", walP99, "threshold for the fdatasync p99 (etcd FAQ: 10ms)")
+	cmd.Flags().StringVar(&walBS, "wal-bs", walBS, "the size of etcd's WAL batches (bytes, or 8k, 1m... as disk wal --bs) that fio's bs is compared with: the average your etcd writes (etcdbench diagnose wal) or the Kubernetes figure")
 	cmd.Flags().Float64Var(&confidence, "confidence", confidence, "confidence of the p99 verdict, between 0 and 1")
 	return cmd
 }

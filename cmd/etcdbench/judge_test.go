@@ -131,6 +131,8 @@ func TestJudgeUsageErrors(t *testing.T) {
 		{"not fio output", []string{"judge", garbage}, "want the output of fio"},
 		{"an etcdbench result", []string{"judge", fixtureWAL}, "fio"},
 		{"bad threshold", []string{"judge", garbage, "--wal-p99", "soon"}, "--wal-p99"},
+		{"bad WAL batch size", []string{"judge", garbage, "--wal-bs", "abc"}, `--wal-bs "abc": want a size`},
+		{"zero WAL batch size", []string{"judge", garbage, "--wal-bs", "0"}, `--wal-bs "0"`},
 	}
 	if _, err := exec.LookPath("fio"); err == nil {
 		cases = append(cases, struct {
@@ -163,4 +165,35 @@ func fioJSONNoSync(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// fio's bs is compared with the WAL batch size given with --wal-bs (or the
+// recipe's 2300 bytes), by one rule whether bs was given or left to fio.
+func TestJudgeWALBatchSize(t *testing.T) {
+	recipe, fourK := fioJSON(t, "json"), fioJSON(t, "json", "--bs=4k")
+	cases := []struct {
+		name string
+		args []string
+		note string // the bs note; "": none
+	}{
+		{"recipe, default size", []string{"judge", recipe}, ""},
+		{"4k, default size", []string{"judge", fourK}, ""},
+		{"recipe, small batches", []string{"judge", recipe, "--wal-bs", "370"}, "unlike etcd's WAL: bs=2300: more than 4x away from the 370-byte WAL batches it is compared with (--wal-bs 370)"},
+		{"4k, small batches", []string{"judge", fourK, "--wal-bs", "370"}, "unlike etcd's WAL: bs=4k: more than 4x away from the 370-byte WAL batches it is compared with (--wal-bs 370)"},
+		{"4k, large batches", []string{"judge", fourK, "--wal-bs", "64k"}, "from the 65536-byte WAL batches it is compared with (--wal-bs 64k)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := run(t, runOpts{}, c.args...)
+			if res.code != exitOK && res.code != exitFail {
+				t.Fatalf("exit %d: %s", res.code, res.stderr)
+			}
+			if c.note == "" && strings.Contains(res.stdout, "unlike etcd's WAL: bs=") {
+				t.Errorf("a bs note for a size within 4x of the WAL batches:\n%s", res.stdout)
+			}
+			if c.note != "" && !strings.Contains(res.stdout, c.note) {
+				t.Errorf("judgement lacks %q:\n%s", c.note, res.stdout)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
@@ -19,13 +20,15 @@ func newReportCmd(stdout io.Writer) *cobra.Command {
 		Use:   "report RESULT.json...",
 		Short: "Render saved results (-o json of any command) again: text, json, html or prom",
 		Long: `Reads results saved with --output json by any etcdbench command ("-" reads
-standard input) and renders them again. text and json print one report per
-file; prom merges them into one Prometheus exposition; html takes one file
-(use 'etcdbench compare' to set several side by side). --html FILE and
---textfile DIR write those outputs as well, as for every command.`,
+standard input) and renders them again (-o/--output, or -f/--format: the same
+flag). Several files give one document: text prints one report after the
+other, json one array of results, html one page with a section per result,
+prom one Prometheus exposition. --html FILE writes that page as well, and
+--textfile DIR each result's metrics, as for every command.`,
 		Example: `  etcdbench disk wal --dir /var/lib/etcd -o json > wal.json
   etcdbench report wal.json
-  etcdbench report wal.json --format html > wal.html
+  etcdbench report wal.json -o html > wal.html
+  etcdbench report node1.json node2.json --html nodes.html
   etcdbench report wal.json --textfile /var/lib/node_exporter/textfile`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -34,45 +37,91 @@ file; prom merges them into one Prometheus exposition; html takes one file
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat("--format", format); err != nil {
+			flag, err := formatFlag(cmd)
+			if err != nil {
+				return err
+			}
+			if err := checkFormat(flag, format); err != nil {
 				return err
 			}
 			rs, err := readResults(args)
 			if err != nil {
 				return err
 			}
-			if len(rs) > 1 && (format == "html" || reportFilesFrom(cmd.Context()).html != "") {
-				return usagef("an HTML report shows one result: give one file, or use 'etcdbench compare' for several")
-			}
-			return renderAll(cmd, stdout, format, rs)
+			return renderAll(cmd, stdout, format, rs, args)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	cmd.Flags().StringVarP(&format, "format", "f", format, "text, json, html or prom")
+	registerFormat(cmd.Flags(), &format, "text, json, html or prom")
 	return cmd
 }
 
-// renderAll writes several results: prom as one exposition (a metric
-// family may appear only once), the other formats one after the other. The
-// --html and --textfile files are written for each.
-func renderAll(cmd *cobra.Command, w io.Writer, format string, rs []*result.Result) error {
-	if format == "prom" && len(rs) > 1 {
-		if err := report.Prom(w, rs...); err != nil {
-			return err
-		}
-		for _, r := range rs {
-			if err := reportFilesFrom(cmd.Context()).write(r); err != nil {
-				return err
+// registerFormat registers -o/--output, as every command has, and
+// -f/--format, the spelling report and compare had first: two names of one
+// report format.
+func registerFormat(fs *pflag.FlagSet, format *string, formats string) {
+	fs.StringVarP(format, "output", "o", *format, "report format: "+formats)
+	fs.StringVarP(format, "format", "f", *format, "the same as -o/--output")
+}
+
+// formatFlag returns the spelling of the format flag given on the command
+// line, for messages; giving both is a usage error.
+func formatFlag(cmd *cobra.Command) (string, error) {
+	o, f := cmd.Flags().Changed("output"), cmd.Flags().Changed("format")
+	switch {
+	case o && f:
+		return "", usagef("-o/--output and -f/--format are the same flag: give one")
+	case f:
+		return "--format", nil
+	}
+	return "--output", nil
+}
+
+// renderAll writes the results read from sources. One result is rendered
+// as every command renders its own (emit). Several make one document:
+// text one report after the other, json an array, html one page with a
+// section per result, prom one exposition (a metric family may appear only
+// once); --html gets that page, --textfile each result's metrics.
+func renderAll(cmd *cobra.Command, w io.Writer, format string, rs []*result.Result, sources []string) error {
+	ctx := cmd.Context()
+	if len(rs) == 1 {
+		return emit(ctx, w, format, rs[0])
+	}
+	var err error
+	switch format {
+	case "prom":
+		err = report.Prom(w, rs...)
+	case "json":
+		err = report.JSONAll(w, rs)
+	case "html":
+		err = report.HTMLAll(w, rs, sources)
+	default:
+		for i, r := range rs {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			if err = report.Text(w, r); err != nil {
+				break
 			}
 		}
+	}
+	if err != nil {
+		return err
+	}
+	files := reportFilesFrom(ctx)
+	if files == nil {
 		return nil
 	}
-	for i, r := range rs {
-		if i > 0 && format == "text" {
-			fmt.Fprintln(w)
-		}
-		if err := emit(cmd.Context(), w, format, r); err != nil {
+	if files.html != "" {
+		if err := report.WriteFileAtomic(files.html, func(w io.Writer) error { return report.HTMLAll(w, rs, sources) }); err != nil {
 			return err
+		}
+	}
+	if files.textfile != "" {
+		for _, r := range rs {
+			if _, err := report.WriteTextfile(files.textfile, r); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

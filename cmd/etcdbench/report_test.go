@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,6 +72,36 @@ func TestReportFormats(t *testing.T) {
 				t.Errorf("want two reports:\n%s", out)
 			}
 		}},
+		{"-o is -f", []string{"report", fixtureWAL, "-o", "prom"}, func(t *testing.T, out string) {
+			checkPromtool(t, []byte(out))
+			if !strings.Contains(out, `command="disk wal"`) {
+				t.Errorf("-o prom:\n%s", out)
+			}
+		}},
+		{"json of several results is one array", []string{"report", fixtureWAL, fixtureEtcd, fixtureDiskAl, "--output", "json"}, func(t *testing.T, out string) {
+			var docs []json.RawMessage
+			if err := json.Unmarshal([]byte(out), &docs); err != nil || len(docs) != 3 {
+				t.Fatalf("not one JSON array of three results (%v):\n%.300s", err, out)
+			}
+			for i, want := range []string{"etcdbench disk wal", "etcdbench etcd put", "etcdbench disk all"} {
+				r, err := result.Read(bytes.NewReader(docs[i]))
+				if err != nil || r.Tool.Args[0] != want {
+					t.Errorf("element %d: %v, want a result of %s", i, err, want)
+				}
+			}
+		}},
+		{"html of several results", []string{"report", fixtureWAL, fixtureEtcd, "-f", "html"}, func(t *testing.T, out string) {
+			checkHTMLPage(t, out)
+			for i, src := range []string{fixtureWAL, fixtureEtcd} {
+				sec := fmt.Sprintf(`<section class="result" id="r%d">`, i+1)
+				if !strings.Contains(out, sec) || !strings.Contains(out, fmt.Sprintf(`id="r%d-verdicts"`, i+1)) || !strings.Contains(out, src) {
+					t.Errorf("no section with the verdicts of %s", src)
+				}
+			}
+			if strings.Count(out, "<svg") < 6 {
+				t.Error("the page lacks the results' charts")
+			}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -79,6 +111,43 @@ func TestReportFormats(t *testing.T) {
 			}
 			c.check(t, res.stdout)
 		})
+	}
+}
+
+// checkHTMLPage checks that s is one self-contained HTML page.
+func checkHTMLPage(t *testing.T, s string) {
+	t.Helper()
+	if !strings.HasPrefix(s, "<!DOCTYPE html>") || strings.Count(s, "</html>") != 1 {
+		t.Fatalf("not one HTML page:\n%.300s", s)
+	}
+	for _, bad := range []string{"<script", "<link", "@import", "url(http", "<img"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("the page loads something: it contains %q", bad)
+		}
+	}
+	if !strings.Contains(s, `default-src 'none'`) {
+		t.Error("the page has no Content-Security-Policy")
+	}
+}
+
+// --html with several results writes their page, through a temporary file.
+func TestReportSeveralToHTMLFile(t *testing.T) {
+	dir := t.TempDir()
+	html := filepath.Join(dir, "all.html")
+	res := run(t, runOpts{}, "report", fixtureWAL, fixtureEtcd, "--html", html)
+	if res.code != exitOK || strings.Count(res.stdout, "Result: PASS") != 2 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHTMLPage(t, string(b))
+	if !bytes.Contains(b, []byte(`id="r2-verdicts"`)) {
+		t.Error("--html holds one result, want both")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the directory holds %d files, want the page alone (no temporary file left)", len(ents))
 	}
 }
 
@@ -147,7 +216,8 @@ func TestReportUsageErrors(t *testing.T) {
 		{"missing file", []string{"report", filepath.Join(dir, "nope.json")}, "no such file"},
 		{"not a result", []string{"report", notResult}, "is not an etcdbench result"},
 		{"bad format", []string{"report", fixtureWAL, "--format", "pdf"}, `--format "pdf": want text, json, html, prom`},
-		{"html of two results", []string{"report", fixtureWAL, fixtureEtcd, "--format", "html"}, "use 'etcdbench compare'"},
+		{"bad -o", []string{"report", fixtureWAL, "-o", "pdf"}, `--output "pdf": want text, json, html, prom`},
+		{"-o and -f", []string{"report", fixtureWAL, "-o", "json", "-f", "text"}, "the same flag: give one"},
 		{"textfile not a directory", []string{"report", fixtureWAL, "--textfile", filepath.Join(dir, "nope")}, "--textfile"},
 		{"html in a missing directory", []string{"report", fixtureWAL, "--html", filepath.Join(dir, "nope", "r.html")}, "does not exist"},
 		{"disk wal bad output", []string{"disk", "wal", "--dir", dir, "-o", "xml"}, "want text, json, html, prom"},

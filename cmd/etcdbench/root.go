@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"io"
 	"strings"
 
@@ -72,13 +73,49 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// commandLine reconstructs the command line for the result record.
+// commandLine reconstructs the command line for the result record: the
+// command path, then every flag given as --name=value, in a form that
+// parses back to the same value (report.CommandLine quotes it for a shell).
 func commandLine(cmd *cobra.Command) []string {
 	args := []string{cmd.CommandPath()}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		args = append(args, "--"+f.Name+"="+f.Value.String())
+		args = append(args, flagArgs(f)...)
 	})
 	return args
+}
+
+// flagArgs are the arguments that give f its value. A slice flag's
+// String() is pflag's display form ([a,b]), which does not parse back:
+// a stringArray is one --name=v per element (each taken whole), a
+// stringSlice one --name= with the elements as the CSV line pflag reads
+// (quoted where one holds a comma or a quote), other slices their
+// elements joined by commas.
+func flagArgs(f *pflag.Flag) []string {
+	sv, ok := f.Value.(pflag.SliceValue)
+	if !ok {
+		return []string{"--" + f.Name + "=" + f.Value.String()}
+	}
+	elems := sv.GetSlice()
+	switch f.Value.Type() {
+	case "stringArray":
+		out := make([]string, 0, len(elems))
+		for _, e := range elems {
+			out = append(out, "--"+f.Name+"="+e)
+		}
+		return out
+	case "stringSlice":
+		return []string{"--" + f.Name + "=" + csvLine(elems)}
+	}
+	return []string{"--" + f.Name + "=" + strings.Join(elems, ",")}
+}
+
+// csvLine writes elems as one CSV record, as pflag's stringSlice reads it.
+func csvLine(elems []string) string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	_ = w.Write(elems) // a strings.Builder does not fail
+	w.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func newDiskCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/etcdload"
-	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/scratch"
 	"etcdbench/internal/tune"
@@ -60,7 +59,7 @@ func (f *tuneFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test: each run's embedded etcd gets a fresh scratch directory inside it (or vary it: --vary dir=A,B)")
 	fs.StringArrayVar(&f.vary, "vary", nil, "a setting and its values, NAME=v1,v2,...; repeat for more settings, every combination runs. NAME: "+strings.Join(names, ", "))
 	fs.IntVar(&f.rounds, "rounds", 3, "runs of each combination, alternating the order (3 or more to tell differences from noise)")
-	fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	fs.StringVarP(&f.output, "output", "o", "text", "report format: text (the comparison table), json or html (the runs and the summary as one result); prom is refused, see --save-dir")
 	fs.StringVar(&f.saveDir, "save-dir", "", "also save every run's result as JSON in this existing directory (for etcdbench report/compare)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress lines on stderr")
 	fs.StringVar(&f.workload, "workload", "put", "the load of every run: put, range, txn or mixed (as etcdbench etcd <workload>)")
@@ -92,8 +91,14 @@ type tuneSpec struct {
 // anything runs.
 func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 	s := tuneSpec{output: f.output, saveDir: f.saveDir, args: redactArgs(commandLine(cmd))}
-	if f.output != "text" && f.output != "json" {
-		return s, usagef("--output %q: want text or json", f.output)
+	if err := checkFormat("--output", f.output); err != nil {
+		return s, err
+	}
+	// Every run of a tune is a workload of the same name: one exposition
+	// cannot hold them (it would repeat series), and one file per run is
+	// what --save-dir and report are for.
+	if files := reportFilesFrom(cmd.Context()); f.output == "prom" || (files != nil && files.textfile != "") {
+		return s, usagef("tune has no Prometheus output (its runs would repeat one series): save the runs with --save-dir DIR, then 'etcdbench report DIR/tune-*.json --textfile D' or 'etcdbench compare DIR/tune-*.json'")
 	}
 	op := etcdload.Op(f.workload)
 	if !containsOp(tuneWorkloads, op) {
@@ -247,13 +252,13 @@ func runTune(ctx context.Context, s tuneSpec, stdout io.Writer) error {
 		res.Finish(time.Now().UTC())
 	}
 	var rerr error
-	if s.output == "json" {
-		rerr = report.JSON(stdout, res)
-	} else {
+	if s.output == "text" {
 		rerr = tune.WriteText(stdout, sum)
 		if rerr == nil {
 			rerr = tuneTrailer(stdout, s, res, len(sum.Runs), total)
 		}
+	} else {
+		rerr = render(stdout, s.output, res)
 	}
 	if rerr == nil {
 		rerr = reportFilesFrom(ctx).write(res) // the root's --html and --textfile

@@ -42,14 +42,18 @@ type Job struct {
 	Error    int    `json:"error"`
 	ElapsedS int64  `json:"elapsed"` // wall-clock seconds
 	// Options are the options given for this job (only those set
-	// explicitly); numjobs copies carry the same ones.
-	Options   map[string]string `json:"job options"`
-	RuntimeMs int64             `json:"job_runtime"`
-	UsrCPU    float64           `json:"usr_cpu"` // percent of the job's runtime
-	SysCPU    float64           `json:"sys_cpu"`
-	Write     IO                `json:"write"`
-	Read      IO                `json:"read"`
-	Sync      *Sync             `json:"sync"` // nil from fio < 3.5, which has no sync latencies
+	// explicitly); numjobs copies carry the same ones. With group_reporting
+	// the one entry of a group carries its last job's.
+	Options map[string]string `json:"job options"`
+	// Hostname is the machine the job ran on, given only when fio ran as
+	// a client of a fio server (--client).
+	Hostname  string  `json:"hostname"`
+	RuntimeMs int64   `json:"job_runtime"`
+	UsrCPU    float64 `json:"usr_cpu"` // percent of the job's runtime
+	SysCPU    float64 `json:"sys_cpu"`
+	Write     IO      `json:"write"`
+	Read      IO      `json:"read"`
+	Sync      *Sync   `json:"sync"` // nil from fio < 3.5, which has no sync latencies
 }
 
 // IO is fio's per-direction statistics.

@@ -18,6 +18,9 @@ type JudgeOptions struct {
 	Confidence float64  // e.g. 0.95
 	Source     string   // where the output came from (a file name), for the record
 	Args       []string // the etcdbench command line, for the record
+	// WALSize is the WAL batch size fio's bs is compared with; zero:
+	// DefaultWALSize.
+	WALSize WALSize
 }
 
 // Judge turns fio's output into a result with one workload per reporting
@@ -30,6 +33,9 @@ func Judge(o *Output, opt JudgeOptions) (*result.Result, error) {
 	groups, err := Groups(o)
 	if err != nil {
 		return nil, err
+	}
+	if opt.WALSize.Bytes <= 0 {
+		opt.WALSize = DefaultWALSize
 	}
 	r := &result.Result{
 		Schema: result.SchemaID,
@@ -60,7 +66,15 @@ func environment(o *Output, groups []Group) sysinfo.Facts {
 	if f.Dir == "" {
 		f.Dir = groups[0].Options["filename"]
 	}
-	f.Notes = append(f.Notes, fmt.Sprintf("judged from fio's JSON output (%s); fio does not record the machine, filesystem or device, so the checks that need them (memory filesystem, spinning disk) were not made", o.Version))
+	// fio's JSON names the host only when fio ran as a client of a fio
+	// server (--client); every job then carries it.
+	for _, j := range o.Jobs {
+		if j.Hostname != "" {
+			f.Hostname = j.Hostname
+			break
+		}
+	}
+	f.Notes = append(f.Notes, fmt.Sprintf("judged from fio's JSON output (%s); fio does not record the kernel, CPUs, memory, filesystem or device, so they are not recorded here and the checks that need them (memory filesystem, spinning disk) were not made", o.Version))
 	if len(o.DiskUtil) > 0 {
 		var names []string
 		for _, d := range o.DiskUtil {
@@ -88,13 +102,18 @@ func judgeGroup(g *Group, several bool, opt JudgeOptions) (result.Workload, erro
 		}
 	}
 	secs := g.Elapsed.Seconds()
+	writers := fmt.Sprintf("%d writer(s)", g.Writers)
+	if len(g.Folded) > 0 {
+		writers = fmt.Sprintf("%d writer(s), inferred", g.Writers)
+	}
 	wl := result.Workload{
 		Name:        name,
-		Description: fmt.Sprintf("fio job %s: %d writer(s), judged as etcd's WAL", strings.Join(g.Names, ", "), g.Writers),
+		Description: fmt.Sprintf("fio job %s: %s, judged as etcd's WAL", strings.Join(g.Names, ", "), writers),
 		Parameters: map[string]any{
 			"fio_command": Command(g.Names[0], g.Options), "group": g.ID, "jobs": strings.Join(g.Names, ","),
-			"writers": g.Writers, "entries": g.Entries, "threshold_ns": threshold.Nanoseconds(),
+			"writers": g.Writers, "writers_inferred": len(g.Folded) > 0, "entries": g.Entries, "threshold_ns": threshold.Nanoseconds(),
 			"quantile": 0.99, "confidence": opt.Confidence, "source": opt.Source, "exact_histogram": g.Exact,
+			"wal_batch_bytes": opt.WALSize.Bytes,
 		},
 		Ops: g.Syncs, Bytes: g.WriteBytes, DurationNs: g.Elapsed.Nanoseconds(),
 		Series: []stats.SecondSample{},
@@ -102,11 +121,14 @@ func judgeGroup(g *Group, several bool, opt JudgeOptions) (result.Workload, erro
 	if secs > 0 {
 		wl.BytesPerSec = float64(g.WriteBytes) / secs
 	}
+	if bs, _ := BlockSize(g.Options); bs > 0 {
+		wl.Parameters["block_size"] = bs
+	}
 	wl.OpsPerSec = g.SyncIOPS
-	perWriter := g.SyncIOPS / float64(max(g.Writers, 1))
+	perWriter := g.SyncIOPSPerWriter()
 	if g.Writers > 1 {
 		wl.Figures = append(wl.Figures,
-			result.Figure{Name: "sync_iops_per_writer", Value: perWriter, Unit: "ops/s", Description: "synced writes per second of one writer: what the IOPS verdict judges, since etcd has one WAL writer"})
+			result.Figure{Name: "sync_iops_per_writer", Value: perWriter, Unit: "ops/s", Description: "synced writes per second of one writer (all syncs over the writers' run times added up): what the IOPS verdict judges, since etcd has one WAL writer"})
 	}
 
 	h := g.Hist
@@ -167,10 +189,14 @@ func judgeGroup(g *Group, several bool, opt JudgeOptions) (result.Workload, erro
 	if g.Entries > 1 {
 		wl.Notes = append(wl.Notes, fmt.Sprintf("merged %d job entries of group %d: latencies from all of them, IOPS of all their syncs over the longest one's time", g.Entries, g.ID))
 	}
+	for _, f := range g.Folded {
+		wl.Notes = append(wl.Notes, fmt.Sprintf("entry %q holds %d jobs folded by group_reporting, inferred from its job_runtime (%v, the jobs' run times added up) over the longest job's run time (%v): fio's JSON does not record the count, and a job that ran for a small part of that time counts for that part; its options are those of the group's last job, under the first job's name",
+			f.Name, f.Jobs, f.Runtime, f.Wall.Round(time.Millisecond)))
+	}
 	if n < 1000 {
 		wl.Notes = append(wl.Notes, fmt.Sprintf("only %d syncs: too few to pin down a p99 (the etcd recipe, --size=22m --bs=2300, makes about 10000)", n))
 	}
-	for _, u := range Unlike(g) {
+	for _, u := range Unlike(g, opt.WALSize) {
 		wl.Notes = append(wl.Notes, "unlike etcd's WAL: "+u)
 	}
 	return wl, nil

@@ -12,6 +12,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -48,6 +49,21 @@ bs=2300
 // syncsPerJob is how many fdatasyncs one job of size 1m, bs 2300 makes.
 const syncsPerJob = (1<<20 + 2299) / 2300
 
+// twoJobs is the recipe as two differently named jobs of one group, which
+// group_reporting folds into one entry named after the first.
+const twoJobs = `[global]
+directory=DIR
+rw=write
+ioengine=sync
+fdatasync=1
+size=1m
+bs=2300
+
+[a]
+
+[b]
+`
+
 func judge(t *testing.T, b []byte) *result.Result {
 	t.Helper()
 	o, err := Parse(b)
@@ -66,7 +82,9 @@ func notes(wl *result.Workload) string { return strings.Join(wl.Notes, "\n") }
 func TestJudgeRealFioShapes(t *testing.T) {
 	cases := []struct {
 		name, format, job string
+		first             string // the first job's name ("": mytest)
 		groups, writers   int
+		folded            bool  // group_reporting folded several jobs into one entry
 		syncs             int64 // per group
 		exact             bool
 		unlike, notUnlike []string
@@ -76,7 +94,16 @@ func TestJudgeRealFioShapes(t *testing.T) {
 		{name: "recipe json+", format: "json+", job: recipe, groups: 1, writers: 1, syncs: syncsPerJob, exact: true},
 		{name: "numjobs=2 without group_reporting", format: "json+", job: recipe + "numjobs=2\n", groups: 1, writers: 2, syncs: 2 * syncsPerJob, exact: true,
 			unlike: []string{"2 writers at once"}},
-		{name: "numjobs=2 with group_reporting", format: "json", job: "[global]\ngroup_reporting\n" + recipe + "numjobs=2\n", groups: 1, writers: 2, syncs: 2 * syncsPerJob,
+		{name: "numjobs=2 with group_reporting", format: "json", job: "[global]\ngroup_reporting\n" + recipe + "numjobs=2\n", groups: 1, writers: 2, folded: true, syncs: 2 * syncsPerJob,
+			unlike: []string{"2 writers at once"}},
+		// The same two writers as differently named jobs: fio folds them
+		// into one entry "a", and neither the entries nor numjobs say
+		// there were two.
+		{name: "jobs a and b with group_reporting", format: "json", job: strings.Replace(twoJobs, "[global]\n", "[global]\ngroup_reporting\n", 1), first: "a", groups: 1, writers: 2, folded: true, syncs: 2 * syncsPerJob,
+			unlike: []string{"2 writers at once"}},
+		{name: "jobs a and b with group_reporting json+", format: "json+", job: strings.Replace(twoJobs, "[global]\n", "[global]\ngroup_reporting\n", 1), first: "a", groups: 1, writers: 2, folded: true, syncs: 2 * syncsPerJob, exact: true,
+			unlike: []string{"2 writers at once"}},
+		{name: "jobs a and b without group_reporting", format: "json", job: twoJobs, first: "a", groups: 1, writers: 2, syncs: 2 * syncsPerJob,
 			unlike: []string{"2 writers at once"}},
 		{name: "direct=1 libaio 4k", format: "json", job: strings.ReplaceAll(recipe, "ioengine=sync", "ioengine=libaio\ndirect=1\niodepth=4") + "bs=4k\n", groups: 1, writers: 1, syncs: 256,
 			unlike: []string{"direct=1", "ioengine=libaio", "iodepth=4"}},
@@ -100,8 +127,8 @@ func TestJudgeRealFioShapes(t *testing.T) {
 				t.Fatalf("%d groups, want %d", len(gs), c.groups)
 			}
 			g := gs[0]
-			if g.Writers != c.writers || g.Exact != c.exact {
-				t.Errorf("writers %d exact %v, want %d %v", g.Writers, g.Exact, c.writers, c.exact)
+			if g.Writers != c.writers || g.Exact != c.exact || (len(g.Folded) > 0) != c.folded {
+				t.Errorf("writers %d exact %v folded %+v, want %d %v %v", g.Writers, g.Exact, g.Folded, c.writers, c.exact, c.folded)
 			}
 			// Every job's syncs count, not only the first entry's.
 			slack := max(int64(c.writers), c.syncs/50) // async engines may drop a sync or two
@@ -151,6 +178,27 @@ func TestJudgeRealFioShapes(t *testing.T) {
 			if iops <= 0 || iops > wl.OpsPerSec*1.0001 || (c.writers == 1 && iops != wl.OpsPerSec) {
 				t.Errorf("IOPS verdict %v, workload %v/s over %d writers", iops, wl.OpsPerSec, c.writers)
 			}
+			if c.writers > 1 {
+				// One writer's rate: all syncs over the run times fio gives
+				// for the group's entries, added up - well below the sum
+				// of the writers' rates.
+				var ms int64
+				for _, j := range o.Jobs {
+					if j.GroupID == g.ID {
+						ms += j.RuntimeMs
+					}
+				}
+				want := min(wl.OpsPerSec, float64(wl.Ops)/(float64(ms)/1000))
+				if math.Abs(iops-want) > 1e-6*want || iops > wl.OpsPerSec/foldedAt {
+					t.Errorf("IOPS verdict %v, want %v: %d syncs over %d ms of writers, the group's rate being %v/s", iops, want, wl.Ops, ms, wl.OpsPerSec)
+				}
+				if f := wl.Figure("sync_iops_per_writer"); f == nil || f.Value != iops {
+					t.Errorf("figure sync_iops_per_writer %+v, verdict %v", f, iops)
+				}
+			}
+			if !strings.Contains(wl.Description, strconv.Itoa(c.writers)+" writer(s)") || wl.Parameters["writers"] != c.writers {
+				t.Errorf("description %q, parameters %v: want %d writers", wl.Description, wl.Parameters, c.writers)
+			}
 			var n string
 			for i := range r.Workloads {
 				n += notes(&r.Workloads[i]) + "\n"
@@ -165,8 +213,15 @@ func TestJudgeRealFioShapes(t *testing.T) {
 					t.Errorf("notes wrongly say %q:\n%s", u, n)
 				}
 			}
-			if !strings.Contains(n, "fio --name=mytest ") || !strings.Contains(n, "--bs=") {
+			first := c.first
+			if first == "" {
+				first = "mytest"
+			}
+			if !strings.Contains(n, "fio --name="+first+" ") || !strings.Contains(n, "--bs=") {
 				t.Errorf("notes lack fio's command line:\n%s", n)
+			}
+			if strings.Contains(n, "folded by group_reporting") != c.folded {
+				t.Errorf("notes say folded %v, want %v:\n%s", !c.folded, c.folded, n)
 			}
 			if c.groups == 2 && r.Workloads[1].Name == r.Workloads[0].Name {
 				t.Error("two groups under one name")
@@ -285,5 +340,69 @@ func TestDecisionIsSafeWithInexactCounts(t *testing.T) {
 	wl := r.Workloads[0]
 	if wl.Stop.Outcome != stats.Fail || wl.Verdicts[0].Status != verdict.Fail || !r.Failed() {
 		t.Fatalf("outcome %s, verdict %s", wl.Stop.Outcome, wl.Verdicts[0].Status)
+	}
+}
+
+// A bs given and fio's default are judged by one rule, against the WAL
+// batch size given or the recipe's.
+func TestUnlikeBlockSize(t *testing.T) {
+	observed := WALSize{Bytes: 370, Source: "--wal-bs"}
+	cases := []struct {
+		name string
+		opts map[string]string
+		wal  WALSize
+		want string // in the bs note; "": no bs note
+	}{
+		{"recipe", map[string]string{"bs": "2300"}, DefaultWALSize, ""},
+		{"no bs, recipe size", map[string]string{}, DefaultWALSize, ""},
+		{"bs=4k, recipe size", map[string]string{"bs": "4k"}, DefaultWALSize, ""},
+		{"no bs, small batches", map[string]string{}, observed, "no bs option, so fio's default of 4096 bytes: more than 4x away from the 370-byte WAL batches it is compared with (--wal-bs)"},
+		{"bs=4k, small batches", map[string]string{"bs": "4k"}, observed, "bs=4k: more than 4x away from the 370-byte WAL batches it is compared with (--wal-bs)"},
+		{"blocksize=4096, small batches", map[string]string{"blocksize": "4096"}, observed, "bs=4096: more than 4x away"},
+		{"bs=370, small batches", map[string]string{"bs": "370"}, observed, ""},
+		{"bs=64k", map[string]string{"bs": "64k"}, DefaultWALSize, "bs=64k: more than 4x away from the 2300-byte WAL batches it is compared with (the Kubernetes average"},
+		{"read,write sizes", map[string]string{"bs": "64k,2300"}, DefaultWALSize, ""},
+		{"bssplit", map[string]string{"bssplit": "4k/50:64k/50"}, observed, "bssplit/bsrange: mixed write sizes; etcd's WAL is judged with one size near its batches, here 370 bytes (--wal-bs)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got string
+			for _, u := range Unlike(&Group{AllOptions: []map[string]string{c.opts}}, c.wal) {
+				if strings.HasPrefix(u, "bs") || strings.HasPrefix(u, "no bs") {
+					got = u
+				}
+			}
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Errorf("bs note %q, want one containing %q", got, c.want)
+			}
+		})
+	}
+	// BlockSize reads what units.ParseSize reads, as disk wal --bs does.
+	for _, bs := range []string{"2300", "4k", "1m"} {
+		want, err := units.ParseSize(bs)
+		if got, from := BlockSize(map[string]string{"bs": bs}); err != nil || got != want || from != bs {
+			t.Errorf("BlockSize(bs=%s) = %d, %q; want %d", bs, got, from, want)
+		}
+	}
+}
+
+// Judging with an observed WAL batch size says so in the note, and the
+// size is recorded; the recipe's bs=2300 is then far from 370-byte batches.
+func TestJudgeWithObservedWALSize(t *testing.T) {
+	b := runFio(t, "json", recipe)
+	o, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Judge(o, JudgeOptions{Thresholds: verdict.Defaults(), Confidence: 0.95, WALSize: WALSize{Bytes: 370, Source: "--wal-bs 370"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := &r.Workloads[0]
+	if n := notes(wl); !strings.Contains(n, "unlike etcd's WAL: bs=2300: more than 4x away from the 370-byte WAL batches it is compared with (--wal-bs 370)") {
+		t.Errorf("notes lack the bs note against --wal-bs:\n%s", n)
+	}
+	if wl.Parameters["wal_batch_bytes"] != int64(370) || wl.Parameters["block_size"] != int64(2300) {
+		t.Errorf("parameters %v: want wal_batch_bytes 370, block_size 2300", wl.Parameters)
 	}
 }

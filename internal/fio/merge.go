@@ -26,10 +26,16 @@ const maxSyncs = 1e12
 // distribution (what the disk gave to all of them) and their rates add up.
 type Group struct {
 	ID      int
-	Names   []string          // the job names, once each
-	Entries int               // entries of fio's "jobs" array merged
-	Writers int               // processes or threads that wrote (numjobs summed)
-	Options map[string]string // the first syncing job's effective options
+	Names   []string // the job names, once each
+	Entries int      // entries of fio's "jobs" array merged
+	Writers int      // processes or threads that wrote (numjobs summed)
+	// Folded names the entries into which group_reporting folded several
+	// jobs; their writer count is inferred from run times (see Groups).
+	Folded []FoldedEntry
+	// WriterTime is the run times of all the group's writers added up
+	// (fio's job_runtime), zero when fio did not record it.
+	WriterTime time.Duration
+	Options    map[string]string // the first syncing job's effective options
 	// AllOptions are every syncing entry's effective options.
 	AllOptions []map[string]string
 	Syncs      int64         // fsync/fdatasync calls
@@ -43,6 +49,55 @@ type Group struct {
 	Hist  *hdr.Histogram
 	Exact bool
 	lats  []Lat
+}
+
+// FoldedEntry is an entry of fio's "jobs" that group_reporting made of
+// several jobs. fio's JSON does not say how many (only its normal output's
+// "jobs=N" does), and it labels the entry with the group's first job's name
+// but the group's last job's options (stat.c sets opt_lists[j] for every
+// member). Its job_runtime is the sum of the members' run times while its
+// write runtime is the longest one's, so their ratio is how many jobs
+// wrote at once on average: a job that ran for a small part of the time
+// counts for that part only.
+type FoldedEntry struct {
+	Name    string
+	Jobs    int           // inferred: the ratio, rounded
+	Runtime time.Duration // job_runtime, the members' run times added up
+	Wall    time.Duration // the longest member's run time
+}
+
+// foldedAt is the ratio of job_runtime to the wall-clock time from which an
+// entry is taken for several jobs folded by group_reporting: one job's
+// job_runtime is its own run time (a ratio of 1), two jobs give close to 2
+// unless one of them ran for a small part of the time.
+const foldedAt = 1.5
+
+// writersOf is how many jobs an entry stands for, from its run times.
+func writersOf(j *Job) (n int, folded bool) {
+	wall := ranFor(j)
+	if j.RuntimeMs <= 0 || wall <= 0 {
+		return 1, false
+	}
+	ratio := float64(j.RuntimeMs) * float64(time.Millisecond) / float64(wall)
+	if ratio < foldedAt {
+		return 1, false
+	}
+	return int(math.Round(ratio)), true
+}
+
+// SyncIOPSPerWriter is the synced IOPS of one writer, what the IOPS verdict
+// judges since etcd has one WAL writer: all syncs over the writers' run
+// times added up, so that a writer that finished early counts for the time
+// it ran. Without fio's job_runtime it is the group's rate over its
+// writers; it is never above the group's rate.
+func (g *Group) SyncIOPSPerWriter() float64 {
+	if g.Writers <= 1 {
+		return g.SyncIOPS
+	}
+	if g.WriterTime > 0 {
+		return min(g.SyncIOPS, float64(g.Syncs)/g.WriterTime.Seconds())
+	}
+	return g.SyncIOPS / float64(g.Writers)
 }
 
 // Effective returns a job's options with the global ones underneath.
@@ -59,8 +114,9 @@ func (o *Output) Effective(j *Job) map[string]string {
 
 // Groups merges the jobs of o by reporting group, in group order, keeping
 // only groups whose jobs made sync calls. Without group_reporting fio
-// prints each numjobs copy on its own; with it, one entry per group: both
-// merge to the same figures. It never reads only the first job.
+// prints each job (and each numjobs copy) on its own; with it, one entry
+// per group, named after its first job: both merge to the same figures and
+// writer count. It never reads only the first job.
 func Groups(o *Output) ([]Group, error) {
 	byID := map[int]*Group{}
 	var ids []int
@@ -96,7 +152,12 @@ func Groups(o *Output) ([]Group, error) {
 		}
 		g.Entries++
 		k := nameKey{j.GroupID, j.Name}
-		entries[k]++
+		n, folded := writersOf(j)
+		entries[k] += n
+		if folded {
+			g.Folded = append(g.Folded, FoldedEntry{Name: j.Name, Jobs: n, Runtime: time.Duration(j.RuntimeMs) * time.Millisecond, Wall: ranFor(j)})
+		}
+		g.WriterTime += time.Duration(j.RuntimeMs) * time.Millisecond
 		if n, err := strconv.Atoi(opts["numjobs"]); err == nil && n > 1 {
 			numjobs[k] = n
 		}
@@ -111,7 +172,9 @@ func Groups(o *Output) ([]Group, error) {
 		return nil, ErrNoSync
 	}
 	// Without group_reporting each numjobs copy is an entry of its own;
-	// with it (which the JSON does not record) one entry stands for all.
+	// with it (which the JSON does not record) one entry stands for all the
+	// group's jobs, whatever their names: numjobs, where the entry's options
+	// give it, and the entry's run times tell how many (writersOf).
 	for k, n := range entries {
 		byID[k.group].Writers += max(n, numjobs[k])
 	}

@@ -13,8 +13,22 @@ import (
 // average Kubernetes WAL entry batch the etcd fio recipe uses (bs=2300).
 const WALWriteSize = 2300
 
-// walSizeFactor is how far (either way) a block size may be from
-// WALWriteSize before it is called unlike etcd's writes.
+// DefaultWALSize is the WAL batch size a fio job's bs is compared with when
+// the user gives none.
+var DefaultWALSize = WALSize{Bytes: WALWriteSize, Source: "the Kubernetes average of etcd's fio recipe, bs=2300; give the size your etcd writes with --wal-bs"}
+
+// WALSize is the size of the WAL batches a fio job's bs is compared with,
+// and where that size came from (said in the note).
+type WALSize struct {
+	Bytes  int64
+	Source string
+}
+
+// fioDefaultBS is the block size fio writes when a job gives none.
+const fioDefaultBS = 4096
+
+// walSizeFactor is how far (either way) a block size may be from the WAL
+// batch size before it is called unlike etcd's writes.
 const walSizeFactor = 4
 
 // syncEngines are the ioengines that issue write() and fdatasync() one at a
@@ -22,29 +36,30 @@ const walSizeFactor = 4
 var syncEngines = map[string]bool{"": true, "sync": true, "psync": true, "vsync": true, "pvsync": true, "pvsync2": true}
 
 // unlikeRule is one way a fio job can differ from etcd's WAL: given the
-// effective options, it returns what differs and why it matters, or "".
-type unlikeRule func(opts map[string]string) string
+// effective options and the WAL batch size to compare bs with, it returns
+// what differs and why it matters, or "".
+type unlikeRule func(opts map[string]string, wal WALSize) string
 
 var unlikeRules = []unlikeRule{
-	func(o map[string]string) string {
+	func(o map[string]string, _ WALSize) string {
 		if isTrue(o["direct"]) || o["buffered"] == "0" {
 			return "direct=1: O_DIRECT bypasses the page cache, while etcd's WAL writes go through it (buffered write(), then fdatasync()); the flush then has less to do and the figures differ"
 		}
 		return ""
 	},
-	func(o map[string]string) string {
+	func(o map[string]string, _ WALSize) string {
 		if e := o["ioengine"]; !syncEngines[e] {
 			return fmt.Sprintf("ioengine=%s: asynchronous submission, while etcd's WAL calls write() and fdatasync() one after the other from one goroutine", e)
 		}
 		return ""
 	},
-	func(o map[string]string) string {
+	func(o map[string]string, _ WALSize) string {
 		if d, err := strconv.Atoi(o["iodepth"]); err == nil && d > 1 && !syncEngines[o["ioengine"]] {
 			return fmt.Sprintf("iodepth=%d: several writes in flight at once; etcd's WAL has one", d)
 		}
 		return ""
 	},
-	func(o map[string]string) string {
+	func(o map[string]string, _ WALSize) string {
 		rw := o["rw"]
 		if rw == "" {
 			rw = o["readwrite"]
@@ -54,7 +69,7 @@ var unlikeRules = []unlikeRule{
 		}
 		return ""
 	},
-	func(o map[string]string) string {
+	func(o map[string]string, _ WALSize) string {
 		if v, ok := o["fdatasync"]; ok {
 			if n, err := strconv.Atoi(v); err == nil && n > 1 {
 				return fmt.Sprintf("fdatasync=%d: one sync every %d writes; etcd syncs after every batch it writes (fdatasync=1)", n, n)
@@ -69,40 +84,31 @@ var unlikeRules = []unlikeRule{
 		}
 		return ""
 	},
-	func(o map[string]string) string {
+	func(o map[string]string, _ WALSize) string {
 		if s := o["sync"]; s != "" && s != "0" && s != "none" {
 			return fmt.Sprintf("sync=%s: every write is synchronous (O_SYNC/O_DSYNC), unlike etcd's write() followed by one fdatasync()", s)
 		}
 		return ""
 	},
-	func(o map[string]string) string {
-		bs := o["bs"]
-		if bs == "" {
-			bs = o["blocksize"]
+	func(o map[string]string, wal WALSize) string {
+		if o["bssplit"] != "" || o["bsrange"] != "" {
+			return fmt.Sprintf("bssplit/bsrange: mixed write sizes; etcd's WAL is judged with one size near its batches, here %d bytes (%s)", wal.Bytes, wal.Source)
 		}
-		if bs == "" {
-			if o["bssplit"] != "" || o["bsrange"] != "" {
-				return "bssplit/bsrange: mixed write sizes; the WAL is usually judged with one size near " + strconv.Itoa(WALWriteSize) + " bytes"
-			}
-			return fmt.Sprintf("no bs option: fio writes 4 KiB blocks; etcd's WAL batches are typically about %d bytes (the recipe's bs=%d)", WALWriteSize, WALWriteSize)
-		}
-		w := bs
-		if i := strings.IndexByte(bs, ','); i >= 0 { // read,write[,trim]
-			w = bs[i+1:]
-			if j := strings.IndexByte(w, ','); j >= 0 {
-				w = w[:j]
-			}
-		}
-		n, err := units.ParseSize(w)
-		if err != nil || n <= 0 {
+		// One rule for a bs given and fio's default: both are what fio wrote.
+		n, given := BlockSize(o)
+		if n <= 0 {
 			return ""
 		}
-		if n*walSizeFactor < WALWriteSize || n > WALWriteSize*walSizeFactor {
-			return fmt.Sprintf("bs=%s: far from the ~%d-byte writes of etcd's WAL; a fdatasync after a large write moves more data, after a tiny one less", bs, WALWriteSize)
+		if n*walSizeFactor >= wal.Bytes && n <= wal.Bytes*walSizeFactor {
+			return ""
 		}
-		return ""
+		what := fmt.Sprintf("bs=%s", given)
+		if given == "" {
+			what = fmt.Sprintf("no bs option, so fio's default of %d bytes", n)
+		}
+		return fmt.Sprintf("%s: more than %dx away from the %d-byte WAL batches it is compared with (%s); a fdatasync after a large write moves more data, after a tiny one less", what, walSizeFactor, wal.Bytes, wal.Source)
 	},
-	func(o map[string]string) string {
+	func(o map[string]string, _ WALSize) string {
 		if f := o["filename"]; strings.HasPrefix(f, "/dev/") {
 			return "filename=" + f + ": writes a block device directly, without the filesystem (and its journal) etcd's WAL file lives on"
 		}
@@ -110,14 +116,43 @@ var unlikeRules = []unlikeRule{
 	},
 }
 
-// Unlike lists how a group's options make its result unlike etcd's WAL,
-// each with the reason, once each, in a stable order.
-func Unlike(g *Group) []string {
+// BlockSize is the size of the writes of a job with the effective options
+// opts, in bytes, and the bs option it comes from ("" for fio's default of
+// 4 KiB); 0 when the option does not parse (bssplit, a bs fio would refuse).
+func BlockSize(opts map[string]string) (int64, string) {
+	bs := opts["bs"]
+	if bs == "" {
+		bs = opts["blocksize"]
+	}
+	if bs == "" {
+		if opts["bssplit"] != "" || opts["bsrange"] != "" {
+			return 0, ""
+		}
+		return fioDefaultBS, ""
+	}
+	w := bs
+	if i := strings.IndexByte(bs, ','); i >= 0 { // read,write[,trim]
+		w = bs[i+1:]
+		if j := strings.IndexByte(w, ','); j >= 0 {
+			w = w[:j]
+		}
+	}
+	n, err := units.ParseSize(w)
+	if err != nil || n <= 0 {
+		return 0, bs
+	}
+	return n, bs
+}
+
+// Unlike lists how a group's options make its result unlike etcd's WAL
+// (with bs compared with wal), each with the reason, once each, in a
+// stable order.
+func Unlike(g *Group, wal WALSize) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, opts := range g.AllOptions {
 		for _, r := range unlikeRules {
-			if s := r(opts); s != "" && !seen[s] {
+			if s := r(opts, wal); s != "" && !seen[s] {
 				seen[s] = true
 				out = append(out, s)
 			}

@@ -27,8 +27,11 @@ const SimilarWithin = 0.05
 // first being the baseline the deltas are computed against.
 type Comparison struct {
 	Runs []ComparedRun `json:"runs"`
-	Rows []ComparedRow `json:"rows"`
-	r    []*result.Result
+	// Differences are the parameters that shape a workload and are not the
+	// same in every run: the figures then differ for that reason too.
+	Differences []ParamDifference `json:"parameter_differences"`
+	Rows        []ComparedRow     `json:"rows"`
+	r           []*result.Result
 }
 
 // ComparedRun names one of the compared results.
@@ -46,8 +49,9 @@ type ComparedRow struct {
 	Unit     string    `json:"unit"`
 	Values   []float64 `json:"values"`
 	// Deltas are each run's relative difference from the first (0.1 is
-	// 10 % more), NaN for the first or when the baseline is zero.
-	Deltas []float64 `json:"-"`
+	// 10 % more), NaN (null in JSON) for the first, for verdicts and when
+	// the baseline is zero.
+	Deltas DeltaList `json:"deltas"`
 	// Better says which direction is better: "lower", "higher" or "" when
 	// neither is (counts that are only context).
 	Better string `json:"better,omitempty"`
@@ -57,6 +61,21 @@ type ComparedRow struct {
 	Best   string `json:"best,omitempty"`
 	Reason string `json:"reason,omitempty"` // why the runs are called similar
 	ci     [][2]float64
+}
+
+// DeltaList is a row's relative differences; JSON has no NaN, so a delta
+// that does not exist is written as null.
+type DeltaList []float64
+
+// MarshalJSON writes the deltas, null for NaN.
+func (d DeltaList) MarshalJSON() ([]byte, error) {
+	out := make([]*float64, len(d))
+	for i := range d {
+		if !math.IsNaN(d[i]) && !math.IsInf(d[i], 0) {
+			out[i] = &d[i]
+		}
+	}
+	return json.Marshal(out)
 }
 
 // NewComparison compares rs (sources name them, e.g. file names). They must
@@ -71,11 +90,12 @@ func NewComparison(rs []*result.Result, sources []string) (*Comparison, error) {
 			return nil, fmt.Errorf("%w: %s has %s, %s has %s; compare runs of the same command", ErrMixedWorkloads, sources[0], want, sources[i+1], got)
 		}
 	}
-	c := &Comparison{r: rs}
+	c := &Comparison{r: rs, Differences: []ParamDifference{}}
 	for i, r := range rs {
 		c.Runs = append(c.Runs, ComparedRun{Label: string(rune('A' + i%26)), Source: sources[i], Command: CommandLine(r.Tool.Args), Status: statusText(r)})
 	}
 	for w := range rs[0].Workloads {
+		c.addDifferences(w)
 		c.addWorkload(w)
 	}
 	for i := range c.Rows {
@@ -186,7 +206,7 @@ func (row *ComparedRow) decide(runs []ComparedRun) {
 	row.Deltas = make([]float64, len(row.Values))
 	for i, v := range row.Values {
 		row.Deltas[i] = math.NaN()
-		if i > 0 && base != 0 {
+		if i > 0 && base != 0 && row.Unit != "status" {
 			row.Deltas[i] = (v - base) / math.Abs(base)
 		}
 	}
@@ -251,6 +271,12 @@ func CompareText(w io.Writer, c *Comparison) error {
 	for _, r := range c.Runs {
 		ew.printf("%s: %s  (%s, %s)\n", r.Label, r.Source, r.Status, r.Command)
 	}
+	if lines := c.differenceLines(); len(lines) > 0 {
+		ew.printf("\nWARNING: %s:\n", differenceWarning)
+		for _, l := range lines {
+			ew.printf("  %s\n", l)
+		}
+	}
 	ew.printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	hdr := []string{"workload", "figure"}
@@ -268,9 +294,6 @@ func CompareText(w io.Writer, c *Comparison) error {
 			cells = append(cells, compareValue(v, row.Unit))
 		}
 		for _, d := range row.Deltas[1:] {
-			if row.Unit == "status" {
-				d = math.NaN()
-			}
 			cells = append(cells, fmtDelta(d))
 		}
 		better := row.Best
@@ -287,8 +310,8 @@ func CompareText(w io.Writer, c *Comparison) error {
 	return ew.err
 }
 
-// CompareJSON writes the comparison as JSON (runs and rows; deltas are
-// left out, being derived from the values).
+// CompareJSON writes the comparison as JSON: the runs, the parameter
+// differences and the rows with their values and deltas.
 func CompareJSON(w io.Writer, c *Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -309,6 +332,13 @@ func CompareHTML(w io.Writer, c *Comparison) error {
 	p.Subtitle = strings.Join(names, " · ")
 	var b strings.Builder
 	esc := template.HTMLEscapeString
+	if lines := c.differenceLines(); len(lines) > 0 {
+		fmt.Fprintf(&b, `<section id="differences"><p><span class="badge WARN">WARNING</span> %s:</p><ul class="notes">`, esc(differenceWarning))
+		for _, l := range lines {
+			b.WriteString(`<li>` + esc(l) + `</li>`)
+		}
+		b.WriteString(`</ul></section>`)
+	}
 	b.WriteString(`<section id="runs"><h2>Runs</h2><div class="scroll"><table><thead><tr><th>run</th><th>status</th><th>command</th></tr></thead><tbody>`)
 	for i, r := range c.Runs {
 		started := ""
@@ -336,9 +366,6 @@ func CompareHTML(w io.Writer, c *Comparison) error {
 			fmt.Fprintf(&b, `<td class="%s">%s</td>`, cls, esc(compareValue(v, row.Unit)))
 		}
 		for _, d := range row.Deltas[1:] {
-			if row.Unit == "status" {
-				d = math.NaN()
-			}
 			fmt.Fprintf(&b, `<td class="num">%s</td>`, esc(fmtDelta(d)))
 		}
 		better := row.Best

@@ -2,7 +2,10 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -120,4 +123,104 @@ func TestFigureDirection(t *testing.T) {
 		}
 	}
 	_ = verdict.Pass
+}
+
+// Runs that differ in a parameter that shapes the load are compared with a
+// warning naming it, in every format; parameters that only name the run or
+// set its length are expected to differ and are not listed.
+func TestCompareWarnsOfParameterDifferences(t *testing.T) {
+	a, b := sample(t), slower(t, 3)
+	b.Workloads[0].Parameters = map[string]any{"block_size": 65536, "runtime_ns": 60e9, "endpoints": []string{"http://127.0.0.1:2379"}, "clients": 4}
+	a.Workloads[0].Parameters["runtime_ns"] = 20e9
+	c, err := NewComparison([]*result.Result{a, b}, []string{"2300.json", "64k.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ParamDifference{
+		{Workload: "wal", Parameter: "block_size", Values: []string{"2300", "65536"}},
+		{Workload: "wal", Parameter: "clients", Values: []string{"", "4"}},
+	}
+	if !reflect.DeepEqual(c.Differences, want) {
+		t.Fatalf("differences %+v, want %+v", c.Differences, want)
+	}
+
+	var text bytes.Buffer
+	if err := CompareText(&text, c); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare-params.txt", text.Bytes())
+	// The warning comes before the table.
+	warn, table := strings.Index(text.String(), "WARNING: the runs differ"), strings.Index(text.String(), "workload  figure")
+	if warn < 0 || table < warn || !strings.Contains(text.String(), "wal block_size: A 2300, B 65536") || !strings.Contains(text.String(), "wal clients: A (none), B 4") {
+		t.Errorf("text lacks the warning above the table:\n%s", text.String())
+	}
+
+	var page bytes.Buffer
+	if err := CompareHTML(&page, c); err != nil {
+		t.Fatal(err)
+	}
+	h := page.String()
+	if w, runs := strings.Index(h, `<section id="differences">`), strings.Index(h, `<section id="runs">`); w < 0 || runs < w || !strings.Contains(h, "wal block_size: A 2300, B 65536") {
+		t.Error("the HTML page lacks the warning above the runs")
+	}
+
+	var js bytes.Buffer
+	if err := CompareJSON(&js, c); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Differences []ParamDifference `json:"parameter_differences"`
+		Rows        []struct {
+			Figure string     `json:"figure"`
+			Unit   string     `json:"unit"`
+			Values []float64  `json:"values"`
+			Deltas []*float64 `json:"deltas"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatalf("comparison JSON: %v\n%s", err, js.String())
+	}
+	if !reflect.DeepEqual(doc.Differences, want) {
+		t.Errorf("JSON differences %+v", doc.Differences)
+	}
+	if len(doc.Rows) != len(c.Rows) {
+		t.Fatalf("%d rows in JSON, %d compared", len(doc.Rows), len(c.Rows))
+	}
+	for _, r := range doc.Rows {
+		if len(r.Deltas) != 2 || r.Deltas[0] != nil {
+			t.Errorf("%s: deltas %v, want null then B's", r.Figure, r.Deltas)
+			continue
+		}
+		switch {
+		case r.Unit == "status" && r.Deltas[1] != nil:
+			t.Errorf("%s: a verdict has no delta, got %v", r.Figure, *r.Deltas[1])
+		case r.Unit != "status" && r.Values[0] != 0:
+			if d := r.Deltas[1]; d == nil || math.Abs(*d-(r.Values[1]-r.Values[0])/r.Values[0]) > 1e-9 {
+				t.Errorf("%s: delta %v for %v -> %v", r.Figure, d, r.Values[0], r.Values[1])
+			}
+		}
+	}
+}
+
+// Two real saved runs of disk wal, one time-based and one of a size, differ
+// only in how long they ran: no warning.
+func TestCompareRunLengthIsNoDifference(t *testing.T) {
+	a, b := readFixture(t, "disk-wal.json"), readFixture(t, "disk-wal-4m.json")
+	if reflect.DeepEqual(a.Workloads[0].Parameters, b.Workloads[0].Parameters) {
+		t.Fatal("the fixtures have the same parameters: nothing tested")
+	}
+	c, err := NewComparison([]*result.Result{a, b}, []string{"8s.json", "4m.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Differences) != 0 {
+		t.Errorf("differences %+v, want none (mode, runtime and size are expected to differ)", c.Differences)
+	}
+	var text bytes.Buffer
+	if err := CompareText(&text, c); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "WARNING") {
+		t.Errorf("warning without a difference:\n%s", text.String())
+	}
 }

@@ -224,7 +224,7 @@ func htmlEnvironment(r *result.Result) ([][2]string, []string) {
 	rows := [][2]string{
 		{"directory", orNotRecorded(env.Dir)},
 		{"filesystem", fsText},
-		{"device", deviceString(env.Device)},
+		{"device", deviceString(env)},
 		{"kernel", sys.kernel},
 		{"CPUs", sys.cpus},
 		{"memory", sys.memory},

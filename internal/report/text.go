@@ -162,7 +162,7 @@ func textEnvironment(ew *errWriter, r *result.Result) {
 	} else {
 		ew.printf("  filesystem  %s on %s at %s (%s)\n", orUnknown(fs.Type), orUnknown(fs.Source), orUnknown(fs.MountPoint), fs.MountOptions)
 	}
-	ew.printf("  device      %s\n", deviceString(env.Device))
+	ew.printf("  device      %s\n", deviceString(env))
 	sys := systemOf(env)
 	cpus, memory := "CPUs "+sys.cpus, "memory "+sys.memory
 	if env.CPUs > 0 {
@@ -178,8 +178,15 @@ func textEnvironment(ew *errWriter, r *result.Result) {
 	}
 }
 
-func deviceString(d *sysinfo.Device) string {
+// deviceString describes the block device behind the directory, "none"
+// for a filesystem without one (tmpfs, overlay), or "not recorded" when the
+// result has no filesystem facts at all (a judged fio run).
+func deviceString(env sysinfo.Facts) string {
+	d := env.Device
 	if d == nil {
+		if env.Filesystem.Type == "" && env.Filesystem.Source == "" {
+			return notRecorded // no filesystem either: nothing was looked at
+		}
 		return "none (no block device behind this filesystem)"
 	}
 	parts := []string{d.Name}
