@@ -217,7 +217,7 @@ func (r runner) fioRecipe(ctx context.Context) (m cmp.Measurement, raw json.RawM
 // etcd loads the etcd with puts while `etcdbench trace` watches its
 // fdatasyncs, and reads the traced WAL sync p99 and etcd's histogram p99.
 func (r runner) etcd(ctx context.Context, conns, clients int) (cmp.Measurement, json.RawMessage, error) {
-	detach, err := cmp.Attach(ctx, 2*time.Second, r.etcdbench, "trace", "--pid", strconv.Itoa(r.srv.PID()), "--duration", "1h", "-o", "json")
+	detach, _, err := cmp.Attach(ctx, 2*time.Second, r.etcdbench, "trace", "--pid", strconv.Itoa(r.srv.PID()), "--duration", "1h", "-o", "json")
 	if err != nil {
 		return cmp.Measurement{}, nil, err
 	}

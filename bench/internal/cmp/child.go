@@ -102,22 +102,22 @@ func OrUnknown(version string) string {
 }
 
 // Attach starts bin (a tracer: etcdbench trace, strace) in the background
-// and gives it settle to attach before it returns; detach interrupts it
-// with SIGINT and returns what it printed. Exiting as asked is no error:
-// etcdbench's 130 (or 1, a FAIL verdict in its report), or strace's
-// re-raised SIGINT after it detached.
-func Attach(ctx context.Context, settle time.Duration, bin string, args ...string) (func() ([]byte, error), error) {
+// and gives it settle to attach before it returns its pid; detach
+// interrupts it with SIGINT and returns what it printed. Exiting as asked
+// is no error: etcdbench's 130 (or 1, a FAIL verdict in its report), or
+// strace's re-raised SIGINT after it detached.
+func Attach(ctx context.Context, settle time.Duration, bin string, args ...string) (detach func() ([]byte, error), pid int, err error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		return nil, fmt.Errorf("%s exited before the load: %v%s", bin, err, Tail(errb.Bytes()))
+		return nil, 0, fmt.Errorf("%s exited before the load: %v%s", bin, err, Tail(errb.Bytes()))
 	case <-time.After(settle):
 	}
 	return func() ([]byte, error) {
@@ -141,5 +141,5 @@ func Attach(ctx context.Context, settle time.Duration, bin string, args ...strin
 			_ = cmd.Process.Kill()
 			return out.Bytes(), fmt.Errorf("%s did not stop within 30 s of SIGINT", bin)
 		}
-	}, nil
+	}, cmd.Process.Pid, nil
 }

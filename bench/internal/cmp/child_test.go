@@ -3,6 +3,8 @@ package cmp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -44,16 +46,19 @@ func TestTail(t *testing.T) {
 func TestAttach(t *testing.T) {
 	ctx := context.Background()
 	// A tracer that stops on SIGINT: detached without error.
-	detach, err := Attach(ctx, 100*time.Millisecond, "sh", "-c", "echo attached; exec sleep 30")
+	detach, pid, err := Attach(ctx, 100*time.Millisecond, "sh", "-c", "echo attached; exec sleep 30")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+		t.Errorf("pid %d of the tracer: %v", pid, err)
 	}
 	out, err := detach()
 	if err != nil || string(out) != "attached\n" {
 		t.Errorf("detach: %q, %v; want its output and no error", out, err)
 	}
 	// One that ends before the load: an error naming it.
-	if _, err := Attach(ctx, 2*time.Second, "sh", "-c", "echo no such pid >&2; exit 3"); err == nil || !strings.Contains(err.Error(), "no such pid") {
+	if _, _, err := Attach(ctx, 2*time.Second, "sh", "-c", "echo no such pid >&2; exit 3"); err == nil || !strings.Contains(err.Error(), "no such pid") {
 		t.Errorf("early exit: %v, want an error with its stderr", err)
 	}
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The tracer's own cost, measured directly rather than through etcd's
+// throughput (which moves by 20 % between rounds on a shared 2-vCPU VM):
+// the CPU time of the tracer's process, and the time the kernel spent
+// running its BPF programs (bpf_stats, /proc/sys/kernel/bpf_stats_enabled,
+// read per program from the "run_time_ns:" line of the tracer's
+// descriptors in /proc/PID/fdinfo). Their sum over the traced window, as a
+// share of the machine's CPU time in that window, is what the tracer took
+// from etcd and its clients.
+
+// bpfStatsPath switches the kernel's per-program run time accounting.
+const bpfStatsPath = "/proc/sys/kernel/bpf_stats_enabled"
+
+// enableBPFStats turns the accounting on and returns the function that
+// puts the old setting back.
+func enableBPFStats() (restore func(), err error) {
+	old, err := os.ReadFile(bpfStatsPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", bpfStatsPath, err)
+	}
+	if err := os.WriteFile(bpfStatsPath, []byte("1"), 0o644); err != nil {
+		return nil, fmt.Errorf("enabling BPF run time accounting (%s): %w", bpfStatsPath, err)
+	}
+	return func() { _ = os.WriteFile(bpfStatsPath, bytes.TrimSpace(old), 0o644) }, nil
+}
+
+// costSample is a tracer process's cost so far.
+type costSample struct {
+	at     time.Time
+	procNs int64 // user + system CPU of the process, all threads
+	bpfNs  int64 // run time of its BPF programs
+}
+
+// clockTick is USER_HZ, the unit of /proc/PID/stat's CPU times (100 on
+// every Linux architecture etcdbench runs on).
+const clockTick = 100
+
+// sampleCost reads the cost of process pid so far.
+func sampleCost(pid int) (costSample, error) {
+	s := costSample{at: time.Now()}
+	dir := filepath.Join("/proc", strconv.Itoa(pid))
+	b, err := os.ReadFile(filepath.Join(dir, "stat"))
+	if err != nil {
+		return s, err
+	}
+	if s.procNs, err = parseStatCPU(b); err != nil {
+		return s, err
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "fdinfo"))
+	if err != nil {
+		return s, err
+	}
+	for _, e := range ents {
+		info, err := os.ReadFile(filepath.Join(dir, "fdinfo", e.Name()))
+		if err != nil || !bytes.Contains(info, []byte("prog_type:")) {
+			continue // gone meanwhile, or not a program (a link names its program too)
+		}
+		s.bpfNs += fdinfoValue(info, "run_time_ns")
+	}
+	return s, nil
+}
+
+// parseStatCPU returns utime + stime of a /proc/PID/stat line in ns.
+func parseStatCPU(b []byte) (int64, error) {
+	// pid (comm) state ... : comm may hold spaces and ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unexpected /proc stat line %q", b)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// After the comm: state is field 3, utime 14 and stime 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc stat line %q", b)
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("unexpected CPU times in /proc stat line %q", b)
+	}
+	return (u + st) * int64(time.Second/clockTick), nil
+}
+
+// fdinfoValue returns the number on the line "key:" of an fdinfo file, 0
+// without one.
+func fdinfoValue(info []byte, key string) int64 {
+	for _, line := range strings.Split(string(info), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && k == key {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// share is the tracer's CPU (its process and its programs) between two
+// samples as a fraction of the machine's CPU time over that window.
+func share(a, b costSample, cpus int) (procShare, bpfShare float64) {
+	machine := float64(b.at.Sub(a.at).Nanoseconds()) * float64(cpus)
+	if machine <= 0 {
+		return 0, 0
+	}
+	return float64(b.procNs-a.procNs) / machine, float64(b.bpfNs-a.bpfNs) / machine
+}

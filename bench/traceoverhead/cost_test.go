@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestParseStatCPU(t *testing.T) {
+	// A comm with a space and a ')': fields count from the last ')'.
+	line := []byte("4242 (etc) d) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 12 0 1000 0 0")
+	got, err := parseStatCPU(line)
+	if want := int64(325 * 10 * time.Millisecond); err != nil || got != want {
+		t.Errorf("parseStatCPU = %d, %v; want %d (325 ticks)", got, err, want)
+	}
+	if _, err := parseStatCPU([]byte("no comm here")); err == nil {
+		t.Error("a line without a comm parsed")
+	}
+}
+
+func TestFdinfoValue(t *testing.T) {
+	info := []byte("pos:\t0\nprog_type:\t5\nprog_id:\t3634\nrun_time_ns:\t123456\nrun_cnt:\t9\n")
+	if got := fdinfoValue(info, "run_time_ns"); got != 123456 {
+		t.Errorf("run_time_ns = %d, want 123456", got)
+	}
+	if got := fdinfoValue(info, "recursion_misses"); got != 0 {
+		t.Errorf("a missing key read as %d", got)
+	}
+}
+
+func TestShare(t *testing.T) {
+	a := costSample{at: time.Unix(100, 0)}
+	b := costSample{at: time.Unix(102, 0), procNs: int64(40 * time.Millisecond), bpfNs: int64(80 * time.Millisecond)}
+	p, bp := share(a, b, 2) // 4 CPU-seconds of machine
+	if p != 0.01 || bp != 0.02 {
+		t.Errorf("share = %g, %g; want 0.01 and 0.02", p, bp)
+	}
+}
+
+// TestSampleCostSelf reads this process: CPU time moves, and a process
+// without BPF programs has none.
+func TestSampleCostSelf(t *testing.T) {
+	s, err := sampleCost(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.bpfNs != 0 || s.procNs < 0 {
+		t.Errorf("sample %+v: want some CPU and no BPF run time", s)
+	}
+}
