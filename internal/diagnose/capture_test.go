@@ -468,9 +468,6 @@ func TestCapture(t *testing.T) {
 			p.stop()
 			write(t, name+"-"+logger+"-nospace.log", log.Bytes())
 		})
-		if b.bin == "" {
-			continue // 3.4's slow-disk logs are captured below
-		}
 		t.Run(name+" "+logger+" log on a disk with 1.1 s fsyncs", func(t *testing.T) {
 			setBin(t)
 			m := fusedelay.Mount(t, memDir(t), 0)
@@ -493,18 +490,6 @@ func TestCapture(t *testing.T) {
 		p.stop()
 		write(t, "etcd34-zap.log", log.Bytes())
 	})
-	for _, logger := range []string{"zap", "capnslog"} {
-		t.Run("etcd34 "+logger+" log on a disk with 1.1 s fsyncs", func(t *testing.T) {
-			m := fusedelay.Mount(t, memDir(t), 0)
-			log := &lockedBuffer{}
-			p := startEtcdProc(t, filepath.Join(m.Dir, "data"), logger, log)
-			m.SetDelay(1100 * time.Millisecond)
-			t.Logf("%d puts", putLoad(t, p.Endpoint, 4, 5*time.Second))
-			m.SetDelay(0)
-			p.stop()
-			write(t, "etcd34-"+logger+"-slowdisk.log", log.Bytes())
-		})
-	}
 	for _, c := range []struct {
 		name  string
 		delay time.Duration

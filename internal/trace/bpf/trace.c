@@ -157,6 +157,15 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+// count_lost counts one event the ring buffer had no room for.
+static __always_inline void count_lost(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+	if (n)
+		(*n)++;
+}
+
 static __always_inline int on_enter(struct sys_enter_args *ctx, __u32 kind, __u64 count)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -188,10 +197,7 @@ static __always_inline int on_exit(struct sys_exit_args *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
-		if (n)
-			(*n)++;
+		count_lost();
 		bpf_map_delete_elem(&inflight, &tid);
 		return 0;
 	}
@@ -222,10 +228,7 @@ static __always_inline int on_write(struct sys_enter_args *ctx, __u32 kind)
 		return 0;
 	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
-		if (n)
-			(*n)++;
+		count_lost();
 		return 0;
 	}
 	e->end = bpf_ktime_get_ns();
@@ -325,10 +328,7 @@ int exit_openat(struct sys_exit_args *ctx)
 	__u32 fd = (__u32)ctx->ret;
 	struct open_event *o = bpf_ringbuf_reserve(&events, sizeof(*o), 0);
 	if (!o) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
-		if (n)
-			(*n)++;
+		count_lost();
 		return 0;
 	}
 	long n = bpf_probe_read_user_str(o->path, sizeof(o->path), (const void *)uptr);
