@@ -17,7 +17,7 @@ func TestParseFlags(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if o.Conns != 10 || o.Clients != 100 || o.Total != 20000 || !o.NoFio {
+	if o.Conns != 10 || o.Clients != 100 || o.Total != 60000 || !o.NoFio {
 		t.Errorf("defaults %+v", o)
 	}
 	for _, args := range [][]string{{"--clients", "1", "--conns", "2"}, {"--total", "0"}, {"--rounds", "2"}, {"--fio", "fio"}} {
