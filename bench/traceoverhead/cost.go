@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"etcdbench/internal/sysinfo"
 )
 
 // The tracer's own cost, measured directly rather than through etcd's
@@ -54,9 +56,11 @@ func sampleCost(pid int) (costSample, error) {
 	if err != nil {
 		return s, err
 	}
-	if s.procNs, err = parseStatCPU(b); err != nil {
+	st, err := sysinfo.ParseProcStat(b)
+	if err != nil {
 		return s, err
 	}
+	s.procNs = int64(st.UTimeTicks+st.STimeTicks) * int64(time.Second/clockTick)
 	ents, err := os.ReadDir(filepath.Join(dir, "fdinfo"))
 	if err != nil {
 		return s, err
@@ -69,26 +73,6 @@ func sampleCost(pid int) (costSample, error) {
 		s.bpfNs += fdinfoValue(info, "run_time_ns")
 	}
 	return s, nil
-}
-
-// parseStatCPU returns utime + stime of a /proc/PID/stat line in ns.
-func parseStatCPU(b []byte) (int64, error) {
-	// pid (comm) state ... : comm may hold spaces and ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("unexpected /proc stat line %q", b)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// After the comm: state is field 3, utime 14 and stime 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc stat line %q", b)
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unexpected CPU times in /proc stat line %q", b)
-	}
-	return (u + st) * int64(time.Second/clockTick), nil
 }
 
 // fdinfoValue returns the number on the line "key:" of an fdinfo file, 0

@@ -6,18 +6,6 @@ import (
 	"time"
 )
 
-func TestParseStatCPU(t *testing.T) {
-	// A comm with a space and a ')': fields count from the last ')'.
-	line := []byte("4242 (etc) d) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 12 0 1000 0 0")
-	got, err := parseStatCPU(line)
-	if want := int64(325 * 10 * time.Millisecond); err != nil || got != want {
-		t.Errorf("parseStatCPU = %d, %v; want %d (325 ticks)", got, err, want)
-	}
-	if _, err := parseStatCPU([]byte("no comm here")); err == nil {
-		t.Error("a line without a comm parsed")
-	}
-}
-
 func TestFdinfoValue(t *testing.T) {
 	info := []byte("pos:\t0\nprog_type:\t5\nprog_id:\t3634\nrun_time_ns:\t123456\nrun_cnt:\t9\n")
 	if got := fdinfoValue(info, "run_time_ns"); got != 123456 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"etcdbench/internal/scratch"
+	"etcdbench/internal/sysinfo"
 )
 
 // dirWithPrecious returns a new directory holding a file of random content
@@ -207,10 +208,11 @@ func selfMarker(t *testing.T) scratch.Marker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, err := scratch.ParseStatStartTime(b)
+	st, err := sysinfo.ParseProcStat(b)
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := st.StartTicks
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,11 @@ package scratch
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
+
+	"etcdbench/internal/sysinfo"
 )
 
 // procRoot is where process facts are read from.
@@ -34,7 +34,8 @@ func startTicks(pid int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return ParseStatStartTime(b)
+	st, err := sysinfo.ParseProcStat(b)
+	return st.StartTicks, err
 }
 
 // alive reports whether the process that wrote m still runs: same boot, the
@@ -46,24 +47,4 @@ func alive(m Marker) bool {
 	}
 	start, err := startTicks(m.PID)
 	return err == nil && start == m.StartTicks
-}
-
-// ParseStatStartTime returns field 22 (starttime, in clock ticks since boot)
-// of a /proc/PID/stat line. The command name (field 2) may contain spaces
-// and parentheses, so fields are counted after its last ')'.
-func ParseStatStartTime(b []byte) (uint64, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("scratch: malformed /proc stat line: no ')'")
-	}
-	fields := bytes.Fields(b[i+1:])
-	const idx = 22 - 3 // fields after ')' start at field 3
-	if len(fields) <= idx {
-		return 0, fmt.Errorf("scratch: malformed /proc stat line: %d fields after the command name", len(fields))
-	}
-	v, err := strconv.ParseUint(string(fields[idx]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("scratch: malformed start time %q: %w", fields[idx], err)
-	}
-	return v, nil
 }

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
+
+	"etcdbench/internal/sysinfo"
 )
 
 // Sentinel errors callers act on.
@@ -300,12 +301,8 @@ func exited(proc string) bool {
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH)
 	}
-	// pid (comm) state ...: comm may hold anything, ')' included.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	return b[i+2] == 'Z' || b[i+2] == 'X'
+	st, err := sysinfo.ParseProcStat(b)
+	return err == nil && (st.State == 'Z' || st.State == 'X')
 }
 
 // drain takes the events still in the ring buffer.
