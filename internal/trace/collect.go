@@ -113,32 +113,35 @@ type collector struct {
 	start   uint64 // CLOCK_MONOTONIC ns when tracing began
 	classes map[Class]*classStats
 	events  int64
-	// open is the file behind each traced descriptor: from /proc when the
-	// trace began, then from open events (relative paths joined to cwd).
-	open map[uint32]openFile
-	cwd  string
+	cwd     string // of the traced process, for the relative paths it opens
 	// used are the files traced: every WAL, db and snapshot file, and the
 	// other files that were written or synced.
 	used map[string]Class
+	// unused are the other files open but not yet written or synced, by
+	// descriptor: many are only read, and are not worth listing.
+	unused map[uint32]string
 }
 
 func newCollector(start uint64) *collector {
-	c := &collector{start: start, classes: map[Class]*classStats{}, open: map[uint32]openFile{}, used: map[string]Class{}}
+	c := &collector{start: start, classes: map[Class]*classStats{}, used: map[string]Class{}, unused: map[uint32]string{}}
 	for _, cl := range Classes {
 		c.classes[cl] = newClassStats()
 	}
 	return c
 }
 
-// opened records the file behind a traced descriptor.
+// opened records the file behind a traced descriptor, as /proc named it
+// when the trace began or an open event later.
 func (c *collector) opened(fd uint32, f openFile) {
 	if f.Path != "" && !filepath.IsAbs(f.Path) && c.cwd != "" {
 		f.Path = filepath.Join(c.cwd, f.Path)
 	}
-	c.open[fd] = f
-	if f.Class != ClassOther {
-		c.used[f.Path] = f.Class
+	delete(c.unused, fd) // the descriptor's earlier file was closed
+	if f.Class == ClassOther {
+		c.unused[fd] = f.Path
+		return
 	}
+	c.used[f.Path] = f.Class
 }
 
 // add counts one event. Events of unknown classes are ignored.
@@ -151,8 +154,11 @@ func (c *collector) add(e event) {
 		c.opened(e.FD, openFile{Path: e.Path, Class: e.Class})
 		return
 	}
-	if f, ok := c.open[e.FD]; ok && f.Class == e.Class {
-		c.used[f.Path] = f.Class
+	if e.Class == ClassOther {
+		if p, ok := c.unused[e.FD]; ok {
+			c.used[p] = ClassOther
+			delete(c.unused, e.FD)
+		}
 	}
 	c.events++
 	if e.Ret < 0 {

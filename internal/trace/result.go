@@ -15,6 +15,9 @@ import (
 	"etcdbench/internal/verdict"
 )
 
+// walSyncTitle names the trace's verdict on the WAL syncs.
+const walSyncTitle = "WAL fdatasync p99 of the traced etcd"
+
 // minSyncsForVerdict is the fewest WAL syncs whose p99 is judged: below
 // it the p99 is one of the slowest few calls.
 const minSyncsForVerdict = 100
@@ -211,7 +214,7 @@ func judgeWALSync(t verdict.Thresholds, h *hdr.Histogram, n int64) verdict.Verdi
 	}
 	v := verdict.JudgeQuantile(t.WALFsyncP99, t.WarnMargin, f,
 		"this etcd's WAL waits too long for the disk; move its data dir to faster storage (local SSD/NVMe) or stop other writers on that disk")
-	v.Title = "WAL fdatasync p99 of the traced etcd"
+	v.Title = walSyncTitle
 	v.Detail = strings.ReplaceAll(v.Detail, "(--runtime)", "(--duration)")
 	return v
 }
@@ -227,7 +230,7 @@ func tooFewSyncs(t verdict.Thresholds, h *hdr.Histogram, n int64, exited bool, e
 		why = "the traced process exited after " + elapsed.Round(time.Millisecond).String()
 	}
 	return verdict.Verdict{
-		Check: th.ID, Title: "WAL fdatasync p99 of the traced etcd", Status: verdict.Warn,
+		Check: th.ID, Title: walSyncTitle, Status: verdict.Warn,
 		Value: secondsOf(h.ValueAtPercentile(99)), Unit: th.Unit, Limit: th.Limit, Comparison: "<", Source: th.Source,
 		Confidence: &verdict.Confidence{Decided: false, Level: 0.95, Method: "none: too few syncs", Detail: fmt.Sprintf("%d WAL syncs traced", n)},
 		Detail:     fmt.Sprintf("not judged: %d WAL syncs traced, fewer than the %d a p99 needs; %s", n, minSyncsForVerdict, why),
