@@ -48,12 +48,34 @@ prom one Prometheus exposition. --html FILE writes that page as well, and
 			if err != nil {
 				return err
 			}
+			if err := oneTextfileEach(cmd, rs, args); err != nil {
+				return err
+			}
 			return renderAll(cmd, stdout, format, rs, args)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	registerFormat(cmd.Flags(), &format, "text, json, html or prom")
 	return cmd
+}
+
+// oneTextfileEach refuses --textfile for results that would be written to
+// the same file (the same command on the same directory): the later would
+// replace the earlier, and one exposition cannot hold both.
+func oneTextfileEach(cmd *cobra.Command, rs []*result.Result, sources []string) error {
+	files := reportFilesFrom(cmd.Context())
+	if files == nil || files.textfile == "" {
+		return nil
+	}
+	seen := map[string]string{}
+	for i, r := range rs {
+		name := report.PromFileName(r)
+		if first, ok := seen[name]; ok {
+			return usagef("--textfile: %s and %s would both be written to %s (the same command on the same directory): give one of them", first, sources[i], name)
+		}
+		seen[name] = sources[i]
+	}
+	return nil
 }
 
 // registerFormat registers -o/--output, as every command has, and

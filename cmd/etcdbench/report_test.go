@@ -219,6 +219,7 @@ func TestReportUsageErrors(t *testing.T) {
 		{"bad -o", []string{"report", fixtureWAL, "-o", "pdf"}, `--output "pdf": want text, json, html, prom`},
 		{"-o and -f", []string{"report", fixtureWAL, "-o", "json", "-f", "text"}, "the same flag: give one"},
 		{"textfile not a directory", []string{"report", fixtureWAL, "--textfile", filepath.Join(dir, "nope")}, "--textfile"},
+		{"two results to one textfile", []string{"report", fixtureWAL, fixtureWAL, "--textfile", dir}, "would both be written to etcdbench_disk_wal"},
 		{"html in a missing directory", []string{"report", fixtureWAL, "--html", filepath.Join(dir, "nope", "r.html")}, "does not exist"},
 		{"disk wal bad output", []string{"disk", "wal", "--dir", dir, "-o", "xml"}, "want text, json, html, prom"},
 	}

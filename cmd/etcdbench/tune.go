@@ -98,7 +98,7 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 	// cannot hold them (it would repeat series), and one file per run is
 	// what --save-dir and report are for.
 	if files := reportFilesFrom(cmd.Context()); f.output == "prom" || (files != nil && files.textfile != "") {
-		return s, usagef("tune has no Prometheus output (its runs would repeat one series): save the runs with --save-dir DIR, then 'etcdbench report DIR/tune-*.json --textfile D' or 'etcdbench compare DIR/tune-*.json'")
+		return s, usagef("tune has no Prometheus output (its runs would repeat one series): save the runs with --save-dir DIR and set them side by side with 'etcdbench compare DIR/tune-*.json'")
 	}
 	op := etcdload.Op(f.workload)
 	if !containsOp(tuneWorkloads, op) {
