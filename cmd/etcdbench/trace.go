@@ -52,7 +52,7 @@ and CAP_PERFMON).`,
 			}
 			d, err := units.ParseDuration(f.duration)
 			if err != nil || d <= 0 || d > maxTraceDuration {
-				return usagef("--duration %q: want a positive duration up to %v, such as 30s", f.duration, maxTraceDuration)
+				return usagef("--duration %q: want a positive duration up to %s, such as 30s", f.duration, strings.TrimSuffix(maxTraceDuration.String(), "0m0s"))
 			}
 			pid, err := tracePID(f.pid, cmd.Flags().Changed("pid"))
 			if err != nil {
