@@ -33,8 +33,15 @@ const (
 	OpMixed Op = "mixed"
 )
 
-// Ops lists the requests Run knows, in the order the CLI shows them.
-var Ops = []Op{OpPut, OpRange, OpTxn, OpWatch, OpMixed}
+// Ops lists the requests Run knows, in the order the CLI shows them: the
+// ops of Kinds.
+var Ops = func() []Op {
+	ops := make([]Op, len(kinds))
+	for i, k := range kinds {
+		ops[i] = k.Op
+	}
+	return ops
+}()
 
 // Targets of a load's connections.
 const (
@@ -133,11 +140,8 @@ func DefaultLoad(op Op) Load {
 		KeySize: 8, ValSize: 8, KeySpaceSize: 1, Consistency: Linearizable,
 		Target: TargetAll, TxnOps: 1, ReadRatio: 0.9, Streams: 10, WatchersPerStream: 10,
 	}
-	switch op {
-	case OpMixed:
-		l.KeySpaceSize = 1000
-	case OpWatch:
-		l.Total, l.Rate = 1000, 100
+	if k := KindOf(op); k.defaults != nil {
+		k.defaults(&l)
 	}
 	return l
 }
@@ -250,17 +254,8 @@ func (l Load) parameters() map[string]any {
 	if l.Client.TLS != nil {
 		p["tls"] = true
 	}
-	switch l.Op {
-	case OpRange:
-		p["consistency"] = l.Consistency
-	case OpMixed:
-		p["consistency"] = l.Consistency
-		p["read_ratio"] = l.ReadRatio
-	case OpTxn:
-		p["txn_ops"] = l.TxnOps
-	case OpWatch:
-		p["streams"] = l.Streams
-		p["watchers_per_stream"] = l.WatchersPerStream
+	if k := KindOf(l.Op); k.record != nil {
+		k.record(l, p)
 	}
 	return p
 }

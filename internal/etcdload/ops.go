@@ -11,15 +11,7 @@ import (
 
 // kindNames are the latency histograms of a load, the first one the
 // load's own (its throughput and per-second series).
-func kindNames(op Op) []string {
-	switch op {
-	case OpMixed:
-		return []string{"request", "range", "put"}
-	case OpWatch:
-		return []string{"event", "put"}
-	}
-	return []string{"request"}
-}
+func kindNames(op Op) []string { return KindOf(op).Histograms }
 
 // sender sends request n of a client, due at due, and says which kind of
 // request it was.

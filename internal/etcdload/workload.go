@@ -84,17 +84,7 @@ func buildWorkload(l Load, agg *aggregator, out *Outcome, interrupted bool) (res
 
 func description(l Load) string {
 	cons := map[string]string{Linearizable: "linearizable", Serializable: "serializable"}[l.Consistency]
-	what := "puts of one key each"
-	switch l.Op {
-	case OpRange:
-		what = "ranges of one key each (" + cons + ")"
-	case OpTxn:
-		what = fmt.Sprintf("transactions of %d puts each", l.TxnOps)
-	case OpMixed:
-		what = fmt.Sprintf("ranges (%.0f %%, %s) and puts of one key each", 100*l.ReadRatio, cons)
-	case OpWatch:
-		what = fmt.Sprintf("puts watched by %d streams x %d watchers of the prefix (latency: put due -> event received)", l.Streams, l.WatchersPerStream)
-	}
+	what := KindOf(l.Op).describe(l, cons)
 	loop := "closed loop"
 	if l.Rate > 0 {
 		loop = fmt.Sprintf("open loop at %g requests/s", l.Rate)

@@ -1,0 +1,161 @@
+package etcdload
+
+import "fmt"
+
+// Kind is one load etcdbench sends, as data: the commands, their flags and
+// help texts, the result's parameters and descriptions are all built from
+// Kinds, so a new load is one entry here and its sender.
+type Kind struct {
+	Op Op
+	// What says in a few words what the load sends, for help texts.
+	What string
+	// Params are the settings of this load alone, beyond CommonParams.
+	Params []Param
+	// Histograms are the latency histograms the load records, the first
+	// one its own (its throughput and per-second series).
+	Histograms []string
+	// defaults changes etcd's benchmark defaults where this load's differ.
+	defaults func(*Load)
+	// record adds this load's own settings to the result's parameters.
+	record func(Load, map[string]any)
+	// describe says what one run sends, for the result's description.
+	describe func(l Load, consistency string) string
+	// plan says what a run writes to a cluster after the amount n ("1000
+	// requests"), for the refusal without --yes and tune's heading.
+	plan func(l Load, n string) string
+}
+
+// Param is one load setting a command line sets: its flag name and help,
+// and the field of Load it sets.
+type Param struct {
+	Name, Usage string
+	// Field returns the setting's field in l: an *int, *int64, *float64,
+	// *string or *bool.
+	Field func(l *Load) any
+}
+
+// CommonParams are the settings every load takes.
+func CommonParams() []Param {
+	return []Param{
+		{"conns", "gRPC connections; connection i talks to endpoint i mod n (see --target)", func(l *Load) any { return &l.Conns }},
+		{"clients", "concurrent clients, spread over the connections", func(l *Load) any { return &l.Clients }},
+		{"target", "which members the connections talk to: all (spread over the endpoints) or leader (all to the current leader)", func(l *Load) any { return &l.Target }},
+		{"total", "requests to send (unless --duration is given)", func(l *Load) any { return &l.Total }},
+		{"rate", "requests per second over all clients: an open loop whose latencies count from each request's due time; 0: closed loop", func(l *Load) any { return &l.Rate }},
+		{"key-size", "key bytes after the /etcdbench/<run-id>/ prefix", func(l *Load) any { return &l.KeySize }},
+		{"val-size", "value bytes", func(l *Load) any { return &l.ValSize }},
+		{"key-space-size", "distinct keys", func(l *Load) any { return &l.KeySpaceSize }},
+		{"sequential-keys", "use keys in order instead of at random", func(l *Load) any { return &l.SequentialKeys }},
+	}
+}
+
+var (
+	consistencyParam = Param{"consistency", "ranges: l (linearizable) or s (serializable)", func(l *Load) any { return &l.Consistency }}
+	kinds            = []Kind{
+		{
+			Op: OpPut, What: "puts", Histograms: []string{"request"},
+			describe: func(Load, string) string { return "puts of one key each" },
+			plan: func(l Load, n string) string {
+				return fmt.Sprintf("%s of puts over %d keys of %d-byte values", n, l.KeySpaceSize, l.ValSize)
+			},
+		},
+		{
+			Op: OpRange, What: "ranges", Histograms: []string{"request"},
+			Params: []Param{consistencyParam},
+			record: func(l Load, p map[string]any) { p["consistency"] = l.Consistency },
+			describe: func(_ Load, cons string) string {
+				return "ranges of one key each (" + cons + ")"
+			},
+			plan: func(l Load, n string) string {
+				return fmt.Sprintf("%s of ranges over %d keys of %d-byte values that it writes first", n, l.KeySpaceSize, l.ValSize)
+			},
+		},
+		{
+			Op: OpTxn, What: "transactions of --txn-ops puts", Histograms: []string{"request"},
+			Params: []Param{{"txn-ops", "puts per transaction (of consecutive keys: at most --key-space-size)", func(l *Load) any { return &l.TxnOps }}},
+			record: func(l Load, p map[string]any) { p["txn_ops"] = l.TxnOps },
+			describe: func(l Load, _ string) string {
+				return fmt.Sprintf("transactions of %d puts each", l.TxnOps)
+			},
+			plan: func(l Load, n string) string {
+				return fmt.Sprintf("%s of transactions of %d puts each over %d keys of %d-byte values", n, l.TxnOps, l.KeySpaceSize, l.ValSize)
+			},
+		},
+		{
+			Op: OpWatch, What: "puts that --streams x --watchers-per-stream watchers of the run's keys receive as events (latency: from each put's due time to each event)",
+			Histograms: []string{"event", "put"},
+			Params: []Param{
+				{"streams", "gRPC watch streams, spread over the connections", func(l *Load) any { return &l.Streams }},
+				{"watchers-per-stream", "watchers on each stream, each watching every key of the run", func(l *Load) any { return &l.WatchersPerStream }},
+			},
+			defaults: func(l *Load) { l.Total, l.Rate = 1000, 100 },
+			record: func(l Load, p map[string]any) {
+				p["streams"] = l.Streams
+				p["watchers_per_stream"] = l.WatchersPerStream
+			},
+			describe: func(l Load, _ string) string {
+				return fmt.Sprintf("puts watched by %d streams x %d watchers of the prefix (latency: put due -> event received)", l.Streams, l.WatchersPerStream)
+			},
+			plan: func(l Load, n string) string {
+				return fmt.Sprintf("%s of puts over %d keys of %d-byte values, watched by %d watchers", n, l.KeySpaceSize, l.ValSize, l.Streams*l.WatchersPerStream)
+			},
+		},
+		{
+			Op: OpMixed, What: "ranges and puts (--read-ratio ranges)", Histograms: []string{"request", "range", "put"},
+			Params: []Param{
+				consistencyParam,
+				{"read-ratio", "share of ranges among the requests, 0 (puts only) to 1 (ranges only)", func(l *Load) any { return &l.ReadRatio }},
+			},
+			defaults: func(l *Load) { l.KeySpaceSize = 1000 },
+			record: func(l Load, p map[string]any) {
+				p["consistency"] = l.Consistency
+				p["read_ratio"] = l.ReadRatio
+			},
+			describe: func(l Load, cons string) string {
+				return fmt.Sprintf("ranges (%.0f %%, %s) and puts of one key each", 100*l.ReadRatio, cons)
+			},
+			plan: func(l Load, n string) string {
+				return fmt.Sprintf("%s, %.0f %% ranges and the rest puts, over %d keys of %d-byte values that it writes first", n, 100*l.ReadRatio, l.KeySpaceSize, l.ValSize)
+			},
+		},
+	}
+)
+
+// Kinds returns the loads, in the order the CLI shows them.
+func Kinds() []Kind { return kinds }
+
+// KindOf returns op's entry; an unknown op gets put's, as a sender
+// does.
+func KindOf(op Op) Kind {
+	for _, k := range kinds {
+		if k.Op == op {
+			return k
+		}
+	}
+	return kinds[0]
+}
+
+// Takes reports whether the load takes the setting called name.
+func (k Kind) Takes(name string) bool {
+	for _, p := range k.Params {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Plan says in words what the load writes, for the refusal to write to
+// a cluster without --yes and for tune's heading.
+func (l Load) Plan() string {
+	var n string
+	switch {
+	case l.Total > 0 && l.Duration > 0:
+		n = fmt.Sprintf("up to %d requests in up to %v", l.Total, l.Duration)
+	case l.Total > 0:
+		n = fmt.Sprintf("%d requests", l.Total)
+	default:
+		n = fmt.Sprintf("requests for %v", l.Duration)
+	}
+	return KindOf(l.Op).plan(l, n)
+}
