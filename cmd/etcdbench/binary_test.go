@@ -153,8 +153,8 @@ func (p *process) signal(t *testing.T, sig syscall.Signal) {
 	}
 }
 
-// run runs the binary with args to completion.
-func run(t *testing.T, o runOpts, args ...string) runResult {
+// runBin runs the binary with args to completion.
+func runBin(t *testing.T, o runOpts, args ...string) runResult {
 	t.Helper()
 	return start(t, o, args...).wait(t)
 }

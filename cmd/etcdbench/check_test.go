@@ -17,7 +17,7 @@ import (
 // checkResult runs a quick check with args and returns its result.
 func checkResult(t *testing.T, o runOpts, args ...string) (*result.Result, runResult) {
 	t.Helper()
-	res := run(t, o, append([]string{"--quick", "--no-progress", "-o", "json"}, args...)...)
+	res := runBin(t, o, append([]string{"--quick", "--no-progress", "-o", "json"}, args...)...)
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 	}
@@ -85,7 +85,7 @@ func TestCheckQuick(t *testing.T) {
 	if err := os.WriteFile(f, []byte(res.stdout), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	text := run(t, runOpts{}, "report", f)
+	text := runBin(t, runOpts{}, "report", f)
 	for _, want := range []string{"verdicts\n", "finding", "check: the answer", "Result: "} {
 		if !strings.Contains(text.stdout, want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.stdout)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"etcdbench/internal/run"
 	"etcdbench/internal/scratch"
 )
 
@@ -20,7 +21,7 @@ is still going, and anything without etcdbench's marker file, are left alone.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("dir") || dir == "" {
-				return usagef("--dir is required: the directory a killed run was testing")
+				return run.Usagef("--dir is required: the directory a killed run was testing")
 			}
 			abs, err := scratch.Check(dir)
 			if err != nil {
@@ -45,7 +46,6 @@ is still going, and anything without etcdbench's marker file, are left alone.`,
 			return nil
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.Flags().StringVar(&dir, "dir", "", "directory to clean")
 	return cmd
 }

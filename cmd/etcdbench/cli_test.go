@@ -85,7 +85,7 @@ func TestBadInput(t *testing.T) {
 			before := snapshot(t, d)
 			// Run inside d, so a command that wrongly falls back to the
 			// current directory is caught by the snapshot too.
-			res := run(t, runOpts{dir: d}, tc.args(d)...)
+			res := runBin(t, runOpts{dir: d}, tc.args(d)...)
 			if res.code != exitUsage {
 				t.Errorf("exit code %d, want %d; stdout:\n%s\nstderr:\n%s", res.code, exitUsage, res.stdout, res.stderr)
 			}
@@ -219,7 +219,7 @@ func TestHappyPath(t *testing.T) {
 			if tc.inDir {
 				o.dir = d
 			}
-			res := run(t, o, tc.args(d)...)
+			res := runBin(t, o, tc.args(d)...)
 			if res.code != exitOK && res.code != exitFail {
 				t.Fatalf("exit code %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 			}
@@ -270,7 +270,7 @@ func TestInfo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			d := t.TempDir()
-			res := run(t, runOpts{dir: d}, tc.args...)
+			res := runBin(t, runOpts{dir: d}, tc.args...)
 			if res.code != exitOK {
 				t.Errorf("exit code %d, want 0; stderr:\n%s", res.code, res.stderr)
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"etcdbench/internal/report"
+	"etcdbench/internal/run"
 )
 
 // newCompareCmd makes `compare`: results of the same workloads side by side.
@@ -30,7 +31,7 @@ then differ for that reason too.`,
   etcdbench compare node1.json node2.json node3.json --html nodes.html`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return usagef("compare needs at least two result files: etcdbench compare A.json B.json")
+				return run.Usagef("compare needs at least two result files: etcdbench compare A.json B.json")
 			}
 			return nil
 		},
@@ -40,11 +41,11 @@ then differ for that reason too.`,
 				return err
 			}
 			if format != "text" && format != "json" && format != "html" {
-				return usagef("%s %q: want text, json or html (prom: write each result's metrics with 'etcdbench report FILE -o prom')", flag, format)
+				return run.Usagef("%s %q: want text, json or html (prom: write each result's metrics with 'etcdbench report FILE -o prom')", flag, format)
 			}
 			files := reportFilesFrom(cmd.Context())
 			if files != nil && files.textfile != "" {
-				return usagef("--textfile does not apply to compare: write each result's metrics with 'etcdbench report FILE --textfile DIR'")
+				return run.Usagef("--textfile does not apply to compare: write each result's metrics with 'etcdbench report FILE --textfile DIR'")
 			}
 			rs, err := readResults(args)
 			if err != nil {
@@ -52,7 +53,7 @@ then differ for that reason too.`,
 			}
 			c, err := report.NewComparison(rs, args)
 			if errors.Is(err, report.ErrMixedWorkloads) {
-				return usageError{err}
+				return run.Usage(err)
 			}
 			if err != nil {
 				return err
@@ -74,7 +75,6 @@ then differ for that reason too.`,
 			return nil
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	registerFormat(cmd.Flags(), &format, "text, json or html")
 	return cmd
 }

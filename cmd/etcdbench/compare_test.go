@@ -9,7 +9,7 @@ import (
 )
 
 func TestCompare(t *testing.T) {
-	res := run(t, runOpts{}, "compare", fixtureWAL, fixtureWAL4m)
+	res := runBin(t, runOpts{}, "compare", fixtureWAL, fixtureWAL4m)
 	if res.code != exitOK {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
@@ -19,7 +19,7 @@ func TestCompare(t *testing.T) {
 		}
 	}
 	html := filepath.Join(t.TempDir(), "cmp.html")
-	res = run(t, runOpts{}, "compare", fixtureWAL, fixtureWAL4m, fixtureWAL, "--format", "json", "--html", html)
+	res = runBin(t, runOpts{}, "compare", fixtureWAL, fixtureWAL4m, fixtureWAL, "--format", "json", "--html", html)
 	if res.code != exitOK || !strings.Contains(res.stdout, `"label": "C"`) {
 		t.Fatalf("exit %d: %s%s", res.code, res.stdout, res.stderr)
 	}
@@ -42,7 +42,7 @@ func TestCompareUsageErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := run(t, runOpts{}, c.args...)
+			res := runBin(t, runOpts{}, c.args...)
 			if res.code != exitUsage || !strings.Contains(res.stderr, c.want) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", res.code, res.stderr, exitUsage, c.want)
 			}
@@ -54,7 +54,7 @@ func TestCompareUsageErrors(t *testing.T) {
 // saveWAL runs a short disk wal with args and saves its result.
 func saveWAL(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	res := run(t, runOpts{}, append([]string{"disk", "wal", "--dir", t.TempDir(), "-o", "json"}, args...)...)
+	res := runBin(t, runOpts{}, append([]string{"disk", "wal", "--dir", t.TempDir(), "-o", "json"}, args...)...)
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("disk wal %v: exit %d: %s", args, res.code, res.stderr)
 	}
@@ -73,7 +73,7 @@ func TestCompareWarnsOfDifferentParameters(t *testing.T) {
 	large := saveWAL(t, "64k.json", "--count", "60", "--bs", "64k")
 	longer := saveWAL(t, "2300-longer.json", "--count", "90")
 
-	res := run(t, runOpts{}, "compare", small, large)
+	res := runBin(t, runOpts{}, "compare", small, large)
 	if res.code != exitOK {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
@@ -83,7 +83,7 @@ func TestCompareWarnsOfDifferentParameters(t *testing.T) {
 	}
 
 	html := filepath.Join(t.TempDir(), "cmp.html")
-	res = run(t, runOpts{}, "compare", small, large, "-o", "json", "--html", html)
+	res = runBin(t, runOpts{}, "compare", small, large, "-o", "json", "--html", html)
 	if res.code != exitOK {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
@@ -113,7 +113,7 @@ func TestCompareWarnsOfDifferentParameters(t *testing.T) {
 		t.Errorf("the HTML comparison lacks the warning: %v", err)
 	}
 
-	res = run(t, runOpts{}, "compare", small, longer)
+	res = runBin(t, runOpts{}, "compare", small, longer)
 	if res.code != exitOK || strings.Contains(res.stdout, "WARNING") {
 		t.Errorf("exit %d; runs differing in --count only are compared with a warning:\n%s", res.code, res.stdout)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"etcdbench/internal/run"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -14,10 +15,9 @@ func newDiagnoseCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Explain a slow etcd from its metrics, its logs and its real WAL writes",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("missing what to diagnose: etcdbench diagnose metrics|logs|wal")
+			return run.Usagef("missing what to diagnose: etcdbench diagnose metrics|logs|wal")
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.AddCommand(
 		newDiagnoseMetricsCmd(stdout, stderr),
 		newDiagnoseLogsCmd(stdout, stderr),

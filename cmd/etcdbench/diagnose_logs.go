@@ -11,22 +11,23 @@ import (
 
 	"etcdbench/internal/diagnose"
 	"etcdbench/internal/result"
+	"etcdbench/internal/run"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/verdict"
 )
 
 // runDiagnoseLogs reads the log (a file, or stdin for "-"), diagnoses
-// and prints the report: exit 1 (errFailed) when a cause is found.
+// and prints the report: exit 1 (run.ErrFailed) when a cause is found.
 func runDiagnoseLogs(ctx context.Context, name, output string, args []string, stdin io.Reader, stdout io.Writer) error {
 	r := stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return usagef("reading the log %s: %v", name, err)
+			return run.Usagef("reading the log %s: %v", name, err)
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return usagef("%s is a directory: give a log file, or - for standard input (journalctl -u etcd | etcdbench diagnose logs -)", name)
+			return run.Usagef("%s is a directory: give a log file, or - for standard input (journalctl -u etcd | etcdbench diagnose logs -)", name)
 		}
 		r = f
 	}
@@ -38,12 +39,12 @@ func runDiagnoseLogs(ctx context.Context, name, output string, args []string, st
 		return fmt.Errorf("reading the log %s: %w", name, err)
 	}
 	if s.Lines == 0 {
-		return usagef("the log %s is empty", name)
+		return run.Usagef("the log %s is empty", name)
 	}
 	if s.Formats["other"] == s.Lines {
-		return usagef("no line of %s is an etcd log line (zap JSON, capnslog text or journalctl output of either)", name)
+		return run.Usagef("no line of %s is an etcd log line (zap JSON, capnslog text or journalctl output of either)", name)
 	}
-	res := newResult(args)
+	res := run.NewResult(args)
 	ev := diagnose.Evidence{Logs: s, Notes: s.Notes()}
 	rules := diagnose.Rules()
 	fs := diagnose.Diagnose(ev, verdict.DiagnoseDefaults(), rules)
@@ -58,7 +59,7 @@ func runDiagnoseLogs(ctx context.Context, name, output string, args []string, st
 
 // newDiagnoseLogsCmd is 'etcdbench diagnose logs'.
 func newDiagnoseLogsCmd(stdout, _ io.Writer) *cobra.Command {
-	var output string
+	var out outputFlags
 	cmd := &cobra.Command{
 		Use:   "logs FILE|-",
 		Short: "Name the cause of a slow etcd from its logs (zap JSON, capnslog text, journalctl)",
@@ -78,18 +79,17 @@ minute when there are none (-o short-iso prints full times).
 Exit codes: 0 healthy (or only warnings), 1 a cause was found, 2 bad input.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("want one log file, or - for standard input")
+				return run.Usagef("want one log file, or - for standard input")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat("--output", output); err != nil {
+			if err := out.check(); err != nil {
 				return err
 			}
-			return runDiagnoseLogs(cmd.Context(), args[0], output, commandLine(cmd), cmd.InOrStdin(), stdout)
+			return runDiagnoseLogs(cmd.Context(), args[0], out.output, commandLine(cmd), cmd.InOrStdin(), stdout)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "report format: text, json, html or prom")
+	out.register(cmd.Flags())
 	return cmd
 }

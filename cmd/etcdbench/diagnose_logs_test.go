@@ -25,7 +25,7 @@ func TestDiagnoseLogs(t *testing.T) {
 		{"3.4 zap NOSPACE", "etcd34-zap-nospace.log", exitFail, "db-quota"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, runOpts{}, "diagnose", "logs", "-o", "json", capture(tc.log))
+			r := runBin(t, runOpts{}, "diagnose", "logs", "-o", "json", capture(tc.log))
 			if r.code != tc.code {
 				t.Fatalf("exit %d, want %d: %s", r.code, tc.code, r.stderr)
 			}
@@ -76,7 +76,7 @@ func TestDiagnoseLogsYearlessJournal(t *testing.T) {
 	if err := os.WriteFile(log, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, runOpts{}, "diagnose", "logs", log)
+	r := runBin(t, runOpts{}, "diagnose", "logs", log)
 	if r.code != exitFail {
 		t.Fatalf("exit %d, want %d: %s", r.code, exitFail, r.stderr)
 	}
@@ -113,7 +113,7 @@ func TestDiagnoseLogsErrors(t *testing.T) {
 		{"bad output", []string{"-o", "xml", other}, "--output"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, runOpts{}, append([]string{"diagnose", "logs"}, tc.args...)...)
+			r := runBin(t, runOpts{}, append([]string{"diagnose", "logs"}, tc.args...)...)
 			if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, tc.want)
 			}

@@ -16,6 +16,7 @@ import (
 	"etcdbench/internal/diagnose"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
+	"etcdbench/internal/run"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
@@ -24,22 +25,20 @@ import (
 // diagnoseMetricsFlags are the flags of `diagnose metrics`.
 type diagnoseMetricsFlags struct {
 	endpoints, metricsURLs, from []string
-	window, output               string
-	tls                          etcdload.TLSFiles
+	window                       string
+	out                          outputFlags
+	prog                         progressFlags
+	tls                          tlsFlags
 }
-
-var diagnoseTLSFlags = []string{"cacert", "cert", "key", "insecure-skip-tls-verify"}
 
 func (f *diagnoseMetricsFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.endpoints, "endpoints", nil, "client URLs of the members (a,b,c): their /metrics are read, nothing is written")
 	fs.StringSliceVar(&f.metricsURLs, "metrics-url", nil, "full /metrics URLs of the members (e.g. --listen-metrics-urls), instead of --endpoints")
 	fs.StringArrayVar(&f.from, "from", nil, "a saved /metrics scrape (curl URL/metrics > FILE), FILE,FILE,... for several members; give it twice (before, after) for the difference")
 	fs.StringVar(&f.window, "window", "30s", "time between the two scrapes: the diagnosis is about this window, not since start")
-	fs.StringVarP(&f.output, "output", "o", "text", "report format: text, json, html or prom")
-	fs.StringVar(&f.tls.CACert, "cacert", "", "verify the members' TLS certificates with this CA bundle (PEM)")
-	fs.StringVar(&f.tls.Cert, "cert", "", "client certificate (PEM), with --key")
-	fs.StringVar(&f.tls.Key, "key", "", "client key (PEM), with --cert")
-	fs.BoolVar(&f.tls.InsecureSkipVerify, "insecure-skip-tls-verify", false, "accept any server certificate (TLS without verification)")
+	f.out.register(fs)
+	f.prog.register(fs)
+	f.tls.register(fs)
 }
 
 // diagnoseMetricsSpec is one validated `diagnose metrics` run.
@@ -53,7 +52,7 @@ type diagnoseMetricsSpec struct {
 }
 
 func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec, error) {
-	s := diagnoseMetricsSpec{output: f.output, args: commandLine(cmd), files: f.from}
+	s := diagnoseMetricsSpec{output: f.out.output, args: commandLine(cmd), files: f.from}
 	given := 0
 	for _, n := range []string{"endpoints", "metrics-url", "from"} {
 		if cmd.Flags().Changed(n) {
@@ -61,32 +60,29 @@ func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec,
 		}
 	}
 	switch {
-	case checkFormat("--output", f.output) != nil:
-		return s, checkFormat("--output", f.output)
+	case f.out.check() != nil:
+		return s, f.out.check()
 	case given == 0:
-		return s, usagef("nothing to diagnose: give --endpoints URLS, --metrics-url URLS or --from FILE [--from FILE]")
+		return s, run.Usagef("nothing to diagnose: give --endpoints URLS, --metrics-url URLS or --from FILE [--from FILE]")
 	case given > 1:
-		return s, usagef("--endpoints, --metrics-url and --from are alternatives: give one")
+		return s, run.Usagef("--endpoints, --metrics-url and --from are alternatives: give one")
 	case len(f.from) > 2:
-		return s, usagef("--from %d times: give one saved scrape (since process start) or two (before and after)", len(f.from))
+		return s, run.Usagef("--from %d times: give one saved scrape (since process start) or two (before and after)", len(f.from))
 	}
 	w, err := units.ParseDuration(f.window)
 	if err != nil || w <= 0 {
-		return s, usagef("--window %q: want a positive duration such as 30s", f.window)
+		return s, run.Usagef("--window %q: want a positive duration such as 30s", f.window)
 	}
 	s.window = w
-	tlsGiven := false
-	for _, n := range diagnoseTLSFlags {
-		tlsGiven = tlsGiven || cmd.Flags().Changed(n)
-	}
+	tlsGiven := len(f.tls.given(cmd)) > 0
 	if len(f.from) > 0 {
 		if tlsGiven {
-			return s, usagef("TLS flags are for --endpoints and --metrics-url, not --from")
+			return s, run.Usagef("TLS flags are for --endpoints and --metrics-url, not --from")
 		}
 		return s, nil
 	}
-	if (f.tls.Cert == "") != (f.tls.Key == "") {
-		return s, usagef("--cert and --key go together: give both or neither")
+	if err := f.tls.check(); err != nil {
+		return s, err
 	}
 	urls := f.metricsURLs
 	if len(f.endpoints) > 0 {
@@ -97,15 +93,15 @@ func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec,
 	}
 	for i, u := range withScheme(urls, tlsGiven) {
 		if u == "" {
-			return s, usagef("empty URL in the list of members")
+			return s, run.Usagef("empty URL in the list of members")
 		}
 		if tlsGiven && strings.HasPrefix(u, "http://") {
-			return s, usagef("%s is plain HTTP but TLS flags are given: write https:// or drop the TLS flags", u)
+			return s, run.Usagef("%s is plain HTTP but TLS flags are given: write https:// or drop the TLS flags", u)
 		}
 		s.targets = append(s.targets, diagnose.Target{Name: fmt.Sprintf("member%d", i), URL: u})
 	}
 	if tlsGiven {
-		s.client = &f.tls
+		s.client = &f.tls.files
 	}
 	return s, nil
 }
@@ -135,7 +131,7 @@ func (s diagnoseMetricsSpec) evidence(ctx context.Context) (diagnose.Evidence, e
 		if s.client != nil {
 			cfg, err := s.client.Config()
 			if err != nil {
-				return diagnose.Evidence{}, usageError{err}
+				return diagnose.Evidence{}, run.Usage(err)
 			}
 			client = etcdload.HTTPClient(cfg)
 		}
@@ -149,11 +145,11 @@ func (s diagnoseMetricsSpec) evidence(ctx context.Context) (diagnose.Evidence, e
 		for i, name := range strings.Split(list, ",") {
 			b, err := os.ReadFile(name)
 			if err != nil {
-				return diagnose.Evidence{}, usagef("--from %s: %v", name, errors.Unwrap(err))
+				return diagnose.Evidence{}, run.Usagef("--from %s: %v", name, errors.Unwrap(err))
 			}
 			sc, err := diagnose.ParseScrape(fmt.Sprintf("member%d", i), name, b)
 			if err != nil {
-				return diagnose.Evidence{}, usageError{err}
+				return diagnose.Evidence{}, run.Usage(err)
 			}
 			rounds[r] = append(rounds[r], sc)
 			if st, err := os.Stat(name); err == nil && i == 0 {
@@ -165,7 +161,7 @@ func (s diagnoseMetricsSpec) evidence(ctx context.Context) (diagnose.Evidence, e
 		return diagnose.FromScrapes(nil, rounds[0], 0, cores), nil
 	}
 	if len(rounds[0]) != len(rounds[1]) {
-		return diagnose.Evidence{}, usagef("--from: %d files before and %d after: give one per member in the same order both times", len(rounds[0]), len(rounds[1]))
+		return diagnose.Evidence{}, run.Usagef("--from: %d files before and %d after: give one per member in the same order both times", len(rounds[0]), len(rounds[1]))
 	}
 	window, note := s.window, fmt.Sprintf("the two scrapes are taken to be %v apart (--window)", s.window)
 	// Files saved by hand a window apart differ by seconds; copies
@@ -179,10 +175,10 @@ func (s diagnoseMetricsSpec) evidence(ctx context.Context) (diagnose.Evidence, e
 	return ev, nil
 }
 
-// runDiagnoseMetrics diagnoses and prints the report: exit 1 (errFailed)
+// runDiagnoseMetrics diagnoses and prints the report: exit 1 (run.ErrFailed)
 // when a cause is found.
 func runDiagnoseMetrics(ctx context.Context, s diagnoseMetricsSpec, stdout io.Writer) error {
-	res := newResult(s.args)
+	res := run.NewResult(s.args)
 	ev, err := s.evidence(ctx)
 	if err != nil {
 		return err
@@ -229,7 +225,6 @@ input, 3 a member could not be read.`,
 			return runDiagnoseMetrics(cmd.Context(), s, stdout)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f.register(cmd.Flags())
 	return cmd
 }

@@ -74,7 +74,7 @@ func TestDiagnoseMetricsFromFiles(t *testing.T) {
 			for i, f := range tc.files {
 				args = append(args, "--from", copyCapture(t, dir, f, at.Add(time.Duration(i)*tc.apart)))
 			}
-			r := run(t, runOpts{}, args...)
+			r := runBin(t, runOpts{}, args...)
 			if r.code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr %s", r.code, tc.code, r.stderr)
 			}
@@ -102,7 +102,7 @@ func TestDiagnoseMetricsFromFilesOfThreeMembers(t *testing.T) {
 		before = append(before, copyCapture(t, dir, fmt.Sprintf("etcd34-3m-before-m%d.txt", i), at))
 		after = append(after, copyCapture(t, dir, fmt.Sprintf("etcd34-3m-after-m%d.txt", i), at.Add(7*time.Second)))
 	}
-	r := run(t, runOpts{}, "diagnose", "metrics", "-o", "json", "--from", strings.Join(before, ","), "--from", strings.Join(after, ","))
+	r := runBin(t, runOpts{}, "diagnose", "metrics", "-o", "json", "--from", strings.Join(before, ","), "--from", strings.Join(after, ","))
 	if r.code != exitFail {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -115,14 +115,14 @@ func TestDiagnoseMetricsFromFilesOfThreeMembers(t *testing.T) {
 	if !strings.HasSuffix(w.Verdicts[0].Title, "(member2)") {
 		t.Errorf("top finding %q, want one on the stopped member2", w.Verdicts[0].Title)
 	}
-	r = run(t, runOpts{}, "diagnose", "metrics", "--from", strings.Join(before, ","), "--from", after[0])
+	r = runBin(t, runOpts{}, "diagnose", "metrics", "--from", strings.Join(before, ","), "--from", after[0])
 	if r.code != exitUsage || !strings.Contains(r.stderr, "3 files before and 1 after") {
 		t.Errorf("mismatched members: exit %d, %q", r.code, r.stderr)
 	}
 }
 
 func TestDiagnoseMetricsTextNamesTheCause(t *testing.T) {
-	r := run(t, runOpts{}, "diagnose", "metrics", "--from", capture("etcd37-slowdisk-before.txt"), "--from", capture("etcd37-slowdisk-after.txt"))
+	r := runBin(t, runOpts{}, "diagnose", "metrics", "--from", capture("etcd37-slowdisk-before.txt"), "--from", capture("etcd37-slowdisk-after.txt"))
 	if r.code != exitFail {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -155,7 +155,7 @@ func TestDiagnoseMetricsErrors(t *testing.T) {
 		{"unreachable", []string{"--endpoints", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--window", "1s"}, exitRuntime, "cannot read /metrics of member0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, runOpts{}, append([]string{"diagnose", "metrics"}, tc.args...)...)
+			r := runBin(t, runOpts{}, append([]string{"diagnose", "metrics"}, tc.args...)...)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.stderr, tc.code, tc.want)
 			}
@@ -255,7 +255,7 @@ func TestDiagnoseMetricsEndToEnd(t *testing.T) {
 			ep := diagEtcd(t, filepath.Join(m.Dir, "data"))
 			load := start(t, runOpts{}, append([]string{"etcd", "put", "--endpoints", ep, "--yes", "--duration", "9s", "-o", "json", "--no-progress"}, tc.load...)...)
 			time.Sleep(time.Second) // the load is under way
-			r := run(t, runOpts{}, "diagnose", "metrics", "--endpoints", ep, "--window", "5s", "-o", "json")
+			r := runBin(t, runOpts{}, "diagnose", "metrics", "--endpoints", ep, "--window", "5s", "-o", "json")
 			lr := load.wait(t)
 			if lr.code != exitOK && lr.code != exitFail {
 				t.Fatalf("etcd put: exit %d: %s", lr.code, lr.stderr)
@@ -289,7 +289,7 @@ func TestDiagnoseMetricsEndToEnd(t *testing.T) {
 func TestDiagnoseMetricsTLS(t *testing.T) {
 	s := startEtcdServer(t, etcdServerOpts{TLS: true})
 	ep := strings.TrimPrefix(s.Endpoint, "https://") // no scheme: TLS flags make it https
-	r := run(t, runOpts{}, "diagnose", "metrics", "--endpoints", ep, "--window", "1s", "-o", "json",
+	r := runBin(t, runOpts{}, "diagnose", "metrics", "--endpoints", ep, "--window", "1s", "-o", "json",
 		"--cacert", s.PKI.ca, "--cert", s.PKI.clientCert, "--key", s.PKI.clientKey)
 	if r.code != exitOK && r.code != exitFail {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -298,7 +298,7 @@ func TestDiagnoseMetricsTLS(t *testing.T) {
 	if w.Figure("member0_has_leader") == nil {
 		t.Errorf("no figures of the member: %+v", w.Figures)
 	}
-	r = run(t, runOpts{}, "diagnose", "metrics", "--endpoints", s.Endpoint, "--window", "1s")
+	r = runBin(t, runOpts{}, "diagnose", "metrics", "--endpoints", s.Endpoint, "--window", "1s")
 	if r.code != exitRuntime || !strings.Contains(r.stderr, "x509") {
 		t.Errorf("without the CA: exit %d, stderr %q; want exit 3 and an x509 error", r.code, r.stderr)
 	}

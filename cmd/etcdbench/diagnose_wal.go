@@ -13,6 +13,7 @@ import (
 
 	"etcdbench/internal/diagnose"
 	"etcdbench/internal/result"
+	"etcdbench/internal/run"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
@@ -23,14 +24,15 @@ const procRoot = "/proc"
 
 // diagnoseWALFlags are the raw command-line values of 'diagnose wal'.
 type diagnoseWALFlags struct {
-	dataDir, duration, output string
-	pid                       int
-	yes                       bool
+	dataDir, duration string
+	out               outputFlags
+	pid               int
+	yes               bool
 }
 
 // newDiagnoseWALCmd is 'etcdbench diagnose wal'.
 func newDiagnoseWALCmd(stdout, stderr io.Writer) *cobra.Command {
-	f := &diagnoseWALFlags{duration: "10s", output: "text"}
+	f := &diagnoseWALFlags{duration: "10s"}
 	cmd := &cobra.Command{
 		Use:   "wal [--data-dir DIR | --pid PID --yes]",
 		Short: "etcd's real WAL write pattern (from its segment files, or traced with strace) and the disk wal test that matches it",
@@ -49,32 +51,31 @@ Both end with the recommended --bs and the 'etcdbench disk wal' command line.`,
 			return runDiagnoseWAL(cmd.Context(), f, cmd.Flags().Changed, commandLine(cmd), stdout, stderr)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	fs := cmd.Flags()
 	fs.StringVar(&f.dataDir, "data-dir", "", "read the WAL offline from etcd's data dir, member dir or wal dir")
 	fs.IntVar(&f.pid, "pid", 0, "trace this etcd process with strace (default: the one etcd process found in /proc)")
 	fs.StringVar(&f.duration, "duration", f.duration, "how long to trace")
 	fs.BoolVar(&f.yes, "yes", false, "agree to attach strace, which slows etcd down while it is attached")
-	fs.StringVarP(&f.output, "output", "o", f.output, "report format: text, json, html or prom")
+	f.out.register(fs)
 	return cmd
 }
 
 func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(string) bool, args []string, stdout, stderr io.Writer) error {
-	if err := checkFormat("--output", f.output); err != nil {
+	if err := f.out.check(); err != nil {
 		return err
 	}
 	if changed("data-dir") && changed("pid") {
-		return usagef("--data-dir and --pid are alternatives: read the WAL offline or trace the process")
+		return run.Usagef("--data-dir and --pid are alternatives: read the WAL offline or trace the process")
 	}
 	var wl result.Workload
 	var walDir string
 	if changed("data-dir") {
 		if changed("duration") || f.yes {
-			return usagef("--duration and --yes go with tracing (--pid), not --data-dir")
+			return run.Usagef("--duration and --yes go with tracing (--pid), not --data-dir")
 		}
 		dirs, err := diagnose.FindWALDir(f.dataDir)
 		if err != nil {
-			return usageError{err}
+			return run.Usage(err)
 		}
 		p, err := diagnose.WALProfileDir(dirs.WALDir)
 		if err != nil {
@@ -84,7 +85,7 @@ func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(strin
 	} else {
 		d, err := units.ParseDuration(f.duration)
 		if err != nil || d <= 0 || d > time.Hour {
-			return usagef("--duration %q: want a positive duration up to 1h, e.g. 10s", f.duration)
+			return run.Usagef("--duration %q: want a positive duration up to 1h, e.g. 10s", f.duration)
 		}
 		pid := f.pid
 		if !changed("pid") {
@@ -92,17 +93,17 @@ func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(strin
 				return err
 			}
 		} else if pid <= 0 {
-			return usagef("--pid must be a process id, got %d", pid)
+			return run.Usagef("--pid must be a process id, got %d", pid)
 		}
 		if wl, walDir, err = traceWAL(ctx, pid, d, f.yes, stderr); err != nil {
 			return err
 		}
 	}
-	res := newResult(args)
+	res := run.NewResult(args)
 	res.Environment = sysinfo.Collect("/", walDir)
 	res.Workloads = []result.Workload{wl}
 	res.Finish(time.Now().UTC())
-	return emit(ctx, stdout, f.output, res)
+	return emit(ctx, stdout, f.out.output, res)
 }
 
 // findOneEtcd returns the pid of the only etcd process running.
@@ -113,7 +114,7 @@ func findOneEtcd() (int, error) {
 	}
 	switch len(ps) {
 	case 0:
-		return 0, usagef("no etcd process found in %s; give --pid PID, or --data-dir DIR to read a stopped etcd's WAL", procRoot)
+		return 0, run.Usagef("no etcd process found in %s; give --pid PID, or --data-dir DIR to read a stopped etcd's WAL", procRoot)
 	case 1:
 		return ps[0].PID, nil
 	}
@@ -125,7 +126,7 @@ func findOneEtcd() (int, error) {
 		}
 		list = append(list, fmt.Sprintf("%d (%s)", p.PID, c))
 	}
-	return 0, usagef("%d etcd processes: %s; choose one with --pid", len(ps), strings.Join(list, "; "))
+	return 0, run.Usagef("%d etcd processes: %s; choose one with --pid", len(ps), strings.Join(list, "; "))
 }
 
 // traceWAL traces process pid's WAL with strace for d.
@@ -146,14 +147,14 @@ func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io
 		return result.Workload{}, "", err
 	}
 	if !yes {
-		return result.Workload{}, "", usagef("strace stops etcd (process %d) at every system call for %s, which can halve its throughput; add --yes to trace it, or read its WAL offline without slowing it: etcdbench diagnose wal --data-dir %s", pid, d, dirs.DataDir)
+		return result.Workload{}, "", run.Usagef("strace stops etcd (process %d) at every system call for %s, which can halve its throughput; add --yes to trace it, or read its WAL offline without slowing it: etcdbench diagnose wal --data-dir %s", pid, d, dirs.DataDir)
 	}
 	tmp, err := os.MkdirTemp("", "etcdbench-strace-")
 	if err != nil {
 		return result.Workload{}, "", fmt.Errorf("creating a directory for strace's output: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if isTerminal(stderr) {
+	if run.IsTerminal(stderr) {
 		fmt.Fprintf(stderr, "tracing etcd (process %d) with strace %s for %s...\n", pid, tool.Version, d)
 	}
 	var fds []int
@@ -198,11 +199,11 @@ func autoBS(ctx context.Context, fromDataDir string, fromPID int) (int64, string
 	walDir := ""
 	switch {
 	case fromDataDir != "" && fromPID != 0:
-		return 0, "", usagef("--from-data-dir and --from-pid are alternatives: give one")
+		return 0, "", run.Usagef("--from-data-dir and --from-pid are alternatives: give one")
 	case fromDataDir != "":
 		dirs, err := diagnose.FindWALDir(fromDataDir)
 		if err != nil {
-			return 0, "", usageError{err}
+			return 0, "", run.Usage(err)
 		}
 		walDir = dirs.WALDir
 	case fromPID > 0:
@@ -219,7 +220,7 @@ func autoBS(ctx context.Context, fromDataDir string, fromPID int) (int64, string
 		}
 		walDir = files.WALDir
 	default:
-		return 0, "", usageError{errNoBSSource}
+		return 0, "", run.Usage(errNoBSSource)
 	}
 	p, err := diagnose.WALProfileDir(walDir)
 	if err != nil {

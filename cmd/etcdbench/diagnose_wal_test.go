@@ -39,7 +39,7 @@ func TestDiagnoseWALUsage(t *testing.T) {
 		{"--bs auto from an empty dir", []string{"disk", "wal", "--dir", empty, "--bs", "auto", "--from-data-dir", empty}, exitUsage, "no *.wal files"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, runOpts{}, tc.args...)
+			r := runBin(t, runOpts{}, tc.args...)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.stderr, tc.code, tc.want)
 			}
@@ -128,7 +128,7 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 	defer stop()
 
 	t.Run("refuses without --yes", func(t *testing.T) {
-		r := run(t, runOpts{}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--duration", "1s")
+		r := runBin(t, runOpts{}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--duration", "1s")
 		if r.code != exitUsage || !strings.Contains(r.stderr, "--yes") || !strings.Contains(r.stderr, "--data-dir "+s.DataDir) {
 			t.Errorf("exit %d, stderr %q; want a refusal naming --yes and the offline way", r.code, r.stderr)
 		}
@@ -136,14 +136,14 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 	})
 
 	t.Run("without strace", func(t *testing.T) {
-		r := run(t, runOpts{env: []string{"PATH=" + t.TempDir()}}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--yes")
+		r := runBin(t, runOpts{env: []string{"PATH=" + t.TempDir()}}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--yes")
 		if r.code != exitRuntime || !strings.Contains(r.stderr, "strace is not installed") || !strings.Contains(r.stderr, "--data-dir") {
 			t.Errorf("exit %d, stderr %q; want one line saying strace is missing", r.code, r.stderr)
 		}
 		checkOneErrorLine(t, r.stderr)
 	})
 
-	r := run(t, runOpts{}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--duration", "3s", "--yes", "-o", "json")
+	r := runBin(t, runOpts{}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--duration", "3s", "--yes", "-o", "json")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s\n%s", r.code, r.stderr, s.logTail())
 	}
@@ -194,7 +194,7 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 		if !found {
 			t.Fatalf("FindEtcd does not list etcd's pid %d: %+v", pid, ps)
 		}
-		r := run(t, runOpts{}, "diagnose", "wal", "--duration", "1s", "--yes", "-o", "json")
+		r := runBin(t, runOpts{}, "diagnose", "wal", "--duration", "1s", "--yes", "-o", "json")
 		if len(ps) > 1 {
 			// other etcd processes run on this machine (other tests):
 			// the auto-discovery must refuse and list them, ours included
@@ -215,7 +215,7 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 
 	t.Run("disk wal --bs auto --from-pid", func(t *testing.T) {
 		dir := t.TempDir()
-		r := run(t, runOpts{}, "disk", "wal", "--dir", dir, "--bs", "auto", "--from-pid", strconv.Itoa(pid), "--count", "20", "-o", "json")
+		r := runBin(t, runOpts{}, "disk", "wal", "--dir", dir, "--bs", "auto", "--from-pid", strconv.Itoa(pid), "--count", "20", "-o", "json")
 		if r.code != exitOK && r.code != exitFail {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
@@ -242,7 +242,7 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 	}
 
 	before := snapshot(t, s.DataDir)
-	r = run(t, runOpts{}, "diagnose", "wal", "--data-dir", s.DataDir, "-o", "json")
+	r = runBin(t, runOpts{}, "diagnose", "wal", "--data-dir", s.DataDir, "-o", "json")
 	if r.code != exitOK {
 		t.Fatalf("diagnose wal --data-dir: exit %d: %s", r.code, r.stderr)
 	}
@@ -261,7 +261,7 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 	t.Logf("offline: %v entries of %d puts, --bs %v (traced: %v)", figure(t, wl, "entry_records"), puts, offline, bs)
 
 	dir := t.TempDir()
-	r = run(t, runOpts{}, "disk", "wal", "--dir", dir, "--bs", "auto", "--from-data-dir", s.DataDir, "--count", "20", "-o", "json")
+	r = runBin(t, runOpts{}, "disk", "wal", "--dir", dir, "--bs", "auto", "--from-data-dir", s.DataDir, "--count", "20", "-o", "json")
 	if r.code != exitOK && r.code != exitFail {
 		t.Fatalf("disk wal --bs auto: exit %d: %s", r.code, r.stderr)
 	}

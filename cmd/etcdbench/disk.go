@@ -10,25 +10,27 @@ import (
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/disk"
+	"etcdbench/internal/run"
 	"etcdbench/internal/verdict"
 )
 
 // diskFlags are the flags every `disk <workload>` and `disk all` share.
 type diskFlags struct {
-	dir, output, preset string
-	quick, thorough     bool
-	noProgress          bool
-	params              map[string]*string // the workload's own settings
-	paramOrder          []string
+	dir, preset     string
+	quick, thorough bool
+	out             outputFlags
+	prog            progressFlags
+	params          map[string]*string // the workload's own settings
+	paramOrder      []string
 }
 
 func (f *diskFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test (etcd's --data-dir); a private scratch directory is created inside it and removed afterwards")
-	fs.StringVarP(&f.output, "output", "o", "text", "report format: text, json, html (self-contained, with charts) or prom (Prometheus text format)")
+	f.out.register(fs)
 	fs.StringVar(&f.preset, "preset", "default", "defaults to start from: "+presetNames())
 	fs.BoolVar(&f.quick, "quick", false, "same as --preset quick")
 	fs.BoolVar(&f.thorough, "thorough", false, "same as --preset thorough")
-	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr (it is shown only when stderr is a terminal)")
+	f.prog.register(fs)
 }
 
 func presetNames() string {
@@ -42,15 +44,15 @@ func presetNames() string {
 // resolve checks the shared flags and returns the preset.
 func (f *diskFlags) resolve(cmd *cobra.Command) (disk.Preset, error) {
 	if !cmd.Flags().Changed("dir") || f.dir == "" {
-		return disk.Preset{}, usagef("--dir is required: the directory on the disk to test, e.g. --dir /var/lib/etcd")
+		return disk.Preset{}, run.Usagef("--dir is required: the directory on the disk to test, e.g. --dir /var/lib/etcd")
 	}
-	if err := checkFormat("--output", f.output); err != nil {
+	if err := f.out.check(); err != nil {
 		return disk.Preset{}, err
 	}
 	name := f.preset
 	switch {
 	case f.quick && f.thorough, (f.quick || f.thorough) && cmd.Flags().Changed("preset"):
-		return disk.Preset{}, usagef("--quick, --thorough and --preset are alternatives: give at most one")
+		return disk.Preset{}, run.Usagef("--quick, --thorough and --preset are alternatives: give at most one")
 	case f.quick:
 		name = "quick"
 	case f.thorough:
@@ -58,7 +60,7 @@ func (f *diskFlags) resolve(cmd *cobra.Command) (disk.Preset, error) {
 	}
 	p, err := disk.PresetNamed(name)
 	if err != nil {
-		return p, usageError{err}
+		return p, run.Usage(err)
 	}
 	return p, nil
 }
@@ -74,12 +76,12 @@ func (f *diskFlags) set(cmd *cobra.Command) map[string]string {
 	return m
 }
 
-func (f *diskFlags) runSpec(cmd *cobra.Command, ws []disk.Named, stderr io.Writer, spaceHint string) runSpec {
-	return runSpec{
-		dir: f.dir, workloads: ws, thresholds: verdict.Defaults(), output: f.output,
-		progress: showProgress(stderr, f.noProgress, f.output), args: commandLine(cmd),
-		spaceHint: spaceHint,
-	}
+// run runs the workloads ws and reports them.
+func (f *diskFlags) run(cmd *cobra.Command, ws []disk.Named, stdout, stderr io.Writer, spaceHint string) error {
+	return runDisk(cmd.Context(), run.DiskSpec{
+		Dir: f.dir, Workloads: ws, Thresholds: verdict.Defaults(), Args: commandLine(cmd),
+		Progress: f.prog.terminal(stderr, f.out.output), SpaceHint: spaceHint,
+	}, f.out.output, stdout)
 }
 
 // sizeHint names the flags that make a workload smaller, for the message
@@ -101,7 +103,7 @@ func sizeHint(spec disk.Spec) string {
 func build(spec disk.Spec, p disk.Preset, set map[string]string) (disk.Workload, error) {
 	w, err := spec.Build(p, set)
 	if errors.Is(err, disk.ErrBadParam) {
-		return nil, usageError{err}
+		return nil, run.Usage(err)
 	}
 	return w, err
 }
@@ -122,10 +124,9 @@ func newWorkloadCmd(spec disk.Spec, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runDisk(cmd.Context(), f.runSpec(cmd, []disk.Named{{Name: spec.Name, Workload: w}}, stderr, sizeHint(spec)), stdout, stderr)
+			return f.run(cmd, []disk.Named{{Name: spec.Name, Workload: w}}, stdout, stderr, sizeHint(spec))
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f.register(cmd.Flags())
 	for _, prm := range spec.Params {
 		f.params[prm.Name] = cmd.Flags().String(prm.Name, "", prm.Usage+" (default: from the preset)")
@@ -169,10 +170,9 @@ default and --thorough choose the sizes and durations (see 'etcdbench disk
 				ws = append(ws, disk.Named{Name: spec.Name, Workload: w})
 			}
 			hint := "free some space, or use --quick (the largest workload is the one that needs it)"
-			return runDisk(cmd.Context(), f.runSpec(cmd, ws, stderr, hint), stdout, stderr)
+			return f.run(cmd, ws, stdout, stderr, hint)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f.register(cmd.Flags())
 	return cmd
 }

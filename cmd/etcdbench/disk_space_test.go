@@ -27,7 +27,7 @@ var flagRE = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
 // "disk", "all") does not have, according to its --help.
 func unknownFlags(t *testing.T, msg string, args ...string) []string {
 	t.Helper()
-	help := run(t, runOpts{}, append(args, "--help")...)
+	help := runBin(t, runOpts{}, append(args, "--help")...)
 	if help.code != exitOK {
 		t.Fatalf("%v --help: exit code %d; stderr:\n%s", args, help.code, help.stderr)
 	}
@@ -49,7 +49,7 @@ func TestDiskFreeSpace(t *testing.T) {
 	empty := snapshot(t, m)
 
 	t.Run("disk all does not fit", func(t *testing.T) {
-		res := run(t, runOpts{}, "disk", "all", "--dir", m, "--no-progress")
+		res := runBin(t, runOpts{}, "disk", "all", "--dir", m, "--no-progress")
 		if res.code != exitRuntime {
 			t.Errorf("exit code %d, want %d; stdout:\n%s\nstderr:\n%s", res.code, exitRuntime, res.stdout, res.stderr)
 		}
@@ -80,7 +80,7 @@ func TestDiskFreeSpace(t *testing.T) {
 	})
 
 	t.Run("a small snapshot fits", func(t *testing.T) {
-		res := run(t, runOpts{}, "disk", "snapshot", "--dir", m, "--size", "16m", "-o", "json")
+		res := runBin(t, runOpts{}, "disk", "snapshot", "--dir", m, "--size", "16m", "-o", "json")
 		if res.code != exitOK && res.code != exitFail {
 			t.Fatalf("exit code %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 		}

@@ -145,7 +145,7 @@ func TestDiskBadInput(t *testing.T) {
 			before := snapshot(t, d)
 			// Run inside d, so a command that falls back to the current
 			// directory is caught by the snapshot too.
-			res := run(t, runOpts{dir: d}, tc.args(d)...)
+			res := runBin(t, runOpts{dir: d}, tc.args(d)...)
 			if res.code != exitUsage {
 				t.Errorf("exit code %d, want %d; stdout:\n%s\nstderr:\n%s", res.code, exitUsage, res.stdout, res.stderr)
 			}
@@ -255,7 +255,7 @@ func TestDiskWorkloads(t *testing.T) {
 			d := dirWithPrecious(t)
 			before := snapshot(t, d)
 			args := append([]string{"disk", tc.workload, "--dir", d, "-o", "json"}, tc.args...)
-			res := run(t, runOpts{}, args...)
+			res := runBin(t, runOpts{}, args...)
 			if res.code != exitOK && res.code != exitFail {
 				t.Fatalf("exit code %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 			}
@@ -285,7 +285,7 @@ func TestDiskWorkloads(t *testing.T) {
 		t.Parallel()
 		d := dirWithPrecious(t)
 		before := snapshot(t, d)
-		res := run(t, runOpts{}, "disk", "snapshot", "--dir", d, "--size", "4m")
+		res := runBin(t, runOpts{}, "disk", "snapshot", "--dir", d, "--size", "4m")
 		if res.code != exitOK && res.code != exitFail {
 			t.Fatalf("exit code %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 		}
@@ -335,7 +335,7 @@ func TestDiskAllQuick(t *testing.T) {
 	t.Parallel()
 	d := dirWithPrecious(t)
 	before := snapshot(t, d)
-	res := run(t, runOpts{}, "disk", "all", "--quick", "--dir", d, "-o", "json")
+	res := runBin(t, runOpts{}, "disk", "all", "--quick", "--dir", d, "-o", "json")
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit code %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 	}

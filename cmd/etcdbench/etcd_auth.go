@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
-	"etcdbench/internal/etcdload"
+	"etcdbench/internal/run"
 )
 
 // passwordEnv is the environment variable a password for --user NAME is
@@ -25,18 +25,13 @@ const redacted = "REDACTED"
 
 // securityFlags are etcdctl's TLS and auth flags.
 type securityFlags struct {
-	tls          etcdload.TLSFiles
+	tls          tlsFlags
 	user         string
 	passwordFile string
 }
 
-var securityFlagNames = []string{"cacert", "cert", "key", "insecure-skip-tls-verify", "user", "password-file"}
-
 func (f *securityFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.tls.CACert, "cacert", "", "verify the servers of --endpoints with this CA bundle (PEM)")
-	fs.StringVar(&f.tls.Cert, "cert", "", "client certificate (PEM) for --endpoints, with --key")
-	fs.StringVar(&f.tls.Key, "key", "", "client key (PEM) for --endpoints, with --cert")
-	fs.BoolVar(&f.tls.InsecureSkipVerify, "insecure-skip-tls-verify", false, "accept any server certificate (TLS without verification)")
+	f.tls.register(fs)
 	fs.StringVar(&f.user, "user", "", "NAME[:PASSWORD] for etcd's auth; without the password it is read from --password-file, $"+passwordEnv+" or a prompt on a terminal (never stored in the result)")
 	fs.StringVar(&f.passwordFile, "password-file", "", "read the password of --user NAME from this file (its first line)")
 }
@@ -52,8 +47,8 @@ type security struct {
 // configured, so that the client and the /metrics scraper agree.
 func (f *securityFlags) resolve(cmd *cobra.Command, endpoints []string, stdin *os.File, prompt io.Writer) (security, []string, error) {
 	var sec security
-	given := []string{}
-	for _, n := range securityFlagNames {
+	given := f.tls.given(cmd)
+	for _, n := range []string{"user", "password-file"} {
 		if cmd.Flags().Changed(n) {
 			given = append(given, "--"+n)
 		}
@@ -62,31 +57,31 @@ func (f *securityFlags) resolve(cmd *cobra.Command, endpoints []string, stdin *o
 		return sec, endpoints, nil
 	}
 	if len(endpoints) == 0 {
-		return sec, nil, usagef("%s: only for --endpoints; the embedded etcd of --dir serves plain HTTP without auth", strings.Join(given, ", "))
+		return sec, nil, run.Usagef("%s: only for --endpoints; the embedded etcd of --dir serves plain HTTP without auth", strings.Join(given, ", "))
 	}
-	if (f.tls.Cert == "") != (f.tls.Key == "") {
-		return sec, nil, usagef("--cert and --key go together: give both or neither")
+	if err := f.tls.check(); err != nil {
+		return sec, nil, err
 	}
 	name, pass, hasPass := strings.Cut(f.user, ":")
 	switch {
 	case f.passwordFile != "" && f.user == "":
-		return sec, nil, usagef("--password-file needs --user NAME")
+		return sec, nil, run.Usagef("--password-file needs --user NAME")
 	case cmd.Flags().Changed("user") && name == "":
-		return sec, nil, usagef("--user %q: want NAME or NAME:PASSWORD", strings.Repeat("*", len(f.user)))
+		return sec, nil, run.Usagef("--user %q: want NAME or NAME:PASSWORD", strings.Repeat("*", len(f.user)))
 	case hasPass && f.passwordFile != "":
-		return sec, nil, usagef("--user NAME:PASSWORD and --password-file are alternatives")
+		return sec, nil, run.Usagef("--user NAME:PASSWORD and --password-file are alternatives")
 	}
 	eps := append([]string(nil), endpoints...)
-	if !f.tls.Empty() {
+	if !f.tls.files.Empty() {
 		for i, ep := range eps {
 			switch {
 			case strings.HasPrefix(ep, "http://"):
-				return sec, nil, usagef("--endpoints %s is plain HTTP but TLS flags are given: write https:// or drop the TLS flags", ep)
+				return sec, nil, run.Usagef("--endpoints %s is plain HTTP but TLS flags are given: write https:// or drop the TLS flags", ep)
 			case !strings.Contains(ep, "://"):
 				eps[i] = "https://" + ep
 			}
 		}
-		c, err := f.tls.Config()
+		c, err := f.tls.files.Config()
 		if err != nil {
 			return sec, nil, err
 		}
@@ -108,17 +103,17 @@ func (f *securityFlags) resolve(cmd *cobra.Command, endpoints []string, stdin *o
 		sec.password = strings.TrimSuffix(sec.password, "\r")
 	case os.Getenv(passwordEnv) != "":
 		sec.password = os.Getenv(passwordEnv)
-	case stdin != nil && termios(int(stdin.Fd())):
+	case stdin != nil && run.IsTerminal(stdin):
 		p, err := readPassword(cmd.Context(), stdin, prompt, name)
 		if err != nil {
 			return sec, nil, err
 		}
 		sec.password = p
 	default:
-		return sec, nil, usagef("no password for --user %s: give --user %s:PASSWORD, --password-file FILE or $%s, or run on a terminal to be asked", name, name, passwordEnv)
+		return sec, nil, run.Usagef("no password for --user %s: give --user %s:PASSWORD, --password-file FILE or $%s, or run on a terminal to be asked", name, name, passwordEnv)
 	}
 	if sec.password == "" {
-		return sec, nil, usagef("empty password for --user %s", name)
+		return sec, nil, run.Usagef("empty password for --user %s", name)
 	}
 	return sec, eps, nil
 }

@@ -11,17 +11,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdrun"
+	"etcdbench/internal/run"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
-
-// checkFlagNames are the flags of the load commands that `etcd check`
-// shares; the load's shape (rate, clients, sizes) is the preset's.
-var checkFlagNames = append([]string{
-	"dir", "endpoints", "yes", "output", "no-progress", "duration", "compact-after", "defrag-after",
-	"members", "snapshot-count", "heartbeat-interval", "election-timeout", "quota-backend-bytes",
-	"backend-batch-interval", "backend-batch-limit",
-}, securityFlagNames...)
 
 // checkPresetNames lists the presets for messages: "s, m, l or xl".
 func checkPresetNames() string {
@@ -54,33 +48,15 @@ free client counts; etcdctl times only the call. Exit 0 when every verdict
 passes, 1 when one fails, 2 for a usage error, 3 when the run failed.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := resolveCheck(cmd, f, cf)
+			s, err := resolveCheck(cmd, stderr, f, cf)
 			if err != nil {
 				return err
 			}
-			if showProgress(stderr, f.noProgress, f.output) {
-				s.progress = stderr
-			}
-			return runEtcd(cmd.Context(), s, stdout)
+			return runEtcd(cmd.Context(), s, f.out.output, stdout)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	fs := cmd.Flags()
-	cf.register(fs)
-	// The shared flags are the load commands' own, registered on a scratch
-	// set (which also sets every field of f to its default) and copied.
-	all := pflag.NewFlagSet("etcd", pflag.ContinueOnError)
-	f.register(all, etcdload.OpPut)
-	for _, n := range checkFlagNames {
-		fl := all.Lookup(n)
-		if fl == nil {
-			continue // a flag the load commands no longer have
-		}
-		if n == "duration" {
-			fl.Usage = "run this long instead of the preset's 60s (e.g. 10s for a quick look); the rules stay etcdctl's"
-		}
-		fs.AddFlag(fl)
-	}
+	cf.register(cmd.Flags())
+	f.register(cmd.Flags())
 	return cmd
 }
 
@@ -88,12 +64,14 @@ passes, 1 when one fails, 2 for a usage error, 3 when the run failed.`,
 // overrides of etcdctl's limits.
 type checkFlags struct {
 	load            string
+	duration        string
 	ratio           float64
 	slowest, stddev string
 }
 
 func (c *checkFlags) register(fs *pflag.FlagSet) {
 	d := verdict.CheckPerfDefaults()
+	fs.StringVar(&c.duration, "duration", "", "run this long instead of the preset's 60s (e.g. 10s for a quick look); the rules stay etcdctl's")
 	fs.StringVar(&c.load, "load", "s", "etcdctl check perf's load model: "+checkPresetNames()+" (or small, medium, large, xLarge)")
 	fs.Float64Var(&c.ratio, "min-throughput-ratio", d.ThroughputRatio.Limit, "pass when puts/s over the target rate is above this (etcdctl's rule)")
 	fs.StringVar(&c.slowest, "max-slowest", secondsString(d.Slowest.Limit), "pass when the slowest put took at most this (etcdctl's rule)")
@@ -108,7 +86,7 @@ func (c *checkFlags) thresholds(cmd *cobra.Command) (verdict.CheckPerfThresholds
 	th := verdict.CheckPerfDefaults()
 	if cmd.Flags().Changed("min-throughput-ratio") {
 		if c.ratio <= 0 || c.ratio > 1 || math.IsNaN(c.ratio) {
-			return th, usagef("--min-throughput-ratio %g: want more than 0 and at most 1", c.ratio)
+			return th, run.Usagef("--min-throughput-ratio %g: want more than 0 and at most 1", c.ratio)
 		}
 		th.ThroughputRatio.Override(c.ratio, "--min-throughput-ratio")
 	}
@@ -121,47 +99,48 @@ func (c *checkFlags) thresholds(cmd *cobra.Command) (verdict.CheckPerfThresholds
 		}
 		d, err := units.ParseDuration(o.val)
 		if err != nil || d <= 0 {
-			return th, usagef("--%s %q: want a positive duration such as 500ms", o.flag, o.val)
+			return th, run.Usagef("--%s %q: want a positive duration such as 500ms", o.flag, o.val)
 		}
 		o.th.Override(d.Seconds(), "--"+o.flag)
 	}
 	return th, nil
 }
 
-// resolveCheck checks --load and the limits, sets the load commands'
-// flags to the preset and lets them resolve the rest.
-func resolveCheck(cmd *cobra.Command, f *etcdFlags, c *checkFlags) (etcdSpec, error) {
+// resolveCheck checks --load and the limits and builds the preset's load
+// on the target the shared flags give.
+func resolveCheck(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, c *checkFlags) (etcdrun.Spec, error) {
 	p, ok := etcdload.LookupCheckPreset(c.load)
 	if !ok {
-		return etcdSpec{}, usagef("--load %q: want %s (etcdctl check perf's load models; small, medium, large, xLarge also work)", c.load, checkPresetNames())
+		return etcdrun.Spec{}, run.Usagef("--load %q: want %s (etcdctl check perf's load models; small, medium, large, xLarge also work)", c.load, checkPresetNames())
 	}
 	th, err := c.thresholds(cmd)
 	if err != nil {
-		return etcdSpec{}, err
+		return etcdrun.Spec{}, err
 	}
 	d := p.Duration
-	if f.duration != "" {
-		v, err := units.ParseDuration(f.duration)
+	if c.duration != "" {
+		v, err := units.ParseDuration(c.duration)
 		if err != nil || v <= 0 {
-			return etcdSpec{}, usagef("--duration %q: want a positive duration such as 30s", f.duration)
+			return etcdrun.Spec{}, run.Usagef("--duration %q: want a positive duration such as 30s", c.duration)
 		}
 		d = v
 	}
 	if len(f.endpoints) > 0 && !f.yes {
-		return etcdSpec{}, usagef("not writing to %s without --yes: etcd check --load %s sends %s (deleted afterwards)",
+		return etcdrun.Spec{}, run.Usagef("not writing to %s without --yes: etcd check --load %s sends %s (deleted afterwards)",
 			strings.Join(f.endpoints, ","), p.Name, etcdload.CheckPlan(p, d))
 	}
+	if err := f.where(cmd); err != nil {
+		return etcdrun.Spec{}, err
+	}
 	l := p.Load()
-	f.conns, f.clients, f.rate, f.target = l.Conns, l.Clients, l.Rate, etcdload.TargetAll
-	f.keySize, f.valSize, f.keySpaceSize, f.sequentialKeys = l.KeySize, l.ValSize, l.KeySpaceSize, l.SequentialKeys
-	f.total, f.duration = 0, d.String()
-	s, err := f.resolve(cmd, etcdload.OpPut)
+	l.Total, l.Duration = 0, d
+	s, err := f.spec(cmd, stderr, l, "")
 	if err != nil {
 		return s, err
 	}
-	s.space = checkSpace(p, d, f.members)
-	s.name = "etcd-check-" + p.Name
-	s.bench = func(ctx context.Context, l etcdload.Load, o etcdload.BenchOptions) (*etcdload.Outcome, error) {
+	s.Space = checkSpace(p, d, f.embed.members)
+	s.Name = "etcd-check-" + p.Name
+	s.Bench = func(ctx context.Context, l etcdload.Load, o etcdload.BenchOptions) (*etcdload.Outcome, error) {
 		return etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: l, Thresholds: th}, o)
 	}
 	return s, nil
@@ -173,5 +152,5 @@ func resolveCheck(cmd *cobra.Command, f *etcdFlags, c *checkFlags) (etcdSpec, er
 // the bbolt file that keeps every new key).
 func checkSpace(p etcdload.CheckPreset, d time.Duration, members int) int64 {
 	perPut := int64(len(etcdload.PrefixRoot) + 64 + p.KeySize + p.ValSize) // 64: run id and record overhead
-	return embeddedSpace(members) + int64(members)*2*p.Puts(d)*perPut
+	return etcdrun.EmbeddedSpace(members) + int64(members)*2*p.Puts(d)*perPut
 }

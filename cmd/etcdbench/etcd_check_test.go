@@ -10,7 +10,7 @@ import (
 
 func TestEtcdCheckEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	res := run(t, runOpts{}, "etcd", "check", "--load", "s", "--duration", "5s", "--dir", dir, "-o", "json", "--no-progress")
+	res := runBin(t, runOpts{}, "etcd", "check", "--load", "s", "--duration", "5s", "--dir", dir, "-o", "json", "--no-progress")
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 	}
@@ -101,7 +101,7 @@ func TestEtcdCheckBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := run(t, runOpts{}, append([]string{"etcd", "check"}, tc.args...)...)
+			res := runBin(t, runOpts{}, append([]string{"etcd", "check"}, tc.args...)...)
 			if res.code != exitUsage {
 				t.Errorf("exit %d, want %d; stderr:\n%s", res.code, exitUsage, res.stderr)
 			}
@@ -118,7 +118,7 @@ func TestEtcdCheckBadInput(t *testing.T) {
 // with the override as its source and the exit code is 1.
 func TestEtcdCheckFails(t *testing.T) {
 	dir := t.TempDir()
-	res := run(t, runOpts{}, "etcd", "check", "--load", "small", "--duration", "2s", "--max-slowest", "1ns", "--dir", dir, "--no-progress")
+	res := runBin(t, runOpts{}, "etcd", "check", "--load", "small", "--duration", "2s", "--max-slowest", "1ns", "--dir", dir, "--no-progress")
 	if res.code != exitFail {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitFail, res.stderr)
 	}

@@ -134,7 +134,7 @@ func TestEtcdExternalProcess(t *testing.T) {
 	}
 
 	t.Run("put over TLS", func(t *testing.T) {
-		res := run(t, runOpts{}, load("put", "--yes", "-o", "json", "--total", "500", "--clients", "4")...)
+		res := runBin(t, runOpts{}, load("put", "--yes", "-o", "json", "--total", "500", "--clients", "4")...)
 		w := checkLoadResult(t, res, "etcd-put", 500, s.Endpoint+"/metrics")
 		// The load's fsyncs, read over TLS from the client port, are part
 		// of the member's total, read from its plain metrics port.
@@ -148,13 +148,13 @@ func TestEtcdExternalProcess(t *testing.T) {
 		checkNoKeys(t, "", "")
 	})
 	t.Run("range over TLS", func(t *testing.T) {
-		res := run(t, runOpts{}, load("range", "--yes", "-o", "json", "--total", "500", "--clients", "4", "--key-space-size", "20")...)
+		res := runBin(t, runOpts{}, load("range", "--yes", "-o", "json", "--total", "500", "--clients", "4", "--key-space-size", "20")...)
 		checkLoadResult(t, res, "etcd-range", 500, s.Endpoint+"/metrics")
 		checkNoKeys(t, "", "")
 	})
 	t.Run("without --yes", func(t *testing.T) {
 		before := revision(t, s)
-		res := run(t, runOpts{}, load("put", "--total", "100")...)
+		res := runBin(t, runOpts{}, load("put", "--total", "100")...)
 		checkErrorRun(t, res, exitUsage, "without --yes", s.Endpoint, "100 requests", etcdload.PrefixRoot)
 		if after := revision(t, s); after != before {
 			t.Errorf("the revision moved from %d to %d: something was written", before, after)
@@ -162,7 +162,7 @@ func TestEtcdExternalProcess(t *testing.T) {
 	})
 	t.Run("wrong CA", func(t *testing.T) {
 		wrong := newTestPKI(t, t.TempDir(), "wrong")
-		res := run(t, runOpts{}, "etcd", "put", "--endpoints", s.Endpoint, "--yes", "--total", "10",
+		res := runBin(t, runOpts{}, "etcd", "put", "--endpoints", s.Endpoint, "--yes", "--total", "10",
 			"--cacert", wrong.ca, "--cert", s.PKI.clientCert, "--key", s.PKI.clientKey)
 		checkErrorRun(t, res, exitRuntime, s.Endpoint, "x509", "--cacert")
 	})
@@ -189,7 +189,7 @@ func TestEtcdExternalProcess(t *testing.T) {
 	t.Run("server stopped with SIGSTOP", func(t *testing.T) {
 		s.signal(t, syscall.SIGSTOP)
 		defer s.signal(t, syscall.SIGCONT)
-		res := run(t, runOpts{}, load("put", "--yes", "--total", "10")...)
+		res := runBin(t, runOpts{}, load("put", "--yes", "--total", "10")...)
 		checkErrorRun(t, res, exitRuntime, s.Endpoint, "does not answer", "stopped or overloaded")
 	})
 
@@ -199,7 +199,7 @@ func TestEtcdExternalProcess(t *testing.T) {
 	tcfg := tcfgFor(t, etcdload.TLSFiles{CACert: s.PKI.ca, Cert: s.PKI.clientCert, Key: s.PKI.clientKey})
 	enableAuth(t, ctx, []string{s.Endpoint}, tcfg, "pw-s3cret")
 	t.Run("auth with the right password", func(t *testing.T) {
-		res := run(t, runOpts{}, load("put", "--yes", "-o", "json", "--total", "200", "--clients", "2", "--user", "root:pw-s3cret")...)
+		res := runBin(t, runOpts{}, load("put", "--yes", "-o", "json", "--total", "200", "--clients", "2", "--user", "root:pw-s3cret")...)
 		checkLoadResult(t, res, "etcd-put", 200, s.Endpoint+"/metrics")
 		if strings.Contains(res.stdout, "pw-s3cret") {
 			t.Errorf("the result contains the password")
@@ -207,14 +207,14 @@ func TestEtcdExternalProcess(t *testing.T) {
 		checkNoKeys(t, "root", "pw-s3cret")
 	})
 	t.Run("auth with a wrong password", func(t *testing.T) {
-		res := run(t, runOpts{}, load("put", "--yes", "--total", "10", "--user", "root:nope-wrong")...)
+		res := runBin(t, runOpts{}, load("put", "--yes", "--total", "10", "--user", "root:nope-wrong")...)
 		checkErrorRun(t, res, exitRuntime, "authentication failed", "--user")
 		if strings.Contains(res.stderr, "nope-wrong") {
 			t.Errorf("stderr shows the password: %q", res.stderr)
 		}
 	})
 	t.Run("auth without a user", func(t *testing.T) {
-		res := run(t, runOpts{}, load("put", "--yes", "--total", "10")...)
+		res := runBin(t, runOpts{}, load("put", "--yes", "--total", "10")...)
 		checkErrorRun(t, res, exitRuntime, "--user")
 	})
 	t.Run("auth as a user who may only read", func(t *testing.T) {
@@ -239,14 +239,14 @@ func TestEtcdExternalProcess(t *testing.T) {
 		}
 		// Every put is refused: the run stops at the first refusal
 		// instead of failing puts for a minute.
-		res := run(t, runOpts{}, load("put", "--yes", "--duration", "60s", "--clients", "4", "--user", "reader:pw-reader")...)
+		res := runBin(t, runOpts{}, load("put", "--yes", "--duration", "60s", "--clients", "4", "--user", "reader:pw-reader")...)
 		checkErrorRun(t, res, exitRuntime, "permission denied", "--user", etcdload.PrefixRoot)
 	})
 	checkNoKeys(t, "root", "pw-s3cret")
 
 	s.stop()
 	t.Run("server gone", func(t *testing.T) {
-		res := run(t, runOpts{}, load("put", "--yes", "--total", "10")...)
+		res := runBin(t, runOpts{}, load("put", "--yes", "--total", "10")...)
 		checkErrorRun(t, res, exitRuntime, s.Endpoint, "does not answer", "connection refused")
 	})
 }
@@ -266,7 +266,7 @@ var fillArgs = []string{"--yes", "--val-size", "262144", "--key-space-size", "4"
 // same way.
 func TestEtcdNoSpace(t *testing.T) {
 	s := startEtcdServer(t, etcdServerOpts{QuotaBackendBytes: 16 << 20})
-	res := run(t, runOpts{}, append([]string{"etcd", "put", "--endpoints", s.Endpoint}, fillArgs...)...)
+	res := runBin(t, runOpts{}, append([]string{"etcd", "put", "--endpoints", s.Endpoint}, fillArgs...)...)
 	checkErrorRun(t, res, exitRuntime, noSpaceWants...)
 	cli := s.client(t, "", "")
 	defer cli.Close()
@@ -309,7 +309,7 @@ func TestEtcdNoSpace(t *testing.T) {
 		{"range", noSpaceWants},
 	} {
 		t.Run(tc.op+" on the full etcd", func(t *testing.T) {
-			res := run(t, runOpts{}, "etcd", tc.op, "--endpoints", s.Endpoint, "--yes", "--total", "100", "--no-progress")
+			res := runBin(t, runOpts{}, "etcd", tc.op, "--endpoints", s.Endpoint, "--yes", "--total", "100", "--no-progress")
 			checkErrorRun(t, res, exitRuntime, tc.wants...)
 			if n := s.countKeys(t, etcdload.PrefixRoot, "", ""); n != 0 {
 				t.Errorf("%d keys left under %s", n, etcdload.PrefixRoot)
@@ -322,7 +322,7 @@ func TestEtcdNoSpace(t *testing.T) {
 // the same one line and exit code, and no scratch directory left.
 func TestEtcdNoSpaceEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	res := run(t, runOpts{}, append([]string{"etcd", "put", "--dir", dir, "--quota-backend-bytes", "16m"}, fillArgs[1:]...)...)
+	res := runBin(t, runOpts{}, append([]string{"etcd", "put", "--dir", dir, "--quota-backend-bytes", "16m"}, fillArgs[1:]...)...)
 	checkErrorRun(t, res, exitRuntime, noSpaceWants...)
 	// The report of what was done before the refusal is still printed.
 	if !strings.Contains(res.stdout, "stopped at etcd's first refusal") {

@@ -47,7 +47,7 @@ func memberPIDs(t *testing.T, dir string) []int {
 
 func TestEtcdPutThreeMembers(t *testing.T) {
 	dir := t.TempDir()
-	res := run(t, runOpts{}, "etcd", "put", "--dir", dir, "--members", "3", "--total", "300", "--clients", "4", "-o", "json", "--no-progress")
+	res := runBin(t, runOpts{}, "etcd", "put", "--dir", dir, "--members", "3", "--total", "300", "--clients", "4", "-o", "json", "--no-progress")
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 	}

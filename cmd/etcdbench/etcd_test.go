@@ -15,7 +15,7 @@ import (
 
 func TestEtcdPutEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	res := run(t, runOpts{}, "etcd", "put", "--dir", dir, "--total", "300", "--clients", "4", "--conns", "2", "-o", "json", "--no-progress")
+	res := runBin(t, runOpts{}, "etcd", "put", "--dir", dir, "--total", "300", "--clients", "4", "--conns", "2", "-o", "json", "--no-progress")
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 	}
@@ -75,7 +75,7 @@ func TestEtcdBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := run(t, runOpts{}, tc.args...)
+			res := runBin(t, runOpts{}, tc.args...)
 			if res.code != exitUsage {
 				t.Errorf("exit %d, want %d; stderr:\n%s", res.code, exitUsage, res.stderr)
 			}
@@ -111,7 +111,7 @@ func TestEtcdExternal(t *testing.T) {
 	}
 	defer c.Close()
 	eps := strings.Join(c.Endpoints(), ",")
-	res := run(t, runOpts{}, "etcd", "range", "--endpoints", eps, "--yes", "--total", "200", "--key-space-size", "10", "-o", "json")
+	res := runBin(t, runOpts{}, "etcd", "range", "--endpoints", eps, "--yes", "--total", "200", "--key-space-size", "10", "-o", "json")
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit %d; stderr:\n%s", res.code, res.stderr)
 	}
@@ -156,7 +156,7 @@ func TestEtcdWorkloads(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string{"etcd", tc.name, "--dir", dir, "-o", "json", "--no-progress"}, tc.args...)
-			res := run(t, runOpts{}, args...)
+			res := runBin(t, runOpts{}, args...)
 			if res.code != exitOK && res.code != exitFail {
 				t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 			}

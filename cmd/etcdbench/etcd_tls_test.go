@@ -116,7 +116,7 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 	tlsArgs := []string{"--cacert", pki.ca, "--cert", pki.clientCert, "--key", pki.clientKey}
 	put := func(o runOpts, extra ...string) runResult {
 		args := append([]string{"etcd", "put", "--endpoints", eps, "--yes", "--total", "100", "--clients", "2", "-o", "json"}, extra...)
-		return run(t, o, args...)
+		return runBin(t, o, args...)
 	}
 	tlsFiles := etcdload.TLSFiles{CACert: pki.ca, Cert: pki.clientCert, Key: pki.clientKey}
 	tcfg, err := tlsFiles.Config()
@@ -186,7 +186,7 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		defer srv.Close()
 		ep := strings.Replace(srv.URL, "http://", "https://", 1)
-		res := run(t, runOpts{}, "etcd", "put", "--endpoints", ep, "--yes", "--total", "10", "--cacert", pki.ca)
+		res := runBin(t, runOpts{}, "etcd", "put", "--endpoints", ep, "--yes", "--total", "10", "--cacert", pki.ca)
 		if res.code != exitRuntime {
 			t.Errorf("exit %d, want %d; stderr:\n%s", res.code, exitRuntime, res.stderr)
 		}
@@ -303,7 +303,7 @@ func TestEtcdSecurityFlags(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := run(t, runOpts{}, tc.args...)
+			res := runBin(t, runOpts{}, tc.args...)
 			if res.code != tc.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", res.code, tc.code, res.stderr)
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"etcdbench/internal/run"
 	"etcdbench/internal/scratch"
 )
 
@@ -19,33 +20,18 @@ const (
 	exitInterrupted = 130 // stopped by a signal: 128 + its number (SIGHUP 129, SIGINT 130, SIGTERM 143)
 )
 
-// errFailed is returned by a command whose report says FAIL; the report has
-// already explained why, so nothing more is printed.
-var errFailed = errors.New("a verdict failed")
-
-// usageError marks a mistake in what the user asked for.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
 // exitCode maps an error to the documented exit code and prints it on one
 // line to stderr.
 func exitCode(err error, cmdPath string, stderr io.Writer) int {
-	var u usageError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, errFailed):
+	case errors.Is(err, run.ErrFailed):
 		return exitFail
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "etcdbench: interrupted; what it wrote (scratch files, keys) was removed")
 		return exitInterrupted
-	case errors.As(err, &u), errors.Is(err, scratch.ErrNotExist), errors.Is(err, scratch.ErrNotDir):
+	case run.IsUsage(err), errors.Is(err, scratch.ErrNotExist), errors.Is(err, scratch.ErrNotDir):
 		fmt.Fprintf(stderr, "etcdbench: %s (see '%s --help')\n", oneLine(err), cmdPath)
 		return exitUsage
 	}

@@ -42,7 +42,7 @@ func TestHTMLReportOfEveryCommand(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir, out := t.TempDir(), t.TempDir()
 			html := filepath.Join(out, "report.html")
-			res := run(t, runOpts{}, append(c.args(dir), "--html", html)...)
+			res := runBin(t, runOpts{}, append(c.args(dir), "--html", html)...)
 			if res.code != exitOK && res.code != exitFail {
 				t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 			}
@@ -99,7 +99,7 @@ func TestEtcdAndTuneFormatErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := run(t, runOpts{}, c.args...)
+			res := runBin(t, runOpts{}, c.args...)
 			if res.code != exitUsage || !strings.Contains(res.stderr, c.want) || res.stdout != "" {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want %d and %q", res.code, res.stdout, res.stderr, exitUsage, c.want)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"etcdbench/internal/fio"
+	"etcdbench/internal/run"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
@@ -15,9 +16,10 @@ import (
 // newJudgeCmd makes `judge`: fio's JSON output judged like the WAL check.
 func newJudgeCmd(stdout, _ io.Writer) *cobra.Command {
 	var (
-		output, walP99 = "text", "10ms"
-		walBS          = strconv.Itoa(fio.WALWriteSize)
-		confidence     = 0.95
+		of         outputFlags
+		walP99     = "10ms"
+		walBS      = strconv.Itoa(fio.WALWriteSize)
+		confidence = 0.95
 	)
 	cmd := &cobra.Command{
 		Use:   "judge FIO.json",
@@ -38,26 +40,26 @@ verdict fails.`,
   etcdbench judge fio.json --wal-bs 8k   # the batch size etcdbench diagnose wal found`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("judge takes one file: etcdbench judge FIO.json")
+				return run.Usagef("judge takes one file: etcdbench judge FIO.json")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat("--output", output); err != nil {
+			if err := of.check(); err != nil {
 				return err
 			}
 			p99, err := units.ParseDuration(walP99)
 			if err != nil || p99 <= 0 {
-				return usagef("--wal-p99 %q: want a positive duration such as 10ms", walP99)
+				return run.Usagef("--wal-p99 %q: want a positive duration such as 10ms", walP99)
 			}
 			if !(confidence > 0 && confidence < 1) {
-				return usagef("--confidence must be between 0 and 1 (e.g. 0.95), got %v", confidence)
+				return run.Usagef("--confidence must be between 0 and 1 (e.g. 0.95), got %v", confidence)
 			}
 			wal := fio.DefaultWALSize
 			if cmd.Flags().Changed("wal-bs") {
 				n, err := units.ParseSize(walBS)
 				if err != nil || n <= 0 || n > 64<<20 {
-					return usagef("--wal-bs %q: want a size between 1 byte and 64m, such as 2300 or 8k", walBS)
+					return run.Usagef("--wal-bs %q: want a size between 1 byte and 64m, such as 2300 or 8k", walBS)
 				}
 				wal = fio.WALSize{Bytes: n, Source: "--wal-bs " + walBS}
 			}
@@ -69,19 +71,18 @@ verdict fails.`,
 			if err != nil {
 				return err
 			}
-			out, err := fio.Parse(b)
+			fo, err := fio.Parse(b)
 			if err != nil {
-				return usagef("%s: %v (want the output of fio --output-format=json)", args[0], err)
+				return run.Usagef("%s: %v (want the output of fio --output-format=json)", args[0], err)
 			}
-			res, err := fio.Judge(out, fio.JudgeOptions{Thresholds: th, Confidence: confidence, Source: args[0], Args: commandLineWith(cmd, args), WALSize: wal})
+			res, err := fio.Judge(fo, fio.JudgeOptions{Thresholds: th, Confidence: confidence, Source: args[0], Args: commandLineWith(cmd, args), WALSize: wal})
 			if err != nil { // no syncs, a failed job, bad bins: all in the file given
-				return usagef("%s: %v", args[0], err)
+				return run.Usagef("%s: %v", args[0], err)
 			}
-			return conclude(cmd.Context(), stdout, output, res, nil)
+			return conclude(cmd.Context(), stdout, of.output, res, nil)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	cmd.Flags().StringVarP(&output, "output", "o", output, "report format: text, json, html or prom")
+	of.register(cmd.Flags())
 	cmd.Flags().StringVar(&walP99, "wal-p99", walP99, "threshold for the fdatasync p99 (etcd FAQ: 10ms)")
 	cmd.Flags().StringVar(&walBS, "wal-bs", walBS, "the size of etcd's WAL batches (bytes, or 8k, 1m... as disk wal --bs) that fio's bs is compared with: the average your etcd writes (etcdbench diagnose wal) or the Kubernetes figure")
 	cmd.Flags().Float64Var(&confidence, "confidence", confidence, "confidence of the p99 verdict, between 0 and 1")
@@ -101,7 +102,7 @@ func readInput(path string) ([]byte, error) {
 		b, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, run.Usagef("%v", err)
 	}
 	return b, nil
 }

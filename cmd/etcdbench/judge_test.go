@@ -47,7 +47,7 @@ func TestJudgeRealFio(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := fioJSON(t, c.format, c.opts...)
-			res := run(t, runOpts{}, "judge", path)
+			res := runBin(t, runOpts{}, "judge", path)
 			failed := strings.Contains(res.stdout, "Result: FAIL")
 			if (failed && res.code != exitFail) || (!failed && res.code != exitOK) {
 				t.Fatalf("exit %d does not match the report:\n%s%s", res.code, res.stdout, res.stderr)
@@ -97,7 +97,7 @@ func TestJudgeFailingDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, format := range []string{"text", "json", "prom", "html"} {
-		res := run(t, runOpts{}, "judge", slow, "-o", format)
+		res := runBin(t, runOpts{}, "judge", slow, "-o", format)
 		if res.code != exitFail {
 			t.Fatalf("-o %s: exit %d, want %d\n%s", format, res.code, exitFail, res.stderr)
 		}
@@ -143,7 +143,7 @@ func TestJudgeUsageErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := run(t, runOpts{}, c.args...)
+			res := runBin(t, runOpts{}, c.args...)
 			if res.code != exitUsage || !strings.Contains(res.stderr, c.want) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", res.code, res.stderr, exitUsage, c.want)
 			}
@@ -184,7 +184,7 @@ func TestJudgeWALBatchSize(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := run(t, runOpts{}, c.args...)
+			res := runBin(t, runOpts{}, c.args...)
 			if res.code != exitOK && res.code != exitFail {
 				t.Fatalf("exit %d: %s", res.code, res.stderr)
 			}

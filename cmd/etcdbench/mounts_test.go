@@ -112,7 +112,7 @@ func TestRuntimeErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d, o := tc.setup(t)
 			before := snapshot(t, d)
-			res := run(t, o, append([]string{"disk", "wal", "--dir", d, "--no-progress"}, tc.args...)...)
+			res := runBin(t, o, append([]string{"disk", "wal", "--dir", d, "--no-progress"}, tc.args...)...)
 			if res.code != exitRuntime {
 				t.Errorf("exit code %d, want %d; stdout:\n%s\nstderr:\n%s", res.code, exitRuntime, res.stdout, res.stderr)
 			}

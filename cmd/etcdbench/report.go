@@ -11,6 +11,7 @@ import (
 
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
+	"etcdbench/internal/run"
 )
 
 // newReportCmd makes `report`: saved results rendered again in any format.
@@ -32,7 +33,7 @@ prom one Prometheus exposition. --html FILE writes that page as well, and
   etcdbench report wal.json --textfile /var/lib/node_exporter/textfile`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("missing result file: etcdbench report RESULT.json...")
+				return run.Usagef("missing result file: etcdbench report RESULT.json...")
 			}
 			return nil
 		},
@@ -54,7 +55,6 @@ prom one Prometheus exposition. --html FILE writes that page as well, and
 			return renderAll(cmd, stdout, format, rs, args)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	registerFormat(cmd.Flags(), &format, "text, json, html or prom")
 	return cmd
 }
@@ -71,7 +71,7 @@ func oneTextfileEach(cmd *cobra.Command, rs []*result.Result, sources []string) 
 	for i, r := range rs {
 		name := report.PromFileName(r)
 		if first, ok := seen[name]; ok {
-			return usagef("--textfile: %s and %s would both be written to %s (the same command on the same directory): give one of them", first, sources[i], name)
+			return run.Usagef("--textfile: %s and %s would both be written to %s (the same command on the same directory): give one of them", first, sources[i], name)
 		}
 		seen[name] = sources[i]
 	}
@@ -92,7 +92,7 @@ func formatFlag(cmd *cobra.Command) (string, error) {
 	o, f := cmd.Flags().Changed("output"), cmd.Flags().Changed("format")
 	switch {
 	case o && f:
-		return "", usagef("-o/--output and -f/--format are the same flag: give one")
+		return "", run.Usagef("-o/--output and -f/--format are the same flag: give one")
 	case f:
 		return "--format", nil
 	}
@@ -168,17 +168,17 @@ func readResult(path string) (*result.Result, error) {
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, run.Usagef("%v", err)
 		}
 		defer f.Close()
 		in = f
 	}
 	r, err := result.Read(in)
 	if errors.Is(err, result.ErrSchema) {
-		return nil, usagef("%s is not an etcdbench result (save one with -o json): %v", path, err)
+		return nil, run.Usagef("%s is not an etcdbench result (save one with -o json): %v", path, err)
 	}
 	if err != nil {
-		return nil, usagef("reading %s: %v", path, err)
+		return nil, run.Usagef("reading %s: %v", path, err)
 	}
 	return r, nil
 }

@@ -105,7 +105,7 @@ func TestReportFormats(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := run(t, runOpts{}, c.args...)
+			res := runBin(t, runOpts{}, c.args...)
 			if res.code != exitOK || res.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
 			}
@@ -134,7 +134,7 @@ func checkHTMLPage(t *testing.T, s string) {
 func TestReportSeveralToHTMLFile(t *testing.T) {
 	dir := t.TempDir()
 	html := filepath.Join(dir, "all.html")
-	res := run(t, runOpts{}, "report", fixtureWAL, fixtureEtcd, "--html", html)
+	res := runBin(t, runOpts{}, "report", fixtureWAL, fixtureEtcd, "--html", html)
 	if res.code != exitOK || strings.Count(res.stdout, "Result: PASS") != 2 {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
@@ -154,7 +154,7 @@ func TestReportSeveralToHTMLFile(t *testing.T) {
 func TestReportFilesFlags(t *testing.T) {
 	dir := t.TempDir()
 	html := filepath.Join(dir, "wal.html")
-	res := run(t, runOpts{}, "report", fixtureWAL, "--html", html, "--textfile", dir)
+	res := runBin(t, runOpts{}, "report", fixtureWAL, "--html", html, "--textfile", dir)
 	if res.code != exitOK || !strings.Contains(res.stdout, "Result: PASS") {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
@@ -178,7 +178,7 @@ func TestDiskWALWritesReportFiles(t *testing.T) {
 	dir := t.TempDir()
 	out := t.TempDir()
 	html := filepath.Join(out, "wal.html")
-	res := run(t, runOpts{}, "disk", "wal", "--dir", dir, "--size", "1m", "-o", "prom", "--html", html, "--textfile", out)
+	res := runBin(t, runOpts{}, "disk", "wal", "--dir", dir, "--size", "1m", "-o", "prom", "--html", html, "--textfile", out)
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
@@ -225,7 +225,7 @@ func TestReportUsageErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := run(t, runOpts{}, c.args...)
+			res := runBin(t, runOpts{}, c.args...)
 			if res.code != exitUsage || !strings.Contains(res.stderr, c.want) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", res.code, res.stderr, exitUsage, c.want)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"etcdbench/internal/disk"
 	"etcdbench/internal/result"
+	"etcdbench/internal/run"
 )
 
 // execute runs the command line args and returns the exit code.
@@ -54,7 +55,7 @@ on the same disk under load, in one verdict table.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return run.Usage(err) })
 	cf.register(root.Flags())
 	rf.register(root.PersistentFlags())
 	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr))
@@ -68,7 +69,7 @@ on the same disk under load, in one verdict table.`,
 // noArgs rejects positional arguments with a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
+		return run.Usagef("unexpected argument %q", args[0])
 	}
 	return nil
 }
@@ -132,15 +133,14 @@ func newDiskCmd(stdout, stderr io.Writer) *cobra.Command {
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unknown workload %q: want one of %s", args[0], list)
+				return run.Usagef("unknown workload %q: want one of %s", args[0], list)
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("missing workload: etcdbench disk %s", strings.ReplaceAll(list, ", ", "|"))
+			return run.Usagef("missing workload: etcdbench disk %s", strings.ReplaceAll(list, ", ", "|"))
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.AddCommand(newWALCmd(stdout, stderr), newAllCmd(stdout, stderr))
 	for _, spec := range disk.Specs() {
 		if spec.Name != "wal" { // wal has its own, richer command

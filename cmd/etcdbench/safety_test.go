@@ -175,7 +175,7 @@ func TestKilledRunLeftover(t *testing.T) {
 			d := dirWithPrecious(t)
 			before := snapshot(t, d)
 			leftover := killedRun(t, d)
-			res := run(t, runOpts{}, tc.args(d)...)
+			res := runBin(t, runOpts{}, tc.args(d)...)
 			tc.checkUp(t, res, leftover)
 			checkNoScratch(t, d)
 			checkSnapshot(t, d, before)
@@ -319,7 +319,7 @@ func TestCleanKeeps(t *testing.T) {
 			d := t.TempDir()
 			entry := tc.setup(t, d)
 			before := snapshot(t, filepath.Dir(entry))
-			res := run(t, runOpts{}, "clean", "--dir", d)
+			res := runBin(t, runOpts{}, "clean", "--dir", d)
 			if res.code != exitOK {
 				t.Fatalf("exit code %d, want 0; stderr:\n%s", res.code, res.stderr)
 			}
@@ -356,7 +356,7 @@ func TestCleanKeepsRunningRun(t *testing.T) {
 	p := start(t, runOpts{}, "disk", "wal", "--dir", d, "--runtime", "60s", "--no-progress")
 	sd := waitScratch(t, p, d)
 
-	res := run(t, runOpts{}, "clean", "--dir", d)
+	res := runBin(t, runOpts{}, "clean", "--dir", d)
 	if res.code != exitOK {
 		t.Errorf("clean: exit code %d, want 0; stderr:\n%s", res.code, res.stderr)
 	}
@@ -420,14 +420,14 @@ func TestCleanAsAnotherUser(t *testing.T) {
 	d := worldTempDir(t)
 	leftover := killedRun(t, d)
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
-	res := run(t, runOpts{cred: nobody}, "clean", "--dir", d)
+	res := runBin(t, runOpts{cred: nobody}, "clean", "--dir", d)
 	if res.code != exitOK || !strings.Contains(res.stdout, "kept "+leftover+" (cannot read its marker") {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
 	if _, err := os.Stat(leftover); err != nil {
 		t.Fatalf("the leftover is gone: %v", err)
 	}
-	if res := run(t, runOpts{}, "clean", "--dir", d); res.code != exitOK || !strings.Contains(res.stdout, "removed "+leftover) {
+	if res := runBin(t, runOpts{}, "clean", "--dir", d); res.code != exitOK || !strings.Contains(res.stdout, "removed "+leftover) {
 		t.Fatalf("root clean: exit %d, stdout:\n%s", res.code, res.stdout)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/run"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
@@ -25,7 +26,7 @@ const maxTraceDuration = 24 * time.Hour
 type traceFlags struct {
 	pid      int
 	duration string
-	output   string
+	out      outputFlags
 }
 
 func newTraceCmd(stdout, _ io.Writer) *cobra.Command {
@@ -47,25 +48,24 @@ most 24h), on Ctrl-C and SIGTERM, and when etcd exits. Needs root (or CAP_BPF
 and CAP_PERFMON).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat("--output", f.output); err != nil {
+			if err := f.out.check(); err != nil {
 				return err
 			}
 			d, err := units.ParseDuration(f.duration)
 			if err != nil || d <= 0 || d > maxTraceDuration {
-				return usagef("--duration %q: want a positive duration up to %s, such as 30s", f.duration, strings.TrimSuffix(maxTraceDuration.String(), "0m0s"))
+				return run.Usagef("--duration %q: want a positive duration up to %s, such as 30s", f.duration, strings.TrimSuffix(maxTraceDuration.String(), "0m0s"))
 			}
 			pid, err := tracePID(f.pid, cmd.Flags().Changed("pid"))
 			if err != nil {
 				return err
 			}
-			return runTrace(cmd.Context(), pid, d, f.output, redactArgs(commandLine(cmd)), stdout)
+			return runTrace(cmd.Context(), pid, d, f.out.output, redactArgs(commandLine(cmd)), stdout)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	fs := cmd.Flags()
 	fs.IntVar(&f.pid, "pid", 0, "the etcd process to trace; default: the only etcd process running")
 	fs.StringVar(&f.duration, "duration", "30s", "how long to trace (it also ends on Ctrl-C and when etcd exits)")
-	fs.StringVarP(&f.output, "output", "o", "text", "report format: "+strings.Join(formats, ", "))
+	f.out.register(fs)
 	return cmd
 }
 
@@ -75,18 +75,18 @@ func tracePID(pid int, given bool) (int, error) {
 		return findOneEtcd()
 	}
 	if pid <= 0 {
-		return 0, usagef("--pid %d: want a process id", pid)
+		return 0, run.Usagef("--pid %d: want a process id", pid)
 	}
 	return pid, nil
 }
 
 // runTrace traces pid and reports; an interrupted trace reports what it saw.
 func runTrace(ctx context.Context, pid int, d time.Duration, output string, args []string, stdout io.Writer) error {
-	res := newResult(args)
+	res := run.NewResult(args)
 	tr, err := trace.Run(ctx, trace.Options{PID: pid, Duration: d})
 	switch {
 	case errors.Is(err, trace.ErrNoProcess):
-		return usageError{err}
+		return run.Usage(err)
 	case errors.Is(err, trace.ErrPermission):
 		return fmt.Errorf("%w; without that privilege, 'etcdbench diagnose wal --pid %d --yes' traces with strace (which slows etcd while attached)", err, pid)
 	case tr == nil:

@@ -25,7 +25,7 @@ func TestTraceEtcdProcess(t *testing.T) {
 	pid := strconv.Itoa(s.cmd.Process.Pid)
 	load := start(t, runOpts{}, "etcd", "put", "--endpoints", s.Endpoint, "--yes", "--duration", "6s", "--clients", "4", "--val-size", "256", "--no-progress")
 	time.Sleep(time.Second)
-	res := run(t, runOpts{}, "trace", "--pid", pid, "--duration", "3s", "-o", "json")
+	res := runBin(t, runOpts{}, "trace", "--pid", pid, "--duration", "3s", "-o", "json")
 	load.wait(t)
 	if strings.Contains(res.stderr, "not allowed to load BPF") || strings.Contains(res.stderr, "kernel cannot run the tracer") {
 		t.Skipf("the BPF tracer cannot run here: %s", res.stderr)
@@ -65,7 +65,7 @@ func TestTraceBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := run(t, runOpts{}, tc.args...)
+			res := runBin(t, runOpts{}, tc.args...)
 			if res.code != exitUsage {
 				t.Errorf("exit %d, want %d; stderr:\n%s", res.code, exitUsage, res.stderr)
 			}
@@ -113,7 +113,7 @@ func TestTraceUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	res := run(t, runOpts{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}, "trace", "--pid", strconv.Itoa(cmd.Process.Pid), "--duration", "1s")
+	res := runBin(t, runOpts{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}, "trace", "--pid", strconv.Itoa(cmd.Process.Pid), "--duration", "1s")
 	if res.code != exitRuntime {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", res.code, exitRuntime, res.stderr)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,68 +15,59 @@ import (
 
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
+	"etcdbench/internal/run"
 	"etcdbench/internal/scratch"
 	"etcdbench/internal/tune"
-	"etcdbench/internal/units"
 )
 
 // tuneFlags are the flags of `etcdbench tune`.
 type tuneFlags struct {
-	dir, output, saveDir string
-	vary                 []string
-	rounds               int
-	noProgress           bool
-	workload             string
-	conns, clients       int
-	total                int64
-	duration             string
-	rate                 float64
-	keySize, valSize     int
-	keySpaceSize         int
-	sequentialKeys       bool
-	consistency, target  string
-	txnOps               int
-	readRatio            float64
+	dir, saveDir string
+	vary         []string
+	rounds       int
+	workload     string
+	out          outputFlags
+	prog         progressFlags
+	load         loadFlags
 }
 
-// Defaults of tune's load: short, but with enough concurrency that etcd
-// batches its WAL writes as it does under real load.
-const (
-	tuneClients  = 16
-	tuneTotal    = 20000
-	tuneDuration = "10s"
-)
+// tuneLoad is the load of tune's runs before the flags: etcd's benchmark
+// defaults for op, shorter, but with enough concurrency that etcd batches
+// its WAL writes as it does under real load.
+func tuneLoad(op etcdload.Op) etcdload.Load {
+	l := etcdload.DefaultLoad(op)
+	l.Clients, l.Total, l.Duration = 16, 20000, 10*time.Second
+	return l
+}
 
-// tuneWorkloads are the loads tune can send: watch is left out, its
-// figures are event latencies that the table does not compare.
-var tuneWorkloads = []etcdload.Op{etcdload.OpPut, etcdload.OpRange, etcdload.OpTxn, etcdload.OpMixed}
+// tuneKinds are the loads tune can send: watch is left out, its figures
+// are event latencies that the table does not compare.
+func tuneKinds() []etcdload.Kind {
+	var ks []etcdload.Kind
+	for _, k := range etcdload.Kinds() {
+		if k.Op != etcdload.OpWatch {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
 
 func (f *tuneFlags) register(fs *pflag.FlagSet) {
-	d := etcdload.DefaultLoad(etcdload.OpPut)
-	var names []string
+	var names, loads []string
 	for _, s := range tune.Settings {
 		names = append(names, s.Name)
+	}
+	for _, k := range tuneKinds() {
+		loads = append(loads, string(k.Op))
 	}
 	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test: each run's embedded etcd gets a fresh scratch directory inside it (or vary it: --vary dir=A,B)")
 	fs.StringArrayVar(&f.vary, "vary", nil, "a setting and its values, NAME=v1,v2,...; repeat for more settings, every combination runs. NAME: "+strings.Join(names, ", "))
 	fs.IntVar(&f.rounds, "rounds", 3, "runs of each combination, alternating the order (3 or more to tell differences from noise)")
-	fs.StringVarP(&f.output, "output", "o", "text", "report format: text (the comparison table), json or html (the runs and the summary as one result); prom is refused, see --save-dir")
 	fs.StringVar(&f.saveDir, "save-dir", "", "also save every run's result as JSON in this existing directory (for etcdbench report/compare)")
-	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress lines on stderr")
-	fs.StringVar(&f.workload, "workload", "put", "the load of every run: put, range, txn or mixed (as etcdbench etcd <workload>)")
-	fs.IntVar(&f.conns, "conns", d.Conns, "gRPC connections")
-	fs.IntVar(&f.clients, "clients", tuneClients, "concurrent clients, spread over the connections")
-	fs.StringVar(&f.target, "target", d.Target, "which members the connections talk to: all or leader")
-	fs.Int64Var(&f.total, "total", tuneTotal, "requests per run")
-	fs.StringVar(&f.duration, "duration", tuneDuration, "longest run; with --total, whichever comes first")
-	fs.Float64Var(&f.rate, "rate", d.Rate, "requests per second over all clients (open loop); 0: closed loop")
-	fs.IntVar(&f.keySize, "key-size", d.KeySize, "key bytes after the /etcdbench/<run-id>/ prefix")
-	fs.IntVar(&f.valSize, "val-size", d.ValSize, "value bytes")
-	fs.IntVar(&f.keySpaceSize, "key-space-size", 0, "distinct keys (default: the workload's, 1, or 1000 for mixed)")
-	fs.BoolVar(&f.sequentialKeys, "sequential-keys", false, "use keys in order instead of at random")
-	fs.StringVar(&f.consistency, "consistency", d.Consistency, "range and mixed: l (linearizable) or s (serializable)")
-	fs.IntVar(&f.txnOps, "txn-ops", d.TxnOps, "txn: puts per transaction")
-	fs.Float64Var(&f.readRatio, "read-ratio", d.ReadRatio, "mixed: share of ranges among the requests")
+	fs.StringVar(&f.workload, "workload", "put", "the load of every run: "+strings.Join(loads, ", ")+" (as etcdbench etcd <workload>)")
+	f.out.register(fs)
+	f.prog.register(fs)
+	f.load.register(fs, tuneLoad(etcdload.OpPut), tuneKinds(), "longest run; with --total, whichever comes first")
 }
 
 // tuneSpec is one validated tune.
@@ -90,40 +82,40 @@ type tuneSpec struct {
 // resolve checks the flags, every --vary and every combination before
 // anything runs.
 func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
-	s := tuneSpec{output: f.output, saveDir: f.saveDir, args: redactArgs(commandLine(cmd))}
-	if err := checkFormat("--output", f.output); err != nil {
+	s := tuneSpec{output: f.out.output, saveDir: f.saveDir, args: redactArgs(commandLine(cmd))}
+	if err := f.out.check(); err != nil {
 		return s, err
 	}
 	// Every run of a tune is a workload of the same name: one exposition
 	// cannot hold them (it would repeat series), and one file per run is
 	// what --save-dir and report are for.
-	if files := reportFilesFrom(cmd.Context()); f.output == "prom" || (files != nil && files.textfile != "") {
-		return s, usagef("tune has no Prometheus output (its runs would repeat one series): save the runs with --save-dir DIR and set them side by side with 'etcdbench compare DIR/tune-*.json'")
+	if files := reportFilesFrom(cmd.Context()); f.out.output == "prom" || (files != nil && files.textfile != "") {
+		return s, run.Usagef("tune has no Prometheus output (its runs would repeat one series): save the runs with --save-dir DIR and set them side by side with 'etcdbench compare DIR/tune-*.json'")
 	}
 	op := etcdload.Op(f.workload)
-	if !containsOp(tuneWorkloads, op) {
-		return s, usagef("--workload %q: want put, range, txn or mixed", f.workload)
+	if !slices.ContainsFunc(tuneKinds(), func(k etcdload.Kind) bool { return k.Op == op }) {
+		return s, run.Usagef("--workload %q: want put, range, txn or mixed", f.workload)
 	}
 	var vs []tune.Vary
 	varied := map[string]bool{}
 	for _, a := range f.vary {
 		v, err := tune.ParseVary(a)
 		if err != nil {
-			return s, usageError{err}
+			return s, run.Usage(err)
 		}
 		varied[v.Setting.Name] = true
 		vs = append(vs, v)
 	}
 	if len(vs) == 0 {
-		return s, usagef("nothing to vary: give --vary NAME=v1,v2,... (e.g. --vary snapshot-count=10000,100000)")
+		return s, run.Usagef("nothing to vary: give --vary NAME=v1,v2,... (e.g. --vary snapshot-count=10000,100000)")
 	}
 	for _, name := range []string{"clients", "conns", "val-size", "dir"} {
 		if varied[name] && cmd.Flags().Changed(name) {
-			return s, usagef("--%s and --vary %s are alternatives: give the values in --vary", name, name)
+			return s, run.Usagef("--%s and --vary %s are alternatives: give the values in --vary", name, name)
 		}
 	}
 	if f.dir == "" && !varied["dir"] {
-		return s, usagef("--dir is required (the directory on the disk to test), or --vary dir=A,B")
+		return s, run.Usagef("--dir is required (the directory on the disk to test), or --vary dir=A,B")
 	}
 	base := tune.Config{Embedded: etcdload.Options{Members: 1}}
 	if f.dir != "" {
@@ -133,129 +125,47 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 		}
 		base.Dir = abs
 	}
-	l, err := f.load(cmd, op)
-	if err != nil {
+	// The workload's defaults, tune's shorter defaults, and the flags
+	// given.
+	l := tuneLoad(op)
+	if err := f.load.apply(cmd, &l); err != nil {
 		return s, err
 	}
 	base.Load = l
 	p, err := tune.NewPlan(base, vs, f.rounds, loadText(l))
 	if err != nil {
-		return s, usageError{err}
+		return s, run.Usage(err)
 	}
-	if err := checkTuneSpace(p); err != nil {
+	if err := p.CheckSpace(); err != nil {
 		return s, err
 	}
 	if f.saveDir != "" {
 		if st, err := os.Stat(f.saveDir); err != nil || !st.IsDir() {
-			return s, usagef("--save-dir %s: not an existing directory", f.saveDir)
+			return s, run.Usagef("--save-dir %s: not an existing directory", f.saveDir)
 		}
 	}
 	s.plan = p
 	return s, nil
 }
 
-// load is the load every combination starts from: the workload's
-// defaults, tune's shorter defaults, and the flags given.
-func (f *tuneFlags) load(cmd *cobra.Command, op etcdload.Op) (etcdload.Load, error) {
-	l := etcdload.DefaultLoad(op)
-	l.Conns, l.Clients, l.Total, l.Rate, l.Target = f.conns, f.clients, f.total, f.rate, f.target
-	l.KeySize, l.ValSize, l.SequentialKeys = f.keySize, f.valSize, f.sequentialKeys
-	if f.keySpaceSize != 0 {
-		l.KeySpaceSize = f.keySpaceSize
-	}
-	ch := cmd.Flags().Changed
-	for _, c := range []struct {
-		flag string
-		ok   bool
-	}{{"consistency", op == etcdload.OpRange || op == etcdload.OpMixed}, {"txn-ops", op == etcdload.OpTxn}, {"read-ratio", op == etcdload.OpMixed}} {
-		if ch(c.flag) && !c.ok {
-			return l, usagef("--%s does not apply to --workload %s", c.flag, op)
-		}
-	}
-	l.Consistency, l.TxnOps, l.ReadRatio = f.consistency, f.txnOps, f.readRatio
-	d, err := units.ParseDuration(f.duration)
-	if err != nil || d <= 0 {
-		return l, usagef("--duration %q: want a positive duration such as 10s", f.duration)
-	}
-	l.Duration = d
-	if ch("duration") && !ch("total") {
-		l.Total = 0
-	}
-	return l, nil
-}
-
-func containsOp(ops []etcdload.Op, op etcdload.Op) bool {
-	for _, o := range ops {
-		if o == op {
-			return true
-		}
-	}
-	return false
-}
-
 // loadText describes the base load for the table's heading.
 func loadText(l etcdload.Load) string {
-	return fmt.Sprintf("%s, %d clients on %d connection(s), %s (each run on a fresh embedded etcd)", l.Name(), l.Clients, l.Conns, plan(l))
-}
-
-// checkTuneSpace checks, before the first run, that every directory has
-// room for the largest embedded etcd that will run in it.
-func checkTuneSpace(p tune.Plan) error {
-	need := map[string]int64{}
-	for _, c := range p.Combinations {
-		m := max(c.Config.Embedded.Members, 1)
-		need[c.Config.Dir] = max(need[c.Config.Dir], embeddedSpace(m))
-	}
-	for dir, n := range need {
-		if err := scratch.CheckFree(dir, n); err != nil {
-			return fmt.Errorf("%w; free some space for the embedded etcd", err)
-		}
-	}
-	return nil
+	return fmt.Sprintf("%s, %d clients on %d connection(s), %s (each run on a fresh embedded etcd)", l.Name(), l.Clients, l.Conns, l.Plan())
 }
 
 // runTune runs every combination's rounds and prints the comparison. Each
 // run's scratch directory is gone before the next starts, and before
 // anything is printed.
 func runTune(ctx context.Context, s tuneSpec, stdout io.Writer) error {
-	total := len(s.plan.Combinations) * s.plan.Rounds
-	tuneID := time.Now().UTC().Format("20060102T150405Z")
-	res := newResult(s.args)
-	started := 0
-	runOne := func(ctx context.Context, c tune.Combination, sl tune.Slot) (*result.Result, error) {
-		l := c.Config.Load
-		l.RunID = etcdload.NewRunID()
-		started++
-		if s.progress != nil {
-			fmt.Fprintf(s.progress, "tune: run %d of %d: round %d, %s (%s)\n", started, total, sl.Round, c.ID(), c.Label())
-		}
-		return measureEtcd(ctx, etcdSpec{load: l, embedded: c.Config.Embedded, dir: c.Config.Dir, output: s.output, args: s.args, progress: s.progress})
-	}
-	done := func(r tune.Run) error {
-		if s.saveDir == "" {
-			return nil
-		}
-		path, err := tune.Save(s.saveDir, tune.FileName(tuneID, s.plan.Combinations[r.Combination], r.Round), r.Result)
-		if err == nil && s.progress != nil {
-			fmt.Fprintf(s.progress, "tune: run %d of %d saved as %s\n", r.Order, total, path)
-		}
+	sum, res, err := s.plan.Measure(ctx, tune.Options{SaveDir: s.saveDir, Args: s.args, Progress: s.progress})
+	if res == nil {
 		return err
-	}
-	runs, err := s.plan.Execute(ctx, runOne, done)
-	if len(runs) == 0 {
-		return err
-	}
-	sum := tune.Summarize(s.plan.Load, s.plan.Combinations, s.plan.Rounds, runs)
-	tune.Combine(res, sum, runs)
-	if err != nil && ctx.Err() != nil {
-		res.Interrupted = true
-		res.Finish(time.Now().UTC())
 	}
 	var rerr error
 	if s.output == "text" {
 		rerr = tune.WriteText(stdout, sum)
 		if rerr == nil {
-			rerr = tuneTrailer(stdout, s, res, len(sum.Runs), total)
+			rerr = tuneTrailer(stdout, s, res, len(sum.Runs), len(s.plan.Combinations)*s.plan.Rounds)
 		}
 	} else {
 		rerr = render(stdout, s.output, res)
@@ -267,7 +177,7 @@ func runTune(ctx context.Context, s tuneSpec, stdout io.Writer) error {
 	case err != nil || rerr != nil:
 		return errors.Join(err, rerr)
 	case res.Failed():
-		return errFailed
+		return run.ErrFailed
 	}
 	return nil
 }
@@ -314,13 +224,12 @@ and where etcd enforces it. See docs/tune.md.`,
 			if err != nil {
 				return err
 			}
-			if isTerminal(stderr) && !f.noProgress {
-				s.progress = stderr
+			if run.IsTerminal(stderr) && !f.prog.noProgress {
+				s.progress = stderr // its lines also with -o json
 			}
 			return runTune(cmd.Context(), s, stdout)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f.register(cmd.Flags())
 	return cmd
 }

@@ -18,7 +18,7 @@ func tuneArgs(dir string, more ...string) []string {
 
 func TestTuneJSON(t *testing.T) {
 	dir, saveDir := t.TempDir(), t.TempDir()
-	res := run(t, runOpts{}, tuneArgs(dir, "-o", "json", "--save-dir", saveDir)...)
+	res := runBin(t, runOpts{}, tuneArgs(dir, "-o", "json", "--save-dir", saveDir)...)
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 	}
@@ -78,7 +78,7 @@ func TestTuneJSON(t *testing.T) {
 		}
 	}
 	// The saved runs are what compare reads: c1 against c2.
-	cmp := run(t, runOpts{}, append([]string{"compare"}, saved...)...)
+	cmp := runBin(t, runOpts{}, append([]string{"compare"}, saved...)...)
 	if cmp.code != exitOK || !strings.Contains(cmp.stdout, "etcd-put") || !strings.Contains(cmp.stdout, "member0_wal_fsync") {
 		t.Errorf("compare of the saved runs: exit %d\n%s%s", cmp.code, cmp.stdout, cmp.stderr)
 	}
@@ -87,7 +87,7 @@ func TestTuneJSON(t *testing.T) {
 
 func TestTuneText(t *testing.T) {
 	dir := t.TempDir()
-	res := run(t, runOpts{}, tuneArgs(dir)...)
+	res := runBin(t, runOpts{}, tuneArgs(dir)...)
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
 	}
@@ -159,7 +159,7 @@ func TestTuneBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := run(t, runOpts{}, tc.args...)
+			res := runBin(t, runOpts{}, tc.args...)
 			if res.code != exitUsage {
 				t.Errorf("exit %d, want %d; stderr:\n%s", res.code, exitUsage, res.stderr)
 			}

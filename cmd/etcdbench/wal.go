@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/disk"
+	"etcdbench/internal/run"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
@@ -17,12 +18,14 @@ import (
 
 // walFlags are the raw command-line values of the WAL check.
 type walFlags struct {
-	dir, bs, size, runtime, minRuntime, walP99, output string
-	count, minSamples                                  int64
-	fromDataDir                                        string // --bs auto: decode this etcd's WAL
-	fromPID                                            int    // --bs auto: decode this running etcd's WAL
-	timeBased, noProgress                              bool
-	confidence, minIOPS, heavyIOPS, warnMargin         float64
+	dir, bs, size, runtime, minRuntime, walP99 string
+	count, minSamples                          int64
+	fromDataDir                                string // --bs auto: decode this etcd's WAL
+	fromPID                                    int    // --bs auto: decode this running etcd's WAL
+	timeBased                                  bool
+	out                                        outputFlags
+	prog                                       progressFlags
+	confidence, minIOPS, heavyIOPS, warnMargin float64
 }
 
 // walOptions are the validated options of one WAL check.
@@ -31,14 +34,14 @@ type walOptions struct {
 	cfg        disk.WALConfig
 	thresholds verdict.Thresholds
 	output     string
-	progress   bool
+	progress   io.Writer // a terminal for the live line, or nil
 }
 
 func defaultWALFlags(dir string) *walFlags {
 	th := verdict.Defaults()
 	return &walFlags{
 		dir: dir, bs: "2300", runtime: "60s", minRuntime: "10s", minSamples: 1000,
-		walP99: "10ms", output: "text", confidence: 0.95,
+		walP99: "10ms", confidence: 0.95,
 		minIOPS: th.SyncIOPSMin.Limit, heavyIOPS: th.SyncIOPSHeavy.Limit, warnMargin: 100 * th.WarnMargin.Limit,
 	}
 }
@@ -59,8 +62,8 @@ func (f *walFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.minIOPS, "min-iops", f.minIOPS, "minimum sequential synced IOPS (etcd hardware guide: 50)")
 	fs.Float64Var(&f.heavyIOPS, "heavy-iops", f.heavyIOPS, "sequential synced IOPS recommended for heavy load (etcd hardware guide: 500)")
 	fs.Float64Var(&f.warnMargin, "warn-margin", f.warnMargin, "WARN when the p99 is within this many percent under its threshold")
-	fs.StringVarP(&f.output, "output", "o", f.output, "report format: text, json, html (self-contained, with charts) or prom (Prometheus text format)")
-	fs.BoolVar(&f.noProgress, "no-progress", f.noProgress, "no live progress line on stderr (it is shown only when stderr is a terminal)")
+	f.out.register(fs)
+	f.prog.register(fs)
 }
 
 func newWALCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -79,49 +82,48 @@ after --runtime); --size, --count or --time-based give a fixed amount instead.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("dir") {
-				return usagef("--dir is required: the directory on the disk to test, e.g. --dir /var/lib/etcd")
+				return run.Usagef("--dir is required: the directory on the disk to test, e.g. --dir /var/lib/etcd")
 			}
 			return runWALCommand(cmd, wf, stdout, stderr)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	wf.register(cmd.Flags())
 	return cmd
 }
 
 // options validates the flags; every mistake is a usage error.
-func (f *walFlags) options(changed func(string) bool, stderrIsTTY bool) (walOptions, error) {
-	o := walOptions{dir: f.dir, output: f.output, thresholds: verdict.Defaults()}
+func (f *walFlags) options(changed func(string) bool, stderr io.Writer) (walOptions, error) {
+	o := walOptions{dir: f.dir, output: f.out.output, thresholds: verdict.Defaults()}
 	if f.dir == "" {
-		return o, usagef("--dir must not be empty")
+		return o, run.Usagef("--dir must not be empty")
 	}
-	if err := checkFormat("--output", f.output); err != nil {
+	if err := f.out.check(); err != nil {
 		return o, err
 	}
 	bs, err := units.ParseSize(f.bs)
 	if err != nil {
-		return o, usagef("--bs: %v", err)
+		return o, run.Usagef("--bs: %v", err)
 	}
 	if bs <= 0 || bs > 64<<20 {
-		return o, usagef("--bs must be between 1 byte and 64m, got %q", f.bs)
+		return o, run.Usagef("--bs must be between 1 byte and 64m, got %q", f.bs)
 	}
 	rt, err := units.ParseDuration(f.runtime)
 	if err != nil {
-		return o, usagef("--runtime: %v", err)
+		return o, run.Usagef("--runtime: %v", err)
 	}
 	minRT, err := units.ParseDuration(f.minRuntime)
 	if err != nil {
-		return o, usagef("--min-runtime: %v", err)
+		return o, run.Usagef("--min-runtime: %v", err)
 	}
 	p99, err := units.ParseDuration(f.walP99)
 	if err != nil || p99 <= 0 {
-		return o, usagef("--wal-p99 %q: want a positive duration such as 10ms", f.walP99)
+		return o, run.Usagef("--wal-p99 %q: want a positive duration such as 10ms", f.walP99)
 	}
 	if !(f.confidence > 0 && f.confidence < 1) {
-		return o, usagef("--confidence must be between 0 and 1 (e.g. 0.95), got %v", f.confidence)
+		return o, run.Usagef("--confidence must be between 0 and 1 (e.g. 0.95), got %v", f.confidence)
 	}
 	if f.minSamples < 0 || f.minIOPS < 0 || f.heavyIOPS < 0 || f.warnMargin < 0 || f.warnMargin >= 100 {
-		return o, usagef("--min-samples, --min-iops and --heavy-iops must not be negative, --warn-margin must be 0-99")
+		return o, run.Usagef("--min-samples, --min-iops and --heavy-iops must not be negative, --warn-margin must be 0-99")
 	}
 
 	cfg := disk.WALConfig{
@@ -136,17 +138,17 @@ func (f *walFlags) options(changed func(string) bool, stderrIsTTY bool) (walOpti
 		modes++
 		size, err := units.ParseSize(f.size)
 		if err != nil {
-			return o, usagef("--size: %v", err)
+			return o, run.Usagef("--size: %v", err)
 		}
 		if size < bs {
-			return o, usagef("--bs %s is larger than --size %s", f.bs, f.size)
+			return o, run.Usagef("--bs %s is larger than --size %s", f.bs, f.size)
 		}
 		cfg.Mode, cfg.Size = disk.ModeSize, size
 	}
 	if changed("count") {
 		modes++
 		if f.count <= 0 {
-			return o, usagef("--count must be positive, got %d", f.count)
+			return o, run.Usagef("--count must be positive, got %d", f.count)
 		}
 		cfg.Mode, cfg.Count = disk.ModeCount, f.count
 	}
@@ -155,7 +157,7 @@ func (f *walFlags) options(changed func(string) bool, stderrIsTTY bool) (walOpti
 		cfg.Mode = disk.ModeTime
 	}
 	if modes > 1 {
-		return o, usagef("--size, --count and --time-based are alternatives: give at most one")
+		return o, run.Usagef("--size, --count and --time-based are alternatives: give at most one")
 	}
 	if cfg.Mode != disk.ModeAdaptive && !changed("runtime") {
 		cfg.Runtime = 0 // fixed amounts run to completion unless capped explicitly
@@ -164,10 +166,10 @@ func (f *walFlags) options(changed func(string) bool, stderrIsTTY bool) (walOpti
 		}
 	}
 	if (cfg.Mode == disk.ModeAdaptive || cfg.Mode == disk.ModeTime) && cfg.Runtime <= 0 {
-		return o, usagef("--runtime must be positive in %s mode", cfg.Mode)
+		return o, run.Usagef("--runtime must be positive in %s mode", cfg.Mode)
 	}
 	if err := cfg.Validate(); err != nil {
-		return o, usageError{err}
+		return o, run.Usage(err)
 	}
 
 	th := &o.thresholds
@@ -184,7 +186,7 @@ func (f *walFlags) options(changed func(string) bool, stderrIsTTY bool) (walOpti
 		th.WarnMargin.Override(f.warnMargin/100, "--warn-margin")
 	}
 	o.cfg = cfg
-	o.progress = stderrIsTTY && !f.noProgress && f.output == "text"
+	o.progress = f.prog.terminal(stderr, f.out.output)
 	return o, nil
 }
 
@@ -198,15 +200,15 @@ func runWALCommand(cmd *cobra.Command, f *walFlags, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "--bs auto = %d: %s\n", bs, from)
 		f.bs = strconv.FormatInt(bs, 10)
 	} else if f.fromDataDir != "" || f.fromPID != 0 {
-		return usagef("--from-data-dir and --from-pid go with --bs auto")
+		return run.Usagef("--from-data-dir and --from-pid go with --bs auto")
 	}
-	o, err := f.options(cmd.Flags().Changed, isTerminal(stderr))
+	o, err := f.options(cmd.Flags().Changed, stderr)
 	if err != nil {
 		return err
 	}
-	return runDisk(cmd.Context(), runSpec{
-		dir: o.dir, workloads: []disk.Named{{Name: "wal", Workload: disk.NewWALWorkload(o.cfg)}},
-		thresholds: o.thresholds, output: o.output, progress: o.progress, args: commandLine(cmd),
-		spaceHint: "free some space, or give a fixed --size (the adaptive mode keeps two 64 MB segments)",
-	}, stdout, stderr)
+	return runDisk(cmd.Context(), run.DiskSpec{
+		Dir: o.dir, Workloads: []disk.Named{{Name: "wal", Workload: disk.NewWALWorkload(o.cfg)}},
+		Thresholds: o.thresholds, Progress: o.progress, Args: commandLine(cmd),
+		SpaceHint: "free some space, or give a fixed --size (the adaptive mode keeps two 64 MB segments)",
+	}, o.output, stdout)
 }

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/run"
+	"etcdbench/internal/units"
+)
+
+// The flag groups every command that needs them registers, each defined
+// once, so that a common flag has the same name, help and meaning on every
+// command: the report format, the progress line, an etcd load's settings,
+// the embedded etcd's settings and etcd's TLS files. The root's --html and
+// --textfile are persistent flags (reportFiles).
+
+// outputFlags is -o/--output, the report format on stdout.
+type outputFlags struct{ output string }
+
+// outputUsage is the one help text of -o/--output.
+const outputUsage = "report format: text, json, html (self-contained, with charts) or prom (Prometheus text format)"
+
+func (f *outputFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.output, "output", "o", "text", outputUsage)
+}
+
+// check rejects a format the reporters do not know.
+func (f *outputFlags) check() error { return checkFormat("--output", f.output) }
+
+// progressFlags is --no-progress, for commands that draw a live line.
+type progressFlags struct{ noProgress bool }
+
+func (f *progressFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress line on stderr (it is shown only when stderr is a terminal and the report is text)")
+}
+
+// terminal is where the live line goes for a report in format output:
+// stderr when it may, or nil.
+func (f *progressFlags) terminal(stderr io.Writer, output string) io.Writer {
+	return run.Terminal(stderr, f.noProgress, output)
+}
+
+// loadFlags are an etcd load's settings (etcdload.CommonParams and the
+// Params of its kinds), each flag bound to a field of l; the loads'
+// defaults are the flags' defaults.
+type loadFlags struct {
+	l        etcdload.Load
+	duration string
+	names    []string // the flags registered, for apply
+}
+
+// register registers the common settings and those of kinds (each name
+// once) with defaults from d; durationUsage is the help of --duration,
+// whose default is d.Duration when set.
+func (f *loadFlags) register(fs *pflag.FlagSet, d etcdload.Load, kinds []etcdload.Kind, durationUsage string) {
+	f.l = d
+	params := etcdload.CommonParams()
+	for _, k := range kinds {
+		params = append(params, k.Params...)
+	}
+	for _, p := range params {
+		if fs.Lookup(p.Name) != nil {
+			continue // consistency: range's and mixed's
+		}
+		if len(kinds) > 1 && !isCommon(p.Name) {
+			p.Usage = forKinds(kinds, p.Name) + ": " + p.Usage
+		}
+		switch v := p.Field(&f.l).(type) {
+		case *int:
+			fs.IntVar(v, p.Name, *v, p.Usage)
+		case *int64:
+			fs.Int64Var(v, p.Name, *v, p.Usage)
+		case *float64:
+			fs.Float64Var(v, p.Name, *v, p.Usage)
+		case *string:
+			fs.StringVar(v, p.Name, *v, p.Usage)
+		case *bool:
+			fs.BoolVar(v, p.Name, *v, p.Usage)
+		default:
+			panic(fmt.Sprintf("load setting %s: unknown field type %T", p.Name, v))
+		}
+		f.names = append(f.names, p.Name)
+	}
+	def := ""
+	if d.Duration > 0 {
+		def = d.Duration.String()
+	}
+	fs.StringVar(&f.duration, "duration", def, durationUsage)
+}
+
+// isCommon reports whether name is one of etcdload.CommonParams.
+func isCommon(name string) bool {
+	for _, p := range etcdload.CommonParams() {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// forKinds names the kinds that take the setting name, e.g. "range and
+// mixed".
+func forKinds(kinds []etcdload.Kind, name string) string {
+	s := ""
+	for _, k := range kinds {
+		if k.Takes(name) {
+			if s != "" {
+				s += " and "
+			}
+			s += string(k.Op)
+		}
+	}
+	return s
+}
+
+// apply sets in l every setting given on the command line of cmd, and
+// --duration (a given --duration without --total runs for the duration
+// alone). A setting l's kind does not take is a usage error.
+func (f *loadFlags) apply(cmd *cobra.Command, l *etcdload.Load) error {
+	ch := cmd.Flags().Changed
+	k := etcdload.KindOf(l.Op)
+	for _, p := range append(etcdload.CommonParams(), allParams()...) {
+		if !ch(p.Name) || !f.registered(p.Name) {
+			continue
+		}
+		if !isCommon(p.Name) && !k.Takes(p.Name) {
+			return run.Usagef("--%s does not apply to --workload %s", p.Name, l.Op)
+		}
+		setField(p.Field(l), p.Field(&f.l))
+	}
+	if f.duration == "" {
+		return nil
+	}
+	d, err := units.ParseDuration(f.duration)
+	if err != nil || d <= 0 {
+		return run.Usagef("--duration %q: want a positive duration such as 30s", f.duration)
+	}
+	l.Duration = d
+	if ch("duration") && !ch("total") {
+		l.Total = 0
+	}
+	return nil
+}
+
+func (f *loadFlags) registered(name string) bool {
+	for _, n := range f.names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// allParams are the settings of every kind, each once.
+func allParams() []etcdload.Param {
+	var out []etcdload.Param
+	seen := map[string]bool{}
+	for _, k := range etcdload.Kinds() {
+		for _, p := range k.Params {
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// setField copies *src into *dst, both pointers to one field type.
+func setField(dst, src any) {
+	switch d := dst.(type) {
+	case *int:
+		*d = *src.(*int)
+	case *int64:
+		*d = *src.(*int64)
+	case *float64:
+		*d = *src.(*float64)
+	case *string:
+		*d = *src.(*string)
+	case *bool:
+		*d = *src.(*bool)
+	}
+}
+
+// embedFlags are the embedded etcd's settings.
+type embedFlags struct {
+	members             int
+	snapshotCount       uint64
+	heartbeat, election string
+	quotaBackendBytes   string
+	batchInterval       string
+	batchLimit          int
+}
+
+func (f *embedFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&f.members, "members", 1, "embedded etcd members: 1 or 3")
+	fs.Uint64Var(&f.snapshotCount, "snapshot-count", 0, "embedded etcd's --snapshot-count (default: etcd's)")
+	fs.StringVar(&f.heartbeat, "heartbeat-interval", "", "embedded etcd's --heartbeat-interval: milliseconds as etcd's flag (100) or a duration (100ms) (default: etcd's)")
+	fs.StringVar(&f.election, "election-timeout", "", "embedded etcd's --election-timeout: milliseconds as etcd's flag (1000) or a duration (1s) (default: etcd's)")
+	fs.StringVar(&f.quotaBackendBytes, "quota-backend-bytes", "", "embedded etcd's --quota-backend-bytes, e.g. 2g (default: etcd's)")
+	fs.StringVar(&f.batchInterval, "backend-batch-interval", "", "embedded etcd's --backend-batch-interval, e.g. 100ms (default: etcd's)")
+	fs.IntVar(&f.batchLimit, "backend-batch-limit", 0, "embedded etcd's --backend-batch-limit (default: etcd's)")
+}
+
+// options turns the flags into the embedded etcd's Options.
+func (f *embedFlags) options() (etcdload.Options, error) {
+	if f.members != 1 && f.members != 3 {
+		return etcdload.Options{}, run.Usagef("--members %d: want 1 or 3", f.members)
+	}
+	o := etcdload.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}
+	// etcd's own --heartbeat-interval and --election-timeout are
+	// milliseconds: a bare number here is too.
+	for _, d := range []struct {
+		flag, val string
+		dst       *time.Duration
+		parse     func(string) (time.Duration, error)
+		want      string
+	}{
+		{"heartbeat-interval", f.heartbeat, &o.HeartbeatInterval, units.ParseMillis, "milliseconds such as 100 or 100ms"},
+		{"election-timeout", f.election, &o.ElectionTimeout, units.ParseMillis, "milliseconds such as 1000 or 1s"},
+		{"backend-batch-interval", f.batchInterval, &o.BackendBatchInterval, units.ParseDuration, "a positive duration such as 100ms"},
+	} {
+		if d.val == "" {
+			continue
+		}
+		v, err := d.parse(d.val)
+		if err != nil || v <= 0 {
+			return o, run.Usagef("--%s %q: want %s", d.flag, d.val, d.want)
+		}
+		*d.dst = v
+	}
+	if f.quotaBackendBytes != "" {
+		q, err := units.ParseSize(f.quotaBackendBytes)
+		if err != nil || q <= 0 {
+			return o, run.Usagef("--quota-backend-bytes %q: want a size such as 2g", f.quotaBackendBytes)
+		}
+		o.QuotaBackendBytes = q
+	}
+	if err := o.Validate(); err != nil {
+		return o, run.Usage(err)
+	}
+	return o, nil
+}
+
+// tlsFlags are etcdctl's TLS flags: how to reach members that serve
+// https.
+type tlsFlags struct{ files etcdload.TLSFiles }
+
+// tlsFlagNames are the flags of tlsFlags.
+var tlsFlagNames = []string{"cacert", "cert", "key", "insecure-skip-tls-verify"}
+
+func (f *tlsFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.files.CACert, "cacert", "", "verify the members' certificates with this CA bundle (PEM)")
+	fs.StringVar(&f.files.Cert, "cert", "", "client certificate (PEM), with --key")
+	fs.StringVar(&f.files.Key, "key", "", "client key (PEM), with --cert")
+	fs.BoolVar(&f.files.InsecureSkipVerify, "insecure-skip-tls-verify", false, "accept any server certificate (TLS without verification)")
+}
+
+// given says which TLS flags the command line of cmd gives.
+func (f *tlsFlags) given(cmd *cobra.Command) []string {
+	var out []string
+	for _, n := range tlsFlagNames {
+		if cmd.Flags().Changed(n) {
+			out = append(out, "--"+n)
+		}
+	}
+	return out
+}
+
+// check rejects a certificate without its key and the reverse.
+func (f *tlsFlags) check() error {
+	if (f.files.Cert == "") != (f.files.Key == "") {
+		return run.Usagef("--cert and --key go together: give both or neither")
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package check
+
+import (
+	"strings"
+	"testing"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
+)
+
+func v(check string, s verdict.Status, value, limit float64, unit string) verdict.Verdict {
+	return verdict.Verdict{Check: check, Title: check, Status: s, Value: value, Limit: limit, Unit: unit, Comparison: "<="}
+}
+
+func TestFindings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ws   []result.Workload
+		want []string // causes, in order
+		// evidence is a substring of the first finding's first evidence.
+		evidence string
+	}{
+		{"nothing wrong", []result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Pass, 0.001, 0.01, "s")}}}, nil, ""},
+		{"a slow WAL", []result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Fail, 0.0234, 0.01, "s")}}},
+			[]string{SlowDisk.Name}, "wal: FAIL wal_fsync_p99 23.4ms (limit <= 10ms)"},
+		{"unknown wal_fsync check is the disk's", []result.Workload{{Name: "x", Verdicts: []verdict.Verdict{v("wal_fsync_new", verdict.Warn, 9, 10, "ms")}}},
+			[]string{SlowDisk.Name}, "9 ms"},
+		{"FAIL before WARN whatever the rank", []result.Workload{
+			{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Warn, 0.009, 0.01, "s")}},
+			{Name: "etcd-put", Verdicts: []verdict.Verdict{v("leader_changes", verdict.Fail, 2, 0, "count")}},
+		}, []string{BusyMember.Name, SlowDisk.Name}, "etcd-put: FAIL leader_changes 2 count"},
+		{"same status: by rank", []result.Workload{
+			{Name: "recovery", Verdicts: []verdict.Verdict{v("recovery_bandwidth", verdict.Fail, 10, 100, "MB/s")}},
+			{Name: "wal", Verdicts: []verdict.Verdict{v("sync_implausibly_fast", verdict.Fail, 1e-6, 1e-5, "s")}},
+			{Name: "backend", Verdicts: []verdict.Verdict{v("backend_commit_p99", verdict.Fail, 0.04, 0.025, "s")}},
+		}, []string{SlowDisk.Name, FakeSync.Name, SlowRecovery.Name}, "backend: FAIL"},
+		{"verdicts of one cause are one finding", []result.Workload{
+			{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Warn, 0.009, 0.01, "s"), v("sync_iops_min", verdict.Fail, 20, 50, "IOPS")}},
+		}, []string{SlowDisk.Name}, "wal: WARN"},
+		{"a check of no known cause keeps its title", []result.Workload{{Name: "w", Verdicts: []verdict.Verdict{v("new_rule", verdict.Fail, 1, 0, "count")}}},
+			[]string{"new_rule"}, "new_rule"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := Findings(tc.ws)
+			var got []string
+			for _, f := range fs {
+				got = append(got, f.Cause.Name)
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("causes %q, want %q", got, tc.want)
+			}
+			if tc.evidence != "" && !strings.Contains(fs[0].Evidence[0], tc.evidence) {
+				t.Errorf("first evidence %q lacks %q", fs[0].Evidence[0], tc.evidence)
+			}
+		})
+	}
+}
+
+func TestFindingTakesWorstStatus(t *testing.T) {
+	fs := Findings([]result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{
+		v("wal_fsync_p99", verdict.Warn, 0.009, 0.01, "s"), v("sync_iops_min", verdict.Fail, 20, 50, "IOPS"),
+	}}})
+	if len(fs) != 1 || fs[0].Status != verdict.Fail || len(fs[0].Evidence) != 2 {
+		t.Fatalf("findings %+v: want one FAIL finding with two pieces of evidence", fs)
+	}
+}
+
+// TestEveryCauseHasAdvice keeps the causes' data complete: a finding
+// without what to do is half an answer.
+func TestEveryCauseHasAdvice(t *testing.T) {
+	for check, c := range causeOf {
+		if c.Name == "" || c.Advice == "" || c.Rank <= 0 {
+			t.Errorf("check %s: cause %+v lacks a name, advice or rank", check, c)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package check
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
+	"etcdbench/internal/verdict"
+)
+
+// lat is a latency whose p99 is p99.
+func lat(name string, p99 time.Duration) result.Latency {
+	return result.Latency{Name: name, Summary: stats.Summary{Count: 1000, Percentiles: []stats.Percentile{{P: 99, ValueNs: int64(p99)}}}}
+}
+
+func wl(name string, lats ...result.Latency) result.Workload {
+	return result.Workload{Name: name, Latencies: lats}
+}
+
+func figure(t *testing.T, w result.Workload, name string) float64 {
+	t.Helper()
+	f := w.Figure(name)
+	if f == nil {
+		t.Fatalf("no figure %s in %+v", name, w.Figures)
+	}
+	return f.Value
+}
+
+func TestPredictTraced(t *testing.T) {
+	put := wl("etcd-put", lat(TracedLatency, 4*time.Millisecond), lat(TracedDiskLatency, 2*time.Millisecond))
+	w, ok := Predict([]result.Workload{
+		wl("wal", lat("fdatasync", time.Millisecond)),
+		wl("wal-under-load", lat("fdatasync", 2500*time.Microsecond)),
+		put,
+	})
+	if !ok {
+		t.Fatal("no prediction from a traced put and both disk tests")
+	}
+	for name, want := range map[string]float64{
+		"etcd_wal_fdatasync_p99":                   0.004,
+		"disk_wal_p99":                             0.001,
+		"ratio_etcd_to_disk_wal":                   4,
+		"ratio_etcd_to_disk_wal_under_load":        1.6,
+		"etcd_wal_fdatasync_without_cpu_wait_p99":  0.002,
+		"ratio_etcd_without_cpu_wait_to_disk_test": 0.8, // against wal-under-load, which ran
+	} {
+		if got := figure(t, w, name); got < want*0.999 || got > want*1.001 {
+			t.Errorf("%s = %g, want %g", name, got, want)
+		}
+	}
+	// 2 ms of the 4 ms p99 was waiting for a CPU: said as contention.
+	if n := strings.Join(w.Notes, " "); !strings.Contains(n, "CPU contention") || !strings.Contains(w.Parameters["real_source"].(string), "eBPF") {
+		t.Errorf("notes %q / source %v: want the CPU contention named and the eBPF source", n, w.Parameters["real_source"])
+	}
+}
+
+func TestPredictFromEtcdHistogram(t *testing.T) {
+	put := wl("etcd-put")
+	put.Figures = []result.Figure{{Name: histogramFigure, Value: 0.008, Unit: "s"}}
+	w, ok := Predict([]result.Workload{wl("wal", lat("fdatasync", 2*time.Millisecond)), put})
+	if !ok {
+		t.Fatal("no prediction from etcd's histogram")
+	}
+	if got := figure(t, w, "ratio_etcd_to_disk_wal"); got != 4 {
+		t.Errorf("ratio %g, want 4", got)
+	}
+	if w.Figure("ratio_etcd_to_disk_wal_under_load") != nil || w.Figure("etcd_wal_fdatasync_without_cpu_wait_p99") != nil {
+		t.Error("figures of tests that did not run")
+	}
+	if !strings.Contains(w.Parameters["real_source"].(string), "1 ms buckets") {
+		t.Errorf("source %v: want the histogram's coarseness said", w.Parameters["real_source"])
+	}
+}
+
+func TestPredictNeedsBothSides(t *testing.T) {
+	for name, ws := range map[string][]result.Workload{
+		"no etcd":           {wl("wal", lat("fdatasync", time.Millisecond))},
+		"no disk wal":       {wl("etcd-put", lat(TracedLatency, time.Millisecond))},
+		"no etcd figure":    {wl("wal", lat("fdatasync", time.Millisecond)), wl("etcd-put")},
+		"an empty disk wal": {wl("wal"), wl("etcd-put", lat(TracedLatency, time.Millisecond))},
+	} {
+		if _, ok := Predict(ws); ok {
+			t.Errorf("%s: a prediction", name)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	ws := []result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Fail, 0.02, 0.01, "s")}, Latencies: []result.Latency{lat("fdatasync", 20*time.Millisecond)}}}
+	s := Summarize(ws)
+	if s.Name != "check" || len(s.Notes) < 2 || !strings.HasPrefix(s.Notes[0], "finding 1 (FAIL): slow disk") || !strings.HasPrefix(s.Notes[1], "what to do about finding 1:") {
+		t.Errorf("summary %q: want finding 1 and what to do first", s.Notes)
+	}
+	if clean := Summarize([]result.Workload{{Name: "wal"}}); !strings.Contains(clean.Notes[0], "nothing failed or warned") {
+		t.Errorf("clean summary %q", clean.Notes)
+	}
+}

@@ -1,0 +1,197 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdrun"
+	"etcdbench/internal/result"
+	"etcdbench/internal/run"
+	"etcdbench/internal/trace"
+	"etcdbench/internal/verdict"
+)
+
+// Config is one validated check.
+type Config struct {
+	// Dir is the directory on the disk to check.
+	Dir    string
+	Budget Budget
+	// Trace times the embedded etcd's own fdatasyncs with eBPF when
+	// allowed.
+	Trace bool
+	// Progress is a terminal for the live line, or nil.
+	Progress io.Writer
+	Args     []string
+}
+
+// Workloads builds the budget's disk workloads from its preset.
+func Workloads(b Budget) ([]disk.Named, error) {
+	p, err := disk.PresetNamed(b.DiskPreset)
+	if err != nil {
+		return nil, err
+	}
+	specs := map[string]disk.Spec{}
+	for _, s := range disk.Specs() {
+		specs[s.Name] = s
+	}
+	var ws []disk.Named
+	for _, name := range b.Disk {
+		spec, ok := specs[name]
+		if !ok {
+			return nil, fmt.Errorf("check budget %s names an unknown disk workload %q", b.Name, name)
+		}
+		w, err := spec.Build(p, nil)
+		if errors.Is(err, disk.ErrBadParam) {
+			return nil, run.Usage(err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, disk.Named{Name: name, Workload: w})
+	}
+	return ws, nil
+}
+
+// Run runs the budget's disk workloads, then the embedded etcd's loads, in
+// one scratch directory that is removed before it returns, and adds the
+// summary: the findings and the prediction. An interrupted check returns
+// what it measured with the context's error.
+func Run(ctx context.Context, c Config) (res *result.Result, err error) {
+	ws, err := Workloads(c.Budget)
+	if err != nil {
+		return nil, err
+	}
+	need := max(disk.SpaceNeeded(ws), etcdrun.EmbeddedSpace(c.Budget.Members))
+	r, err := run.Open(c.Dir, need, "free some space, or use --quick", c.Args)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close(&err)
+
+	diskDir := filepath.Join(r.Scratch.Path, "disk")
+	if err := os.Mkdir(diskDir, 0o700); err != nil {
+		return nil, err
+	}
+	prog := run.NewProgress(c.Progress, len(ws)+2)
+	env := disk.Env{Dir: diskDir, Root: "/", Facts: r.Result.Environment, Thresholds: verdict.Defaults(), OnSecond: prog.OnDisk()}
+	wls, err := disk.RunSuite(ctx, env, ws, prog.Start)
+	if err == nil {
+		err = os.RemoveAll(diskDir) // the etcd's space
+	}
+	if err == nil {
+		var etcdWls []result.Workload
+		etcdWls, err = runEtcd(ctx, c, filepath.Join(r.Scratch.Path, "etcd"), prog, len(ws))
+		wls = append(wls, etcdWls...)
+	}
+	prog.Clear()
+	if err != nil && !run.Interrupted(ctx, err) {
+		return nil, err
+	}
+	if len(wls) > 0 {
+		wls = append(wls, Summarize(wls))
+	}
+	return r.Finish(ctx, wls, err)
+}
+
+// runEtcd starts the embedded etcd in dir and runs the budget's put and
+// range loads on it, the put load traced by eBPF when asked and allowed;
+// the progress line counts them from first.
+func runEtcd(ctx context.Context, c Config, dir string, prog *run.Progress, first int) ([]result.Workload, error) {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	cluster, err := etcdrun.StartEmbedded(ctx, etcdload.Options{Dir: dir, Members: c.Budget.Members})
+	if err != nil {
+		return nil, err
+	}
+	defer cluster.Close()
+	bo := etcdload.BenchOptions{Targets: cluster.MetricsTargets(), Thresholds: verdict.Defaults()}
+	var out []result.Workload
+	for i, op := range []etcdload.Op{etcdload.OpPut, etcdload.OpRange} {
+		shape := c.Budget.Put
+		if op == etcdload.OpRange {
+			shape = c.Budget.Range
+		}
+		l := shape.Load(op)
+		l.Client.Endpoints, l.RunID = cluster.Endpoints(), etcdload.NewRunID()
+		prog.Start(first+i, l.Name())
+		l.OnSecond = prog.Requests()
+		var stopTrace func() ([]result.Latency, string)
+		if pids := cluster.PIDs(); op == etcdload.OpPut && c.Trace && len(pids) == 1 {
+			stopTrace = traceMember(ctx, pids[0])
+		}
+		o, err := etcdload.Bench(ctx, l, bo)
+		if stopTrace != nil {
+			lats, note := stopTrace()
+			if o != nil {
+				o.Workload.Latencies = append(o.Workload.Latencies, lats...)
+			}
+			if o != nil && note != "" {
+				o.Workload.Notes = append(o.Workload.Notes, note)
+			}
+		}
+		if o != nil {
+			out = append(out, o.Workload)
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// traceMember traces the fdatasyncs of the embedded etcd's member process
+// pid until the returned function is called, which gives the WAL sync
+// latency as TracedLatency and without its waits for a CPU as
+// TracedDiskLatency, or a note saying why there are none.
+func traceMember(ctx context.Context, pid int) func() ([]result.Latency, string) {
+	tctx, cancel := context.WithCancel(ctx)
+	type outcome struct {
+		tr  *trace.Trace
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		tr, err := trace.Run(tctx, trace.Options{PID: pid})
+		done <- outcome{tr, err}
+	}()
+	return func() ([]result.Latency, string) {
+		cancel()
+		o := <-done
+		if o.tr == nil {
+			return nil, "the embedded etcd's fdatasyncs were not traced (" + strings.Join(strings.Fields(o.err.Error()), " ") + "); the prediction uses etcd's histogram"
+		}
+		return tracedLatencies(o.tr)
+	}
+}
+
+// tracedLatencies are a trace's WAL sync latencies under the names the
+// prediction reads, with the note that says what they are.
+func tracedLatencies(tr *trace.Trace) ([]result.Latency, string) {
+	w, err := tr.Workload(verdict.Defaults())
+	if err != nil {
+		return nil, "the trace of the embedded etcd could not be read: " + err.Error()
+	}
+	l := w.Latency("wal sync")
+	if l == nil {
+		return nil, "the eBPF trace saw no WAL fdatasync of the embedded etcd"
+	}
+	cp := *l
+	cp.Name = TracedLatency
+	lats := []result.Latency{cp}
+	note := fmt.Sprintf("%s: the embedded etcd's %d WAL fdatasyncs, timed by eBPF in the kernel during the load", TracedLatency, cp.Count)
+	if own := w.Latency("wal sync without cpu wait"); own != nil {
+		d := *own
+		d.Name = TracedDiskLatency
+		lats = append(lats, d)
+		note += fmt.Sprintf("; %s: the same without the time their thread waited for a CPU", TracedDiskLatency)
+	}
+	return lats, note
+}

@@ -1,0 +1,144 @@
+package etcdrun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/result"
+	"etcdbench/internal/run"
+	"etcdbench/internal/verdict"
+)
+
+// Spec is one validated etcd run.
+type Spec struct {
+	// Load is what is sent; its Client.Endpoints name an external cluster,
+	// or are empty for an embedded one.
+	Load etcdload.Load
+	// Embedded is the embedded etcd's settings, used when Load has no
+	// endpoints; it runs in a scratch directory inside Dir.
+	Embedded etcdload.Options
+	Dir      string
+	After    etcdload.Maintenance
+	Args     []string
+	// Progress is a terminal for the live line, or nil.
+	Progress io.Writer
+	// Bench runs the load (nil: etcdload.Bench); etcd check judges it too.
+	Bench func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error)
+	// Space is the free space the embedded etcd needs (0: EmbeddedSpace).
+	Space int64
+	// Name is the progress line's name for the run (empty: the load's).
+	Name string
+}
+
+// StartEmbedded starts the embedded etcd of every command, each member
+// in a process of its own, as deployed: sharing the load generator's Go
+// runtime, etcd's WAL syncs would wait for CPU behind the clients (see
+// docs/check.md, Prediction).
+func StartEmbedded(ctx context.Context, o etcdload.Options) (*etcdload.Cluster, error) {
+	o.OwnProcess = true
+	return etcdload.StartEmbedded(ctx, o)
+}
+
+// EmbeddedSpace is the free space an embedded run needs: two 64 MB WAL
+// segments per member (the current one and the preallocated next) plus
+// a bbolt file and slack.
+func EmbeddedSpace(members int) int64 { return int64(members) * (2*64e6 + 64<<20) }
+
+// Measure starts the embedded etcd when there are no endpoints, runs the
+// load with its metrics scraped around it, and stops and removes
+// everything before it returns. A run ended by an error (a full quota, a
+// user who may not write) still returns what it did before, with the
+// error.
+func Measure(ctx context.Context, s Spec) (res *result.Result, err error) {
+	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.Load.Client.TLS), After: s.After}
+	var r *run.Run
+	var notes []string
+	var cluster *etcdload.Cluster
+	if len(s.Load.Client.Endpoints) == 0 {
+		need := s.Space
+		if need == 0 {
+			need = EmbeddedSpace(s.Embedded.Members)
+		}
+		if r, err = run.Open(s.Dir, need, "free some space for the embedded etcd", s.Args); err != nil {
+			return nil, err
+		}
+		defer r.Close(&err)
+		s.Embedded.Dir = r.Scratch.Path
+		if cluster, err = StartEmbedded(ctx, s.Embedded); err != nil {
+			return nil, err
+		}
+		defer func() {
+			// Stopping is bounded (see Cluster.Close); a member that had to
+			// be stopped the hard way is worth a note, not a failed run.
+			if cerr := cluster.Close(); cerr != nil && res != nil && len(res.Workloads) > 0 {
+				w := &res.Workloads[len(res.Workloads)-1]
+				w.Notes = append(w.Notes, cerr.Error())
+			}
+		}()
+		s.Load.Client.Endpoints = cluster.Endpoints()
+		bo.Targets = cluster.MetricsTargets()
+		notes = append(notes, fmt.Sprintf("embedded etcd: %d member(s) with data in %s", s.Embedded.Members, r.Scratch.Path))
+	} else {
+		r = run.New(s.Args)
+		notes = append(notes, "external cluster: the environment describes the machine etcdbench ran on, not the members")
+		bo.Targets, bo.BestEffort = etcdload.ExternalTargets(s.Load.Client.Endpoints), true
+	}
+	name := s.Load.Name()
+	if s.Name != "" {
+		name = s.Name
+	}
+	prog := run.NewProgress(s.Progress, 1)
+	prog.Start(0, name)
+	s.Load.OnSecond = prog.Requests()
+	bench := etcdload.Bench
+	if s.Bench != nil {
+		bench = s.Bench
+	}
+	out, runErr := bench(ctx, s.Load, bo)
+	prog.Clear()
+	if out == nil {
+		return nil, runErr
+	}
+	out.Workload.Notes = append(notes, out.Workload.Notes...)
+	if cluster != nil && wentWrong(out.Workload) {
+		out.Workload.Notes = append(out.Workload.Notes, logNotes(cluster.Log())...)
+	}
+	return r.Finish(ctx, []result.Workload{out.Workload}, runErr)
+}
+
+// wentWrong reports whether a load had failed requests or a verdict that
+// is not PASS: then the embedded etcd's log goes into the result.
+func wentWrong(w result.Workload) bool {
+	if f := w.Figure("failed_requests"); f != nil && f.Value > 0 {
+		return true
+	}
+	for _, v := range w.Verdicts {
+		if v.Status != verdict.Pass {
+			return true
+		}
+	}
+	return false
+}
+
+// logLines is how many of the embedded etcd's last log lines a result
+// keeps.
+const logLines = 20
+
+// logNotes turns the end of etcd's log (warnings and errors) into notes.
+func logNotes(log string) []string {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return []string{"etcd log: nothing at warn level or above"}
+	}
+	if len(lines) > logLines {
+		lines = lines[len(lines)-logLines:]
+	}
+	out := []string{fmt.Sprintf("etcd log, the last %d lines at warn level and above:", len(lines))}
+	for _, l := range lines {
+		out = append(out, "etcd log: "+l)
+	}
+	return out
+}
