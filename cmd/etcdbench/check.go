@@ -14,6 +14,7 @@ import (
 
 	"etcdbench/internal/check"
 	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
@@ -208,12 +209,12 @@ func checkEtcd(ctx context.Context, c checkRun, dir string, prog *progressLine) 
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err
 	}
-	cluster, err := startEmbedded(ctx, etcdload.Options{Dir: dir, Members: c.budget.Members})
+	cluster, err := startEmbedded(ctx, etcdcluster.Options{Dir: dir, Members: c.budget.Members})
 	if err != nil {
 		return nil, err
 	}
 	defer cluster.Close()
-	bo := etcdload.BenchOptions{Targets: cluster.MetricsTargets(), Thresholds: verdict.Defaults()}
+	bo := etcdload.BenchOptions{Targets: etcdload.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
 	var out []result.Workload
 	for i, op := range []etcdload.Op{etcdload.OpPut, etcdload.OpRange} {
 		shape := c.budget.Put

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
@@ -90,7 +91,7 @@ func (f *etcdFlags) register(fs *pflag.FlagSet, op etcdload.Op) {
 // etcdSpec is one validated `etcd put|range` run.
 type etcdSpec struct {
 	load     etcdload.Load
-	embedded etcdload.Options // used when load.Client.Endpoints is empty
+	embedded etcdcluster.Options // used when load.Client.Endpoints is empty
 	after    etcdload.Maintenance
 	dir      string
 	output   string
@@ -198,8 +199,8 @@ func plan(l etcdload.Load) string {
 }
 
 // embedOptions turns the embedded etcd's flags into Options.
-func (f *etcdFlags) embedOptions() (etcdload.Options, error) {
-	o := etcdload.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}
+func (f *etcdFlags) embedOptions() (etcdcluster.Options, error) {
+	o := etcdcluster.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}
 	// etcd's own --heartbeat-interval and --election-timeout are
 	// milliseconds: a bare number here is too.
 	for _, d := range []struct {
@@ -238,9 +239,9 @@ func (f *etcdFlags) embedOptions() (etcdload.Options, error) {
 // in a process of its own, as deployed: sharing the load generator's Go
 // runtime, etcd's WAL syncs would wait for CPU behind the clients (see
 // docs/check.md, Prediction).
-func startEmbedded(ctx context.Context, o etcdload.Options) (*etcdload.Cluster, error) {
+func startEmbedded(ctx context.Context, o etcdcluster.Options) (*etcdcluster.Cluster, error) {
 	o.OwnProcess = true
-	return etcdload.StartEmbedded(ctx, o)
+	return etcdcluster.Start(ctx, o)
 }
 
 // embeddedSpace is the free space an embedded run needs: two 64 MB WAL
@@ -263,7 +264,7 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 
 	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.load.Client.TLS), After: s.after}
 	var notes []string
-	var cluster *etcdload.Cluster
+	var cluster *etcdcluster.Cluster
 	if len(s.load.Client.Endpoints) == 0 {
 		// No := with err in this block: the deferred removal must set the
 		// function's own err.
@@ -298,7 +299,7 @@ func measureEtcd(ctx context.Context, s etcdSpec) (res *result.Result, err error
 			}
 		}()
 		s.load.Client.Endpoints = cluster.Endpoints()
-		bo.Targets = cluster.MetricsTargets()
+		bo.Targets = etcdload.EmbeddedTargets(cluster.MetricsURLs())
 		notes = append(notes, fmt.Sprintf("embedded etcd: %d member(s) with data in %s", s.embedded.Members, sd.Path))
 	} else {
 		res.Environment = sysinfo.Collect("/", ".")
