@@ -9,6 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 )
@@ -105,7 +106,7 @@ func TestEtcdInterrupted(t *testing.T) {
 func TestEtcdExternal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := etcdload.StartEmbedded(ctx, etcdload.Options{Dir: t.TempDir()})
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("starting an etcd to test against: %v", err)
 	}

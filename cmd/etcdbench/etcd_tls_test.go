@@ -21,6 +21,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 )
@@ -101,9 +102,9 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 	wrong := newTestPKI(t, dir, "wrong")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := etcdload.StartEmbedded(ctx, etcdload.Options{
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{
 		Dir:       filepath.Join(dir, "data"),
-		ClientTLS: etcdload.TLSFiles{Cert: pki.serverCert, Key: pki.serverKey, CACert: pki.ca},
+		ClientTLS: etcdcluster.TLSFiles{Cert: pki.serverCert, Key: pki.serverKey, CACert: pki.ca},
 	})
 	if err != nil {
 		t.Fatalf("starting an etcd with client TLS: %v", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
@@ -208,11 +209,11 @@ func (f *embedFlags) register(fs *pflag.FlagSet) {
 }
 
 // options turns the flags into the embedded etcd's Options.
-func (f *embedFlags) options() (etcdload.Options, error) {
+func (f *embedFlags) options() (etcdcluster.Options, error) {
 	if f.members != 1 && f.members != 3 {
-		return etcdload.Options{}, run.Usagef("--members %d: want 1 or 3", f.members)
+		return etcdcluster.Options{}, run.Usagef("--members %d: want 1 or 3", f.members)
 	}
-	o := etcdload.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}
+	o := etcdcluster.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}
 	// etcd's own --heartbeat-interval and --election-timeout are
 	// milliseconds: a bare number here is too.
 	for _, d := range []struct {

@@ -9,11 +9,11 @@ import (
 	"os/signal"
 	"syscall"
 
-	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdcluster"
 )
 
 func main() {
-	if code, ok := etcdload.MaybeRunMember(); ok { // a member of a 3-member embedded etcd: see its doc
+	if code, ok := etcdcluster.MaybeRunMember(); ok { // a member of a 3-member embedded etcd: see its doc
 		os.Exit(code)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

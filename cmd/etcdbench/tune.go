@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
@@ -117,7 +118,7 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 	if f.dir == "" && !varied["dir"] {
 		return s, run.Usagef("--dir is required (the directory on the disk to test), or --vary dir=A,B")
 	}
-	base := tune.Config{Embedded: etcdload.Options{Members: 1}}
+	base := tune.Config{Embedded: etcdcluster.Options{Members: 1}}
 	if f.dir != "" {
 		abs, err := scratch.Check(f.dir)
 		if err != nil {

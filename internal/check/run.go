@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
@@ -107,12 +108,12 @@ func runEtcd(ctx context.Context, c Config, dir string, prog *run.Progress, firs
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err
 	}
-	cluster, err := etcdrun.StartEmbedded(ctx, etcdload.Options{Dir: dir, Members: c.Budget.Members})
+	cluster, err := etcdrun.StartEmbedded(ctx, etcdcluster.Options{Dir: dir, Members: c.Budget.Members})
 	if err != nil {
 		return nil, err
 	}
 	defer cluster.Close()
-	bo := etcdload.BenchOptions{Targets: cluster.MetricsTargets(), Thresholds: verdict.Defaults()}
+	bo := etcdload.BenchOptions{Targets: etcdload.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
 	var out []result.Workload
 	for i, op := range []etcdload.Op{etcdload.OpPut, etcdload.OpRange} {
 		shape := c.Budget.Put

@@ -2,7 +2,7 @@ package diagnose
 
 // The captures under testdata/ were made by TestCapture (run with
 // ETCDBENCH_CAPTURE=1; see testdata/README.md): real etcds - Debian's
-// etcd 3.4 as a process and the embedded etcd 3.7 of etcdload - under a
+// etcd 3.4 as a process and the embedded etcd 3.7 of etcdcluster - under a
 // put load, on a plain directory or on a FUSE passthrough whose fsyncs
 // wait (internal/testutil/fusedelay), with the leader of three paused
 // (SIGSTOP), or filled to a tiny --quota-backend-bytes.
@@ -29,7 +29,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
-	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/testutil/fusedelay"
 )
 
@@ -499,7 +499,7 @@ func TestCapture(t *testing.T) {
 			if c.delay > 0 {
 				dir = fusedelay.Mount(t, dir, c.delay).Dir
 			}
-			cl, err := etcdload.StartEmbedded(context.Background(), etcdload.Options{Dir: dir, LogLevel: "info"})
+			cl, err := etcdcluster.Start(context.Background(), etcdcluster.Options{Dir: dir, LogLevel: "info"})
 			if err != nil {
 				t.Fatal(err)
 			}

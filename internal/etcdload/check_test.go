@@ -165,7 +165,7 @@ func TestCheckAgainstEmbedded(t *testing.T) {
 	l.RunID = uniqueID(t)
 	l.Duration = 2 * time.Second
 	out, err := Check(context.Background(), CheckSpec{Preset: p, Load: l, Thresholds: verdict.CheckPerfDefaults()},
-		BenchOptions{Targets: sharedCluster(t).MetricsTargets(), Thresholds: verdict.Defaults()})
+		BenchOptions{Targets: EmbeddedTargets(sharedCluster(t).MetricsURLs()), Thresholds: verdict.Defaults()})
 	if err != nil {
 		t.Fatalf("Check: %v", err)
 	}

@@ -29,17 +29,18 @@ type MetricsTarget struct {
 	About string
 }
 
-// MetricsTargets returns what to scrape for the embedded cluster: one
-// target per member, named member0, member1... Three members run in
-// processes of their own, so each target covers only its member.
-func (c *Cluster) MetricsTargets() []MetricsTarget {
-	urls := c.MetricsURLs()
+// EmbeddedTargets returns what to scrape for an embedded cluster, given
+// its members' /metrics URLs in member order (etcdcluster's
+// Cluster.MetricsURLs): one target per member, named member0, member1...
+// Three members run in processes of their own, so each target covers
+// only its member.
+func EmbeddedTargets(urls []string) []MetricsTarget {
 	if len(urls) == 1 {
 		return []MetricsTarget{{Name: "member0", URL: urls[0], About: "the embedded member"}}
 	}
 	ts := make([]MetricsTarget, len(urls))
 	for i, u := range urls {
-		ts[i] = MetricsTarget{Name: memberName(i), URL: u, About: fmt.Sprintf("embedded member %d (its own process)", i)}
+		ts[i] = MetricsTarget{Name: fmt.Sprintf("member%d", i), URL: u, About: fmt.Sprintf("embedded member %d (its own process)", i)}
 	}
 	return ts
 }

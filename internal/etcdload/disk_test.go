@@ -100,7 +100,7 @@ func TestBenchEmbedded(t *testing.T) {
 	c := sharedCluster(t)
 	l := testLoad(t, OpPut)
 	l.Total, l.Clients = 200, 4
-	out, err := Bench(context.Background(), l, BenchOptions{Targets: c.MetricsTargets(), Thresholds: verdict.Defaults()})
+	out, err := Bench(context.Background(), l, BenchOptions{Targets: EmbeddedTargets(c.MetricsURLs()), Thresholds: verdict.Defaults()})
 	if err != nil {
 		t.Fatalf("Bench: %v", err)
 	}

@@ -14,6 +14,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"etcdbench/internal/etcdcluster"
 )
 
 func TestIsFatal(t *testing.T) {
@@ -108,7 +110,7 @@ func TestStopper(t *testing.T) {
 func TestNoSpaceFromEtcd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := StartEmbedded(ctx, Options{Dir: t.TempDir(), QuotaBackendBytes: 4 << 20})
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: t.TempDir(), QuotaBackendBytes: 4 << 20})
 	if err != nil {
 		t.Fatalf("starting an etcd with a 4 MiB quota: %v", err)
 	}

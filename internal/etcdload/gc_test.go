@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+
+	"etcdbench/internal/inproc"
 )
 
 func TestRaiseGCRestores(t *testing.T) {
@@ -49,7 +51,7 @@ func TestNarrowProcs(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "")
 	// The package's shared embedded etcd may be running: counted
 	// separately here, as if no member were in this process.
-	defer localMembers.Add(localMembers.Swap(0))
+	defer inproc.EtcdMembers.Add(inproc.EtcdMembers.Swap(0))
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	l := DefaultLoad(OpPut)
 	procs, restore := narrowProcs(l)
@@ -75,10 +77,10 @@ func TestNarrowProcs(t *testing.T) {
 	}
 	restore()
 
-	localMembers.Add(1)
+	inproc.EtcdMembers.Add(1)
 	l.Clients = 1
 	procs, restore = narrowProcs(l)
-	localMembers.Add(-1)
+	inproc.EtcdMembers.Add(-1)
 	restore()
 	if procs != 0 {
 		t.Errorf("with a member in this process: %d Ps, want GOMAXPROCS left alone", procs)

@@ -1,6 +1,7 @@
 package etcdload
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -242,7 +243,7 @@ func (l Load) parameters() map[string]any {
 		"val_size":        l.ValSize,
 		"key_space_size":  l.KeySpaceSize,
 		"sequential_keys": l.SequentialKeys,
-		"target":          defaultString(l.Target, TargetAll),
+		"target":          cmp.Or(l.Target, TargetAll),
 	}
 	if l.Rate > 0 {
 		p["loop"] = "open"

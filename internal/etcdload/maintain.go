@@ -1,6 +1,7 @@
 package etcdload
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -35,7 +36,7 @@ func maintain(ctx context.Context, l Load, m Maintenance) ([]result.Figure, []st
 	}
 	defer c[0].Close()
 	cli := c[0]
-	timeout := defaultDuration(l.CleanupTimeout, defaultCleanupTimeout)
+	timeout := cmp.Or(l.CleanupTimeout, defaultCleanupTimeout)
 	var figs []result.Figure
 	var notes []string
 	if m.Compact {

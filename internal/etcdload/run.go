@@ -1,6 +1,7 @@
 package etcdload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"etcdbench/internal/inproc"
 	"etcdbench/internal/result"
 )
 
@@ -96,7 +98,7 @@ func Run(ctx context.Context, l Load) (out *Outcome, err error) {
 		return nil, err
 	}
 	defer func() {
-		timeout := defaultDuration(l.CleanupTimeout, defaultCleanupTimeout)
+		timeout := cmp.Or(l.CleanupTimeout, defaultCleanupTimeout)
 		cerr := deletePrefix(conns[0], prefix, timeout)
 		if cerr == nil && ctx.Err() != nil {
 			// A put cancelled in flight may still reach the server and be
@@ -258,7 +260,7 @@ func raiseGC() (restore func()) {
 // the Ps), nor when the user set GOMAXPROCS. It returns the Ps set (0:
 // unchanged) and the function that restores them.
 func narrowProcs(l Load) (procs int, restore func()) {
-	if os.Getenv("GOMAXPROCS") != "" || localMembers.Load() > 0 {
+	if os.Getenv("GOMAXPROCS") != "" || inproc.EtcdMembers.Load() > 0 {
 		return 0, func() {}
 	}
 	need := max(l.Clients, 1)

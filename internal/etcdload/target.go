@@ -1,6 +1,7 @@
 package etcdload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,7 +47,7 @@ func findLeader(ctx context.Context, l Load) (string, error) {
 	defer c[0].Close()
 	var errs []error
 	for _, ep := range l.Client.Endpoints {
-		sctx, cancel := context.WithTimeout(ctx, defaultDuration(l.Client.DialTimeout, defaultDialTimeout))
+		sctx, cancel := context.WithTimeout(ctx, cmp.Or(l.Client.DialTimeout, defaultDialTimeout))
 		st, err := c[0].Status(sctx, ep)
 		cancel()
 		switch {

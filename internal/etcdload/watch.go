@@ -1,6 +1,7 @@
 package etcdload
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -45,7 +46,7 @@ func openWatchers(ctx context.Context, l Load, conns []*clientv3.Client) (*watch
 			ws.chans = append(ws.chans, w.Watch(wctx, l.Prefix(), clientv3.WithPrefix(), clientv3.WithCreatedNotify()))
 		}
 	}
-	timer := time.NewTimer(defaultDuration(l.Client.DialTimeout, defaultDialTimeout) + time.Duration(len(ws.chans))*10*time.Millisecond)
+	timer := time.NewTimer(cmp.Or(l.Client.DialTimeout, defaultDialTimeout) + time.Duration(len(ws.chans))*10*time.Millisecond)
 	defer timer.Stop()
 	for i, ch := range ws.chans {
 		select {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
@@ -19,7 +20,7 @@ type Spec struct {
 	Load etcdload.Load
 	// Embedded is the embedded etcd's settings, used when Load has no
 	// endpoints; it runs in a scratch directory inside Dir.
-	Embedded etcdload.Options
+	Embedded etcdcluster.Options
 	Dir      string
 	After    etcdload.Maintenance
 	Args     []string
@@ -37,9 +38,9 @@ type Spec struct {
 // in a process of its own, as deployed: sharing the load generator's Go
 // runtime, etcd's WAL syncs would wait for CPU behind the clients (see
 // docs/check.md, Prediction).
-func StartEmbedded(ctx context.Context, o etcdload.Options) (*etcdload.Cluster, error) {
+func StartEmbedded(ctx context.Context, o etcdcluster.Options) (*etcdcluster.Cluster, error) {
 	o.OwnProcess = true
-	return etcdload.StartEmbedded(ctx, o)
+	return etcdcluster.Start(ctx, o)
 }
 
 // EmbeddedSpace is the free space an embedded run needs: two 64 MB WAL
@@ -56,7 +57,7 @@ func Measure(ctx context.Context, s Spec) (res *result.Result, err error) {
 	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.Load.Client.TLS), After: s.After}
 	var r *run.Run
 	var notes []string
-	var cluster *etcdload.Cluster
+	var cluster *etcdcluster.Cluster
 	if len(s.Load.Client.Endpoints) == 0 {
 		need := s.Space
 		if need == 0 {
@@ -79,7 +80,7 @@ func Measure(ctx context.Context, s Spec) (res *result.Result, err error) {
 			}
 		}()
 		s.Load.Client.Endpoints = cluster.Endpoints()
-		bo.Targets = cluster.MetricsTargets()
+		bo.Targets = etcdload.EmbeddedTargets(cluster.MetricsURLs())
 		notes = append(notes, fmt.Sprintf("embedded etcd: %d member(s) with data in %s", s.Embedded.Members, r.Scratch.Path))
 	} else {
 		r = run.New(s.Args)

@@ -12,6 +12,7 @@ import (
 
 	"etcdbench/internal/check"
 	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
@@ -220,7 +221,7 @@ func TestValidatorCatchesDrift(t *testing.T) {
 func TestEtcdWorkloadMatchesSchema(t *testing.T) {
 	schema := loadSchema(t)
 	dir := t.TempDir()
-	c, err := etcdload.StartEmbedded(context.Background(), etcdload.Options{Dir: dir, Members: 1})
+	c, err := etcdcluster.Start(context.Background(), etcdcluster.Options{Dir: dir, Members: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func TestEtcdWorkloadMatchesSchema(t *testing.T) {
 		if op == etcdload.OpWatch {
 			l.Total, l.Rate = 20, 1000
 		}
-		out, err := etcdload.Bench(context.Background(), l, etcdload.BenchOptions{Targets: c.MetricsTargets(), Thresholds: verdict.Defaults(),
+		out, err := etcdload.Bench(context.Background(), l, etcdload.BenchOptions{Targets: etcdload.EmbeddedTargets(c.MetricsURLs()), Thresholds: verdict.Defaults(),
 			After: etcdload.Maintenance{Compact: op == etcdload.OpTxn, Defrag: op == etcdload.OpTxn}})
 		if err != nil {
 			t.Fatalf("%s: %v", op, err)

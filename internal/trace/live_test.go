@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/verdict"
@@ -104,7 +105,7 @@ func traceThis(ctx context.Context, t *testing.T) (before map[string]bool, end f
 func TestTraceEmbeddedEtcd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := etcdload.StartEmbedded(ctx, etcdload.Options{Dir: t.TempDir()})
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("starting etcd: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 )
 
@@ -16,7 +17,7 @@ import (
 func base(dir string) Config {
 	l := etcdload.DefaultLoad(etcdload.OpPut)
 	l.Clients, l.Total = 16, 300
-	return Config{Dir: dir, Embedded: etcdload.Options{Members: 1}, Load: l}
+	return Config{Dir: dir, Embedded: etcdcluster.Options{Members: 1}, Load: l}
 }
 
 func mustVary(t *testing.T, args ...string) []Vary {
@@ -79,7 +80,7 @@ func TestExpandEverySetting(t *testing.T) {
 		t.Fatalf("%d combinations, want 1024", len(cs))
 	}
 	last := cs[len(cs)-1].Config
-	want := Config{Dir: d2, Embedded: etcdload.Options{
+	want := Config{Dir: d2, Embedded: etcdcluster.Options{
 		Members: 3, SnapshotCount: 10000, HeartbeatInterval: 50 * time.Millisecond, ElectionTimeout: 2 * time.Second,
 		QuotaBackendBytes: 4 << 30, BackendBatchInterval: time.Second, BackendBatchLimit: 10000,
 	}}

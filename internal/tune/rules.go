@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 )
 
@@ -30,9 +31,9 @@ var Rules = []Rule{
 	{
 		ID:     "election-5x-heartbeat",
 		Text:   "etcd refuses --election-timeout below 5 x --heartbeat-interval",
-		Source: etcdload.ElectionRuleSource,
+		Source: etcdcluster.ElectionRuleSource,
 		broken: func(c Config) string {
-			return etcdload.ElectionBreach(c.Embedded.HeartbeatInterval, c.Embedded.ElectionTimeout)
+			return etcdcluster.ElectionBreach(c.Embedded.HeartbeatInterval, c.Embedded.ElectionTimeout)
 		},
 	},
 	{

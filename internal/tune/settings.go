@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/scratch"
 	"etcdbench/internal/units"
@@ -22,7 +23,7 @@ var ErrBadVary = errors.New("tune: bad --vary")
 // load.
 type Config struct {
 	Dir      string
-	Embedded etcdload.Options
+	Embedded etcdcluster.Options
 	Load     etcdload.Load
 }
 

@@ -16,7 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdcluster"
 )
 
 func main() {
@@ -44,7 +44,7 @@ func run(dir string) (err error) {
 			err = rerr
 		}
 	}()
-	c, err := etcdload.StartEmbedded(ctx, etcdload.Options{Dir: data})
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: data})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package etcdload
+package etcdcluster
 
 import (
 	"bufio"
@@ -26,19 +26,20 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
 )
 
 // orphanHelperEnv makes the test binary a stand-in for etcdbench that
 // starts a 3-member cluster in the directory the variable names, prints
 // its members' process ids and waits to be killed.
-const orphanHelperEnv = "ETCDLOAD_TEST_ORPHAN_HELPER"
+const orphanHelperEnv = "ETCDCLUSTER_TEST_ORPHAN_HELPER"
 
 // runOrphanHelper is the test binary run with orphanHelperEnv.
 func runOrphanHelper(dir string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := StartEmbedded(ctx, Options{Dir: dir, Members: 3})
+	c, err := Start(ctx, Options{Dir: dir, Members: 3})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -166,7 +167,7 @@ func TestEmbeddedThreeMembersRetryBusyPort(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := startEmbedded(ctx, Options{Dir: t.TempDir(), Members: 3}, pick)
+	c, err := start(ctx, Options{Dir: t.TempDir(), Members: 3}, pick)
 	if err != nil {
 		t.Fatalf("start with a busy port first: %v", err)
 	}
@@ -185,7 +186,7 @@ func TestEmbeddedThreeMembersRetryBusyPort(t *testing.T) {
 func TestEmbeddedThreeMembersNeedHook(t *testing.T) {
 	hookCalled.Store(false)
 	defer hookCalled.Store(true)
-	_, err := StartEmbedded(context.Background(), Options{Dir: t.TempDir(), Members: 3})
+	_, err := Start(context.Background(), Options{Dir: t.TempDir(), Members: 3})
 	if err == nil || !strings.Contains(err.Error(), "MaybeRunMember") {
 		t.Errorf("3 members without the hook: %v, want an error naming MaybeRunMember", err)
 	}
@@ -215,7 +216,7 @@ func TestMemberSpecCarriesEveryOption(t *testing.T) {
 			Dir: "/d", Members: 3, SnapshotCount: 7, HeartbeatInterval: 3 * time.Millisecond,
 			ElectionTimeout: 40 * time.Millisecond, QuotaBackendBytes: 1 << 30, BackendBatchInterval: 5 * time.Millisecond,
 			BackendBatchLimit: 9, LogLevel: "debug", OwnProcess: true, StartTimeout: time.Minute,
-			ClientTLS: TLSFiles{CACert: "ca", Cert: "c", Key: "k", InsecureSkipVerify: true},
+			ClientTLS: TLSFiles{CACert: "ca", Cert: "c", Key: "k"},
 		},
 		Index: 2, ClientPort: 1, PeerPort: 2, InitialCluster: "member0=http://127.0.0.1:2",
 	}
@@ -290,7 +291,7 @@ func TestEmbeddedThreeMembersHonourOptions(t *testing.T) {
 	const quota = 1<<30 + 4096
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := StartEmbedded(ctx, Options{
+	c, err := Start(ctx, Options{
 		Dir: filepath.Join(dir, "data"), Members: 3, LogLevel: "info",
 		HeartbeatInterval: 50 * time.Millisecond, ElectionTimeout: 600 * time.Millisecond,
 		SnapshotCount: 1234, QuotaBackendBytes: quota,
@@ -298,7 +299,7 @@ func TestEmbeddedThreeMembersHonourOptions(t *testing.T) {
 		ClientTLS: TLSFiles{Cert: cert, Key: key, CACert: cert},
 	})
 	if err != nil {
-		t.Fatalf("StartEmbedded: %v", err)
+		t.Fatalf("Start: %v", err)
 	}
 	defer c.Close()
 	log := c.Log()
@@ -320,11 +321,11 @@ func TestEmbeddedThreeMembersHonourOptions(t *testing.T) {
 		}
 	}
 
-	tcfg, err := TLSFiles{CACert: cert, Cert: cert, Key: key}.Config()
+	tcfg, err := etcdload.TLSFiles{CACert: cert, Cert: cert, Key: key}.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := HTTPClient(tcfg)
+	hc := etcdload.HTTPClient(tcfg)
 	commits := func() []float64 {
 		var out []float64
 		for _, u := range c.MetricsURLs() {
@@ -338,7 +339,7 @@ func TestEmbeddedThreeMembersHonourOptions(t *testing.T) {
 			if q, err := metrics.ValueOf(f, "etcd_server_quota_backend_bytes"); err != nil || q != quota {
 				t.Errorf("%s: quota %v (%v), want %d", u, q, err, quota)
 			}
-			h, err := metrics.HistogramOf(f, BackendCommitMetric)
+			h, err := metrics.HistogramOf(f, etcdload.BackendCommitMetric)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package etcdload
+package etcdcluster
 
 import (
 	"fmt"

@@ -1,6 +1,7 @@
-package etcdload
+package etcdcluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -51,18 +52,18 @@ const (
 const leaderPoll = 20 * time.Millisecond
 
 // hookCalled records that this program calls MaybeRunMember, so that
-// StartEmbedded may re-execute it for a multi-member cluster. It is the
+// Start may re-execute it for a multi-member cluster. It is the
 // package's one piece of global state: without it a program that forgot
 // the hook would re-execute itself as a whole, again and again.
 var hookCalled atomic.Bool
 
 // MaybeRunMember runs this process as one member of a multi-member
-// embedded cluster when StartEmbedded started it for that, and returns
+// embedded cluster when Start started it for that, and returns
 // the exit code and true; otherwise it returns at once with false.
 //
 // etcd registers its Prometheus metrics in the process-wide default
 // registry, so members sharing a process would share one /metrics. To
-// give each member its own, StartEmbedded runs every member of a
+// give each member its own, Start runs every member of a
 // 3-member cluster in a child process: it re-executes os.Executable()
 // with the member's configuration as JSON in the environment variable
 // ETCDBENCH_EMBEDDED_MEMBER. The child starts etcd with its log on
@@ -73,11 +74,11 @@ var hookCalled atomic.Bool
 // Every program (and TestMain) that may start a 3-member embedded
 // cluster must therefore call it first thing, before parsing flags:
 //
-//	if code, ok := etcdload.MaybeRunMember(); ok {
+//	if code, ok := etcdcluster.MaybeRunMember(); ok {
 //		os.Exit(code)
 //	}
 //
-// StartEmbedded refuses to start three members in a program that did
+// Start refuses to start three members in a program that did
 // not call it.
 func MaybeRunMember() (code int, ok bool) {
 	hookCalled.Store(true)
@@ -100,7 +101,7 @@ func MaybeRunMember() (code int, ok bool) {
 func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 	var spec memberSpec
 	if err := json.Unmarshal([]byte(js), &spec); err != nil {
-		return fmt.Errorf("etcdload: bad %s: %w", memberEnv, err)
+		return fmt.Errorf("etcdcluster: bad %s: %w", memberEnv, err)
 	}
 	reports := json.NewEncoder(stdout)
 	report := func(state string, err error) {
@@ -115,9 +116,9 @@ func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 		return err
 	}
 	name := memberName(spec.Index)
-	level, err := zapcore.ParseLevel(defaultString(spec.Options.LogLevel, "warn"))
+	level, err := zapcore.ParseLevel(cmp.Or(spec.Options.LogLevel, "warn"))
 	if err != nil {
-		return fail(fmt.Errorf("etcdload: log level %q: %w", spec.Options.LogLevel, err))
+		return fail(fmt.Errorf("etcdcluster: log level %q: %w", spec.Options.LogLevel, err))
 	}
 	enc := zapcore.NewConsoleEncoder(zap.NewProductionEncoderConfig())
 	lg := zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(stderr)), level)).With(zap.String("member", name))
@@ -128,7 +129,7 @@ func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return fail(fmt.Errorf("etcdload: starting %s in %s: %w", name, cfg.Dir, err))
+		return fail(fmt.Errorf("etcdcluster: starting %s in %s: %w", name, cfg.Dir, err))
 	}
 	// Until it is ready, the member is left to die with the process (the
 	// parent kills an unready member): closing a member that waits for
@@ -137,7 +138,7 @@ func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 	case <-e.Server.ReadyNotify():
 		report(reportReady, nil)
 	case err := <-e.Err():
-		return fail(fmt.Errorf("etcdload: %s failed while starting: %w", name, err))
+		return fail(fmt.Errorf("etcdcluster: %s failed while starting: %w", name, err))
 	case <-ctx.Done():
 		return nil
 	}
@@ -156,7 +157,7 @@ func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 		select {
 		case <-tick.C:
 		case err := <-e.Err():
-			return fail(fmt.Errorf("etcdload: %s stopped: %w", name, err))
+			return fail(fmt.Errorf("etcdcluster: %s stopped: %w", name, err))
 		case <-ctx.Done():
 			return nil
 		}

@@ -1,6 +1,7 @@
-package etcdload
+package etcdcluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,24 +11,21 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"etcdbench/internal/inproc"
 )
 
-// localMembers counts the etcd members running in this process; while
-// one does, a load leaves GOMAXPROCS alone (see narrowProcs).
-var localMembers atomic.Int32
-
-// ErrNotReady is returned by StartEmbedded when the members did not become
+// ErrNotReady is returned by Start when the members did not become
 // ready (elect a leader and serve clients) within Options.StartTimeout.
-var ErrNotReady = errors.New("etcdload: embedded etcd not ready")
+var ErrNotReady = errors.New("etcdcluster: embedded etcd not ready")
 
-// DefaultStartTimeout bounds how long StartEmbedded waits for readiness
+// DefaultStartTimeout bounds how long Start waits for readiness
 // when Options.StartTimeout is zero.
 const DefaultStartTimeout = 30 * time.Second
 
@@ -72,6 +70,16 @@ type Options struct {
 	ClientTLS TLSFiles
 }
 
+// TLSFiles name the certificate files the members serve clients (and
+// /metrics) with.
+type TLSFiles struct {
+	// Cert and Key are the members' server certificate and key.
+	Cert, Key string
+	// CACert, when set, verifies the certificates that clients must
+	// present.
+	CACert string
+}
+
 // Cluster is a running embedded etcd: one member in this process, or
 // three members each in a child process of its own (see MaybeRunMember),
 // so that each serves its own /metrics.
@@ -90,32 +98,32 @@ type Cluster struct {
 	stopGrace time.Duration
 }
 
-// StartEmbedded starts opts.Members members on free 127.0.0.1 ports with
+// Start starts opts.Members members on free 127.0.0.1 ports with
 // their data inside opts.Dir and waits until they are ready. One member
 // runs in this process; three run in child processes of it, which needs
 // MaybeRunMember at the start of the program. On error every started
 // member is stopped again and the error carries the end of etcd's log.
-func StartEmbedded(ctx context.Context, opts Options) (*Cluster, error) {
-	return startEmbedded(ctx, opts, freePorts)
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	return start(ctx, opts, freePorts)
 }
 
-// startEmbedded is StartEmbedded with the ports from pickPorts.
-func startEmbedded(ctx context.Context, opts Options, pickPorts func(n int) ([]int, error)) (*Cluster, error) {
+// start is Start with the ports from pickPorts.
+func start(ctx context.Context, opts Options, pickPorts func(n int) ([]int, error)) (*Cluster, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	n := max(opts.Members, 1)
 	if opts.Dir == "" {
-		return nil, errors.New("etcdload: no directory for the embedded etcd's data")
+		return nil, errors.New("etcdcluster: no directory for the embedded etcd's data")
 	}
-	level, err := zapcore.ParseLevel(defaultString(opts.LogLevel, "warn"))
+	level, err := zapcore.ParseLevel(cmp.Or(opts.LogLevel, "warn"))
 	if err != nil {
-		return nil, fmt.Errorf("etcdload: log level %q: %w", opts.LogLevel, err)
+		return nil, fmt.Errorf("etcdcluster: log level %q: %w", opts.LogLevel, err)
 	}
 	if n > 1 || opts.OwnProcess {
 		if !hookCalled.Load() {
-			return nil, errors.New("etcdload: the members of a 3-member embedded etcd (or one with OwnProcess) run in child processes of this program, " +
-				"and it does not call etcdload.MaybeRunMember at the start of main (or TestMain): add the call")
+			return nil, errors.New("etcdcluster: the members of a 3-member embedded etcd (or one with OwnProcess) run in child processes of this program, " +
+				"and it does not call etcdcluster.MaybeRunMember at the start of main (or TestMain): add the call")
 		}
 		// The members inherit the working directory, but say plainly
 		// where their data is.
@@ -123,7 +131,7 @@ func startEmbedded(ctx context.Context, opts Options, pickPorts func(n int) ([]i
 			return nil, err
 		}
 	}
-	timeout := defaultDuration(opts.StartTimeout, DefaultStartTimeout)
+	timeout := cmp.Or(opts.StartTimeout, DefaultStartTimeout)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	c := &Cluster{log: &tailBuffer{}}
@@ -147,7 +155,7 @@ func startEmbedded(ctx context.Context, opts Options, pickPorts func(n int) ([]i
 	}
 }
 
-// portAttempts is how often StartEmbedded tries new ports.
+// portAttempts is how often Start tries new ports.
 const portAttempts = 3
 
 func memberName(i int) string { return fmt.Sprintf("member%d", i) }
@@ -192,10 +200,10 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg.With(zap.String("member", memberName(i))))
 		e, err := embed.StartEtcd(cfg)
 		if err != nil {
-			return fmt.Errorf("etcdload: starting %s in %s: %w", memberName(i), cfg.Dir, err)
+			return fmt.Errorf("etcdcluster: starting %s in %s: %w", memberName(i), cfg.Dir, err)
 		}
 		c.members = append(c.members, e)
-		localMembers.Add(1)
+		inproc.EtcdMembers.Add(1)
 	}
 	return c.waitReady(ctx, timer, timeout)
 }
@@ -254,7 +262,7 @@ func (c *Cluster) waitReady(ctx context.Context, timer <-chan time.Time, timeout
 		select {
 		case <-e.Server.ReadyNotify():
 		case err := <-e.Err():
-			return fmt.Errorf("etcdload: member%d failed while starting: %w", i, err)
+			return fmt.Errorf("etcdcluster: member%d failed while starting: %w", i, err)
 		case <-timer:
 			return fmt.Errorf("%w: member%d not ready after %v (a slow disk or busy ports?)", ErrNotReady, i, timeout)
 		case <-ctx.Done():
@@ -268,7 +276,7 @@ func (c *Cluster) waitReady(ctx context.Context, timer <-chan time.Time, timeout
 		notReady := -1
 		for i, p := range c.procs {
 			if err := p.exitErr(); err != nil {
-				return fmt.Errorf("etcdload: member%d failed while starting: %w", i, err)
+				return fmt.Errorf("etcdcluster: member%d failed while starting: %w", i, err)
 			}
 			if notReady < 0 && !p.isReady() {
 				notReady = i
@@ -289,7 +297,7 @@ func (c *Cluster) waitReady(ctx context.Context, timer <-chan time.Time, timeout
 
 // freePorts asks the kernel for n distinct free ports on 127.0.0.1. They
 // are released before etcd binds them, so another process could take one
-// in between; StartEmbedded then tries again on new ports.
+// in between; Start then tries again on new ports.
 func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
@@ -301,7 +309,7 @@ func freePorts(n int) ([]int, error) {
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("etcdload: finding a free port on 127.0.0.1: %w", err)
+			return nil, fmt.Errorf("etcdcluster: finding a free port on 127.0.0.1: %w", err)
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
@@ -356,7 +364,7 @@ func (c *Cluster) Leader(ctx context.Context) (int, error) {
 		}
 		for i, p := range c.procs {
 			if err := p.exitErr(); err != nil {
-				return -1, fmt.Errorf("etcdload: asking who leads: %w", err)
+				return -1, fmt.Errorf("etcdcluster: asking who leads: %w", err)
 			}
 			if p.leader.Load() {
 				lead, leaders = i, leaders+1
@@ -368,7 +376,7 @@ func (c *Cluster) Leader(ctx context.Context) (int, error) {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			return -1, fmt.Errorf("etcdload: %d of %d members claim to lead: %w", leaders, len(c.endpoints), ctx.Err())
+			return -1, fmt.Errorf("etcdcluster: %d of %d members claim to lead: %w", leaders, len(c.endpoints), ctx.Err())
 		}
 	}
 }
@@ -404,7 +412,7 @@ func (c *Cluster) Close() error {
 			errs[i] = closeMember(i, c.members[i], grace)
 		}
 		c.closeErr = errors.Join(append(errs, c.stopProcs())...)
-		localMembers.Add(-int32(len(c.members)))
+		inproc.EtcdMembers.Add(-int32(len(c.members)))
 		if c.forker != nil {
 			c.forker.close()
 		}
@@ -439,9 +447,9 @@ func closeMember(i int, e *embed.Etcd, grace time.Duration) error {
 	timer.Reset(grace)
 	select {
 	case <-stopped:
-		return fmt.Errorf("etcdload: member%d did not stop within %v (a client connection that never sent a request holds etcd's Close); its server was stopped directly", i, grace)
+		return fmt.Errorf("etcdcluster: member%d did not stop within %v (a client connection that never sent a request holds etcd's Close); its server was stopped directly", i, grace)
 	case <-timer.C:
-		return fmt.Errorf("etcdload: member%d did not stop within %v", i, 2*grace)
+		return fmt.Errorf("etcdcluster: member%d did not stop within %v", i, 2*grace)
 	}
 }
 
@@ -456,18 +464,4 @@ func (c *Cluster) withLog(err error) error {
 		log = "..." + log[len(log)-max:]
 	}
 	return fmt.Errorf("%w; etcd log: %s", err, log)
-}
-
-func defaultString(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func defaultDuration(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }

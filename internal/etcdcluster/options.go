@@ -1,4 +1,4 @@
-package etcdload
+package etcdcluster
 
 import (
 	"errors"
@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// ErrBadOptions is returned by Options.Validate (and StartEmbedded) for an
+// ErrBadOptions is returned by Options.Validate (and Start) for an
 // embedded etcd that etcd itself would refuse to start.
-var ErrBadOptions = errors.New("etcdload: bad embedded etcd settings")
+var ErrBadOptions = errors.New("etcdcluster: bad embedded etcd settings")
 
 // etcd's defaults and limits of the raft timings.
 const (

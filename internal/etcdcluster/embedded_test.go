@@ -1,4 +1,4 @@
-package etcdload
+package etcdcluster
 
 import (
 	"context"
@@ -7,11 +7,13 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
 )
 
@@ -21,9 +23,9 @@ func startCluster(t *testing.T, members int) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := StartEmbedded(ctx, Options{Dir: t.TempDir(), Members: members})
+	c, err := Start(ctx, Options{Dir: t.TempDir(), Members: members})
 	if err != nil {
-		t.Fatalf("StartEmbedded(%d members): %v", members, err)
+		t.Fatalf("Start(%d members): %v", members, err)
 	}
 	t.Cleanup(func() {
 		if err := c.Close(); err != nil {
@@ -126,7 +128,7 @@ func TestEmbeddedThreeMembersElectLeader(t *testing.T) {
 	}
 
 	// Each member has its own registry: exactly the leader says it leads.
-	ts := c.MetricsTargets()
+	ts := etcdload.EmbeddedTargets(c.MetricsURLs())
 	if len(ts) != 3 {
 		t.Fatalf("metrics targets %+v, want 3", ts)
 	}
@@ -170,7 +172,7 @@ func TestEmbeddedThreeMembersOptions(t *testing.T) {
 	defer cancel()
 	// Over etcd's 50 s maximum: refused by etcd itself in the member
 	// processes (Options.Validate leaves that limit to etcd).
-	_, err := StartEmbedded(ctx, Options{Dir: t.TempDir(), Members: 3, ElectionTimeout: 60 * time.Second})
+	_, err := Start(ctx, Options{Dir: t.TempDir(), Members: 3, ElectionTimeout: 60 * time.Second})
 	if err == nil {
 		t.Fatal("an election timeout over etcd's maximum accepted")
 	}
@@ -182,7 +184,7 @@ func TestEmbeddedThreeMembersOptions(t *testing.T) {
 }
 
 func TestEmbeddedBadMembers(t *testing.T) {
-	c, err := StartEmbedded(context.Background(), Options{Dir: t.TempDir(), Members: 2})
+	c, err := Start(context.Background(), Options{Dir: t.TempDir(), Members: 2})
 	if err == nil {
 		t.Fatal("2 members accepted, want an error")
 	}
@@ -223,9 +225,9 @@ func TestOptionsValidate(t *testing.T) {
 func TestCloseWithSilentClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := StartEmbedded(ctx, Options{Dir: t.TempDir()})
+	c, err := Start(ctx, Options{Dir: t.TempDir()})
 	if err != nil {
-		t.Fatalf("StartEmbedded: %v", err)
+		t.Fatalf("Start: %v", err)
 	}
 	c.stopGrace = time.Second
 	conn, err := net.Dial("tcp", strings.TrimPrefix(c.Endpoints()[0], "http://"))
@@ -263,9 +265,9 @@ func TestCloseWithSilentClient(t *testing.T) {
 func TestEmbeddedOwnProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := StartEmbedded(ctx, Options{Dir: t.TempDir(), OwnProcess: true})
+	c, err := Start(ctx, Options{Dir: t.TempDir(), OwnProcess: true})
 	if err != nil {
-		t.Fatalf("StartEmbedded: %v", err)
+		t.Fatalf("Start: %v", err)
 	}
 	pids := c.PIDs()
 	if len(pids) != 1 || pids[0] == os.Getpid() || !memberProcessAlive(t, pids[0]) {
@@ -288,5 +290,11 @@ func TestEmbeddedOwnProcess(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("member process %d still alive after Close", pids[0])
 		}
+	}
+}
+
+func TestIsAddrInUse(t *testing.T) {
+	if !isAddrInUse(fmt.Errorf("listen: %w", syscall.EADDRINUSE)) || !isAddrInUse(errors.New("listen tcp 127.0.0.1:5: bind: address already in use")) || isAddrInUse(errors.New("permission denied")) {
+		t.Error("isAddrInUse misjudges")
 	}
 }
