@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -17,9 +14,7 @@ import (
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
-	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/units"
-	"etcdbench/internal/verdict"
 )
 
 // diagnoseMetricsFlags are the flags of `diagnose metrics`.
@@ -123,73 +118,21 @@ func withScheme(urls []string, tlsGiven bool) []string {
 	return out
 }
 
-// evidence reads the saved scrapes or scrapes the members.
-func (s diagnoseMetricsSpec) evidence(ctx context.Context) (diagnose.Evidence, error) {
-	cores := float64(runtime.NumCPU())
-	if len(s.files) == 0 {
-		var client = etcdload.HTTPClient(nil)
-		if s.client != nil {
-			cfg, err := s.client.Config()
-			if err != nil {
-				return diagnose.Evidence{}, run.Usage(err)
-			}
-			client = etcdload.HTTPClient(cfg)
-		}
-		return diagnose.Collect(ctx, client, s.targets, s.window, cores)
-	}
-	// Each --from is one scrape of every member: FILE or FILE,FILE,...
-	// in the members' order.
-	rounds := make([][]diagnose.Scrape, len(s.files))
-	var mtimes []time.Time
-	for r, list := range s.files {
-		for i, name := range strings.Split(list, ",") {
-			b, err := os.ReadFile(name)
-			if err != nil {
-				return diagnose.Evidence{}, run.Usagef("--from %s: %v", name, errors.Unwrap(err))
-			}
-			sc, err := diagnose.ParseScrape(fmt.Sprintf("member%d", i), name, b)
-			if err != nil {
-				return diagnose.Evidence{}, run.Usage(err)
-			}
-			rounds[r] = append(rounds[r], sc)
-			if st, err := os.Stat(name); err == nil && i == 0 {
-				mtimes = append(mtimes, st.ModTime())
-			}
-		}
-	}
-	if len(rounds) == 1 {
-		return diagnose.FromScrapes(nil, rounds[0], 0, cores), nil
-	}
-	if len(rounds[0]) != len(rounds[1]) {
-		return diagnose.Evidence{}, run.Usagef("--from: %d files before and %d after: give one per member in the same order both times", len(rounds[0]), len(rounds[1]))
-	}
-	window, note := s.window, fmt.Sprintf("the two scrapes are taken to be %v apart (--window)", s.window)
-	// Files saved by hand a window apart differ by seconds; copies
-	// (checkouts, archives) by nothing useful.
-	if len(mtimes) == 2 && mtimes[1].Sub(mtimes[0]) >= time.Second {
-		window = mtimes[1].Sub(mtimes[0]).Round(time.Millisecond)
-		note = fmt.Sprintf("the two scrapes are %v apart by their files' modification times", window)
-	}
-	ev := diagnose.FromScrapes(rounds[0], rounds[1], window, cores)
-	ev.Notes = append([]string{note}, ev.Notes...)
-	return ev, nil
-}
-
 // runDiagnoseMetrics diagnoses and prints the report: exit 1 (run.ErrFailed)
 // when a cause is found.
 func runDiagnoseMetrics(ctx context.Context, s diagnoseMetricsSpec, stdout io.Writer) error {
-	res := run.NewResult(s.args)
-	ev, err := s.evidence(ctx)
+	ms := diagnose.MetricsSpec{Targets: s.targets, Files: s.files, Window: s.window, Args: s.args, Client: etcdload.HTTPClient(nil)}
+	if s.client != nil {
+		cfg, err := s.client.Config()
+		if err != nil {
+			return run.Usage(err)
+		}
+		ms.Client = etcdload.HTTPClient(cfg)
+	}
+	res, err := diagnose.Metrics(ctx, ms)
 	if err != nil {
 		return err
 	}
-	rules := diagnose.Rules()
-	fs := diagnose.Diagnose(ev, verdict.DiagnoseDefaults(), rules)
-	w := diagnose.Workload("diagnose-metrics", ev, fs, rules)
-	w.Notes = append(w.Notes, "the environment describes the machine etcdbench ran on, not the members")
-	res.Environment = sysinfo.Collect("/", ".")
-	res.Workloads = []result.Workload{w}
-	res.Finish(time.Now().UTC())
 	return finishDiagnosis(ctx, stdout, s.output, res)
 }
 

@@ -2,20 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/result"
 	"etcdbench/internal/run"
-	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
-	"etcdbench/internal/verdict"
 )
 
 // maxTraceDuration bounds a trace: it is meant to be watched, not left
@@ -82,25 +77,9 @@ func tracePID(pid int, given bool) (int, error) {
 
 // runTrace traces pid and reports; an interrupted trace reports what it saw.
 func runTrace(ctx context.Context, pid int, d time.Duration, output string, args []string, stdout io.Writer) error {
-	res := run.NewResult(args)
-	tr, err := trace.Run(ctx, trace.Options{PID: pid, Duration: d})
-	switch {
-	case errors.Is(err, trace.ErrNoProcess):
-		return run.Usage(err)
-	case errors.Is(err, trace.ErrPermission):
-		return fmt.Errorf("%w; without that privilege, 'etcdbench diagnose wal --pid %d --yes' traces with strace (which slows etcd while attached)", err, pid)
-	case tr == nil:
+	res, err := trace.Measure(ctx, trace.Options{PID: pid, Duration: d}, args)
+	if res == nil {
 		return err
 	}
-	w, werr := tr.Workload(verdict.Defaults())
-	if werr != nil {
-		return errors.Join(err, werr)
-	}
-	res.Workloads = []result.Workload{w}
-	// The environment is that of the disk under the WAL, where etcd's
-	// fdatasyncs went.
-	res.Environment = sysinfo.Collect("/", tr.Dir(trace.ClassWAL, "/"))
-	res.Interrupted = err != nil && ctx.Err() != nil
-	res.Finish(time.Now().UTC())
 	return conclude(ctx, stdout, output, res, err)
 }
