@@ -44,7 +44,7 @@ then differ for that reason too.`,
 				return run.Usagef("%s %q: want text, json or html (prom: write each result's metrics with 'etcdbench report FILE -o prom')", flag, format)
 			}
 			files := reportFilesFrom(cmd.Context())
-			if files != nil && files.textfile != "" {
+			if files.Textfile != "" {
 				return run.Usagef("--textfile does not apply to compare: write each result's metrics with 'etcdbench report FILE --textfile DIR'")
 			}
 			rs, err := readResults(args)
@@ -69,8 +69,8 @@ then differ for that reason too.`,
 			if err != nil {
 				return err
 			}
-			if files != nil && files.html != "" {
-				return report.WriteFileAtomic(files.html, func(w io.Writer) error { return report.CompareHTML(w, c) })
+			if files.HTML != "" {
+				return report.WriteFileAtomic(files.HTML, func(w io.Writer) error { return report.CompareHTML(w, c) })
 			}
 			return nil
 		},

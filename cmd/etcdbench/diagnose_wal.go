@@ -103,7 +103,7 @@ func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(strin
 	res.Environment = sysinfo.Collect("/", walDir)
 	res.Workloads = []result.Workload{wl}
 	res.Finish(time.Now().UTC())
-	return emit(ctx, stdout, f.out.output, res)
+	return emit(ctx, stdout, f.out.output, []*result.Result{res}, nil)
 }
 
 // findOneEtcd returns the pid of the only etcd process running.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 
@@ -52,7 +51,7 @@ prom one Prometheus exposition. --html FILE writes that page as well, and
 			if err := oneTextfileEach(cmd, rs, args); err != nil {
 				return err
 			}
-			return renderAll(cmd, stdout, format, rs, args)
+			return emit(cmd.Context(), stdout, format, rs, args)
 		},
 	}
 	registerFormat(cmd.Flags(), &format, "text, json, html or prom")
@@ -63,8 +62,7 @@ prom one Prometheus exposition. --html FILE writes that page as well, and
 // the same file (the same command on the same directory): the later would
 // replace the earlier, and one exposition cannot hold both.
 func oneTextfileEach(cmd *cobra.Command, rs []*result.Result, sources []string) error {
-	files := reportFilesFrom(cmd.Context())
-	if files == nil || files.textfile == "" {
+	if reportFilesFrom(cmd.Context()).Textfile == "" {
 		return nil
 	}
 	seen := map[string]string{}
@@ -104,53 +102,6 @@ func formatFlag(cmd *cobra.Command) (string, error) {
 // text one report after the other, json an array, html one page with a
 // section per result, prom one exposition (a metric family may appear only
 // once); --html gets that page, --textfile each result's metrics.
-func renderAll(cmd *cobra.Command, w io.Writer, format string, rs []*result.Result, sources []string) error {
-	ctx := cmd.Context()
-	if len(rs) == 1 {
-		return emit(ctx, w, format, rs[0])
-	}
-	var err error
-	switch format {
-	case "prom":
-		err = report.Prom(w, rs...)
-	case "json":
-		err = report.JSONAll(w, rs)
-	case "html":
-		err = report.HTMLAll(w, rs, sources)
-	default:
-		for i, r := range rs {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			if err = report.Text(w, r); err != nil {
-				break
-			}
-		}
-	}
-	if err != nil {
-		return err
-	}
-	files := reportFilesFrom(ctx)
-	if files == nil {
-		return nil
-	}
-	if files.html != "" {
-		if err := report.WriteFileAtomic(files.html, func(w io.Writer) error { return report.HTMLAll(w, rs, sources) }); err != nil {
-			return err
-		}
-	}
-	if files.textfile != "" {
-		for _, r := range rs {
-			if _, err := report.WriteTextfile(files.textfile, r); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// readResults reads saved results; a file that cannot be read or is not a
-// result is a usage error naming it.
 func readResults(paths []string) ([]*result.Result, error) {
 	var rs []*result.Result
 	for _, p := range paths {

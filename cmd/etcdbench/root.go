@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/disk"
+	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 )
@@ -28,7 +29,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	cf := &wholeCheckFlags{}
-	rf := &reportFiles{}
+	rf := &report.Files{}
 	root := &cobra.Command{
 		Use:   "etcdbench",
 		Short: "Is this storage, and this etcd, fast enough for etcd - and if not, why?",
@@ -43,7 +44,7 @@ on the same disk under load, in one verdict table.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := rf.check(); err != nil {
+			if err := checkReportFiles(*rf); err != nil {
 				return err
 			}
 			cmd.SetContext(withReportFiles(cmd.Context(), rf))
@@ -57,7 +58,7 @@ on the same disk under load, in one verdict table.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return run.Usage(err) })
 	cf.register(root.Flags())
-	rf.register(root.PersistentFlags())
+	registerReportFiles(root.PersistentFlags(), rf)
 	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr))
 	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
 	root.AddCommand(newTuneCmd(stdout, stderr))

@@ -15,6 +15,7 @@ import (
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/scratch"
@@ -90,7 +91,7 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 	// Every run of a tune is a workload of the same name: one exposition
 	// cannot hold them (it would repeat series), and one file per run is
 	// what --save-dir and report are for.
-	if files := reportFilesFrom(cmd.Context()); f.out.output == "prom" || (files != nil && files.textfile != "") {
+	if f.out.output == "prom" || reportFilesFrom(cmd.Context()).Textfile != "" {
 		return s, run.Usagef("tune has no Prometheus output (its runs would repeat one series): save the runs with --save-dir DIR and set them side by side with 'etcdbench compare DIR/tune-*.json'")
 	}
 	op := etcdload.Op(f.workload)
@@ -169,10 +170,10 @@ func runTune(ctx context.Context, s tuneSpec, stdout io.Writer) error {
 			rerr = tuneTrailer(stdout, s, res, len(sum.Runs), len(s.plan.Combinations)*s.plan.Rounds)
 		}
 	} else {
-		rerr = render(stdout, s.output, res)
+		rerr = report.Render(stdout, s.output, []*result.Result{res}, nil)
 	}
 	if rerr == nil {
-		rerr = reportFilesFrom(ctx).write(res) // the root's --html and --textfile
+		rerr = reportFilesFrom(ctx).Write([]*result.Result{res}, nil) // the root's --html and --textfile
 	}
 	switch {
 	case err != nil || rerr != nil:
