@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"etcdbench/internal/diagnose"
+	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/trace"
@@ -107,7 +108,7 @@ func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(strin
 
 // findOneEtcd returns the pid of the only etcd process running.
 func findOneEtcd() (int, error) {
-	ps, err := diagnose.FindEtcd(procRoot)
+	ps, err := etcdproc.Find(procRoot)
 	if err != nil {
 		return 0, err
 	}
@@ -130,7 +131,7 @@ func findOneEtcd() (int, error) {
 
 // traceWAL traces process pid's WAL with strace for d.
 func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io.Writer) (result.Workload, string, error) {
-	files, err := diagnose.ReadEtcdFiles(procRoot, pid)
+	files, err := etcdproc.ReadFiles(procRoot, pid)
 	if err != nil {
 		return result.Workload{}, "", err
 	}
@@ -210,7 +211,7 @@ func autoBS(ctx context.Context, fromDataDir string, fromPID int) (int64, string
 		if ok {
 			return bs, from, nil
 		}
-		files, err := diagnose.ReadEtcdFiles(procRoot, fromPID)
+		files, err := etcdproc.ReadFiles(procRoot, fromPID)
 		if err != nil {
 			return 0, "", err
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"etcdbench/internal/diagnose"
+	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/trace"
 )
@@ -183,7 +184,7 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 	}
 
 	t.Run("finds the only etcd", func(t *testing.T) {
-		ps, err := diagnose.FindEtcd("/proc")
+		ps, err := etcdproc.Find("/proc")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +193,7 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 			found = found || p.PID == pid
 		}
 		if !found {
-			t.Fatalf("FindEtcd does not list etcd's pid %d: %+v", pid, ps)
+			t.Fatalf("etcdproc.Find does not list etcd's pid %d: %+v", pid, ps)
 		}
 		r := run(t, runOpts{}, "diagnose", "wal", "--duration", "1s", "--yes", "-o", "json")
 		if len(ps) > 1 {

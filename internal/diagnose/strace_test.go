@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"etcdbench/internal/etcdproc"
 )
 
 func TestStraceParseLine(t *testing.T) {
@@ -64,7 +66,7 @@ func TestStraceProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p, err := StraceProfileRead(f, EtcdFiles{})
+	p, err := StraceProfileRead(f, etcdproc.Files{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestStraceProfile(t *testing.T) {
 	if !ok || rec.BS != 120 || rec.Command() != "etcdbench disk wal --dir /var/lib/etcd --bs 120" {
 		t.Errorf("recommendation %+v %q", rec, rec.Command())
 	}
-	wl, err := p.Workload(42, EtcdFiles{WAL: map[int]string{11: "/x/member/wal/0.wal"}}, "/x", 3*time.Second)
+	wl, err := p.Workload(42, etcdproc.Files{WAL: map[int]string{11: "/x/member/wal/0.wal"}}, "/x", 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,51 +119,6 @@ func TestStraceArgs(t *testing.T) {
 		if got := straceVersion(in); got != want {
 			t.Errorf("straceVersion(%q) = %q, want %q", in, got, want)
 		}
-	}
-}
-
-func TestFindEtcdFixture(t *testing.T) {
-	root := t.TempDir()
-	mk := func(pid, comm, cmdline string, fds map[string]string) {
-		d := filepath.Join(root, pid)
-		if err := os.MkdirAll(filepath.Join(d, "fd"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(d, "comm"), []byte(comm+"\n"), 0o644)
-		os.WriteFile(filepath.Join(d, "cmdline"), []byte(cmdline), 0o644)
-		for fd, target := range fds {
-			if err := os.Symlink(target, filepath.Join(d, "fd", fd)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	mk("100", "etcd", "/usr/bin/etcd\x00--data-dir\x00/d\x00", map[string]string{
-		"3": "/d/member/wal/0000000000000001-0000000000000010.wal", "4": "/d/member/snap/db", "5": "socket:[1]", "6": "/d/member/wal/1.tmp",
-		"7": "/d/member/wal", "8": "/var/log/etcd.log", "9": "/dev/null", "10": "pipe:[7]", "11": "/proc/100/stat",
-	})
-	mk("200", "etcdctl", "etcdctl\x00put\x00", nil)
-	mk("300", "kthreadd", "", nil)
-	mk("400", "etcd-wrapper", "/opt/bin/etcd\x00", nil) // comm says otherwise, argv[0] is etcd
-	mk("self", "etcd", "etcd\x00", nil)                 // not a pid
-	ps, err := FindEtcd(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ps) != 2 || ps[0].PID != 100 || ps[1].PID != 400 || ps[0].Cmdline[2] != "/d" {
-		t.Errorf("FindEtcd = %+v, want 100 and 400", ps)
-	}
-	files, err := ReadEtcdFiles(root, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files.WAL) != 1 || files.WAL[3] == "" || files.DB[4] != "/d/member/snap/db" || files.WALDir != "/d/member/wal" || files.Next[6] != "/d/member/wal/1.tmp" {
-		t.Errorf("ReadEtcdFiles = %+v", files)
-	}
-	if len(files.Other) != 2 || files.Other[7] != "/d/member/wal" || files.Other[8] != "/var/log/etcd.log" {
-		t.Errorf("other files %v: want the WAL directory and the log, not /dev, /proc, sockets or pipes", files.Other)
-	}
-	if _, err := ReadEtcdFiles(root, 999); err == nil {
-		t.Error("a missing process is not an error")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 )
@@ -43,7 +44,7 @@ func NewStraceProfile() *StraceProfile {
 
 // StraceProfileRead parses strace output from r; files maps descriptors to
 // paths for lines strace printed without them (-y missing).
-func StraceProfileRead(r io.Reader, files EtcdFiles) (*StraceProfile, error) {
+func StraceProfileRead(r io.Reader, files etcdproc.Files) (*StraceProfile, error) {
 	p := NewStraceProfile()
 	parser := StraceParser{At: -1}
 	sc := bufio.NewScanner(r)
@@ -75,7 +76,7 @@ func (p *StraceProfile) seen(at time.Duration) {
 }
 
 // Add counts one completed call.
-func (p *StraceProfile) Add(c StraceLine, files EtcdFiles) {
+func (p *StraceProfile) Add(c StraceLine, files etcdproc.Files) {
 	path := strings.TrimSuffix(c.Path, " (deleted)")
 	if path == "" && c.FD >= 0 {
 		path = files.WAL[c.FD]
@@ -83,7 +84,7 @@ func (p *StraceProfile) Add(c StraceLine, files EtcdFiles) {
 			path = files.DB[c.FD]
 		}
 	}
-	wal, db := isWALPath(path), isDBPath(path)
+	wal, db := etcdproc.IsWALPath(path), etcdproc.IsDBPath(path)
 	if !wal && !db {
 		return // sockets, pipes, logs
 	}
@@ -129,7 +130,7 @@ func (p *StraceProfile) Recommend(dataDir string) (WALRecommendation, bool) {
 
 // Workload is the trace as a result record. pid and files say what was
 // traced, dataDir where the recommended test should run.
-func (p *StraceProfile) Workload(pid int, files EtcdFiles, dataDir string, asked time.Duration) (result.Workload, error) {
+func (p *StraceProfile) Workload(pid int, files etcdproc.Files, dataDir string, asked time.Duration) (result.Workload, error) {
 	syncs := p.WALBytesSync.Count()
 	wl := result.Workload{
 		Name:        WALWorkloadName,

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"etcdbench/internal/etcdproc"
 )
 
 // FuzzWALDecodeSegment: any bytes decode without panic, good frames tile
@@ -72,7 +74,7 @@ func FuzzStraceParseLine(f *testing.F) {
 // Add feeds a line through a fresh profile too (only for the fuzz test).
 func (p *StraceParser) Add(s string) {
 	if c, ok := p.Line(s); ok {
-		NewStraceProfile().Add(c, EtcdFiles{})
+		NewStraceProfile().Add(c, etcdproc.Files{})
 	}
 }
 
