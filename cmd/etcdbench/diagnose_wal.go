@@ -17,6 +17,7 @@ import (
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
+	"etcdbench/internal/walfile"
 )
 
 // procRoot is where processes are looked up.
@@ -73,11 +74,11 @@ func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(strin
 		if changed("duration") || f.yes {
 			return usagef("--duration and --yes go with tracing (--pid), not --data-dir")
 		}
-		dirs, err := diagnose.FindWALDir(f.dataDir)
+		dirs, err := walfile.FindDir(f.dataDir)
 		if err != nil {
 			return usageError{err}
 		}
-		p, err := diagnose.WALProfileDir(dirs.WALDir)
+		p, err := walfile.ProfileDir(dirs.WALDir)
 		if err != nil {
 			return err
 		}
@@ -138,9 +139,9 @@ func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io
 	if len(files.WAL) == 0 {
 		return result.Workload{}, "", fmt.Errorf("process %d has no WAL segment (*.wal) open: is it an etcd server? Give the right --pid", pid)
 	}
-	dirs, err := diagnose.FindWALDir(files.WALDir)
+	dirs, err := walfile.FindDir(files.WALDir)
 	if err != nil {
-		dirs = diagnose.WALDirs{WALDir: files.WALDir, DataDir: files.WALDir}
+		dirs = walfile.Dirs{WALDir: files.WALDir, DataDir: files.WALDir}
 	}
 	tool, err := diagnose.FindStrace(ctx)
 	if err != nil {
@@ -201,7 +202,7 @@ func autoBS(ctx context.Context, fromDataDir string, fromPID int) (int64, string
 	case fromDataDir != "" && fromPID != 0:
 		return 0, "", usagef("--from-data-dir and --from-pid are alternatives: give one")
 	case fromDataDir != "":
-		dirs, err := diagnose.FindWALDir(fromDataDir)
+		dirs, err := walfile.FindDir(fromDataDir)
 		if err != nil {
 			return 0, "", usageError{err}
 		}
@@ -222,7 +223,7 @@ func autoBS(ctx context.Context, fromDataDir string, fromPID int) (int64, string
 	default:
 		return 0, "", usageError{errNoBSSource}
 	}
-	p, err := diagnose.WALProfileDir(walDir)
+	p, err := walfile.ProfileDir(walDir)
 	if err != nil {
 		return 0, "", err
 	}

@@ -18,6 +18,7 @@ import (
 	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/trace"
+	"etcdbench/internal/walfile"
 )
 
 func TestDiagnoseWALUsage(t *testing.T) {
@@ -84,7 +85,7 @@ func decodeResult(t *testing.T, stdout string) *result.Result {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if len(r.Workloads) != 1 || r.Workloads[0].Name != diagnose.WALWorkloadName {
+	if len(r.Workloads) != 1 || r.Workloads[0].Name != walfile.WorkloadName {
 		t.Fatalf("workloads %+v", r.Workloads)
 	}
 	return r

@@ -16,16 +16,13 @@ import (
 )
 
 // updateDiagnosis rewrites the diagnosis golden files; so does the
-// package's -update flag (declared beside the WAL golden tests), looked up
-// by name so that each test file stands alone.
-var updateDiagnosis = flag.Bool("update-diagnosis", false, "rewrite the diagnosis golden files under testdata/golden")
+// package's -update flag, which also rewrites the fuzz seeds.
+var (
+	updateDiagnosis = flag.Bool("update-diagnosis", false, "rewrite the diagnosis golden files under testdata/golden")
+	update          = flag.Bool("update", false, "rewrite golden files and fuzz seeds")
+)
 
-func updating() bool {
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		return true
-	}
-	return *updateDiagnosis
-}
+func updating() bool { return *update || *updateDiagnosis }
 
 // captureWindow is the time between the captured scrapes (the length of
 // the put load in TestCapture), fixed so that the golden files do not

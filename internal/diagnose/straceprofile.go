@@ -12,6 +12,7 @@ import (
 	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/walfile"
 )
 
 // StraceProfile is what a trace of etcd's write and sync calls shows about
@@ -19,12 +20,12 @@ import (
 type StraceProfile struct {
 	Traced time.Duration // from the first to the last line seen
 
-	WALWriteBytes WALSizes // bytes per write() (or pwrite64, writev) on a WAL segment
-	WALBytesSync  WALSizes // bytes written to WAL segments between WAL fdatasyncs
+	WALWriteBytes walfile.Sizes // bytes per write() (or pwrite64, writev) on a WAL segment
+	WALBytesSync  walfile.Sizes // bytes written to WAL segments between WAL fdatasyncs
 	WALSync       *hdr.Histogram
 	WALWrite      *hdr.Histogram
 
-	DBWriteBytes WALSizes // bytes per pwrite64 on member/snap/db
+	DBWriteBytes walfile.Sizes // bytes per pwrite64 on member/snap/db
 	DBSync       *hdr.Histogram
 
 	Errors          int64 // calls on WAL or db that failed
@@ -120,12 +121,12 @@ const StraceOverheadNote = "strace stops every thread of etcd at every system ca
 
 // Recommend returns the disk test matching the trace; ok is false when no
 // WAL fdatasync was seen (an idle etcd: put some load on it).
-func (p *StraceProfile) Recommend(dataDir string) (WALRecommendation, bool) {
+func (p *StraceProfile) Recommend(dataDir string) (walfile.Recommendation, bool) {
 	if p.WALBytesSync.Count() == 0 {
-		return WALRecommendation{}, false
+		return walfile.Recommendation{}, false
 	}
 	m := p.WALBytesSync.Quantile(0.5)
-	return WALRecommendation{BS: WALRecommendBS(m), Median: m, P90: p.WALBytesSync.Quantile(0.9), DataDir: dataDir}, true
+	return walfile.Recommendation{BS: walfile.RecommendBS(m), Median: m, P90: p.WALBytesSync.Quantile(0.9), DataDir: dataDir}, true
 }
 
 // Workload is the trace as a result record. pid and files say what was
@@ -133,7 +134,7 @@ func (p *StraceProfile) Recommend(dataDir string) (WALRecommendation, bool) {
 func (p *StraceProfile) Workload(pid int, files etcdproc.Files, dataDir string, asked time.Duration) (result.Workload, error) {
 	syncs := p.WALBytesSync.Count()
 	wl := result.Workload{
-		Name:        WALWorkloadName,
+		Name:        walfile.WorkloadName,
 		Description: fmt.Sprintf("etcd's real WAL write pattern, traced with strace on process %d", pid),
 		Parameters: map[string]any{
 			"source": "trace", "pid": pid, "duration_ns": int64(asked), "wal_dir": files.WALDir, "data_dir": dataDir,
@@ -165,8 +166,8 @@ func (p *StraceProfile) Workload(pid int, files etcdproc.Files, dataDir string, 
 	}
 	add("wal_writes", float64(p.WALWriteBytes.Count()), "count", "write() calls on WAL segments")
 	add("wal_syncs", float64(syncs), "count", "fdatasync() calls on WAL segments")
-	sizeFigures(add, "wal_write_bytes", &p.WALWriteBytes, "bytes per write() on the WAL")
-	sizeFigures(add, "wal_bytes_per_sync", &p.WALBytesSync, "bytes written to the WAL between fdatasyncs")
+	walfile.SizeFigures(add, "wal_write_bytes", &p.WALWriteBytes, "bytes per write() on the WAL")
+	walfile.SizeFigures(add, "wal_bytes_per_sync", &p.WALBytesSync, "bytes written to the WAL between fdatasyncs")
 	add("db_writes", float64(p.DBWriteBytes.Count()), "count", "pwrite() calls on member/snap/db (backend commits)")
 	add("db_write_bytes", float64(p.DBWriteBytes.Sum()), "B", "bytes written to the db")
 	add("db_syncs", float64(p.DBSync.TotalCount()), "count", "fdatasync() calls on the db (two per backend commit)")
