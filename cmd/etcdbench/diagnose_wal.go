@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/diagnose"
 	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
+	"etcdbench/internal/strace"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
@@ -143,7 +143,7 @@ func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io
 	if err != nil {
 		dirs = walfile.Dirs{WALDir: files.WALDir, DataDir: files.WALDir}
 	}
-	tool, err := diagnose.FindStrace(ctx)
+	tool, err := strace.Find(ctx)
 	if err != nil {
 		return result.Workload{}, "", err
 	}
@@ -168,7 +168,7 @@ func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io
 	for fd := range files.Next {
 		fds = append(fds, fd) // the next segment after a cut
 	}
-	out, err := tool.StraceRun(ctx, pid, d, tmp, fds)
+	out, err := tool.Run(ctx, pid, d, tmp, fds)
 	if err != nil {
 		return result.Workload{}, "", err
 	}
@@ -177,7 +177,7 @@ func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io
 		return result.Workload{}, "", fmt.Errorf("reading strace's output: %w", err)
 	}
 	defer fh.Close()
-	p, err := diagnose.StraceProfileRead(fh, files)
+	p, err := strace.ReadProfile(fh, files)
 	if err != nil {
 		return result.Workload{}, "", err
 	}

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"etcdbench/internal/diagnose"
 	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
+	"etcdbench/internal/strace"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/walfile"
 )
@@ -120,7 +120,7 @@ func figure(t *testing.T, wl *result.Workload, name string) float64 {
 // TestDiagnoseWALDebianEtcd traces Debian's etcd 3.4 under a put load,
 // then reads its WAL offline after stopping it.
 func TestDiagnoseWALDebianEtcd(t *testing.T) {
-	if _, err := diagnose.FindStrace(context.Background()); err != nil {
+	if _, err := strace.Find(context.Background()); err != nil {
 		t.Skipf("skipping the trace of a real etcd: %v", err)
 	}
 	s := startEtcdServer(t, etcdServerOpts{})

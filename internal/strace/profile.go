@@ -1,4 +1,4 @@
-package diagnose
+package strace
 
 import (
 	"bufio"
@@ -15,9 +15,9 @@ import (
 	"etcdbench/internal/walfile"
 )
 
-// StraceProfile is what a trace of etcd's write and sync calls shows about
+// Profile is what a trace of etcd's write and sync calls shows about
 // its WAL and its database.
-type StraceProfile struct {
+type Profile struct {
 	Traced time.Duration // from the first to the last line seen
 
 	WALWriteBytes walfile.Sizes // bytes per write() (or pwrite64, writev) on a WAL segment
@@ -36,18 +36,18 @@ type StraceProfile struct {
 	seenAnyTime bool
 }
 
-// NewStraceProfile returns an empty profile.
-func NewStraceProfile() *StraceProfile {
-	return &StraceProfile{
+// NewProfile returns an empty profile.
+func NewProfile() *Profile {
+	return &Profile{
 		WALSync: stats.NewLatencyHistogram(), WALWrite: stats.NewLatencyHistogram(), DBSync: stats.NewLatencyHistogram(),
 	}
 }
 
-// StraceProfileRead parses strace output from r; files maps descriptors to
+// ReadProfile parses strace output from r; files maps descriptors to
 // paths for lines strace printed without them (-y missing).
-func StraceProfileRead(r io.Reader, files etcdproc.Files) (*StraceProfile, error) {
-	p := NewStraceProfile()
-	parser := StraceParser{At: -1}
+func ReadProfile(r io.Reader, files etcdproc.Files) (*Profile, error) {
+	p := NewProfile()
+	parser := Parser{At: -1}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
@@ -65,7 +65,7 @@ func StraceProfileRead(r io.Reader, files etcdproc.Files) (*StraceProfile, error
 	return p, nil
 }
 
-func (p *StraceProfile) seen(at time.Duration) {
+func (p *Profile) seen(at time.Duration) {
 	if !p.seenAnyTime {
 		p.first, p.seenAnyTime = at, true
 	}
@@ -77,7 +77,7 @@ func (p *StraceProfile) seen(at time.Duration) {
 }
 
 // Add counts one completed call.
-func (p *StraceProfile) Add(c StraceLine, files etcdproc.Files) {
+func (p *Profile) Add(c Line, files etcdproc.Files) {
 	path := strings.TrimSuffix(c.Path, " (deleted)")
 	if path == "" && c.FD >= 0 {
 		path = files.WAL[c.FD]
@@ -116,12 +116,12 @@ func (p *StraceProfile) Add(c StraceLine, files etcdproc.Files) {
 	}
 }
 
-// StraceOverheadNote explains what tracing costs the traced etcd.
-const StraceOverheadNote = "strace stops every thread of etcd at every system call it makes (not only the traced ones: seccomp filtering is not available when attaching to a running process) and resumes it after a round trip through strace; while attached, etcd's throughput can halve and its latencies grow. The fdatasync times include some of that overhead (strace -T measures from syscall entry to exit as strace sees them), so they are upper bounds; the write sizes are exact"
+// OverheadNote explains what tracing costs the traced etcd.
+const OverheadNote = "strace stops every thread of etcd at every system call it makes (not only the traced ones: seccomp filtering is not available when attaching to a running process) and resumes it after a round trip through strace; while attached, etcd's throughput can halve and its latencies grow. The fdatasync times include some of that overhead (strace -T measures from syscall entry to exit as strace sees them), so they are upper bounds; the write sizes are exact"
 
 // Recommend returns the disk test matching the trace; ok is false when no
 // WAL fdatasync was seen (an idle etcd: put some load on it).
-func (p *StraceProfile) Recommend(dataDir string) (walfile.Recommendation, bool) {
+func (p *Profile) Recommend(dataDir string) (walfile.Recommendation, bool) {
 	if p.WALBytesSync.Count() == 0 {
 		return walfile.Recommendation{}, false
 	}
@@ -131,7 +131,7 @@ func (p *StraceProfile) Recommend(dataDir string) (walfile.Recommendation, bool)
 
 // Workload is the trace as a result record. pid and files say what was
 // traced, dataDir where the recommended test should run.
-func (p *StraceProfile) Workload(pid int, files etcdproc.Files, dataDir string, asked time.Duration) (result.Workload, error) {
+func (p *Profile) Workload(pid int, files etcdproc.Files, dataDir string, asked time.Duration) (result.Workload, error) {
 	syncs := p.WALBytesSync.Count()
 	wl := result.Workload{
 		Name:        walfile.WorkloadName,
@@ -178,7 +178,7 @@ func (p *StraceProfile) Workload(pid int, files etcdproc.Files, dataDir string, 
 	} else {
 		wl.Notes = append(wl.Notes, fmt.Sprintf("no fdatasync on a WAL segment in %s: etcd wrote nothing (no writes to it while traced); trace it under its usual load, or a longer --duration", asked))
 	}
-	wl.Notes = append(wl.Notes, StraceOverheadNote)
+	wl.Notes = append(wl.Notes, OverheadNote)
 	if len(files.WAL) > 0 {
 		var ps []string
 		for fd, path := range files.WAL {

@@ -1,7 +1,8 @@
-package diagnose
+package strace
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,22 +13,24 @@ import (
 	"etcdbench/internal/testutil"
 )
 
-// FuzzStraceParseLine: no panic; a call line's fields are consistent; the
+var update = flag.Bool("update", false, "rewrite the fuzz seeds")
+
+// FuzzParseLine: no panic; a call line's fields are consistent; the
 // parser's joining never fails on any sequence.
-func FuzzStraceParseLine(f *testing.F) {
+func FuzzParseLine(f *testing.F) {
 	f.Add("8737  04:18:17.495422 <... fdatasync resumed>) = 0 <0.000399>")
 	f.Fuzz(func(t *testing.T, s string) {
-		l, err := StraceParseLine(s)
+		l, err := ParseLine(s)
 		if err != nil {
 			return
 		}
-		if l.Kind == StraceCallLine && l.Name == "" {
+		if l.Kind == CallLine && l.Name == "" {
 			t.Fatalf("a call without a name: %+v", l)
 		}
 		if l.Ret < -1 || l.Dur < -1 || l.At < -1 {
 			t.Fatalf("out of range: %+v", l)
 		}
-		var p StraceParser
+		var p Parser
 		p.Line(s)
 		p.Line(s)
 		p.Add(s)
@@ -35,9 +38,9 @@ func FuzzStraceParseLine(f *testing.F) {
 }
 
 // Add feeds a line through a fresh profile too (only for the fuzz test).
-func (p *StraceParser) Add(s string) {
+func (p *Parser) Add(s string) {
 	if c, ok := p.Line(s); ok {
-		NewStraceProfile().Add(c, etcdproc.Files{})
+		NewProfile().Add(c, etcdproc.Files{})
 	}
 }
 
@@ -47,7 +50,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	if !*update {
 		t.Skip("writes testdata/fuzz only with -update")
 	}
-	fh, err := os.Open(filepath.Join("testdata", "wal", "strace-etcd34.txt"))
+	fh, err := os.Open(filepath.Join("testdata", "strace-etcd34.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +58,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	sc := bufio.NewScanner(fh)
 	for i := 0; sc.Scan(); i++ {
 		if i%4 == 0 || i < 4 {
-			testutil.WriteFuzzSeed(t, "FuzzStraceParseLine", fmt.Sprintf("etcd34-%02d", i), strconv.Quote(sc.Text()), "string")
+			testutil.WriteFuzzSeed(t, "FuzzParseLine", fmt.Sprintf("etcd34-%02d", i), strconv.Quote(sc.Text()), "string")
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package diagnose
+package strace
 
 import (
 	"maps"
@@ -16,34 +16,34 @@ func TestStraceParseLine(t *testing.T) {
 	at := 4*time.Hour + 18*time.Minute + 17*time.Second
 	for _, tc := range []struct {
 		name, line string
-		want       StraceLine
+		want       Line
 	}{
 		{"write", "8774  04:18:17.501154 write(11<" + wal + ">, \"\"..., 120) = 120 <0.000021>",
-			StraceLine{Kind: StraceCallLine, PID: 8774, At: at + 501154*time.Microsecond, Name: "write", FD: 11, Path: wal, Ret: 120, Dur: 21 * time.Microsecond}},
+			Line{Kind: CallLine, PID: 8774, At: at + 501154*time.Microsecond, Name: "write", FD: 11, Path: wal, Ret: 120, Dur: 21 * time.Microsecond}},
 		{"fdatasync unfinished", "8737  04:18:17.494990 fdatasync(11<" + wal + "> <unfinished ...>",
-			StraceLine{Kind: StraceUnfinished, PID: 8737, At: at + 494990*time.Microsecond, Name: "fdatasync", FD: 11, Path: wal, Ret: -1, Dur: -1}},
+			Line{Kind: Unfinished, PID: 8737, At: at + 494990*time.Microsecond, Name: "fdatasync", FD: 11, Path: wal, Ret: -1, Dur: -1}},
 		{"resumed", "8737  04:18:17.495422 <... fdatasync resumed>) = 0 <0.000399>",
-			StraceLine{Kind: StraceResumed, PID: 8737, At: at + 495422*time.Microsecond, Name: "fdatasync", FD: -1, Ret: 0, Dur: 399 * time.Microsecond}},
+			Line{Kind: Resumed, PID: 8737, At: at + 495422*time.Microsecond, Name: "fdatasync", FD: -1, Ret: 0, Dur: 399 * time.Microsecond}},
 		{"resumed with a space", "8737  04:18:17.495422 <... write resumed> ) = 7 <0.5>",
-			StraceLine{Kind: StraceResumed, PID: 8737, At: at + 495422*time.Microsecond, Name: "write", FD: -1, Ret: 7, Dur: 500 * time.Millisecond}},
+			Line{Kind: Resumed, PID: 8737, At: at + 495422*time.Microsecond, Name: "write", FD: -1, Ret: 7, Dur: 500 * time.Millisecond}},
 		{"pwrite64 on db", "9672  04:18:17.594214 pwrite64(9</tmp/etcdx/d/member/snap/db>, \"\"..., 4096, 12288) = 4096 <0.000093>",
-			StraceLine{Kind: StraceCallLine, PID: 9672, At: at + 594214*time.Microsecond, Name: "pwrite64", FD: 9, Path: "/tmp/etcdx/d/member/snap/db", Ret: 4096, Dur: 93 * time.Microsecond}},
+			Line{Kind: CallLine, PID: 9672, At: at + 594214*time.Microsecond, Name: "pwrite64", FD: 9, Path: "/tmp/etcdx/d/member/snap/db", Ret: 4096, Dur: 93 * time.Microsecond}},
 		{"error", "12 04:18:17.000001 write(3<socket:[1]>, \"\"..., 5) = -1 EAGAIN (Resource temporarily unavailable) <0.000010>",
-			StraceLine{Kind: StraceCallLine, PID: 12, At: at + time.Microsecond, Name: "write", FD: 3, Path: "socket:[1]", Ret: -1, Err: "EAGAIN", Dur: 10 * time.Microsecond}},
+			Line{Kind: CallLine, PID: 12, At: at + time.Microsecond, Name: "write", FD: 3, Path: "socket:[1]", Ret: -1, Err: "EAGAIN", Dur: 10 * time.Microsecond}},
 		{"unknown result", "12 04:18:17.000001 fdatasync(3) = ?",
-			StraceLine{Kind: StraceCallLine, PID: 12, At: at + time.Microsecond, Name: "fdatasync", FD: 3, Ret: -1, Err: "?", Dur: -1}},
+			Line{Kind: CallLine, PID: 12, At: at + time.Microsecond, Name: "fdatasync", FD: 3, Ret: -1, Err: "?", Dur: -1}},
 		{"terminal pid prefix, no -y", "[pid  8774] write(11, \"\"..., 120) = 120",
-			StraceLine{Kind: StraceCallLine, PID: 8774, At: -1, Name: "write", FD: 11, Ret: 120, Dur: -1}},
+			Line{Kind: CallLine, PID: 8774, At: -1, Name: "write", FD: 11, Ret: 120, Dur: -1}},
 		{"no pid", "fsync(4</a b>c>) = 0 <0.001000>",
-			StraceLine{Kind: StraceCallLine, At: -1, Name: "fsync", FD: 4, Path: "/a b>c", Ret: 0, Dur: time.Millisecond}},
+			Line{Kind: CallLine, At: -1, Name: "fsync", FD: 4, Path: "/a b>c", Ret: 0, Dur: time.Millisecond}},
 		{"signal", "8737  04:17:37.519746 --- SIGURG {si_signo=SIGURG, si_code=SI_TKILL, si_pid=8737, si_uid=0} ---",
-			StraceLine{Kind: StraceOther, PID: 8737, At: 4*time.Hour + 17*time.Minute + 37*time.Second + 519746*time.Microsecond, FD: -1, Ret: -1, Dur: -1}},
+			Line{Kind: Other, PID: 8737, At: 4*time.Hour + 17*time.Minute + 37*time.Second + 519746*time.Microsecond, FD: -1, Ret: -1, Dur: -1}},
 		{"exit", "8737  04:17:37.519746 +++ exited with 0 +++",
-			StraceLine{Kind: StraceOther, PID: 8737, At: 4*time.Hour + 17*time.Minute + 37*time.Second + 519746*time.Microsecond, FD: -1, Ret: -1, Dur: -1}},
-		{"blank", "", StraceLine{Kind: StraceOther, FD: -1, At: -1, Ret: -1, Dur: -1}},
+			Line{Kind: Other, PID: 8737, At: 4*time.Hour + 17*time.Minute + 37*time.Second + 519746*time.Microsecond, FD: -1, Ret: -1, Dur: -1}},
+		{"blank", "", Line{Kind: Other, FD: -1, At: -1, Ret: -1, Dur: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := StraceParseLine(tc.line)
+			got, err := ParseLine(tc.line)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,21 +53,21 @@ func TestStraceParseLine(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{"garbage", "write(11, 3", "8774 04:18:17.5 <... write", "write(1) = x", "(1) = 3"} {
-		if _, err := StraceParseLine(bad); err == nil {
+		if _, err := ParseLine(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
 }
 
 // TestStraceProfile reads a trace of Debian's etcd 3.4 under a few puts
-// (captured with the command line StraceArgs gives, -o FILE).
+// (captured with the command line Args gives, -o FILE).
 func TestStraceProfile(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "wal", "strace-etcd34.txt"))
+	f, err := os.Open(filepath.Join("testdata", "strace-etcd34.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p, err := StraceProfileRead(f, etcdproc.Files{})
+	p, err := ReadProfile(f, etcdproc.Files{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,18 +112,18 @@ func TestStraceProfile(t *testing.T) {
 }
 
 func TestStraceArgs(t *testing.T) {
-	old := StraceTool{Path: "strace", Version: "6.1"}
-	got := strings.Join(old.StraceArgs(7, "/t/o", []int{11, 9}), " ")
+	old := Tool{Path: "strace", Version: "6.1"}
+	got := strings.Join(old.Args(7, "/t/o", []int{11, 9}), " ")
 	if got != "-f -T -tt -y -s 0 -qq -o /t/o -p 7 -e trace=write,pwrite64,writev,fdatasync,fsync" {
 		t.Errorf("strace 6.1: %s", got)
 	}
-	nw := StraceTool{Path: "strace", Version: "6.8", TraceFDs: true}
-	if got := nw.StraceArgs(7, "/t/o", []int{11, 9}); got[len(got)-1] != "--trace-fds=9,11" {
+	nw := Tool{Path: "strace", Version: "6.8", TraceFDs: true}
+	if got := nw.Args(7, "/t/o", []int{11, 9}); got[len(got)-1] != "--trace-fds=9,11" {
 		t.Errorf("strace 6.8: %v", got)
 	}
 	for in, want := range map[string]string{"strace -- version 6.1\nCopyright": "6.1", "strace version 4.26\n": "4.26", "": ""} {
-		if got := straceVersion(in); got != want {
-			t.Errorf("straceVersion(%q) = %q, want %q", in, got, want)
+		if got := parseVersion(in); got != want {
+			t.Errorf("parseVersion(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -131,12 +131,12 @@ func TestStraceArgs(t *testing.T) {
 // TestStraceRunNoProcess: strace that cannot attach is one error saying so,
 // at once, not after the duration.
 func TestStraceRunNoProcess(t *testing.T) {
-	tool, err := FindStrace(t.Context())
+	tool, err := Find(t.Context())
 	if err != nil {
 		t.Skipf("skipping: %v", err)
 	}
 	begin := time.Now()
-	_, err = tool.StraceRun(t.Context(), 1<<22+7, 30*time.Second, t.TempDir(), nil) // above pid_max's limit
+	_, err = tool.Run(t.Context(), 1<<22+7, 30*time.Second, t.TempDir(), nil) // above pid_max's limit
 	if err == nil || !strings.Contains(err.Error(), "could not trace process") {
 		t.Fatalf("err %v, want one saying strace could not trace", err)
 	}
