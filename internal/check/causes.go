@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -98,7 +99,7 @@ func Findings(ws []result.Workload) []Finding {
 // fmtValue prints a verdict's figure in its unit.
 func fmtValue(v float64, unit string) string {
 	if unit == "s" {
-		return round(secondsDuration(v)).String()
+		return round(units.FromSeconds(v)).String()
 	}
 	return fmt.Sprintf("%.4g %s", v, unit)
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/units"
 )
 
 // ErrPrefixNotEmpty is returned by Run when keys already exist under the
@@ -316,7 +317,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 				}
 				due := time.Now()
 				if l.Rate > 0 {
-					due = start.Add(time.Duration(float64(n) / l.Rate * float64(time.Second)))
+					due = start.Add(units.FromSeconds(float64(n) / l.Rate))
 				}
 				if l.Duration > 0 && !due.Before(end) {
 					return

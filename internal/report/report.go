@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/units"
 )
 
 // JSON writes r as indented JSON following result.SchemaID.
@@ -41,7 +42,7 @@ func Duration(d time.Duration) string {
 func value(v float64, unit string) string {
 	switch unit {
 	case "s":
-		return Duration(time.Duration(v * float64(time.Second)))
+		return Duration(units.FromSeconds(v))
 	case "ops/s":
 		return fmt.Sprintf("%.0f/s", v)
 	case "ratio":

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"etcdbench/internal/units"
 )
 
 // LineKind says what a line of strace output is.
@@ -117,7 +119,7 @@ func ParseLine(s string) (Line, error) {
 func (l *Line) parseResult(s string) error {
 	if d := strings.LastIndex(s, " <"); d >= 0 && strings.HasSuffix(s, ">") {
 		if dur, err := strconv.ParseFloat(s[d+2:len(s)-1], 64); err == nil && dur >= 0 && dur < 1e9 {
-			l.Dur = time.Duration(dur * float64(time.Second))
+			l.Dur = units.FromSeconds(dur)
 			s = s[:d]
 		}
 	}
@@ -195,7 +197,7 @@ func parseTimeOfDay(s string) (time.Duration, error) {
 	if err1 != nil || err2 != nil || err3 != nil || h < 0 || h > 23 || m < 0 || m > 59 || !(sec >= 0 && sec < 61) {
 		return 0, errSyntax
 	}
-	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(sec*float64(time.Second)), nil
+	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + units.FromSeconds(sec), nil
 }
 
 func allDigits(s string) bool {

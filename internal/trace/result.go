@@ -11,6 +11,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 	"etcdbench/internal/walfile"
 )
@@ -200,7 +201,7 @@ func (tr *Trace) RecommendedBS() (bs, syncs int64, ok bool) {
 func judgeWALSync(t verdict.Thresholds, h *hdr.Histogram, n int64) verdict.Verdict {
 	const level = 0.95
 	ci := stats.PercentileCI(h, 0.99, float64(n), level)
-	limit := int64(t.WALFsyncP99.Limit * float64(time.Second))
+	limit := int64(units.FromSeconds(t.WALFsyncP99.Limit))
 	f := verdict.QuantileFigures{
 		Value: time.Duration(h.ValueAtPercentile(99)), CI: ci, Level: level,
 		Method: "95 % confidence interval of the p99 of every traced WAL sync (order statistics)",

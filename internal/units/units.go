@@ -72,7 +72,7 @@ func ParseDuration(s string) (time.Duration, error) {
 		if f < 0 || math.IsNaN(f) || f > math.MaxInt64/float64(time.Second) {
 			return 0, fmt.Errorf("%w: duration %q is out of range", ErrSyntax, s)
 		}
-		return time.Duration(f * float64(time.Second)), nil
+		return FromSeconds(f), nil
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil {
