@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"etcdbench/internal/disk"
-	"etcdbench/internal/report"
+	"etcdbench/internal/units"
 )
 
 func termios(fd int) bool {
@@ -42,7 +42,7 @@ func (p *progressLine) prefix() string {
 
 func (p *progressLine) update(pr disk.Progress) {
 	line := fmt.Sprintf("%s %4.0fs  %d samples  p99 %s  above threshold: %d",
-		p.prefix(), pr.Elapsed.Seconds(), pr.Ops, report.Duration(pr.P99), pr.Exceed)
+		p.prefix(), pr.Elapsed.Seconds(), pr.Ops, units.FormatDuration(pr.P99), pr.Exceed)
 	if d := pr.Decision; d.NEff > 0 {
 		line += fmt.Sprintf("  P(above) %.2f%%..%.2f%% (limit 1%%)", 100*d.Lower, 100*d.Upper)
 	}

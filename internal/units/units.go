@@ -3,6 +3,11 @@
 // (with or without a trailing "b" or "ib", any case) are powers of 1024, so
 // `--size 22m` means what it means in the fio recipe. Durations accept Go's
 // syntax ("1m30s", "500ms") and, like fio, a bare number of seconds.
+//
+// It also converts and prints the result model's figures: seconds kept as
+// float64 (FromSeconds) and a value in its unit (FormatValue,
+// FormatDuration), so that every report, tune's table and check's
+// evidence print one value alike.
 package units
 
 import (
