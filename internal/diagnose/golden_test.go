@@ -1,7 +1,6 @@
 package diagnose
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/verdict"
 )
 
@@ -50,22 +50,7 @@ func checkGolden(t *testing.T, name string, v any) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	path := filepath.Join("testdata", "golden", name+".json")
-	if updating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", path, got)
-	}
+	testutil.Golden(t, filepath.Join("testdata", "golden", name+".json"), got, updating())
 }
 
 func TestGoldenMetrics(t *testing.T) {

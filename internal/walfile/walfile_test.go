@@ -19,6 +19,7 @@ import (
 
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and fuzz seeds")
@@ -425,25 +426,5 @@ func TestWALReportGolden(t *testing.T) {
 	if err := report.Text(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "report.golden"), buf.Bytes())
-}
-
-// golden compares got with the file, or rewrites it under -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	testutil.Golden(t, filepath.Join("testdata", "report.golden"), buf.Bytes(), *update)
 }
