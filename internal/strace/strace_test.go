@@ -11,7 +11,7 @@ import (
 	"etcdbench/internal/etcdproc"
 )
 
-func TestStraceParseLine(t *testing.T) {
+func TestParseLine(t *testing.T) {
 	const wal = "/tmp/etcdx/d/member/wal/0000000000000000-0000000000000000.wal"
 	at := 4*time.Hour + 18*time.Minute + 17*time.Second
 	for _, tc := range []struct {
@@ -59,9 +59,9 @@ func TestStraceParseLine(t *testing.T) {
 	}
 }
 
-// TestStraceProfile reads a trace of Debian's etcd 3.4 under a few puts
+// TestProfile reads a trace of Debian's etcd 3.4 under a few puts
 // (captured with the command line Args gives, -o FILE).
-func TestStraceProfile(t *testing.T) {
+func TestProfile(t *testing.T) {
 	f, err := os.Open(filepath.Join("testdata", "strace-etcd34.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestStraceProfile(t *testing.T) {
 	}
 }
 
-func TestStraceArgs(t *testing.T) {
+func TestArgs(t *testing.T) {
 	old := Tool{Path: "strace", Version: "6.1"}
 	got := strings.Join(old.Args(7, "/t/o", []int{11, 9}), " ")
 	if got != "-f -T -tt -y -s 0 -qq -o /t/o -p 7 -e trace=write,pwrite64,writev,fdatasync,fsync" {
@@ -128,9 +128,9 @@ func TestStraceArgs(t *testing.T) {
 	}
 }
 
-// TestStraceRunNoProcess: strace that cannot attach is one error saying so,
+// TestRunNoProcess: strace that cannot attach is one error saying so,
 // at once, not after the duration.
-func TestStraceRunNoProcess(t *testing.T) {
+func TestRunNoProcess(t *testing.T) {
 	tool, err := Find(t.Context())
 	if err != nil {
 		t.Skipf("skipping: %v", err)

@@ -161,7 +161,7 @@ func sameCounts(t *testing.T, what string, got, want map[int64]int64) {
 	}
 }
 
-func TestWALProfileOfRealWAL(t *testing.T) {
+func TestProfileOfRealWAL(t *testing.T) {
 	exp := writeWAL(t, testPlan(), 1<<20)
 	dirs, err := FindDir(exp.dataDir)
 	if err != nil {
@@ -230,7 +230,7 @@ func compareWithEtcdDecoder(t *testing.T, walDir string, p *Profile) {
 	}
 }
 
-func TestWALProfileAcrossSegments(t *testing.T) {
+func TestProfileAcrossSegments(t *testing.T) {
 	var plan []walSave
 	for i := range 300 {
 		plan = append(plan, walSave{term: 1, vote: 1, entries: []int{200 + i%50, 300}})
@@ -267,7 +267,7 @@ func TestWALProfileAcrossSegments(t *testing.T) {
 	compareWithEtcdDecoder(t, exp.walDir, p)
 }
 
-func TestFindWALDir(t *testing.T) {
+func TestFindDir(t *testing.T) {
 	exp := writeWAL(t, testPlan()[:3], 1<<20)
 	for _, d := range []string{exp.dataDir, filepath.Join(exp.dataDir, "member"), exp.walDir} {
 		got, err := FindDir(d)
@@ -311,7 +311,7 @@ func damage(t *testing.T, exp walWritten, fn func(b []byte, used int64) []byte) 
 	return p, b
 }
 
-func TestWALDamaged(t *testing.T) {
+func TestDamaged(t *testing.T) {
 	plan := testPlan()
 	exp := writeWAL(t, plan, 1<<20)
 	// the offset of each record, from etcd's own layout
@@ -378,7 +378,7 @@ func TestWALDamaged(t *testing.T) {
 	}
 }
 
-func TestWALRecommendBS(t *testing.T) {
+func TestRecommendBS(t *testing.T) {
 	for _, tc := range []struct{ in, want int64 }{
 		{0, 8}, {8, 8}, {57, 57}, {99, 99}, {370, 370}, {374, 370}, {375, 380}, {2347, 2300}, {2350, 2400}, {123456, 120000},
 	} {
@@ -388,7 +388,7 @@ func TestWALRecommendBS(t *testing.T) {
 	}
 }
 
-func TestWALSizesQuantile(t *testing.T) {
+func TestSizesQuantile(t *testing.T) {
 	var s Sizes
 	if s.Quantile(0.5) != 0 || s.Mean() != 0 {
 		t.Error("an empty distribution is not 0")
@@ -409,9 +409,9 @@ func TestWALSizesQuantile(t *testing.T) {
 	}
 }
 
-// TestWALReportGolden renders the profile of a WAL written by the real wal
+// TestReportGolden renders the profile of a WAL written by the real wal
 // package; the WAL's bytes are deterministic, so the report is too.
-func TestWALReportGolden(t *testing.T) {
+func TestReportGolden(t *testing.T) {
 	exp := writeWAL(t, testPlan(), 1<<20)
 	p, err := ProfileDir(exp.walDir)
 	if err != nil {
