@@ -22,9 +22,9 @@
 //
 // A segment is a stream of frames. Each frame is an 8-byte little-endian
 // length word followed by a walpb.Record protobuf and zero padding up to
-// the next 8-byte boundary, so that a length word is never torn. The word's lower 56 bits are the record's
-// length; when its top bit is set, the low 3 bits of its top byte are the
-// number of padding bytes (1 to 7). A zero length word ends the records:
+// the next 8-byte boundary, so that a length word is never torn. The
+// word's lower 56 bits are the record's length; when its top bit is set,
+// the low 3 bits of its top byte are the number of padding bytes (1 to 7). A zero length word ends the records:
 // it is the preallocated tail.
 //
 // A record has a type, a CRC and data. The types are metadata (1, the
