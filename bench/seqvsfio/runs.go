@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/internal/fio"
 	"etcdbench/internal/units"
 )
 
@@ -118,23 +119,6 @@ func (r runner) runFioRecovery(ctx context.Context) (cmp.Measurement, json.RawMe
 	return r.runFioPair(ctx, "read", prep, func(sub, ioSize string) []string { return r.fioRecoveryArgs(sub, ioSize) })
 }
 
-// fioReport is the part of fio's JSON report used here.
-type fioReport struct {
-	Jobs []struct {
-		Name    string `json:"jobname"`
-		Error   int    `json:"error"`
-		Runtime int64  `json:"job_runtime"` // ms
-		Read    fioIO  `json:"read"`
-		Write   fioIO  `json:"write"`
-	} `json:"jobs"`
-}
-
-type fioIO struct {
-	IOBytes  int64   `json:"io_bytes"`
-	TotalIOs int64   `json:"total_ios"`
-	BW       float64 `json:"bw_bytes"`
-}
-
 // parseFio reads one job's bytes in direction dir ("read", "write") and
 // its runtime. fio's job_runtime, and so its bw_bytes, runs from the
 // job's first I/O until the end_fsync returned (checked with strace on
@@ -142,7 +126,7 @@ type fioIO struct {
 // 1305 ms), so bytes / job_runtime is a durable bandwidth, like
 // etcdbench's durable_bandwidth. job_runtime is in whole milliseconds.
 func parseFio(b []byte, dir string) (cmp.Measurement, error) {
-	var rep fioReport
+	var rep fio.Output
 	if err := cmp.DecodeFirst(b, &rep); err != nil {
 		return cmp.Measurement{}, fmt.Errorf("reading fio's JSON report: %w", err)
 	}
@@ -157,10 +141,10 @@ func parseFio(b []byte, dir string) (cmp.Measurement, error) {
 	if dir == "read" {
 		io = j.Read
 	}
-	if io.IOBytes <= 0 || j.Runtime <= 0 {
-		return cmp.Measurement{}, fmt.Errorf("fio job %q did no %s (bytes %d, runtime %d ms)", j.Name, dir, io.IOBytes, j.Runtime)
+	if io.IOBytes <= 0 || j.RuntimeMs <= 0 {
+		return cmp.Measurement{}, fmt.Errorf("fio job %q did no %s (bytes %d, runtime %d ms)", j.Name, dir, io.IOBytes, j.RuntimeMs)
 	}
-	rt := time.Duration(j.Runtime) * time.Millisecond
+	rt := time.Duration(j.RuntimeMs) * time.Millisecond
 	return cmp.Measurement{Ops: io.TotalIOs, Bytes: io.IOBytes, Runtime: rt,
 		Figures: map[string]float64{"bandwidth": float64(io.IOBytes) / rt.Seconds(), "fio_bw_bytes": io.BW}}, nil
 }

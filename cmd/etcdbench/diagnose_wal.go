@@ -11,12 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/diagnose"
+	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
+	"etcdbench/internal/strace"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
+	"etcdbench/internal/walfile"
 )
 
 // procRoot is where processes are looked up.
@@ -73,11 +75,11 @@ func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(strin
 		if changed("duration") || f.yes {
 			return run.Usagef("--duration and --yes go with tracing (--pid), not --data-dir")
 		}
-		dirs, err := diagnose.FindWALDir(f.dataDir)
+		dirs, err := walfile.FindDir(f.dataDir)
 		if err != nil {
 			return run.Usage(err)
 		}
-		p, err := diagnose.WALProfileDir(dirs.WALDir)
+		p, err := walfile.ProfileDir(dirs.WALDir)
 		if err != nil {
 			return err
 		}
@@ -108,7 +110,7 @@ func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(strin
 
 // findOneEtcd returns the pid of the only etcd process running.
 func findOneEtcd() (int, error) {
-	ps, err := diagnose.FindEtcd(procRoot)
+	ps, err := etcdproc.Find(procRoot)
 	if err != nil {
 		return 0, err
 	}
@@ -131,18 +133,18 @@ func findOneEtcd() (int, error) {
 
 // traceWAL traces process pid's WAL with strace for d.
 func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io.Writer) (result.Workload, string, error) {
-	files, err := diagnose.ReadEtcdFiles(procRoot, pid)
+	files, err := etcdproc.ReadFiles(procRoot, pid)
 	if err != nil {
 		return result.Workload{}, "", err
 	}
 	if len(files.WAL) == 0 {
 		return result.Workload{}, "", fmt.Errorf("process %d has no WAL segment (*.wal) open: is it an etcd server? Give the right --pid", pid)
 	}
-	dirs, err := diagnose.FindWALDir(files.WALDir)
+	dirs, err := walfile.FindDir(files.WALDir)
 	if err != nil {
-		dirs = diagnose.WALDirs{WALDir: files.WALDir, DataDir: files.WALDir}
+		dirs = walfile.Dirs{WALDir: files.WALDir, DataDir: files.WALDir}
 	}
-	tool, err := diagnose.FindStrace(ctx)
+	tool, err := strace.Find(ctx)
 	if err != nil {
 		return result.Workload{}, "", err
 	}
@@ -167,7 +169,7 @@ func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io
 	for fd := range files.Next {
 		fds = append(fds, fd) // the next segment after a cut
 	}
-	out, err := tool.StraceRun(ctx, pid, d, tmp, fds)
+	out, err := tool.Run(ctx, pid, d, tmp, fds)
 	if err != nil {
 		return result.Workload{}, "", err
 	}
@@ -176,7 +178,7 @@ func traceWAL(ctx context.Context, pid int, d time.Duration, yes bool, stderr io
 		return result.Workload{}, "", fmt.Errorf("reading strace's output: %w", err)
 	}
 	defer fh.Close()
-	p, err := diagnose.StraceProfileRead(fh, files)
+	p, err := strace.ReadProfile(fh, files)
 	if err != nil {
 		return result.Workload{}, "", err
 	}
@@ -201,7 +203,7 @@ func autoBS(ctx context.Context, fromDataDir string, fromPID int) (int64, string
 	case fromDataDir != "" && fromPID != 0:
 		return 0, "", run.Usagef("--from-data-dir and --from-pid are alternatives: give one")
 	case fromDataDir != "":
-		dirs, err := diagnose.FindWALDir(fromDataDir)
+		dirs, err := walfile.FindDir(fromDataDir)
 		if err != nil {
 			return 0, "", run.Usage(err)
 		}
@@ -211,7 +213,7 @@ func autoBS(ctx context.Context, fromDataDir string, fromPID int) (int64, string
 		if ok {
 			return bs, from, nil
 		}
-		files, err := diagnose.ReadEtcdFiles(procRoot, fromPID)
+		files, err := etcdproc.ReadFiles(procRoot, fromPID)
 		if err != nil {
 			return 0, "", err
 		}
@@ -222,7 +224,7 @@ func autoBS(ctx context.Context, fromDataDir string, fromPID int) (int64, string
 	default:
 		return 0, "", run.Usage(errNoBSSource)
 	}
-	p, err := diagnose.WALProfileDir(walDir)
+	p, err := walfile.ProfileDir(walDir)
 	if err != nil {
 		return 0, "", err
 	}

@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"etcdbench/internal/diagnose"
+	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
+	"etcdbench/internal/strace"
 	"etcdbench/internal/trace"
+	"etcdbench/internal/walfile"
 )
 
 func TestDiagnoseWALUsage(t *testing.T) {
@@ -83,7 +85,7 @@ func decodeResult(t *testing.T, stdout string) *result.Result {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if len(r.Workloads) != 1 || r.Workloads[0].Name != diagnose.WALWorkloadName {
+	if len(r.Workloads) != 1 || r.Workloads[0].Name != walfile.WorkloadName {
 		t.Fatalf("workloads %+v", r.Workloads)
 	}
 	return r
@@ -118,7 +120,7 @@ func figure(t *testing.T, wl *result.Workload, name string) float64 {
 // TestDiagnoseWALDebianEtcd traces Debian's etcd 3.4 under a put load,
 // then reads its WAL offline after stopping it.
 func TestDiagnoseWALDebianEtcd(t *testing.T) {
-	if _, err := diagnose.FindStrace(context.Background()); err != nil {
+	if _, err := strace.Find(context.Background()); err != nil {
 		t.Skipf("skipping the trace of a real etcd: %v", err)
 	}
 	s := startEtcdServer(t, etcdServerOpts{})
@@ -183,7 +185,7 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 	}
 
 	t.Run("finds the only etcd", func(t *testing.T) {
-		ps, err := diagnose.FindEtcd("/proc")
+		ps, err := etcdproc.Find("/proc")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +194,7 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 			found = found || p.PID == pid
 		}
 		if !found {
-			t.Fatalf("FindEtcd does not list etcd's pid %d: %+v", pid, ps)
+			t.Fatalf("etcdproc.Find does not list etcd's pid %d: %+v", pid, ps)
 		}
 		r := runBin(t, runOpts{}, "diagnose", "wal", "--duration", "1s", "--yes", "-o", "json")
 		if len(ps) > 1 {

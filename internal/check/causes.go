@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -79,7 +80,7 @@ func Findings(ws []result.Workload) []Finding {
 			if v.Status > f.Status {
 				f.Status = v.Status
 			}
-			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s %s %s (limit %s %s)", w.Name, v.Status, v.Title, fmtValue(v.Value, v.Unit), v.Comparison, fmtValue(v.Limit, v.Unit)))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s %s %s (limit %s %s)", w.Name, v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.Comparison, units.FormatValue(v.Limit, v.Unit)))
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -93,12 +94,4 @@ func Findings(ws []result.Workload) []Finding {
 		res[i] = *f
 	}
 	return res
-}
-
-// fmtValue prints a verdict's figure in its unit.
-func fmtValue(v float64, unit string) string {
-	if unit == "s" {
-		return round(secondsDuration(v)).String()
-	}
-	return fmt.Sprintf("%.4g %s", v, unit)
 }

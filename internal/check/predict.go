@@ -7,6 +7,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -69,7 +70,7 @@ func Predict(ws []result.Workload) (result.Workload, bool) {
 		if f == nil || f.Value <= 0 {
 			return result.Workload{}, false
 		}
-		real = time.Duration(f.Value * float64(time.Second))
+		real = units.FromSeconds(f.Value)
 		how = "from etcd's own histogram, whose 1 ms buckets make a sub-millisecond p99 coarse"
 	}
 	w := result.Workload{
@@ -109,8 +110,6 @@ func Predict(ws []result.Workload) (result.Workload, bool) {
 	w.Notes = []string{note}
 	return w, true
 }
-
-func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 func round(d time.Duration) time.Duration {
 	if d < time.Millisecond {

@@ -1,7 +1,6 @@
 package diagnose
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -12,20 +11,18 @@ import (
 	"time"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/verdict"
 )
 
 // updateDiagnosis rewrites the diagnosis golden files; so does the
-// package's -update flag (declared beside the WAL golden tests), looked up
-// by name so that each test file stands alone.
-var updateDiagnosis = flag.Bool("update-diagnosis", false, "rewrite the diagnosis golden files under testdata/golden")
+// package's -update flag, which also rewrites the fuzz seeds.
+var (
+	updateDiagnosis = flag.Bool("update-diagnosis", false, "rewrite the diagnosis golden files under testdata/golden")
+	update          = flag.Bool("update", false, "rewrite golden files and fuzz seeds")
+)
 
-func updating() bool {
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		return true
-	}
-	return *updateDiagnosis
-}
+func updating() bool { return *update || *updateDiagnosis }
 
 // captureWindow is the time between the captured scrapes (the length of
 // the put load in TestCapture), fixed so that the golden files do not
@@ -53,22 +50,7 @@ func checkGolden(t *testing.T, name string, v any) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	path := filepath.Join("testdata", "golden", name+".json")
-	if updating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", path, got)
-	}
+	testutil.Golden(t, filepath.Join("testdata", "golden", name+".json"), got, updating())
 }
 
 func TestGoldenMetrics(t *testing.T) {

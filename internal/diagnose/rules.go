@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -114,7 +115,7 @@ func dur(s float64) string {
 	if math.IsNaN(s) {
 		return "n/a"
 	}
-	return time.Duration(s * float64(time.Second)).Round(10 * time.Microsecond).String()
+	return units.FromSeconds(s).Round(10 * time.Microsecond).String()
 }
 
 // over reports whether v reaches th's limit.

@@ -15,6 +15,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -69,7 +70,7 @@ func (w backendWorkload) SpaceNeeded() int64 { return w.p.DBSize + 4*mib }
 // rule returns the adaptive stop rule for commits, judged against th.
 func (p BackendParams) rule(th verdict.Thresholds) stats.StopRule {
 	return stats.StopRule{
-		Threshold: secondsToDuration(th.BackendCommitP99.Limit), Quantile: 0.99, Confidence: 0.95,
+		Threshold: units.FromSeconds(th.BackendCommitP99.Limit), Quantile: 0.99, Confidence: 0.95,
 		MinSamples: p.MinSamples, MinDuration: p.MinRuntime, MaxDuration: p.Runtime, Interval: time.Second,
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -37,13 +38,11 @@ func (p WALParams) config(th verdict.Thresholds) WALConfig {
 	return WALConfig{
 		BlockSize: p.BlockSize, Runtime: p.Runtime, Mode: ModeAdaptive, Clients: p.Clients,
 		Rule: stats.StopRule{
-			Threshold: secondsToDuration(th.WALFsyncP99.Limit), Quantile: 0.99, Confidence: 0.95,
+			Threshold: units.FromSeconds(th.WALFsyncP99.Limit), Quantile: 0.99, Confidence: 0.95,
 			MinSamples: p.MinSamples, MinDuration: p.MinRuntime, Interval: time.Second,
 		},
 	}
 }
-
-func secondsToDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // walWorkload adapts the WAL loop to the Workload interface.
 type walWorkload struct{ cfg WALConfig }
@@ -56,7 +55,7 @@ func (w walWorkload) SpaceNeeded() int64 { return w.cfg.SpaceNeeded() }
 
 func (w walWorkload) Run(ctx context.Context, env Env) (result.Workload, error) {
 	cfg := w.cfg
-	cfg.Rule.Threshold = secondsToDuration(env.Thresholds.WALFsyncP99.Limit)
+	cfg.Rule.Threshold = units.FromSeconds(env.Thresholds.WALFsyncP99.Limit)
 	if env.OnSecond != nil {
 		cfg.OnSecond = env.OnSecond
 	}

@@ -10,6 +10,7 @@ import (
 
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/result"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -228,7 +229,7 @@ func judgeP99(th verdict.Threshold, margin, p99 float64, tg MetricsTarget, metri
 }
 
 func secs(s float64) time.Duration {
-	return time.Duration(s * float64(time.Second)).Round(time.Microsecond)
+	return units.FromSeconds(s).Round(time.Microsecond)
 }
 
 // BenchOptions say whose /metrics Bench reads and how it judges them.

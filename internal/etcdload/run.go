@@ -20,6 +20,7 @@ import (
 
 	"etcdbench/internal/inproc"
 	"etcdbench/internal/result"
+	"etcdbench/internal/units"
 )
 
 // ErrPrefixNotEmpty is returned by Run when keys already exist under the
@@ -318,7 +319,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 				}
 				due := time.Now()
 				if l.Rate > 0 {
-					due = start.Add(time.Duration(float64(n) / l.Rate * float64(time.Second)))
+					due = start.Add(units.FromSeconds(float64(n) / l.Rate))
 				}
 				if l.Duration > 0 && !due.Before(end) {
 					return

@@ -61,7 +61,11 @@ type IO struct {
 	IOBytes  int64   `json:"io_bytes"`
 	TotalIOs int64   `json:"total_ios"`
 	IOPS     float64 `json:"iops"`
-	Lat      Lat     `json:"lat_ns"`
+	// BW is fio's bandwidth in bytes per second: IOBytes over the job's
+	// runtime (RuntimeMs, which for a job with end_fsync ends when that
+	// fsync returned).
+	BW  float64 `json:"bw_bytes"`
+	Lat Lat     `json:"lat_ns"`
 }
 
 // Sync is fio's fsync/fdatasync statistics (fio >= 3.5).

@@ -9,6 +9,7 @@ import (
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -90,7 +91,7 @@ func environment(o *Output, groups []Group) sysinfo.Facts {
 
 func judgeGroup(g *Group, several bool, opt JudgeOptions) (result.Workload, error) {
 	th := opt.Thresholds
-	threshold := time.Duration(th.WALFsyncP99.Limit * float64(time.Second))
+	threshold := units.FromSeconds(th.WALFsyncP99.Limit)
 	name := "fio"
 	if several {
 		name = fmt.Sprintf("fio-group%d-%s", g.ID, strings.Join(g.Names, "+"))

@@ -11,6 +11,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 )
 
 // ErrNoSync is returned when no job of the output made fsync or fdatasync
@@ -206,7 +207,7 @@ func Groups(o *Output) ([]Group, error) {
 // IOPS where it can be (which also gives more than whole milliseconds).
 func ranFor(j *Job) time.Duration {
 	if j.Write.TotalIOs > 0 && j.Write.IOPS > 0 {
-		return time.Duration(float64(j.Write.TotalIOs) / j.Write.IOPS * float64(time.Second))
+		return units.FromSeconds(float64(j.Write.TotalIOs) / j.Write.IOPS)
 	}
 	return time.Duration(j.RuntimeMs) * time.Millisecond
 }

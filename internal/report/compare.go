@@ -12,6 +12,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -254,7 +255,7 @@ func compareValue(v float64, unit string) string {
 	if unit == "status" {
 		return verdict.Status(int(v)).String()
 	}
-	return value(v, unit)
+	return units.FormatValue(v, unit)
 }
 
 func fmtDelta(d float64) string {

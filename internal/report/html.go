@@ -112,7 +112,7 @@ func subtitle(r *result.Result) string {
 		parts = append(parts, "in "+r.Environment.Dir)
 	}
 	if !r.StartedAt.IsZero() && r.FinishedAt.After(r.StartedAt) {
-		parts = append(parts, "took "+Duration(r.FinishedAt.Sub(r.StartedAt)))
+		parts = append(parts, "took "+units.FormatDuration(r.FinishedAt.Sub(r.StartedAt)))
 	}
 	if r.Interrupted {
 		parts = append(parts, "interrupted before its verdicts")
@@ -147,7 +147,7 @@ func htmlVerdicts(wls []result.Workload) []htmlVerdict {
 		}
 		out = append(out, htmlVerdict{
 			Status: v.Status.String(), Workload: wls[r.wl].Name, Anchor: anchor(r.wl, wls[r.wl].Name),
-			Title: v.Title, Value: value(v.Value, v.Unit), Limit: v.Comparison + " " + value(v.Limit, v.Unit),
+			Title: v.Title, Value: units.FormatValue(v.Value, v.Unit), Limit: v.Comparison + " " + units.FormatValue(v.Limit, v.Unit),
 			Decided: dec, Detail: v.Detail, Source: v.Source,
 		})
 	}
@@ -161,7 +161,7 @@ func htmlWorkloadOf(i int, wl *result.Workload) (htmlWorkload, error) {
 		Name: wl.Name, Anchor: anchor(i, wl.Name), Description: wl.Description,
 		StopMode: wl.Stop.Mode, StopReason: wl.Stop.Reason, Notes: wl.Notes,
 	}
-	dur := Duration(time.Duration(wl.DurationNs))
+	dur := units.FormatDuration(time.Duration(wl.DurationNs))
 	hw.Summary = fmt.Sprintf("%d operations, %s in %s: %.0f ops/s, %s/s", wl.Ops, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
 	if bs := intParam(wl.Parameters, "block_size"); bs > 0 && wl.Name == "wal" {
 		hw.Summary = fmt.Sprintf("%d write+fdatasync cycles of %d bytes in %s: %.0f IOPS, %s/s", wl.Ops, bs, dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
@@ -173,20 +173,20 @@ func htmlWorkloadOf(i int, wl *result.Workload) (htmlWorkload, error) {
 		row := []string{l.Name, fmt.Sprint(l.Count)}
 		for _, p := range []float64{50, 90, 99, 99.9} {
 			v, _ := l.At(p)
-			row = append(row, Duration(time.Duration(v)))
+			row = append(row, units.FormatDuration(time.Duration(v)))
 		}
-		row = append(row, Duration(time.Duration(l.MaxNs)), Duration(time.Duration(l.MeanNs)))
+		row = append(row, units.FormatDuration(time.Duration(l.MaxNs)), units.FormatDuration(time.Duration(l.MeanNs)))
 		hw.Latencies = append(hw.Latencies, row)
 		if l.P99CI != nil {
-			upper := Duration(time.Duration(l.P99CI.UpperNs))
+			upper := units.FormatDuration(time.Duration(l.P99CI.UpperNs))
 			if l.P99CI.UpperOpen {
 				upper = "≥" + upper + " (too few samples above p99)"
 			}
-			hw.Confidence = append(hw.Confidence, fmt.Sprintf("%s p99 %.0f %% confidence interval: %s .. %s", l.Name, 100*l.P99CI.Level, Duration(time.Duration(l.P99CI.LowerNs)), upper))
+			hw.Confidence = append(hw.Confidence, fmt.Sprintf("%s p99 %.0f %% confidence interval: %s .. %s", l.Name, 100*l.P99CI.Level, units.FormatDuration(time.Duration(l.P99CI.LowerNs)), upper))
 		}
 		if e := l.Exceedance; e != nil {
 			hw.Confidence = append(hw.Confidence, fmt.Sprintf("%s above %s: %d of %d (%.3f %%), %.0f %% CI %.3f %% .. %.3f %%, design effect %.2f",
-				l.Name, Duration(time.Duration(e.ThresholdNs)), e.Count, l.Count, 100*e.Fraction, 100*e.Interval.Level, 100*e.Interval.Lower, 100*e.Interval.Upper, e.DesignEffect))
+				l.Name, units.FormatDuration(time.Duration(e.ThresholdNs)), e.Count, l.Count, 100*e.Fraction, 100*e.Interval.Level, 100*e.Interval.Lower, 100*e.Interval.Upper, e.DesignEffect))
 		}
 	}
 	charts, err := workloadCharts("c"+anchor(i, wl.Name), wl)
@@ -197,15 +197,15 @@ func htmlWorkloadOf(i int, wl *result.Workload) (htmlWorkload, error) {
 		hw.Charts = append(hw.Charts, htmlChart{SVG: template.HTML(c.svg()), Note: c.note}) // #nosec: svg() escapes every string it embeds
 	}
 	for _, f := range wl.Figures {
-		hw.Figures = append(hw.Figures, [3]string{f.Name, value(f.Value, f.Unit), f.Description})
+		hw.Figures = append(hw.Figures, [3]string{f.Name, units.FormatValue(f.Value, f.Unit), f.Description})
 	}
 	if d := wl.Device; d != nil {
 		hw.Facts = append(hw.Facts, fmt.Sprintf("device %s: busy %.0f %%, %.1f I/Os queued on average, %d reads, %d writes, %d flushes, %s written, average wait %s",
-			d.Name, 100*d.Utilization, d.AvgQueue, d.ReadIOs, d.WriteIOs, d.FlushIOs, units.FormatBytes(d.WriteBytes), Duration(time.Duration(d.AvgWaitNs))))
+			d.Name, 100*d.Utilization, d.AvgQueue, d.ReadIOs, d.WriteIOs, d.FlushIOs, units.FormatBytes(d.WriteBytes), units.FormatDuration(time.Duration(d.AvgWaitNs))))
 	}
 	if p := wl.Process; p != nil {
 		hw.Facts = append(hw.Facts, fmt.Sprintf("etcdbench CPU: user %s, system %s, %d voluntary and %d involuntary context switches",
-			Duration(time.Duration(p.UserNs)), Duration(time.Duration(p.SystemNs)), p.VoluntarySwitches, p.InvoluntarySwitch))
+			units.FormatDuration(time.Duration(p.UserNs)), units.FormatDuration(time.Duration(p.SystemNs)), p.VoluntarySwitches, p.InvoluntarySwitch))
 	}
 	for _, k := range sortedKeys(wl.Parameters) {
 		hw.Params = append(hw.Params, [2]string{k, fmt.Sprint(wl.Parameters[k])})

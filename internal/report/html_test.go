@@ -13,6 +13,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 )
 
 // sampleWithStall is sample with a ten-second series in which second 6
@@ -123,7 +124,7 @@ func TestHTMLOfEtcdRunGolden(t *testing.T) {
 	if strings.Contains(s, fmt.Sprintf("second %d: ", last.T)) {
 		t.Errorf("the partial second %d is drawn as a bar", last.T)
 	}
-	if want := fmt.Sprintf("the run&#39;s last %s, part of a second, is not drawn", Duration(partial)); !strings.Contains(s, want) {
+	if want := fmt.Sprintf("the run&#39;s last %s, part of a second, is not drawn", units.FormatDuration(partial)); !strings.Contains(s, want) {
 		t.Errorf("no caption %q", want)
 	}
 	if strings.Contains(s, `class="stall"`) {

@@ -12,6 +12,7 @@ import (
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/verdict"
 )
 
@@ -65,21 +66,10 @@ func sample(t *testing.T) *result.Result {
 	return r
 }
 
+// golden compares got with testdata/name, rewritten under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./internal/report -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	testutil.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 func TestTextGolden(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"etcdbench/internal/units"
 )
 
 // halo keeps a reference line's label readable over bars and grid lines.
@@ -385,5 +387,5 @@ func fmtCount(v float64) string {
 // fmtSeconds labels a time axis in seconds.
 func fmtSeconds(v float64) string { return trimZero(v) }
 
-// latencyLabel is a Duration for a value in nanoseconds.
-func latencyLabel(ns float64) string { return Duration(time.Duration(ns)) }
+// latencyLabel is units.FormatDuration for a value in nanoseconds.
+func latencyLabel(ns float64) string { return units.FormatDuration(time.Duration(ns)) }

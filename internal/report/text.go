@@ -35,7 +35,7 @@ func Text(w io.Writer, r *result.Result) error {
 
 func textWorkload(ew *errWriter, wl *result.Workload) {
 	ew.printf("%s: %s\n", wl.Name, wl.Description)
-	dur := Duration(time.Duration(wl.DurationNs))
+	dur := units.FormatDuration(time.Duration(wl.DurationNs))
 	if bs := intParam(wl.Parameters, "block_size"); bs > 0 && wl.Name == "wal" {
 		ew.printf("  %d cycles of %d bytes (%s) in %s: %.0f IOPS, %s/s\n",
 			wl.Ops, bs, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
@@ -61,9 +61,9 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 		row := []string{"  " + l.Name}
 		for _, p := range []float64{50, 90, 99, 99.9} {
 			v, _ := l.At(p)
-			row = append(row, Duration(time.Duration(v)))
+			row = append(row, units.FormatDuration(time.Duration(v)))
 		}
-		row = append(row, Duration(time.Duration(l.MaxNs)), Duration(time.Duration(l.MeanNs)))
+		row = append(row, units.FormatDuration(time.Duration(l.MaxNs)), units.FormatDuration(time.Duration(l.MeanNs)))
 		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
@@ -71,15 +71,15 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 	}
 	for _, l := range wl.Latencies {
 		if l.P99CI != nil {
-			upper := Duration(time.Duration(l.P99CI.UpperNs))
+			upper := units.FormatDuration(time.Duration(l.P99CI.UpperNs))
 			if l.P99CI.UpperOpen {
 				upper = "≥" + upper + " (too few samples above p99)"
 			}
-			ew.printf("  %s p99 %.0f %% confidence interval: %s .. %s\n", l.Name, 100*l.P99CI.Level, Duration(time.Duration(l.P99CI.LowerNs)), upper)
+			ew.printf("  %s p99 %.0f %% confidence interval: %s .. %s\n", l.Name, 100*l.P99CI.Level, units.FormatDuration(time.Duration(l.P99CI.LowerNs)), upper)
 		}
 		if e := l.Exceedance; e != nil {
 			ew.printf("  %s above %s: %d of %d (%.3f %%), %.0f %% CI %.3f %% .. %.3f %%, design effect %.2f\n",
-				l.Name, Duration(time.Duration(e.ThresholdNs)), e.Count, l.Count, 100*e.Fraction,
+				l.Name, units.FormatDuration(time.Duration(e.ThresholdNs)), e.Count, l.Count, 100*e.Fraction,
 				100*e.Interval.Level, 100*e.Interval.Lower, 100*e.Interval.Upper, e.DesignEffect)
 		}
 	}
@@ -88,15 +88,15 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 		width = max(width, len(f.Name))
 	}
 	for _, f := range wl.Figures {
-		ew.printf("  %-*s %-12s %s\n", width, f.Name, value(f.Value, f.Unit), f.Description)
+		ew.printf("  %-*s %-12s %s\n", width, f.Name, units.FormatValue(f.Value, f.Unit), f.Description)
 	}
 	if d := wl.Device; d != nil {
 		ew.printf("  device %s: busy %.0f %%, %.1f I/Os queued on average, %d reads, %d writes, %d flushes, %s written, average wait %s\n",
-			d.Name, 100*d.Utilization, d.AvgQueue, d.ReadIOs, d.WriteIOs, d.FlushIOs, units.FormatBytes(d.WriteBytes), Duration(time.Duration(d.AvgWaitNs)))
+			d.Name, 100*d.Utilization, d.AvgQueue, d.ReadIOs, d.WriteIOs, d.FlushIOs, units.FormatBytes(d.WriteBytes), units.FormatDuration(time.Duration(d.AvgWaitNs)))
 	}
 	if p := wl.Process; p != nil {
 		ew.printf("  etcdbench CPU: user %s, system %s, %d voluntary and %d involuntary context switches\n",
-			Duration(time.Duration(p.UserNs)), Duration(time.Duration(p.SystemNs)), p.VoluntarySwitches, p.InvoluntarySwitch)
+			units.FormatDuration(time.Duration(p.UserNs)), units.FormatDuration(time.Duration(p.SystemNs)), p.VoluntarySwitches, p.InvoluntarySwitch)
 	}
 	if len(wl.Verdicts) > 0 {
 		ew.printf("\n")
@@ -119,7 +119,7 @@ func textVerdict(ew *errWriter, v verdict.Verdict) {
 			sure = fmt.Sprintf(", NOT decided at %.0f %% confidence", 100*c.Level)
 		}
 	}
-	ew.printf("  %s  %s %s (limit %s %s%s)\n", v.Status, v.Title, value(v.Value, v.Unit), v.Comparison, value(v.Limit, v.Unit), sure)
+	ew.printf("  %s  %s %s (limit %s %s%s)\n", v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.Comparison, units.FormatValue(v.Limit, v.Unit), sure)
 	ew.printf("        %s\n", v.Detail)
 	ew.printf("        source: %s\n", v.Source)
 }
@@ -144,7 +144,7 @@ func textVerdictTable(ew *errWriter, wls []result.Workload) {
 		if c := r.v.Confidence; c != nil && !c.Decided {
 			sure = " (not decided)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s %s%s\n", r.v.Status, r.wl, r.v.Title, value(r.v.Value, r.v.Unit), r.v.Comparison, value(r.v.Limit, r.v.Unit), sure)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s %s%s\n", r.v.Status, r.wl, r.v.Title, units.FormatValue(r.v.Value, r.v.Unit), r.v.Comparison, units.FormatValue(r.v.Limit, r.v.Unit), sure)
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err

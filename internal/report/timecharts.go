@@ -9,6 +9,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 )
 
 const (
@@ -82,7 +83,7 @@ func (ts timeSeries) span(x stats.SecondSample) (from, to, share float64) {
 // partialNote tells what became of a partial last second, or "".
 func (ts timeSeries) partialNote() string {
 	if ts.omitsLast() {
-		return fmt.Sprintf("the run's last %s, part of a second, is not drawn", Duration(time.Duration(ts.partial*float64(time.Second))))
+		return fmt.Sprintf("the run's last %s, part of a second, is not drawn", units.FormatDuration(units.FromSeconds(ts.partial)))
 	}
 	return ""
 }
@@ -241,8 +242,8 @@ func rateOverTimeChart(id string, wl *result.Workload, ts timeSeries) *chart {
 		switch {
 		case share < 1:
 			b.faint = true
-			b.title = fmt.Sprintf("the run's last %s: %d operations, %.0f/s", Duration(time.Duration(share*float64(time.Second))), x.Ops, b.y)
-			notes = append(notes, fmt.Sprintf("the paler last bar covers only the run's last %s, at its rate per second", Duration(time.Duration(share*float64(time.Second)))))
+			b.title = fmt.Sprintf("the run's last %s: %d operations, %.0f/s", units.FormatDuration(units.FromSeconds(share)), x.Ops, b.y)
+			notes = append(notes, fmt.Sprintf("the paler last bar covers only the run's last %s, at its rate per second", units.FormatDuration(units.FromSeconds(share))))
 		case st[x.T]:
 			b.color = colorStall
 			b.title += " (stall)"

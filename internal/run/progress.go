@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"etcdbench/internal/disk"
-	"etcdbench/internal/report"
+	"etcdbench/internal/units"
 )
 
 // Progress redraws one status line on a terminal once a second: which
@@ -54,7 +54,7 @@ func (p *Progress) Disk(pr disk.Progress) {
 		return
 	}
 	line := fmt.Sprintf("%s %4.0fs  %d samples  p99 %s  above threshold: %d",
-		p.prefix(), pr.Elapsed.Seconds(), pr.Ops, report.Duration(pr.P99), pr.Exceed)
+		p.prefix(), pr.Elapsed.Seconds(), pr.Ops, units.FormatDuration(pr.P99), pr.Exceed)
 	if d := pr.Decision; d.NEff > 0 {
 		line += fmt.Sprintf("  P(above) %.2f%%..%.2f%% (limit 1%%)", 100*d.Lower, 100*d.Upper)
 	}

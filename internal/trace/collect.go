@@ -10,8 +10,8 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"etcdbench/internal/diagnose"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/walfile"
 )
 
 // call is the syscall an event reports (enum call of bpf/trace.c).
@@ -86,9 +86,9 @@ type classStats struct {
 	waitNs, ownNs int64          // sums of both parts over the syncs
 	// Sizes are counted exactly, as diagnose wal counts them (one counter
 	// per distinct value): a page of 4096 bytes stays 4096.
-	writeSize     diagnose.WALSizes
-	bytesPerSync  diagnose.WALSizes
-	writesPerSync diagnose.WALSizes
+	writeSize     walfile.Sizes
+	bytesPerSync  walfile.Sizes
+	writesPerSync walfile.Sizes
 	fdatasyncs    int64
 	fsyncs        int64
 	writes        int64

@@ -3,7 +3,7 @@ package trace
 import (
 	"fmt"
 
-	"etcdbench/internal/diagnose"
+	"etcdbench/internal/etcdproc"
 )
 
 // Class is the kind of file a descriptor refers to.
@@ -47,11 +47,11 @@ type openFile struct {
 }
 
 // readFDs lists the traced descriptors of pid from procRoot/<pid>/fd, as
-// diagnose.ReadEtcdFiles finds and classifies them: the WAL segments and
+// etcdproc.ReadFiles finds and classifies them: the WAL segments and
 // the preallocated next one, the bbolt db, snapshot files, other files.
 // bpf/trace.c's classify sorts the files opened later the same way.
 func readFDs(procRoot string, pid int) (map[uint32]openFile, error) {
-	files, err := diagnose.ReadEtcdFiles(procRoot, pid)
+	files, err := etcdproc.ReadFiles(procRoot, pid)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}

@@ -9,10 +9,11 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"etcdbench/internal/diagnose"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
+	"etcdbench/internal/walfile"
 )
 
 // walSyncTitle names the trace's verdict on the WAL syncs.
@@ -166,7 +167,7 @@ const resolutionNote = "each sync was timed in the kernel from its syscall's ent
 
 // sizeFigures adds the smallest, median, p90, p99 and largest of an
 // exact size distribution, named as diagnose wal names its own.
-func sizeFigures(fig func(name string, v float64, unit, desc string), name string, s *diagnose.WALSizes, unit, what string) {
+func sizeFigures(fig func(name string, v float64, unit, desc string), name string, s *walfile.Sizes, unit, what string) {
 	fig(name+"_min", float64(s.Quantile(0)), unit, "smallest "+what)
 	fig(name+"_p50", float64(s.Quantile(0.5)), unit, "median "+what)
 	fig(name+"_p90", float64(s.Quantile(0.9)), unit, "p90 of "+what)
@@ -182,7 +183,7 @@ func RecommendedBS(wal *classStats) (int64, bool) {
 	if wal == nil || wal.bytesPerSync.Count() == 0 {
 		return 0, false
 	}
-	return diagnose.WALRecommendBS(wal.bytesPerSync.Quantile(0.5)), true
+	return walfile.RecommendBS(wal.bytesPerSync.Quantile(0.5)), true
 }
 
 // RecommendedBS is the --bs of a `disk wal` run that matches the traced
@@ -200,7 +201,7 @@ func (tr *Trace) RecommendedBS() (bs, syncs int64, ok bool) {
 func judgeWALSync(t verdict.Thresholds, h *hdr.Histogram, n int64) verdict.Verdict {
 	const level = 0.95
 	ci := stats.PercentileCI(h, 0.99, float64(n), level)
-	limit := int64(t.WALFsyncP99.Limit * float64(time.Second))
+	limit := int64(units.FromSeconds(t.WALFsyncP99.Limit))
 	f := verdict.QuantileFigures{
 		Value: time.Duration(h.ValueAtPercentile(99)), CI: ci, Level: level,
 		Method: "95 % confidence interval of the p99 of every traced WAL sync (order statistics)",

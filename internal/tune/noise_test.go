@@ -182,7 +182,7 @@ func TestExecuteAndSummarize(t *testing.T) {
 		"2 combinations x 3 round(s), alternating: r1 c1 c2, r2 c2 c1, r3 c1 c2",
 		"c2  backend-batch-limit=10000",
 		"1500 [1480..1510]",
-		"20.0ms [19.0ms..21.0ms]",
+		"20ms [19ms..21ms]",
 		"FAIL",
 		"throughput: c2 (backend-batch-limit=10000) 1500 is better than c1 (backend-batch-limit=100) 1000: c2/c1 = 1.50",
 		"probability 0.100",

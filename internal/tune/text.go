@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"etcdbench/internal/units"
 )
 
 // WriteText writes the comparison table: the combinations, then per
@@ -119,28 +121,15 @@ func cell(sp Spread, unit string) string {
 	return fmt.Sprintf("%s [%s..%s]", format(sp.Median, unit), format(sp.Min, unit), format(sp.Max, unit))
 }
 
-// format writes a figure in its unit with about three significant digits.
+// format writes a figure in its unit as the reports do (units.FormatValue),
+// "-" for a cell without rounds, and throughput as a bare number: its
+// column's title says "(ops/s)".
 func format(v float64, unit string) string {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return "-"
-	}
-	switch unit {
-	case "s":
-		switch {
-		case v == 0:
-			return "0"
-		case v < 1e-3:
-			return fmt.Sprintf("%.0fµs", v*1e6)
-		case v < 0.01:
-			return fmt.Sprintf("%.2fms", v*1e3)
-		case v < 0.1:
-			return fmt.Sprintf("%.1fms", v*1e3)
-		case v < 1:
-			return fmt.Sprintf("%.0fms", v*1e3)
-		}
-		return fmt.Sprintf("%.2fs", v)
-	case "ops/s", "count":
+	case unit == "ops/s":
 		return fmt.Sprintf("%.0f", v)
 	}
-	return fmt.Sprintf("%g %s", v, unit)
+	return units.FormatValue(v, unit)
 }

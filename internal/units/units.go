@@ -3,6 +3,11 @@
 // (with or without a trailing "b" or "ib", any case) are powers of 1024, so
 // `--size 22m` means what it means in the fio recipe. Durations accept Go's
 // syntax ("1m30s", "500ms") and, like fio, a bare number of seconds.
+//
+// It also converts and prints the result model's figures: seconds kept as
+// float64 (FromSeconds) and a value in its unit (FormatValue,
+// FormatDuration), so that every report, tune's table and check's
+// evidence print one value alike.
 package units
 
 import (
@@ -72,7 +77,7 @@ func ParseDuration(s string) (time.Duration, error) {
 		if f < 0 || math.IsNaN(f) || f > math.MaxInt64/float64(time.Second) {
 			return 0, fmt.Errorf("%w: duration %q is out of range", ErrSyntax, s)
 		}
-		return time.Duration(f * float64(time.Second)), nil
+		return FromSeconds(f), nil
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil {

@@ -3,6 +3,8 @@ package verdict
 import (
 	"fmt"
 	"time"
+
+	"etcdbench/internal/units"
 )
 
 // CheckPerfSource is where the rules of `etcdctl check perf` (and the load
@@ -102,7 +104,7 @@ func judgeAtMost(th Threshold, d time.Duration, what, advice string) Verdict {
 		Check: th.ID, Title: th.Title, Value: d.Seconds(), Unit: th.Unit, Limit: th.Limit, Comparison: "<=", Source: th.Source,
 		Status: Pass,
 	}
-	limit := time.Duration(th.Limit * float64(time.Second))
+	limit := units.FromSeconds(th.Limit)
 	val := d.Round(time.Microsecond)
 	if d.Seconds() > th.Limit {
 		v.Status = Fail

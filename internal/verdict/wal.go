@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 )
 
 // WALFigures are the measurements of a WAL run that the verdicts read.
@@ -50,7 +51,7 @@ type QuantileFigures struct {
 // WARN in between, and for an undecided run FAIL or WARN by the measured
 // value, marked as not decided. advice says what to do about a failure.
 func JudgeQuantile(th, margin Threshold, f QuantileFigures, advice string) Verdict {
-	limit := time.Duration(th.Limit * float64(time.Second))
+	limit := units.FromSeconds(th.Limit)
 	v := Verdict{
 		Check: th.ID, Title: th.Title, Value: f.Value.Seconds(), Unit: th.Unit,
 		Limit: th.Limit, Comparison: "<", Source: th.Source,

@@ -1,4 +1,4 @@
-package diagnose
+package strace
 
 import (
 	"bytes"
@@ -16,16 +16,16 @@ import (
 	"time"
 )
 
-// ErrNoStrace is returned when strace is not installed.
-var ErrNoStrace = errors.New("strace is not installed (e.g. apt-get install strace); without it, read the WAL offline: etcdbench diagnose wal --data-dir DIR")
+// ErrNotInstalled is returned when strace is not installed.
+var ErrNotInstalled = errors.New("strace is not installed (e.g. apt-get install strace); without it, read the WAL offline: etcdbench diagnose wal --data-dir DIR")
 
-// StraceSyscalls are the calls traced: etcd appends to its WAL with write()
+// Syscalls are the calls traced: etcd appends to its WAL with write()
 // and syncs with fdatasync(); bbolt writes the db with pwrite64 and
 // fdatasync; writev and fsync complete the set for other versions.
-const StraceSyscalls = "write,pwrite64,writev,fdatasync,fsync"
+const Syscalls = "write,pwrite64,writev,fdatasync,fsync"
 
-// StraceTool is an installed strace.
-type StraceTool struct {
+// Tool is an installed strace.
+type Tool struct {
 	Path    string
 	Version string // e.g. "6.1"
 	// TraceFDs: the version filters by descriptor (--trace-fds, strace 6.3
@@ -34,25 +34,25 @@ type StraceTool struct {
 	TraceFDs bool
 }
 
-// FindStrace looks strace up in PATH and asks for its version and options.
-func FindStrace(ctx context.Context) (StraceTool, error) {
+// Find looks strace up in PATH and asks for its version and options.
+func Find(ctx context.Context) (Tool, error) {
 	p, err := exec.LookPath("strace")
 	if err != nil {
-		return StraceTool{}, ErrNoStrace
+		return Tool{}, ErrNotInstalled
 	}
-	t := StraceTool{Path: p}
+	t := Tool{Path: p}
 	out, err := exec.CommandContext(ctx, p, "-V").Output()
 	if err != nil {
 		return t, fmt.Errorf("diagnose: %s -V: %v", p, err)
 	}
-	t.Version = straceVersion(string(out))
+	t.Version = parseVersion(string(out))
 	help, _ := exec.CommandContext(ctx, p, "-h").CombinedOutput()
 	t.TraceFDs = strings.Contains(string(help), "trace-fds")
 	return t, nil
 }
 
-// straceVersion reads "strace -- version 6.1" (or "strace version 4.26").
-func straceVersion(out string) string {
+// parseVersion reads "strace -- version 6.1" (or "strace version 4.26").
+func parseVersion(out string) string {
 	first, _, _ := strings.Cut(out, "\n")
 	if i := strings.LastIndex(first, "version "); i >= 0 {
 		return strings.TrimSpace(first[i+len("version "):])
@@ -60,10 +60,10 @@ func straceVersion(out string) string {
 	return ""
 }
 
-// StraceArgs is the command line that traces pid into out. fds, when the
+// Args is the command line that traces pid into out. fds, when the
 // version can filter by descriptor, limits the output to them.
-func (t StraceTool) StraceArgs(pid int, out string, fds []int) []string {
-	args := []string{"-f", "-T", "-tt", "-y", "-s", "0", "-qq", "-o", out, "-p", strconv.Itoa(pid), "-e", "trace=" + StraceSyscalls}
+func (t Tool) Args(pid int, out string, fds []int) []string {
+	args := []string{"-f", "-T", "-tt", "-y", "-s", "0", "-qq", "-o", out, "-p", strconv.Itoa(pid), "-e", "trace=" + Syscalls}
 	if t.TraceFDs && len(fds) > 0 {
 		sort.Ints(fds)
 		s := make([]string, len(fds))
@@ -75,14 +75,14 @@ func (t StraceTool) StraceArgs(pid int, out string, fds []int) []string {
 	return args
 }
 
-// StraceRun attaches strace to pid for d, writing its output into a file
+// Run attaches strace to pid for d, writing its output into a file
 // in tmpDir, and returns the file's path. strace is stopped with SIGINT,
 // which makes it detach and leave etcd running as before.
-func (t StraceTool) StraceRun(ctx context.Context, pid int, d time.Duration, tmpDir string, fds []int) (string, error) {
+func (t Tool) Run(ctx context.Context, pid int, d time.Duration, tmpDir string, fds []int) (string, error) {
 	out := filepath.Join(tmpDir, "strace.out")
 	tctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, t.Path, t.StraceArgs(pid, out, fds)...)
+	cmd := exec.CommandContext(tctx, t.Path, t.Args(pid, out, fds)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }

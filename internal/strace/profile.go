@@ -1,4 +1,4 @@
-package diagnose
+package strace
 
 import (
 	"bufio"
@@ -9,21 +9,23 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/walfile"
 )
 
-// StraceProfile is what a trace of etcd's write and sync calls shows about
+// Profile is what a trace of etcd's write and sync calls shows about
 // its WAL and its database.
-type StraceProfile struct {
+type Profile struct {
 	Traced time.Duration // from the first to the last line seen
 
-	WALWriteBytes WALSizes // bytes per write() (or pwrite64, writev) on a WAL segment
-	WALBytesSync  WALSizes // bytes written to WAL segments between WAL fdatasyncs
+	WALWriteBytes walfile.Sizes // bytes per write() (or pwrite64, writev) on a WAL segment
+	WALBytesSync  walfile.Sizes // bytes written to WAL segments between WAL fdatasyncs
 	WALSync       *hdr.Histogram
 	WALWrite      *hdr.Histogram
 
-	DBWriteBytes WALSizes // bytes per pwrite64 on member/snap/db
+	DBWriteBytes walfile.Sizes // bytes per pwrite64 on member/snap/db
 	DBSync       *hdr.Histogram
 
 	Errors          int64 // calls on WAL or db that failed
@@ -34,18 +36,18 @@ type StraceProfile struct {
 	seenAnyTime bool
 }
 
-// NewStraceProfile returns an empty profile.
-func NewStraceProfile() *StraceProfile {
-	return &StraceProfile{
+// NewProfile returns an empty profile.
+func NewProfile() *Profile {
+	return &Profile{
 		WALSync: stats.NewLatencyHistogram(), WALWrite: stats.NewLatencyHistogram(), DBSync: stats.NewLatencyHistogram(),
 	}
 }
 
-// StraceProfileRead parses strace output from r; files maps descriptors to
+// ReadProfile parses strace output from r; files maps descriptors to
 // paths for lines strace printed without them (-y missing).
-func StraceProfileRead(r io.Reader, files EtcdFiles) (*StraceProfile, error) {
-	p := NewStraceProfile()
-	parser := StraceParser{At: -1}
+func ReadProfile(r io.Reader, files etcdproc.Files) (*Profile, error) {
+	p := NewProfile()
+	parser := Parser{At: -1}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
@@ -63,7 +65,7 @@ func StraceProfileRead(r io.Reader, files EtcdFiles) (*StraceProfile, error) {
 	return p, nil
 }
 
-func (p *StraceProfile) seen(at time.Duration) {
+func (p *Profile) seen(at time.Duration) {
 	if !p.seenAnyTime {
 		p.first, p.seenAnyTime = at, true
 	}
@@ -75,7 +77,7 @@ func (p *StraceProfile) seen(at time.Duration) {
 }
 
 // Add counts one completed call.
-func (p *StraceProfile) Add(c StraceLine, files EtcdFiles) {
+func (p *Profile) Add(c Line, files etcdproc.Files) {
 	path := strings.TrimSuffix(c.Path, " (deleted)")
 	if path == "" && c.FD >= 0 {
 		path = files.WAL[c.FD]
@@ -83,7 +85,7 @@ func (p *StraceProfile) Add(c StraceLine, files EtcdFiles) {
 			path = files.DB[c.FD]
 		}
 	}
-	wal, db := isWALPath(path), isDBPath(path)
+	wal, db := etcdproc.IsWALPath(path), etcdproc.IsDBPath(path)
 	if !wal && !db {
 		return // sockets, pipes, logs
 	}
@@ -114,25 +116,25 @@ func (p *StraceProfile) Add(c StraceLine, files EtcdFiles) {
 	}
 }
 
-// StraceOverheadNote explains what tracing costs the traced etcd.
-const StraceOverheadNote = "strace stops every thread of etcd at every system call it makes (not only the traced ones: seccomp filtering is not available when attaching to a running process) and resumes it after a round trip through strace; while attached, etcd's throughput can halve and its latencies grow. The fdatasync times include some of that overhead (strace -T measures from syscall entry to exit as strace sees them), so they are upper bounds; the write sizes are exact"
+// OverheadNote explains what tracing costs the traced etcd.
+const OverheadNote = "strace stops every thread of etcd at every system call it makes (not only the traced ones: seccomp filtering is not available when attaching to a running process) and resumes it after a round trip through strace; while attached, etcd's throughput can halve and its latencies grow. The fdatasync times include some of that overhead (strace -T measures from syscall entry to exit as strace sees them), so they are upper bounds; the write sizes are exact"
 
 // Recommend returns the disk test matching the trace; ok is false when no
 // WAL fdatasync was seen (an idle etcd: put some load on it).
-func (p *StraceProfile) Recommend(dataDir string) (WALRecommendation, bool) {
+func (p *Profile) Recommend(dataDir string) (walfile.Recommendation, bool) {
 	if p.WALBytesSync.Count() == 0 {
-		return WALRecommendation{}, false
+		return walfile.Recommendation{}, false
 	}
 	m := p.WALBytesSync.Quantile(0.5)
-	return WALRecommendation{BS: WALRecommendBS(m), Median: m, P90: p.WALBytesSync.Quantile(0.9), DataDir: dataDir}, true
+	return walfile.Recommendation{BS: walfile.RecommendBS(m), Median: m, P90: p.WALBytesSync.Quantile(0.9), DataDir: dataDir}, true
 }
 
 // Workload is the trace as a result record. pid and files say what was
 // traced, dataDir where the recommended test should run.
-func (p *StraceProfile) Workload(pid int, files EtcdFiles, dataDir string, asked time.Duration) (result.Workload, error) {
+func (p *Profile) Workload(pid int, files etcdproc.Files, dataDir string, asked time.Duration) (result.Workload, error) {
 	syncs := p.WALBytesSync.Count()
 	wl := result.Workload{
-		Name:        WALWorkloadName,
+		Name:        walfile.WorkloadName,
 		Description: fmt.Sprintf("etcd's real WAL write pattern, traced with strace on process %d", pid),
 		Parameters: map[string]any{
 			"source": "trace", "pid": pid, "duration_ns": int64(asked), "wal_dir": files.WALDir, "data_dir": dataDir,
@@ -164,8 +166,8 @@ func (p *StraceProfile) Workload(pid int, files EtcdFiles, dataDir string, asked
 	}
 	add("wal_writes", float64(p.WALWriteBytes.Count()), "count", "write() calls on WAL segments")
 	add("wal_syncs", float64(syncs), "count", "fdatasync() calls on WAL segments")
-	sizeFigures(add, "wal_write_bytes", &p.WALWriteBytes, "bytes per write() on the WAL")
-	sizeFigures(add, "wal_bytes_per_sync", &p.WALBytesSync, "bytes written to the WAL between fdatasyncs")
+	walfile.SizeFigures(add, "wal_write_bytes", &p.WALWriteBytes, "bytes per write() on the WAL")
+	walfile.SizeFigures(add, "wal_bytes_per_sync", &p.WALBytesSync, "bytes written to the WAL between fdatasyncs")
 	add("db_writes", float64(p.DBWriteBytes.Count()), "count", "pwrite() calls on member/snap/db (backend commits)")
 	add("db_write_bytes", float64(p.DBWriteBytes.Sum()), "B", "bytes written to the db")
 	add("db_syncs", float64(p.DBSync.TotalCount()), "count", "fdatasync() calls on the db (two per backend commit)")
@@ -176,7 +178,7 @@ func (p *StraceProfile) Workload(pid int, files EtcdFiles, dataDir string, asked
 	} else {
 		wl.Notes = append(wl.Notes, fmt.Sprintf("no fdatasync on a WAL segment in %s: etcd wrote nothing (no writes to it while traced); trace it under its usual load, or a longer --duration", asked))
 	}
-	wl.Notes = append(wl.Notes, StraceOverheadNote)
+	wl.Notes = append(wl.Notes, OverheadNote)
 	if len(files.WAL) > 0 {
 		var ps []string
 		for fd, path := range files.WAL {

@@ -1,4 +1,4 @@
-package diagnose
+package etcdproc
 
 import (
 	"errors"
@@ -13,22 +13,22 @@ import (
 // ErrNoEtcd is returned when no etcd process is running.
 var ErrNoEtcd = errors.New("diagnose: no etcd process found")
 
-// EtcdProcess is a running etcd found under /proc.
-type EtcdProcess struct {
+// Process is a running etcd found under /proc.
+type Process struct {
 	PID     int
 	Cmdline []string
 }
 
-// FindEtcd lists the processes under procRoot (normally /proc) whose
+// Find lists the processes under procRoot (normally /proc) whose
 // command name (comm) is etcd or whose program is a file named etcd.
 // Processes that end while they are read are skipped.
-func FindEtcd(procRoot string) ([]EtcdProcess, error) {
+func Find(procRoot string) ([]Process, error) {
 	ents, err := os.ReadDir(procRoot)
 	if err != nil {
 		return nil, fmt.Errorf("diagnose: listing processes: %w", err)
 	}
 	self := os.Getpid()
-	var out []EtcdProcess
+	var out []Process
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
@@ -37,7 +37,7 @@ func FindEtcd(procRoot string) ([]EtcdProcess, error) {
 		comm, _ := os.ReadFile(filepath.Join(procRoot, e.Name(), "comm"))
 		cmd, _ := os.ReadFile(filepath.Join(procRoot, e.Name(), "cmdline"))
 		if args, ok := isEtcd(comm, cmd); ok {
-			out = append(out, EtcdProcess{PID: pid, Cmdline: args})
+			out = append(out, Process{PID: pid, Cmdline: args})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
@@ -57,9 +57,9 @@ func isEtcd(comm, cmdline []byte) ([]string, bool) {
 	return args, strings.TrimSpace(string(comm)) == "etcd" || filepath.Base(args[0]) == "etcd"
 }
 
-// EtcdFiles are the files an etcd process has open that matter to its
+// Files are the files an etcd process has open that matter to its
 // disk: WAL segments and the bbolt database, by descriptor.
-type EtcdFiles struct {
+type Files struct {
 	WAL map[int]string // descriptor -> segment path (*.wal)
 	DB  map[int]string // descriptor -> member/snap/db
 	// Next holds the preallocated next segment (N.tmp in the WAL
@@ -79,16 +79,16 @@ type EtcdFiles struct {
 	WALDir string
 }
 
-// ReadEtcdFiles reads the descriptors of process pid from procRoot/PID/fd
+// ReadFiles reads the descriptors of process pid from procRoot/PID/fd
 // with readlink (no lsof needed; root, or the same user, is needed).
-func ReadEtcdFiles(procRoot string, pid int) (EtcdFiles, error) {
+func ReadFiles(procRoot string, pid int) (Files, error) {
 	dir := filepath.Join(procRoot, strconv.Itoa(pid), "fd")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return EtcdFiles{}, fmt.Errorf("diagnose: reading %s: %w (run as root or as etcd's user)", dir, err)
+			return Files{}, fmt.Errorf("diagnose: reading %s: %w (run as root or as etcd's user)", dir, err)
 		}
-		return EtcdFiles{}, fmt.Errorf("diagnose: reading %s: %w (is process %d running?)", dir, err, pid)
+		return Files{}, fmt.Errorf("diagnose: reading %s: %w (is process %d running?)", dir, err, pid)
 	}
 	links := make(map[int]string)
 	for _, e := range ents {
@@ -100,20 +100,20 @@ func ReadEtcdFiles(procRoot string, pid int) (EtcdFiles, error) {
 			links[fd] = target
 		}
 	}
-	return classifyEtcdFiles(links), nil
+	return classifyFiles(links), nil
 }
 
-// classifyEtcdFiles sorts descriptor targets into WAL segments and the db.
-func classifyEtcdFiles(links map[int]string) EtcdFiles {
-	f := EtcdFiles{WAL: map[int]string{}, DB: map[int]string{}, Next: map[int]string{}, Snap: map[int]string{}, Other: map[int]string{}}
+// classifyFiles sorts descriptor targets into WAL segments and the db.
+func classifyFiles(links map[int]string) Files {
+	f := Files{WAL: map[int]string{}, DB: map[int]string{}, Next: map[int]string{}, Snap: map[int]string{}, Other: map[int]string{}}
 	for fd, p := range links {
 		switch {
-		case isWALPath(p):
+		case IsWALPath(p):
 			f.WAL[fd] = p
 			if f.WALDir == "" || filepath.Dir(p) > f.WALDir {
 				f.WALDir = filepath.Dir(p)
 			}
-		case isDBPath(p):
+		case IsDBPath(p):
 			f.DB[fd] = p
 		case isSnapPath(p):
 			f.Snap[fd] = p
@@ -146,8 +146,8 @@ func isOtherFile(p string) bool {
 	return true
 }
 
-// isWALPath reports whether a path is a WAL segment (not a deleted one).
-func isWALPath(p string) bool {
+// IsWALPath reports whether a path is a WAL segment (not a deleted one).
+func IsWALPath(p string) bool {
 	return strings.HasSuffix(p, ".wal")
 }
 
@@ -156,7 +156,7 @@ func isSnapPath(p string) bool {
 	return filepath.Base(filepath.Dir(p)) == "snap" && (strings.HasSuffix(p, ".snap") || strings.HasSuffix(p, ".snap.db"))
 }
 
-// isDBPath reports whether a path is etcd's bbolt database.
-func isDBPath(p string) bool {
+// IsDBPath reports whether a path is etcd's bbolt database.
+func IsDBPath(p string) bool {
 	return strings.HasSuffix(p, "/snap/db")
 }

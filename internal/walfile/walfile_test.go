@@ -1,4 +1,4 @@
-package diagnose
+package walfile
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and fuzz seeds")
@@ -49,7 +50,7 @@ type crcChain uint32
 // data: the length word, the record padded to 8 bytes. The CRC is a varint
 // in the record, so its size depends on the chain.
 func (c *crcChain) frameOf(typ int64, data []byte) int64 {
-	if typ != WALCRCType {
+	if typ != CRCType {
 		*c = crcChain(crc32.Update(uint32(*c), crc32.MakeTable(crc32.Castagnoli), data))
 	}
 	n := int64(proto.Size(&walpb.Record{Type: &typ, Crc: new(uint32(*c)), Data: data}))
@@ -78,7 +79,7 @@ func writeWAL(t *testing.T, plan []walSave, segBytes int64) walWritten {
 	// Create: crc, metadata, the empty snapshot, then a sync
 	snapData, _ := proto.Marshal(&walpb.Snapshot{Index: new(uint64(0)), Term: new(uint64(0))})
 	var chain crcChain
-	exp.perSync = append(exp.perSync, chain.frameOf(WALCRCType, nil)+chain.frameOf(WALMetadataType, meta)+chain.frameOf(WALSnapshotType, snapData))
+	exp.perSync = append(exp.perSync, chain.frameOf(CRCType, nil)+chain.frameOf(MetadataType, meta)+chain.frameOf(SnapshotType, snapData))
 	exp.records = 3
 
 	var index, commit uint64
@@ -94,7 +95,7 @@ func writeWAL(t *testing.T, plan []walSave, segBytes int64) walWritten {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := chain.frameOf(WALEntryType, b)
+			f := chain.frameOf(EntryType, b)
 			exp.entryData = append(exp.entryData, int64(size))
 			exp.entryFrames = append(exp.entryFrames, f)
 			pending += f
@@ -106,7 +107,7 @@ func writeWAL(t *testing.T, plan []walSave, segBytes int64) walWritten {
 			t.Fatalf("Save: %v", err)
 		}
 		b, _ := proto.Marshal(st)
-		pending += chain.frameOf(WALStateType, b)
+		pending += chain.frameOf(StateType, b)
 		exp.records++
 		exp.perSave = append(exp.perSave, int64(len(ents)))
 		if len(ents) > 0 || s.term != prev.GetTerm() || s.vote != prev.GetVote() {
@@ -139,14 +140,6 @@ func testPlan() []walSave {
 	return plan
 }
 
-func sizesOf(s *WALSizes) map[int64]int64 {
-	m := map[int64]int64{}
-	for k, v := range s.counts {
-		m[k] = v
-	}
-	return m
-}
-
 func countsOf(vs []int64) map[int64]int64 {
 	m := map[int64]int64{}
 	for _, v := range vs {
@@ -168,29 +161,29 @@ func sameCounts(t *testing.T, what string, got, want map[int64]int64) {
 	}
 }
 
-func TestWALProfileOfRealWAL(t *testing.T) {
+func TestProfileOfRealWAL(t *testing.T) {
 	exp := writeWAL(t, testPlan(), 1<<20)
-	dirs, err := FindWALDir(exp.dataDir)
+	dirs, err := FindDir(exp.dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if dirs.WALDir != exp.walDir || dirs.DataDir != exp.dataDir {
-		t.Fatalf("FindWALDir(%s) = %+v", exp.dataDir, dirs)
+		t.Fatalf("FindDir(%s) = %+v", exp.dataDir, dirs)
 	}
-	p, err := WALProfileDir(dirs.WALDir)
+	p, err := ProfileDir(dirs.WALDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Segments) != 1 || p.Segments[0].Tail.End != WALEndZero || p.Segments[0].Tail.TrailingGarbage {
+	if len(p.Segments) != 1 || p.Segments[0].Tail.End != EndZero || p.Segments[0].Tail.TrailingGarbage {
 		t.Fatalf("segments %+v, want one ending at its preallocated zeros", p.Segments)
 	}
 	if p.Records != exp.records || p.Entries != int64(len(exp.entryData)) {
 		t.Errorf("%d records, %d entries; wrote %d, %d", p.Records, p.Entries, exp.records, len(exp.entryData))
 	}
-	sameCounts(t, "entry payload sizes", sizesOf(&p.EntryDataBytes), countsOf(exp.entryData))
-	sameCounts(t, "entry frame sizes", sizesOf(&p.EntryFrameBytes), countsOf(exp.entryFrames))
-	sameCounts(t, "entries per save", sizesOf(&p.EntriesPerSave), countsOf(exp.perSave))
-	sameCounts(t, "bytes per sync", sizesOf(&p.BytesPerSync), countsOf(exp.perSync))
+	sameCounts(t, "entry payload sizes", p.EntryDataBytes.Counts(), countsOf(exp.entryData))
+	sameCounts(t, "entry frame sizes", p.EntryFrameBytes.Counts(), countsOf(exp.entryFrames))
+	sameCounts(t, "entries per save", p.EntriesPerSave.Counts(), countsOf(exp.perSave))
+	sameCounts(t, "bytes per sync", p.BytesPerSync.Counts(), countsOf(exp.perSync))
 	if p.FrameBytes.Sum() != p.Segments[0].Used {
 		t.Errorf("frames add up to %d bytes, the records end at %d", p.FrameBytes.Sum(), p.Segments[0].Used)
 	}
@@ -199,9 +192,9 @@ func TestWALProfileOfRealWAL(t *testing.T) {
 
 // compareWithEtcdDecoder decodes the WAL with etcd's own decoder and checks
 // that record types and frame sizes agree with ours, record by record.
-func compareWithEtcdDecoder(t *testing.T, walDir string, p *WALProfile) {
+func compareWithEtcdDecoder(t *testing.T, walDir string, p *Profile) {
 	t.Helper()
-	names, err := walSegmentNames(walDir)
+	names, err := segmentNames(walDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,13 +205,13 @@ func compareWithEtcdDecoder(t *testing.T, walDir string, p *WALProfile) {
 		}
 		dec := wal.NewDecoder(fileutil.NewFileReader(f))
 		b, _ := os.ReadFile(filepath.Join(walDir, n))
-		var ours []WALRecord
-		WALDecodeSegment(b, func(r WALRecord) { ours = append(ours, r) })
+		var ours []Record
+		DecodeSegment(b, func(r Record) { ours = append(ours, r) })
 		var rec walpb.Record
 		var last int64
 		i := 0
 		for ; dec.Decode(&rec) == nil; i++ {
-			if rec.GetType() == WALCRCType {
+			if rec.GetType() == CRCType {
 				dec.UpdateCRC(rec.GetCrc()) // as wal.ReadAll does
 			}
 			size := dec.LastOffset() - last
@@ -237,13 +230,13 @@ func compareWithEtcdDecoder(t *testing.T, walDir string, p *WALProfile) {
 	}
 }
 
-func TestWALProfileAcrossSegments(t *testing.T) {
+func TestProfileAcrossSegments(t *testing.T) {
 	var plan []walSave
 	for i := range 300 {
 		plan = append(plan, walSave{term: 1, vote: 1, entries: []int{200 + i%50, 300}})
 	}
 	exp := writeWAL(t, plan, 16<<10) // cuts every 16 KiB
-	p, err := WALProfileDir(exp.walDir)
+	p, err := ProfileDir(exp.walDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,15 +246,15 @@ func TestWALProfileAcrossSegments(t *testing.T) {
 	var used int64
 	for i, s := range p.Segments {
 		used += s.Used
-		want := WALEndEOF
+		want := EndEOF
 		if i == len(p.Segments)-1 {
-			want = WALEndZero
+			want = EndZero
 		}
 		if s.Tail.End != want {
 			t.Errorf("segment %s ends %q, want %q", s.Name, s.Tail.End, want)
 		}
 	}
-	sameCounts(t, "entry payload sizes", sizesOf(&p.EntryDataBytes), countsOf(exp.entryData))
+	sameCounts(t, "entry payload sizes", p.EntryDataBytes.Counts(), countsOf(exp.entryData))
 	// every byte is in exactly one batch, except the unsynced end of the
 	// last segment (nothing here: every Save had entries)
 	if p.BytesPerSync.Sum() != used || p.FrameBytes.Sum() != used {
@@ -274,12 +267,12 @@ func TestWALProfileAcrossSegments(t *testing.T) {
 	compareWithEtcdDecoder(t, exp.walDir, p)
 }
 
-func TestFindWALDir(t *testing.T) {
+func TestFindDir(t *testing.T) {
 	exp := writeWAL(t, testPlan()[:3], 1<<20)
 	for _, d := range []string{exp.dataDir, filepath.Join(exp.dataDir, "member"), exp.walDir} {
-		got, err := FindWALDir(d)
+		got, err := FindDir(d)
 		if err != nil || got.WALDir != exp.walDir || got.DataDir != exp.dataDir {
-			t.Errorf("FindWALDir(%s) = %+v, %v; want wal %s, data %s", d, got, err, exp.walDir, exp.dataDir)
+			t.Errorf("FindDir(%s) = %+v, %v; want wal %s, data %s", d, got, err, exp.walDir, exp.dataDir)
 		}
 	}
 	// a --wal-dir outside the data dir: its parent stands for the data dir
@@ -287,82 +280,82 @@ func TestFindWALDir(t *testing.T) {
 	if err := os.Rename(exp.walDir, moved); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := FindWALDir(moved); err != nil || got.WALDir != moved || got.DataDir != filepath.Dir(moved) {
-		t.Errorf("FindWALDir(%s) = %+v, %v", moved, got, err)
+	if got, err := FindDir(moved); err != nil || got.WALDir != moved || got.DataDir != filepath.Dir(moved) {
+		t.Errorf("FindDir(%s) = %+v, %v", moved, got, err)
 	}
-	if _, err := FindWALDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no *.wal files") {
+	if _, err := FindDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no *.wal files") {
 		t.Errorf("an empty directory: %v", err)
 	}
 }
 
 // damage copies the WAL's single segment into a new WAL dir after fn
 // changed its bytes, and decodes it.
-func damage(t *testing.T, exp walWritten, fn func(b []byte, used int64) []byte) (*WALProfile, []byte) {
+func damage(t *testing.T, exp walWritten, fn func(b []byte, used int64) []byte) (*Profile, []byte) {
 	t.Helper()
-	names, _ := walSegmentNames(exp.walDir)
+	names, _ := segmentNames(exp.walDir)
 	b, err := os.ReadFile(filepath.Join(exp.walDir, names[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var clean WALProfile
+	var clean Profile
 	clean.AddSegment(names[0], b)
 	b = fn(b, clean.Segments[0].Used)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, names[0]), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := WALProfileDir(dir)
+	p, err := ProfileDir(dir)
 	if err != nil {
 		t.Fatalf("a damaged WAL is an error, want a note: %v", err)
 	}
 	return p, b
 }
 
-func TestWALDamaged(t *testing.T) {
+func TestDamaged(t *testing.T) {
 	plan := testPlan()
 	exp := writeWAL(t, plan, 1<<20)
 	// the offset of each record, from etcd's own layout
 	var offsets []int64
 	{
-		names, _ := walSegmentNames(exp.walDir)
+		names, _ := segmentNames(exp.walDir)
 		b, _ := os.ReadFile(filepath.Join(exp.walDir, names[0]))
-		WALDecodeSegment(b, func(r WALRecord) { offsets = append(offsets, r.Frame.Offset) })
+		DecodeSegment(b, func(r Record) { offsets = append(offsets, r.Frame.Offset) })
 	}
 	lastOff := offsets[len(offsets)-1]
 	for _, tc := range []struct {
 		name    string
 		fn      func(b []byte, used int64) []byte
 		records int64
-		ends    []WALEnd
+		ends    []End
 		note    string
 	}{
 		{"truncated mid-record", func(b []byte, used int64) []byte { return b[:used-5] },
-			exp.records - 1, []WALEnd{WALEndTorn}, "torn tail"},
+			exp.records - 1, []End{EndTorn}, "torn tail"},
 		{"truncated mid-length-word", func(b []byte, used int64) []byte { return b[:lastOff+3] },
-			exp.records - 1, []WALEnd{WALEndTorn}, "torn tail"},
+			exp.records - 1, []End{EndTorn}, "torn tail"},
 		{"garbage tail", func(b []byte, used int64) []byte {
 			for i := used; i < used+4096; i++ {
 				b[i] = byte(i*131 + 7)
 			}
 			return b
-		}, exp.records, []WALEnd{WALEndTorn, WALEndCorrupt}, "offset"},
+		}, exp.records, []End{EndTorn, EndCorrupt}, "offset"},
 		{"garbage after a zero word", func(b []byte, used int64) []byte {
 			copy(b[used+64:], "garbage")
 			return b
-		}, exp.records, []WALEnd{WALEndZero}, "garbage tail"},
+		}, exp.records, []End{EndZero}, "garbage tail"},
 		{"flipped byte in record 20", func(b []byte, used int64) []byte {
 			b[offsets[20]+12] ^= 0x55
 			return b
-		}, 20, []WALEnd{WALEndCorrupt}, "corrupt record"},
+		}, 20, []End{EndCorrupt}, "corrupt record"},
 		{"flipped length word", func(b []byte, used int64) []byte {
 			b[offsets[30]+7] ^= 0x21
 			return b
-		}, 30, []WALEnd{WALEndCorrupt, WALEndTorn}, "offset"},
+		}, 30, []End{EndCorrupt, EndTorn}, "offset"},
 		{"zeroed sector in the 5000-byte entry", func(b []byte, used int64) []byte {
 			start := (offsets[len(offsets)-2]/512 + 2) * 512
 			clear(b[start : start+512])
 			return b
-		}, exp.records - 2, []WALEnd{WALEndTorn}, "sector of zeros"},
+		}, exp.records - 2, []End{EndTorn}, "sector of zeros"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := damage(t, exp, tc.fn)
@@ -377,7 +370,7 @@ func TestWALDamaged(t *testing.T) {
 			if !ok {
 				t.Errorf("ends %q (%s), want one of %v", s.Tail.End, s.Tail.Detail, tc.ends)
 			}
-			wl := p.Workload(WALDirs{DataDir: "/d", WALDir: "/d/member/wal"})
+			wl := p.Workload(Dirs{DataDir: "/d", WALDir: "/d/member/wal"})
 			if !strings.Contains(strings.Join(wl.Notes, "\n"), tc.note) {
 				t.Errorf("no note with %q:\n%s", tc.note, strings.Join(wl.Notes, "\n"))
 			}
@@ -385,18 +378,18 @@ func TestWALDamaged(t *testing.T) {
 	}
 }
 
-func TestWALRecommendBS(t *testing.T) {
+func TestRecommendBS(t *testing.T) {
 	for _, tc := range []struct{ in, want int64 }{
 		{0, 8}, {8, 8}, {57, 57}, {99, 99}, {370, 370}, {374, 370}, {375, 380}, {2347, 2300}, {2350, 2400}, {123456, 120000},
 	} {
-		if got := WALRecommendBS(tc.in); got != tc.want {
-			t.Errorf("WALRecommendBS(%d) = %d, want %d", tc.in, got, tc.want)
+		if got := RecommendBS(tc.in); got != tc.want {
+			t.Errorf("RecommendBS(%d) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 }
 
-func TestWALSizesQuantile(t *testing.T) {
-	var s WALSizes
+func TestSizesQuantile(t *testing.T) {
+	var s Sizes
 	if s.Quantile(0.5) != 0 || s.Mean() != 0 {
 		t.Error("an empty distribution is not 0")
 	}
@@ -416,42 +409,22 @@ func TestWALSizesQuantile(t *testing.T) {
 	}
 }
 
-// TestWALReportGolden renders the profile of a WAL written by the real wal
+// TestReportGolden renders the profile of a WAL written by the real wal
 // package; the WAL's bytes are deterministic, so the report is too.
-func TestWALReportGolden(t *testing.T) {
+func TestReportGolden(t *testing.T) {
 	exp := writeWAL(t, testPlan(), 1<<20)
-	p, err := WALProfileDir(exp.walDir)
+	p, err := ProfileDir(exp.walDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: "test"}, StartedAt: at}
 	r.Environment.Dir = "/var/lib/etcd/member/wal"
-	r.Workloads = []result.Workload{p.Workload(WALDirs{DataDir: "/var/lib/etcd", WALDir: "/var/lib/etcd/member/wal"})}
+	r.Workloads = []result.Workload{p.Workload(Dirs{DataDir: "/var/lib/etcd", WALDir: "/var/lib/etcd/member/wal"})}
 	r.Finish(at)
 	var buf bytes.Buffer
 	if err := report.Text(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "wal", "report.golden"), buf.Bytes())
-}
-
-// golden compares got with the file, or rewrites it under -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	testutil.Golden(t, filepath.Join("testdata", "report.golden"), buf.Bytes(), *update)
 }

@@ -1,4 +1,4 @@
-package diagnose
+package walfile
 
 // The frame layer of etcd's WAL segment files (server/storage/wal doc.go,
 // encoder.go, decoder.go): each record is an 8-byte little-endian length
@@ -15,100 +15,100 @@ import (
 	"fmt"
 )
 
-// walFrameHeader is the size of the length word in front of every record.
-const walFrameHeader = 8
+// frameHeader is the size of the length word in front of every record.
+const frameHeader = 8
 
-// walSectorBytes is the sector size etcd's decoder assumes when it tells a
+// sectorBytes is the sector size etcd's decoder assumes when it tells a
 // torn write (a sector of zeros inside a record) from corruption.
-const walSectorBytes = 512
+const sectorBytes = 512
 
-// WALFrame is one record's frame in a segment file.
-type WALFrame struct {
+// Frame is one record's frame in a segment file.
+type Frame struct {
 	Offset   int64 // of the length word, from the start of the file
 	RecBytes int64 // length of the walpb.Record protobuf
 	PadBytes int64 // zero bytes after it up to the 8-byte boundary
 }
 
 // Size is the frame's bytes on disk: length word, record and padding.
-func (f WALFrame) Size() int64 { return walFrameHeader + f.RecBytes + f.PadBytes }
+func (f Frame) Size() int64 { return frameHeader + f.RecBytes + f.PadBytes }
 
-// WALEnd says how the frames of a segment ended.
-type WALEnd string
+// End says how the frames of a segment ended.
+type End string
 
 // How a segment's frames can end.
 const (
-	// WALEndEOF: the last frame ends exactly at the end of the data (a
+	// EndEOF: the last frame ends exactly at the end of the data (a
 	// segment that was cut, i.e. truncated and closed).
-	WALEndEOF WALEnd = "eof"
-	// WALEndZero: a zero length word, the preallocated tail of the segment
+	EndEOF End = "eof"
+	// EndZero: a zero length word, the preallocated tail of the segment
 	// being written.
-	WALEndZero WALEnd = "zero"
-	// WALEndTorn: the data ends inside a frame or a frame holds a sector of
+	EndZero End = "zero"
+	// EndTorn: the data ends inside a frame or a frame holds a sector of
 	// zeros: a write that did not complete (a crash, or a segment read while
 	// etcd was writing it).
-	WALEndTorn WALEnd = "torn"
-	// WALEndCorrupt: a length word or record that cannot be right.
-	WALEndCorrupt WALEnd = "corrupt"
+	EndTorn End = "torn"
+	// EndCorrupt: a length word or record that cannot be right.
+	EndCorrupt End = "corrupt"
 )
 
-// WALTail is where and why the frames of a segment ended.
-type WALTail struct {
-	End    WALEnd
+// Tail is where and why the frames of a segment ended.
+type Tail struct {
+	End    End
 	Offset int64  // where the first byte that is not part of a good frame starts
 	Detail string // in words, for torn and corrupt ends
 	// TrailingGarbage is set when non-zero bytes follow a zero length word
-	// (after WALEndZero): the end of the records was found, but the rest
+	// (after EndZero): the end of the records was found, but the rest
 	// of the segment is not the clean preallocated tail.
 	TrailingGarbage bool
 }
 
-// WALScanFrames walks the frames of one segment file's contents, calling fn
+// ScanFrames walks the frames of one segment file's contents, calling fn
 // with each frame and its record bytes (without padding) until the frames
 // end or fn rejects a record. It never fails: a damaged or torn tail ends
-// the walk and is described in the returned WALTail. A record fn rejects
+// the walk and is described in the returned Tail. A record fn rejects
 // (it does not decode, or its CRC does not match) is a torn write when a
 // sector-sized piece of it is all zeros, as etcd's decoder decides, and
 // corruption otherwise.
-func WALScanFrames(b []byte, fn func(f WALFrame, rec []byte) error) WALTail {
+func ScanFrames(b []byte, fn func(f Frame, rec []byte) error) Tail {
 	var off int64
 	n := int64(len(b))
 	for {
 		if off == n {
-			return WALTail{End: WALEndEOF, Offset: off}
+			return Tail{End: EndEOF, Offset: off}
 		}
-		if n-off < walFrameHeader {
+		if n-off < frameHeader {
 			if allZero(b[off:]) {
-				return WALTail{End: WALEndZero, Offset: off}
+				return Tail{End: EndZero, Offset: off}
 			}
-			return WALTail{End: WALEndTorn, Offset: off, Detail: fmt.Sprintf("the data ends inside a length word (%d bytes left)", n-off)}
+			return Tail{End: EndTorn, Offset: off, Detail: fmt.Sprintf("the data ends inside a length word (%d bytes left)", n-off)}
 		}
 		word := binary.LittleEndian.Uint64(b[off:])
 		if word == 0 {
-			return WALTail{End: WALEndZero, Offset: off, TrailingGarbage: !allZero(b[off:])}
+			return Tail{End: EndZero, Offset: off, TrailingGarbage: !allZero(b[off:])}
 		}
-		f, ok := walDecodeLength(word)
+		f, ok := decodeLength(word)
 		f.Offset = off
 		if !ok {
-			return WALTail{End: WALEndCorrupt, Offset: off, Detail: fmt.Sprintf("length word %#016x is not a valid record length", word)}
+			return Tail{End: EndCorrupt, Offset: off, Detail: fmt.Sprintf("length word %#016x is not a valid record length", word)}
 		}
-		body := off + walFrameHeader
+		body := off + frameHeader
 		if f.RecBytes+f.PadBytes > n-body {
-			return WALTail{End: WALEndTorn, Offset: off, Detail: fmt.Sprintf("a record of %d bytes does not fit in the %d bytes left", f.RecBytes, n-body)}
+			return Tail{End: EndTorn, Offset: off, Detail: fmt.Sprintf("a record of %d bytes does not fit in the %d bytes left", f.RecBytes, n-body)}
 		}
 		data := b[body : body+f.RecBytes+f.PadBytes]
 		if err := fn(f, data[:f.RecBytes]); err != nil {
-			if walHasZeroChunk(data, body) {
-				return WALTail{End: WALEndTorn, Offset: off, Detail: fmt.Sprintf("the %d-byte record at offset %d has a sector of zeros (%v): a write that did not complete", f.RecBytes, off, err)}
+			if hasZeroChunk(data, body) {
+				return Tail{End: EndTorn, Offset: off, Detail: fmt.Sprintf("the %d-byte record at offset %d has a sector of zeros (%v): a write that did not complete", f.RecBytes, off, err)}
 			}
-			return WALTail{End: WALEndCorrupt, Offset: off, Detail: fmt.Sprintf("the %d-byte record at offset %d: %v", f.RecBytes, off, err)}
+			return Tail{End: EndCorrupt, Offset: off, Detail: fmt.Sprintf("the %d-byte record at offset %d: %v", f.RecBytes, off, err)}
 		}
 		off += f.Size()
 	}
 }
 
-// walDecodeLength splits a non-zero length word into record length and
+// decodeLength splits a non-zero length word into record length and
 // padding; ok is false for words etcd's encoder never writes.
-func walDecodeLength(word uint64) (f WALFrame, ok bool) {
+func decodeLength(word uint64) (f Frame, ok bool) {
 	const lenMask = 1<<56 - 1
 	f.RecBytes = int64(word & lenMask)
 	top := byte(word >> 56)
@@ -126,12 +126,12 @@ func walDecodeLength(word uint64) (f WALFrame, ok bool) {
 	return f, ok && f.RecBytes > 0
 }
 
-// walHasZeroChunk reports whether data (a record and its padding, starting
+// hasZeroChunk reports whether data (a record and its padding, starting
 // at file offset off), split on sector boundaries, has a piece of zeros:
 // the sign etcd's decoder (isTornEntry) takes for a torn write.
-func walHasZeroChunk(data []byte, off int64) bool {
+func hasZeroChunk(data []byte, off int64) bool {
 	for cur := 0; cur < len(data); {
-		l := int(walSectorBytes - off%walSectorBytes)
+		l := int(sectorBytes - off%sectorBytes)
 		if l > len(data)-cur {
 			l = len(data) - cur
 		}

@@ -1,4 +1,4 @@
-package diagnose
+package walfile
 
 import (
 	"fmt"
@@ -6,17 +6,17 @@ import (
 	"sort"
 )
 
-// WALSizes is an exact distribution of sizes (bytes or counts). It keeps
+// Sizes is an exact distribution of sizes (bytes or counts). It keeps
 // one counter per distinct value: WAL sizes repeat, and distinct sizes
 // whose sum fits in a few segments are at most a few thousand.
-type WALSizes struct {
+type Sizes struct {
 	counts map[int64]int64
 	n, sum int64
 	max    int64
 }
 
 // Add records one value.
-func (s *WALSizes) Add(v int64) {
+func (s *Sizes) Add(v int64) {
 	if s.counts == nil {
 		s.counts = make(map[int64]int64)
 	}
@@ -26,17 +26,27 @@ func (s *WALSizes) Add(v int64) {
 	s.max = max(s.max, v)
 }
 
+// Counts returns each distinct value recorded and how many times it was:
+// the whole distribution, a copy.
+func (s *Sizes) Counts() map[int64]int64 {
+	m := make(map[int64]int64, len(s.counts))
+	for k, v := range s.counts {
+		m[k] = v
+	}
+	return m
+}
+
 // Count is the number of values recorded.
-func (s *WALSizes) Count() int64 { return s.n }
+func (s *Sizes) Count() int64 { return s.n }
 
 // Sum is the total of the values recorded.
-func (s *WALSizes) Sum() int64 { return s.sum }
+func (s *Sizes) Sum() int64 { return s.sum }
 
 // Max is the largest value recorded, 0 when empty.
-func (s *WALSizes) Max() int64 { return s.max }
+func (s *Sizes) Max() int64 { return s.max }
 
 // Mean is the average value, 0 when empty.
-func (s *WALSizes) Mean() float64 {
+func (s *Sizes) Mean() float64 {
 	if s.n == 0 {
 		return 0
 	}
@@ -45,7 +55,7 @@ func (s *WALSizes) Mean() float64 {
 
 // Quantile returns the nearest-rank q-quantile (0 < q <= 1): the smallest
 // recorded value with at least q of the values at or below it; 0 when empty.
-func (s *WALSizes) Quantile(q float64) int64 {
+func (s *Sizes) Quantile(q float64) int64 {
 	if s.n == 0 {
 		return 0
 	}
@@ -66,29 +76,29 @@ func (s *WALSizes) Quantile(q float64) int64 {
 	return keys[len(keys)-1]
 }
 
-// WALSegmentInfo is what one segment file held.
-type WALSegmentInfo struct {
+// SegmentInfo is what one segment file held.
+type SegmentInfo struct {
 	Name    string
 	Size    int64 // bytes in the file (preallocated ones included)
 	Used    int64 // bytes of good frames from the start
 	Records int64
-	Tail    WALTail
+	Tail    Tail
 }
 
-// WALProfile is the write pattern decoded from a WAL's segments: the sizes
+// Profile is the write pattern decoded from a WAL's segments: the sizes
 // of what etcd wrote and how it grouped writes between fdatasyncs.
-type WALProfile struct {
-	Segments []WALSegmentInfo
+type Profile struct {
+	Segments []SegmentInfo
 
 	Records, Entries, States, Snapshots int64
 
-	RecordBytes      WALSizes // protobuf record lengths, all types
-	FrameBytes       WALSizes // bytes on disk per record: length word + record + padding
-	EntryFrameBytes  WALSizes // bytes on disk per entry record
-	EntryDataBytes   WALSizes // the entries' own payloads (serialized requests)
-	EntriesPerSave   WALSizes // entries between consecutive state records
-	BytesPerSync     WALSizes // frame bytes from one inferred fdatasync to the next
-	BytesPerStateRec WALSizes // frame bytes between consecutive state records
+	RecordBytes      Sizes // protobuf record lengths, all types
+	FrameBytes       Sizes // bytes on disk per record: length word + record + padding
+	EntryFrameBytes  Sizes // bytes on disk per entry record
+	EntryDataBytes   Sizes // the entries' own payloads (serialized requests)
+	EntriesPerSave   Sizes // entries between consecutive state records
+	BytesPerSync     Sizes // frame bytes from one inferred fdatasync to the next
+	BytesPerStateRec Sizes // frame bytes between consecutive state records
 
 	// walk state, carried across segments in order
 	haveState         bool
@@ -101,16 +111,16 @@ type WALProfile struct {
 
 // AddSegment decodes one segment file's contents (segments must be added
 // in order, oldest first) and adds its records to the profile.
-func (p *WALProfile) AddSegment(name string, b []byte) {
-	info := WALSegmentInfo{Name: name, Size: int64(len(b))}
-	info.Tail = WALDecodeSegment(b, func(r WALRecord) {
+func (p *Profile) AddSegment(name string, b []byte) {
+	info := SegmentInfo{Name: name, Size: int64(len(b))}
+	info.Tail = DecodeSegment(b, func(r Record) {
 		info.Records++
 		p.add(r)
 	})
 	info.Used = info.Tail.Offset
 	// etcd syncs a segment before it cuts to the next one (wal.cut), so
 	// whatever was pending at its end was one batch.
-	if info.Tail.End == WALEndEOF && p.sinceSync > 0 {
+	if info.Tail.End == EndEOF && p.sinceSync > 0 {
 		p.BytesPerSync.Add(p.sinceSync)
 		p.sinceSync = 0
 	}
@@ -121,7 +131,7 @@ func (p *WALProfile) AddSegment(name string, b []byte) {
 // state; then an fdatasync when raft.MustSync holds (there were entries, or
 // term or vote changed). SaveSnapshot and segment creation (crc, metadata,
 // state or snapshot) sync too.
-func (p *WALProfile) add(r WALRecord) {
+func (p *Profile) add(r Record) {
 	size := r.Frame.Size()
 	p.Records++
 	p.RecordBytes.Add(r.Frame.RecBytes)
@@ -130,20 +140,20 @@ func (p *WALProfile) add(r WALRecord) {
 	p.sinceState += size
 	sync := false
 	switch r.Type {
-	case WALEntryType:
+	case EntryType:
 		p.Entries++
 		p.entriesSinceState++
 		p.EntryFrameBytes.Add(size)
 		p.EntryDataBytes.Add(int64(r.EntryDataBytes))
-	case WALStateType:
+	case StateType:
 		p.States++
 		p.EntriesPerSave.Add(p.entriesSinceState)
 		p.BytesPerStateRec.Add(p.sinceState)
 		changed := !p.haveState || r.Term != p.term || r.Vote != p.vote
-		sync = p.entriesSinceState > 0 || changed || p.lastType == WALMetadataType
+		sync = p.entriesSinceState > 0 || changed || p.lastType == MetadataType
 		p.haveState, p.term, p.vote = true, r.Term, r.Vote
 		p.entriesSinceState, p.sinceState = 0, 0
-	case WALSnapshotType:
+	case SnapshotType:
 		p.Snapshots++
 		sync = true
 	}
@@ -155,14 +165,14 @@ func (p *WALProfile) add(r WALRecord) {
 }
 
 // Syncs is the number of fdatasyncs inferred.
-func (p *WALProfile) Syncs() int64 { return p.BytesPerSync.Count() }
+func (p *Profile) Syncs() int64 { return p.BytesPerSync.Count() }
 
-// WALRecommendBS is the --bs for 'etcdbench disk wal' that matches a
+// RecommendBS is the --bs for 'etcdbench disk wal' that matches a
 // median of bytes per write+fdatasync: rounded to two significant digits,
 // since what a disk's sync latency depends on is the number of 4 KiB pages
 // a write touches, not the last byte, and a round figure is easier to
 // compare between runs. It is at least 8, the smallest WAL frame.
-func WALRecommendBS(median int64) int64 {
+func RecommendBS(median int64) int64 {
 	if median <= 8 {
 		return 8
 	}
@@ -173,15 +183,15 @@ func WALRecommendBS(median int64) int64 {
 	return (median + scale/2) / scale * scale
 }
 
-// walTailNote explains a segment's end in a sentence, or "" when it is the
+// tailNote explains a segment's end in a sentence, or "" when it is the
 // normal end: a cut segment ends at its last frame, and the segment being
 // written (the last one) at its preallocated zeros.
-func walTailNote(s WALSegmentInfo, last bool) string {
+func tailNote(s SegmentInfo, last bool) string {
 	t := s.Tail
 	switch t.End {
-	case WALEndEOF:
+	case EndEOF:
 		return ""
-	case WALEndZero:
+	case EndZero:
 		if t.TrailingGarbage {
 			return fmt.Sprintf("%s: non-zero bytes after the end of the records at offset %d (a garbage tail; etcd stops reading at the zero length word too)", s.Name, t.Offset)
 		}
@@ -189,7 +199,7 @@ func walTailNote(s WALSegmentInfo, last bool) string {
 			return fmt.Sprintf("%s: the records end at offset %d before the end of the file; etcd truncates a segment when it cuts to the next, so this one was not closed normally", s.Name, t.Offset)
 		}
 		return ""
-	case WALEndTorn:
+	case EndTorn:
 		if last {
 			return fmt.Sprintf("%s: torn tail at offset %d, decoding stopped there: %s (normal after a crash, or when a live etcd is writing the segment as it is read)", s.Name, t.Offset, t.Detail)
 		}

@@ -1,4 +1,4 @@
-package diagnose
+package strace
 
 // Parsing the output of
 //
@@ -13,7 +13,7 @@ package diagnose
 //
 // A call another thread interrupts is split into an "unfinished" line,
 // which has the arguments, and a "resumed" line, which has the result and
-// the duration; StraceParser joins them per thread.
+// the duration; Parser joins them per thread.
 
 import (
 	"errors"
@@ -21,22 +21,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"etcdbench/internal/units"
 )
 
-// StraceLineKind says what a line of strace output is.
-type StraceLineKind int
+// LineKind says what a line of strace output is.
+type LineKind int
 
 // The kinds of line.
 const (
-	StraceOther      StraceLineKind = iota // signals, exits, attach messages
-	StraceCallLine                         // a whole call: name(args) = ret <dur>
-	StraceUnfinished                       // name(args <unfinished ...>
-	StraceResumed                          // <... name resumed>rest) = ret <dur>
+	Other      LineKind = iota // signals, exits, attach messages
+	CallLine                   // a whole call: name(args) = ret <dur>
+	Unfinished                 // name(args <unfinished ...>
+	Resumed                    // <... name resumed>rest) = ret <dur>
 )
 
-// StraceLine is one parsed line.
-type StraceLine struct {
-	Kind StraceLineKind
+// Line is one parsed line.
+type Line struct {
+	Kind LineKind
 	PID  int           // thread id; 0 when the line has none (strace without -f)
 	At   time.Duration // time of day from -tt; -1 without it
 	Name string        // system call
@@ -47,31 +49,31 @@ type StraceLine struct {
 	Dur  time.Duration // from -T; -1 without it
 }
 
-// errStraceSyntax marks a line that is not strace output of the expected shape.
-var errStraceSyntax = errors.New("strace: unexpected line")
+// errSyntax marks a line that is not strace output of the expected shape.
+var errSyntax = errors.New("strace: unexpected line")
 
-// StraceParseLine parses one line of strace output (without its newline).
+// ParseLine parses one line of strace output (without its newline).
 // Lines that are not system calls (signals, exits, attach messages, blank)
-// are StraceOther; a line that looks like a call but cannot be read is an
+// are Other; a line that looks like a call but cannot be read is an
 // error.
-func StraceParseLine(s string) (StraceLine, error) {
-	l := StraceLine{FD: -1, At: -1, Ret: -1, Dur: -1}
+func ParseLine(s string) (Line, error) {
+	l := Line{FD: -1, At: -1, Ret: -1, Dur: -1}
 	s = strings.TrimRight(s, " \r")
 	// thread id: "1234  " with -o FILE, "[pid  1234] " on a terminal
 	if rest, ok := strings.CutPrefix(s, "[pid"); ok {
 		end := strings.IndexByte(rest, ']')
 		if end < 0 {
-			return l, fmt.Errorf("%w: %q", errStraceSyntax, s)
+			return l, fmt.Errorf("%w: %q", errSyntax, s)
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(rest[:end]))
 		if err != nil {
-			return l, fmt.Errorf("%w: thread id in %q", errStraceSyntax, s)
+			return l, fmt.Errorf("%w: thread id in %q", errSyntax, s)
 		}
 		l.PID, s = pid, strings.TrimLeft(rest[end+1:], " ")
 	} else if i := strings.IndexByte(s, ' '); i > 0 && allDigits(s[:i]) {
 		pid, err := strconv.Atoi(s[:i])
 		if err != nil {
-			return l, fmt.Errorf("%w: thread id in %q", errStraceSyntax, s)
+			return l, fmt.Errorf("%w: thread id in %q", errSyntax, s)
 		}
 		l.PID, s = pid, strings.TrimLeft(s[i:], " ")
 	}
@@ -83,7 +85,7 @@ func StraceParseLine(s string) (StraceLine, error) {
 		}
 		at, err := parseTimeOfDay(s[:end])
 		if err != nil {
-			return l, fmt.Errorf("%w: time in %q", errStraceSyntax, s)
+			return l, fmt.Errorf("%w: time in %q", errSyntax, s)
 		}
 		l.At, s = at, strings.TrimLeft(s[end:], " ")
 	}
@@ -93,31 +95,31 @@ func StraceParseLine(s string) (StraceLine, error) {
 	case strings.HasPrefix(s, "<..."):
 		end := strings.Index(s, " resumed>")
 		if end < 0 {
-			return l, fmt.Errorf("%w: %q", errStraceSyntax, s)
+			return l, fmt.Errorf("%w: %q", errSyntax, s)
 		}
-		l.Kind, l.Name = StraceResumed, strings.TrimSpace(s[len("<..."):end])
+		l.Kind, l.Name = Resumed, strings.TrimSpace(s[len("<..."):end])
 		return l, l.parseResult(s[end+len(" resumed>"):])
 	}
 	open := strings.IndexByte(s, '(')
 	if open <= 0 || !isIdent(s[:open]) {
-		return l, fmt.Errorf("%w: %q", errStraceSyntax, s)
+		return l, fmt.Errorf("%w: %q", errSyntax, s)
 	}
 	l.Name = s[:open]
 	args := s[open+1:]
 	l.FD, l.Path = parseFDArg(args)
 	if strings.HasSuffix(args, "<unfinished ...>") {
-		l.Kind = StraceUnfinished
+		l.Kind = Unfinished
 		return l, nil
 	}
-	l.Kind = StraceCallLine
+	l.Kind = CallLine
 	return l, l.parseResult(args)
 }
 
 // parseResult reads "... ) = ret [ERRNO (text)] [<dur>]" at the end of s.
-func (l *StraceLine) parseResult(s string) error {
+func (l *Line) parseResult(s string) error {
 	if d := strings.LastIndex(s, " <"); d >= 0 && strings.HasSuffix(s, ">") {
 		if dur, err := strconv.ParseFloat(s[d+2:len(s)-1], 64); err == nil && dur >= 0 && dur < 1e9 {
-			l.Dur = time.Duration(dur * float64(time.Second))
+			l.Dur = units.FromSeconds(dur)
 			s = s[:d]
 		}
 	}
@@ -127,11 +129,11 @@ func (l *StraceLine) parseResult(s string) error {
 			l.Err = "?"
 			return nil
 		}
-		return fmt.Errorf("%w: no result in %q", errStraceSyntax, s)
+		return fmt.Errorf("%w: no result in %q", errSyntax, s)
 	}
 	res := strings.Fields(s[eq+len(") = "):])
 	if len(res) == 0 {
-		return fmt.Errorf("%w: no result in %q", errStraceSyntax, s)
+		return fmt.Errorf("%w: no result in %q", errSyntax, s)
 	}
 	if res[0] == "?" {
 		l.Err = "?"
@@ -139,7 +141,7 @@ func (l *StraceLine) parseResult(s string) error {
 	}
 	v, err := strconv.ParseInt(res[0], 0, 64)
 	if err != nil {
-		return fmt.Errorf("%w: result %q", errStraceSyntax, res[0])
+		return fmt.Errorf("%w: result %q", errSyntax, res[0])
 	}
 	l.Ret = v
 	if v < 0 {
@@ -187,15 +189,15 @@ func parseFDArg(args string) (int, string) {
 
 func parseTimeOfDay(s string) (time.Duration, error) {
 	if len(s) < 8 || s[2] != ':' || s[5] != ':' {
-		return 0, errStraceSyntax
+		return 0, errSyntax
 	}
 	h, err1 := strconv.Atoi(s[0:2])
 	m, err2 := strconv.Atoi(s[3:5])
 	sec, err3 := strconv.ParseFloat(s[6:], 64)
 	if err1 != nil || err2 != nil || err3 != nil || h < 0 || h > 23 || m < 0 || m > 59 || !(sec >= 0 && sec < 61) {
-		return 0, errStraceSyntax
+		return 0, errSyntax
 	}
-	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(sec*float64(time.Second)), nil
+	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + units.FromSeconds(sec), nil
 }
 
 func allDigits(s string) bool {
@@ -217,9 +219,9 @@ func isIdent(s string) bool {
 	return s != ""
 }
 
-// StraceParser joins the unfinished and resumed halves of calls, per thread.
-type StraceParser struct {
-	pending map[int]StraceLine
+// Parser joins the unfinished and resumed halves of calls, per thread.
+type Parser struct {
+	pending map[int]Line
 	// Orphans counts resumed lines whose start was not seen (a call in
 	// progress when strace attached) and unreadable lines.
 	Orphans, Bad int
@@ -229,29 +231,29 @@ type StraceParser struct {
 
 // Line parses one line and returns the completed call it finishes, if any.
 // Unfinished halves are kept until their thread's resumed line.
-func (p *StraceParser) Line(s string) (StraceLine, bool) {
-	l, err := StraceParseLine(s)
+func (p *Parser) Line(s string) (Line, bool) {
+	l, err := ParseLine(s)
 	if err != nil {
 		p.Bad++
 		return l, false
 	}
 	p.At = l.At
 	switch l.Kind {
-	case StraceCallLine:
+	case CallLine:
 		return l, true
-	case StraceUnfinished:
+	case Unfinished:
 		if p.pending == nil {
-			p.pending = make(map[int]StraceLine)
+			p.pending = make(map[int]Line)
 		}
 		p.pending[l.PID] = l
-	case StraceResumed:
+	case Resumed:
 		start, ok := p.pending[l.PID]
 		if !ok || start.Name != l.Name {
 			p.Orphans++
 			return l, false
 		}
 		delete(p.pending, l.PID)
-		start.Kind, start.Ret, start.Err, start.Dur = StraceCallLine, l.Ret, l.Err, l.Dur
+		start.Kind, start.Ret, start.Err, start.Dur = CallLine, l.Ret, l.Err, l.Dur
 		return start, true
 	}
 	return l, false

@@ -1,4 +1,4 @@
-package diagnose
+package walfile
 
 import (
 	"errors"
@@ -9,51 +9,54 @@ import (
 	"strings"
 )
 
-// ErrWALNotFound is returned when a directory holds no etcd WAL.
-var ErrWALNotFound = errors.New("diagnose: no etcd WAL found")
+// ErrNotFound is returned when a directory holds no etcd WAL. It and the
+// errors below keep the "diagnose:" prefix they had before this package
+// was split out of diagnose: users of 'etcdbench diagnose wal' and --bs
+// auto see the same messages.
+var ErrNotFound = errors.New("diagnose: no etcd WAL found")
 
-// WALDirs are the directories of one etcd member found from what the user
+// Dirs are the directories of one etcd member found from what the user
 // gave: its data dir (where 'etcdbench disk wal' should test), and the WAL
 // directory holding the segments.
-type WALDirs struct {
+type Dirs struct {
 	DataDir string // etcd's --data-dir
 	WALDir  string // the directory of the *.wal segments
 }
 
-// FindWALDir accepts etcd's data dir (holding member/wal), the member dir
+// FindDir accepts etcd's data dir (holding member/wal), the member dir
 // (holding wal) or the WAL directory itself, and returns both directories.
 // A WAL directory moved out with --wal-dir is accepted as given; its data
 // dir is then the WAL directory's parent.
-func FindWALDir(dir string) (WALDirs, error) {
+func FindDir(dir string) (Dirs, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return WALDirs{}, fmt.Errorf("diagnose: %s: %w", dir, err)
+		return Dirs{}, fmt.Errorf("diagnose: %s: %w", dir, err)
 	}
 	if fi, err := os.Stat(abs); err != nil {
-		return WALDirs{}, fmt.Errorf("diagnose: %w", err)
+		return Dirs{}, fmt.Errorf("diagnose: %w", err)
 	} else if !fi.IsDir() {
-		return WALDirs{}, fmt.Errorf("diagnose: %s is not a directory; give etcd's data dir, its member dir or its wal dir", dir)
+		return Dirs{}, fmt.Errorf("diagnose: %s is not a directory; give etcd's data dir, its member dir or its wal dir", dir)
 	}
 	for _, c := range []struct{ wal, data string }{
 		{abs, filepath.Dir(filepath.Dir(abs))},         // the wal dir itself
 		{filepath.Join(abs, "wal"), filepath.Dir(abs)}, // the member dir
 		{filepath.Join(abs, "member", "wal"), abs},     // the data dir
 	} {
-		if segs, _ := walSegmentNames(c.wal); len(segs) > 0 {
-			d := WALDirs{DataDir: c.data, WALDir: c.wal}
+		if segs, _ := segmentNames(c.wal); len(segs) > 0 {
+			d := Dirs{DataDir: c.data, WALDir: c.wal}
 			if c.wal == abs && filepath.Base(filepath.Dir(abs)) != "member" {
 				d.DataDir = filepath.Dir(abs) // a --wal-dir outside the data dir
 			}
 			return d, nil
 		}
 	}
-	return WALDirs{}, fmt.Errorf("%w in %s (no *.wal files there, nor in member/wal or wal under it); give etcd's --data-dir, its member dir or its wal dir", ErrWALNotFound, dir)
+	return Dirs{}, fmt.Errorf("%w in %s (no *.wal files there, nor in member/wal or wal under it); give etcd's --data-dir, its member dir or its wal dir", ErrNotFound, dir)
 }
 
-// walSegmentNames lists the segment files of a WAL directory, oldest first
+// segmentNames lists the segment files of a WAL directory, oldest first
 // (their names, %016x-%016x.wal, sort in order). The preallocated next
 // segment (*.tmp) is not one.
-func walSegmentNames(dir string) ([]string, error) {
+func segmentNames(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -68,18 +71,18 @@ func walSegmentNames(dir string) ([]string, error) {
 	return names, nil
 }
 
-// WALProfileDir decodes every segment of the WAL directory dir, read-only:
+// ProfileDir decodes every segment of the WAL directory dir, read-only:
 // files are opened for reading only, never locked, and nothing is written.
 // Segments are read one at a time, so memory stays at one segment (64 MB).
-func WALProfileDir(dir string) (*WALProfile, error) {
-	names, err := walSegmentNames(dir)
+func ProfileDir(dir string) (*Profile, error) {
+	names, err := segmentNames(dir)
 	if err != nil {
 		return nil, fmt.Errorf("diagnose: reading the WAL directory: %w", err)
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%w in %s", ErrWALNotFound, dir)
+		return nil, fmt.Errorf("%w in %s", ErrNotFound, dir)
 	}
-	p := &WALProfile{}
+	p := &Profile{}
 	for _, n := range names {
 		// os.ReadFile opens read-only and takes no lock
 		b, err := os.ReadFile(filepath.Join(dir, n))
