@@ -78,7 +78,7 @@ func (f *diskFlags) set(cmd *cobra.Command) map[string]string {
 
 // run runs the workloads ws and reports them.
 func (f *diskFlags) run(cmd *cobra.Command, ws []disk.Named, stdout, stderr io.Writer, spaceHint string) error {
-	return runDisk(cmd.Context(), run.DiskSpec{
+	return runDisk(cmd.Context(), disk.Suite{
 		Dir: f.dir, Workloads: ws, Thresholds: verdict.Defaults(), Args: commandLine(cmd),
 		Progress: f.prog.terminal(stderr, f.out.output), SpaceHint: spaceHint,
 	}, f.out.output, stdout)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"etcdbench/internal/disk"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
@@ -20,8 +21,8 @@ import (
 // written only after the scratch directory is gone, so nothing that
 // happens while writing it (a closed pipe killing the process) can leave
 // files behind.
-func runDisk(ctx context.Context, s run.DiskSpec, output string, stdout io.Writer) error {
-	res, err := run.Disk(ctx, s)
+func runDisk(ctx context.Context, s disk.Suite, output string, stdout io.Writer) error {
+	res, err := disk.Measure(ctx, s)
 	return conclude(ctx, stdout, output, res, err)
 }
 

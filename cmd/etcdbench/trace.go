@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/run"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
@@ -67,7 +68,7 @@ and CAP_PERFMON).`,
 // tracePID is the process to trace: --pid, or the only etcd running.
 func tracePID(pid int, given bool) (int, error) {
 	if !given {
-		return findOneEtcd()
+		return etcdproc.FindOne(procRoot)
 	}
 	if pid <= 0 {
 		return 0, run.Usagef("--pid %d: want a process id", pid)

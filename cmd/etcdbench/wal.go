@@ -12,6 +12,7 @@ import (
 	"etcdbench/internal/disk"
 	"etcdbench/internal/run"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
@@ -193,7 +194,7 @@ func (f *walFlags) options(changed func(string) bool, stderr io.Writer) (walOpti
 // runWALCommand validates the flags of cmd and runs the WAL check.
 func runWALCommand(cmd *cobra.Command, f *walFlags, stdout, stderr io.Writer) error {
 	if f.bs == "auto" {
-		bs, from, err := autoBS(cmd.Context(), f.fromDataDir, f.fromPID)
+		bs, from, err := trace.AutoBS(cmd.Context(), procRoot, f.fromDataDir, f.fromPID)
 		if err != nil {
 			return err
 		}
@@ -206,7 +207,7 @@ func runWALCommand(cmd *cobra.Command, f *walFlags, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	return runDisk(cmd.Context(), run.DiskSpec{
+	return runDisk(cmd.Context(), disk.Suite{
 		Dir: o.dir, Workloads: []disk.Named{{Name: "wal", Workload: disk.NewWALWorkload(o.cfg)}},
 		Thresholds: o.thresholds, Progress: o.progress, Args: commandLine(cmd),
 		SpaceHint: "free some space, or give a fixed --size (the adaptive mode keeps two 64 MB segments)",

@@ -81,7 +81,7 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 		return nil, err
 	}
 	prog := run.NewProgress(c.Progress, len(ws)+2)
-	env := disk.Env{Dir: diskDir, Root: "/", Facts: r.Result.Environment, Thresholds: verdict.Defaults(), OnSecond: prog.OnDisk()}
+	env := disk.Env{Dir: diskDir, Root: "/", Facts: r.Result.Environment, Thresholds: verdict.Defaults(), OnSecond: disk.ShowOn(prog)}
 	wls, err := disk.RunSuite(ctx, env, ws, prog.Start)
 	if err == nil {
 		err = os.RemoveAll(diskDir) // the etcd's space

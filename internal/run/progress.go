@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"etcdbench/internal/disk"
-	"etcdbench/internal/units"
 )
 
 // Progress redraws one status line on a terminal once a second: which
@@ -47,26 +44,12 @@ func (p *Progress) prefix() string {
 	return p.name
 }
 
-// Disk shows a disk workload's second: its samples, p99 and, once the
-// stop rule has enough, the bounds of the share above the threshold.
-func (p *Progress) Disk(pr disk.Progress) {
+// Show shows the running workload's figures after its name.
+func (p *Progress) Show(figures string) {
 	if p == nil {
 		return
 	}
-	line := fmt.Sprintf("%s %4.0fs  %d samples  p99 %s  above threshold: %d",
-		p.prefix(), pr.Elapsed.Seconds(), pr.Ops, units.FormatDuration(pr.P99), pr.Exceed)
-	if d := pr.Decision; d.NEff > 0 {
-		line += fmt.Sprintf("  P(above) %.2f%%..%.2f%% (limit 1%%)", 100*d.Lower, 100*d.Upper)
-	}
-	fmt.Fprintf(p.w, "\r\033[K%s", line)
-}
-
-// OnDisk is Disk as a disk.Env.OnSecond, or nil without a line.
-func (p *Progress) OnDisk() func(disk.Progress) {
-	if p == nil {
-		return nil
-	}
-	return p.Disk
+	fmt.Fprintf(p.w, "\r\033[K%s %s", p.prefix(), figures)
 }
 
 // Requests returns an etcd load's OnSecond that shows the requests sent
@@ -75,9 +58,8 @@ func (p *Progress) Requests() func(time.Duration, int64) {
 	if p == nil {
 		return nil
 	}
-	name := p.prefix()
 	return func(el time.Duration, sent int64) {
-		fmt.Fprintf(p.w, "\r\033[K%s %4.0fs  %d requests sent", name, el.Seconds(), sent)
+		p.Show(fmt.Sprintf("%4.0fs  %d requests sent", el.Seconds(), sent))
 	}
 }
 
