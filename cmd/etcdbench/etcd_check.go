@@ -74,12 +74,9 @@ func (c *checkFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.duration, "duration", "", "run this long instead of the preset's 60s (e.g. 10s for a quick look); the rules stay etcdctl's")
 	fs.StringVar(&c.load, "load", "s", "etcdctl check perf's load model: "+checkPresetNames()+" (or small, medium, large, xLarge)")
 	fs.Float64Var(&c.ratio, "min-throughput-ratio", d.ThroughputRatio.Limit, "pass when puts/s over the target rate is above this (etcdctl's rule)")
-	fs.StringVar(&c.slowest, "max-slowest", secondsString(d.Slowest.Limit), "pass when the slowest put took at most this (etcdctl's rule)")
-	fs.StringVar(&c.stddev, "max-stddev", secondsString(d.Stddev.Limit), "pass when the put latency's standard deviation is at most this (etcdctl's rule)")
+	fs.StringVar(&c.slowest, "max-slowest", units.FromSeconds(d.Slowest.Limit).String(), "pass when the slowest put took at most this (etcdctl's rule)")
+	fs.StringVar(&c.stddev, "max-stddev", units.FromSeconds(d.Stddev.Limit).String(), "pass when the put latency's standard deviation is at most this (etcdctl's rule)")
 }
-
-// secondsString writes a limit in seconds as a duration, e.g. "500ms".
-func secondsString(s float64) string { return time.Duration(s * float64(time.Second)).String() }
 
 // thresholds are etcdctl's limits with the flags' overrides.
 func (c *checkFlags) thresholds(cmd *cobra.Command) (verdict.CheckPerfThresholds, error) {
