@@ -28,7 +28,7 @@ func TestFindings(t *testing.T) {
 		{"FAIL before WARN whatever the rank", []result.Workload{
 			{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Warn, 0.009, 0.01, "s")}},
 			{Name: "etcd-put", Verdicts: []verdict.Verdict{v("leader_changes", verdict.Fail, 2, 0, "count")}},
-		}, []string{BusyMember.Name, SlowDisk.Name}, "etcd-put: FAIL leader_changes 2 count"},
+		}, []string{BusyMember.Name, SlowDisk.Name}, "etcd-put: FAIL leader_changes 2 (limit <= 0)"},
 		{"same status: by rank", []result.Workload{
 			{Name: "recovery", Verdicts: []verdict.Verdict{v("recovery_bandwidth", verdict.Fail, 10, 100, "MB/s")}},
 			{Name: "wal", Verdicts: []verdict.Verdict{v("sync_implausibly_fast", verdict.Fail, 1e-6, 1e-5, "s")}},
