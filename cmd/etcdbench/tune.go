@@ -70,6 +70,8 @@ func (f *tuneFlags) register(fs *pflag.FlagSet) {
 	f.out.register(fs)
 	f.prog.register(fs)
 	f.load.register(fs, tuneLoad(etcdload.OpPut), tuneKinds(), "longest run; with --total, whichever comes first")
+	// The defaults shown are put's; mixed reads keys it writes first.
+	fs.Lookup("key-space-size").Usage += " (the workload's when not given: mixed 1000)"
 }
 
 // tuneSpec is one validated tune.

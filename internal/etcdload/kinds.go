@@ -50,7 +50,7 @@ func CommonParams() []Param {
 }
 
 var (
-	consistencyParam = Param{"consistency", "ranges: l (linearizable) or s (serializable)", func(l *Load) any { return &l.Consistency }}
+	consistencyParam = Param{"consistency", "consistency of the ranges: l (linearizable) or s (serializable)", func(l *Load) any { return &l.Consistency }}
 	kinds            = []Kind{
 		{
 			Op: OpPut, What: "puts", Histograms: []string{"request"},
