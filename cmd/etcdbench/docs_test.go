@@ -1,0 +1,131 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the generated flag tables in docs/")
+
+// docsPage is the reference page of a command: docs/<family>.md, the
+// family being the word after etcdbench.
+func docsPage(c *cobra.Command) string {
+	words := strings.Fields(c.CommandPath())
+	family := "check" // etcdbench alone runs check
+	if len(words) > 1 {
+		family = words[1]
+	}
+	switch family {
+	case "report", "compare", "judge":
+		family = "reports"
+	}
+	return filepath.Join("..", "..", "docs", family+".md")
+}
+
+// flagTable is the generated reference of c's own flags.
+func flagTable(c *cobra.Command) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| flag | default | meaning |\n| --- | --- | --- |\n")
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Name == "help" {
+			return
+		}
+		name := "`--" + f.Name + "`"
+		if f.Shorthand != "" {
+			name = "`-" + f.Shorthand + "`, " + name
+		}
+		def := "-"
+		if f.DefValue != "" && f.DefValue != "[]" && f.DefValue != "false" && f.DefValue != "0" {
+			def = "`" + f.DefValue + "`"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, def, strings.ReplaceAll(f.Usage, "|", "\\|"))
+	})
+	if c.HasParent() {
+		b.WriteString("\nAnd the global `--html FILE` and `--textfile DIR` ([reports](reports.md)).\n")
+	}
+	return b.String()
+}
+
+func markers(path string) (begin, end string) {
+	return "<!-- flags of `" + path + "`: generated from the command tree by go test ./cmd/etcdbench -run TestDocsFlags -update-docs -->",
+		"<!-- end of the flags of `" + path + "` -->"
+}
+
+// documented are the commands whose flags the reference lists: every
+// runnable one.
+func documented(root *cobra.Command) []*cobra.Command {
+	var out []*cobra.Command
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			return
+		}
+		if c.Runnable() && (c.HasParent() || c.Name() == "etcdbench") && !(c.HasSubCommands() && c.HasParent()) {
+			out = append(out, c)
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+	return out
+}
+
+// TestDocsFlags keeps docs/ the reference of every command and flag: each
+// runnable command has a table of its flags, generated from the command
+// tree, in its family's page. A new command or flag without its table
+// fails; -update-docs writes the tables (the prose around them is
+// written by hand).
+func TestDocsFlags(t *testing.T) {
+	root := newRootCmd(io.Discard, io.Discard)
+	pages := map[string]string{}
+	read := func(p string) string {
+		if s, ok := pages[p]; ok {
+			return s
+		}
+		b, err := os.ReadFile(p)
+		if err != nil && !*updateDocs {
+			t.Fatalf("%v: every command family needs its reference page", err)
+		}
+		pages[p] = string(b)
+		return pages[p]
+	}
+	for _, c := range documented(root) {
+		page := docsPage(c)
+		s := read(page)
+		begin, end := markers(c.CommandPath())
+		block := begin + "\n" + flagTable(c) + end
+		re := regexp.MustCompile(regexp.QuoteMeta(begin) + `(?s).*?` + regexp.QuoteMeta(end))
+		switch {
+		case re.MatchString(s) && re.FindString(s) == block:
+		case !*updateDocs:
+			t.Errorf("%s: the flag table of %q is missing or out of date: run go test ./cmd/etcdbench -run TestDocsFlags -update-docs", page, c.CommandPath())
+		case re.MatchString(s):
+			pages[page] = re.ReplaceAllLiteralString(s, block)
+		default:
+			if !strings.Contains(s, "\n## Flags\n") {
+				s = strings.TrimRight(s, "\n") + "\n\n## Flags\n"
+			}
+			pages[page] = strings.TrimRight(s, "\n") + "\n\n### `" + c.CommandPath() + "`\n\n" + block + "\n"
+		}
+	}
+	if *updateDocs {
+		for p, s := range pages {
+			if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := len(documented(root)); n < 20 {
+		t.Errorf("only %d commands found in the tree", n)
+	}
+}
