@@ -129,3 +129,38 @@ func TestDocsFlags(t *testing.T) {
 		t.Errorf("only %d commands found in the tree", n)
 	}
 }
+
+// TestDocsLinks checks that every relative link of README.md and docs/
+// (and bench/'s and deploy/'s pages) points at a file that exists.
+func TestDocsLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	var pages []string
+	for _, glob := range []string{"*.md", "docs/*.md", "bench/*.md", "bench/*/*.md", "deploy/*/*.md"} {
+		m, err := filepath.Glob(filepath.Join(root, glob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, m...)
+	}
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	n := 0
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			n++
+			if _, err := os.Stat(filepath.Join(filepath.Dir(p), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", p, target)
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d relative links found in %d pages: the test is not reading the docs", n, len(pages))
+	}
+}
