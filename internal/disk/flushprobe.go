@@ -156,7 +156,7 @@ func (p *FlushProbe) Figures() ([]result.Figure, string) {
 	}
 	var note string
 	if p.Distinguishable {
-		note = fmt.Sprintf("flush probe: the cache flush costs about %v (median %v with fdatasync, %v without): the device has a volatile write cache and honours flushes; information, not a verdict",
+		note = fmt.Sprintf("flush probe: fdatasync costs about %v more than writing the same overwrite out without it (median %v with, %v without): something below waits for a cache flush (or, on a copy-on-write filesystem such as btrfs, for the metadata fdatasync also writes), as on storage with a volatile cache that honours flushes; information, not a verdict",
 			roundProbe(p.Synced-p.Unsynced), roundProbe(p.Synced), roundProbe(p.Unsynced))
 	} else {
 		note = fmt.Sprintf("flush probe: write + fdatasync (median %v) costs no more than the same write without a flush (median %v): either the device has a non-volatile, power-loss-protected cache, or the flush is not sent or is ignored (a barrier=0/nobarrier mount, a hypervisor cache=unsafe, a controller that ignores flushes); the kernel cannot tell which - information, not a PASS; check the mount options and the storage's documentation",
