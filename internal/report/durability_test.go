@@ -16,7 +16,8 @@ func undurable(t *testing.T) *result.Result {
 	r := sample(t)
 	r.Environment.Filesystem = sysinfo.Filesystem{Type: "ext4", Source: "/dev/loop0", MountPoint: "/mnt", MountOptions: "rw,relatime", SuperOptions: "rw,nobarrier", MajorMinor: "7:0"}
 	r.Environment.Device = &sysinfo.Device{Name: "loop0", Scheduler: "none", WriteCache: "write back"}
-	r.Environment.Stack = &sysinfo.Stack{Chain: "loop0 -> file /var/tmp/disk.img on ext4 (/dev/vda) -> vda"}
+	r.Environment.Stack = &sysinfo.Stack{Chain: "loop0 -> file /var/tmp/disk.img on ext4 (/dev/vda) -> vda",
+		Bottom: []sysinfo.Device{{Name: "vda", Scheduler: "mq-deadline", WriteCache: "write back", Virtual: true, Driver: "virtio_blk"}}}
 	wal := &r.Workloads[0]
 	storage := verdict.JudgeStorage(verdict.StorageFigures{Layers: []verdict.StorageLayer{{Where: "the directory's filesystem", FSType: "ext4", Source: "/dev/loop0", SuperOptions: "rw,nobarrier"}}})
 	wal.Verdicts = append(storage, wal.Verdicts...)
@@ -42,7 +43,7 @@ func TestDurabilityFailureComesFirst(t *testing.T) {
 	if i, j := strings.Index(table, "fdatasync flushes the disk cache"), strings.Index(table, "backend commit p99"); i < 0 || j < 0 || i > j {
 		t.Errorf("the verdict table does not list the durability FAIL before the other FAIL:\n%s", table)
 	}
-	if !strings.Contains(text, "  storage     loop0 -> file /var/tmp/disk.img on ext4 (/dev/vda) -> vda\n") {
+	if !strings.Contains(text, "  storage     loop0 -> file /var/tmp/disk.img on ext4 (/dev/vda) -> vda; vda, driver virtio_blk, virtual disk, scheduler mq-deadline, write cache write back\n") {
 		t.Errorf("the environment lacks the storage chain")
 	}
 	var h bytes.Buffer

@@ -212,6 +212,11 @@ func stackString(env sysinfo.Facts) string {
 	if env.Stack.Unresolved != "" {
 		s += " (not followed further: " + env.Stack.Unresolved + ")"
 	}
+	for _, d := range env.Stack.Bottom {
+		bottom := env
+		bottom.Device = &d
+		s += "; " + deviceString(bottom)
+	}
 	return s
 }
 
