@@ -21,29 +21,36 @@ type Cause struct {
 
 // The causes the check names.
 var (
+	NotDurable = Cause{Name: "fast because writes are not made durable", Rank: 0, Advice: "a mount option stops fdatasync from flushing the disk's cache, so every latency figure above is that of a volatile cache " +
+		"and etcd can lose writes it acknowledged at a power failure or host crash; remount without the option (the verdict names it) and run the check again before trusting any figure"}
 	SlowDisk = Cause{Name: "slow disk", Rank: 1, Advice: "move etcd's data dir (at least its WAL, --wal-dir) to a faster disk of its own (local SSD/NVMe); " +
 		"keep other writers off it or lower their I/O priority (ionice -c2 -n7, or -c3 for batch jobs); on cloud volumes, provision more IOPS"}
 	FakeSync = Cause{Name: "fdatasync does not reach stable storage", Rank: 2, Advice: "the filesystem or a cache acknowledges syncs it has not made durable " +
 		"(tmpfs, a write cache without power-loss protection, a hypervisor setting): etcd can lose acknowledged writes on a crash; use storage that honours flushes"}
 	BusyMember = Cause{Name: "busy or starved etcd member", Rank: 3, Advice: "elections or slow applies during the load: give etcd dedicated CPU (and a disk of its own), " +
 		"and if the disk and CPU are fine, raise --heartbeat-interval and --election-timeout (e.g. 250 ms / 2.5 s) for slow networks; run etcdbench diagnose on the cluster"}
+	UnsuitableStorage = Cause{Name: "storage etcd's docs advise against", Rank: 2, Advice: "network filesystems and container writable layers put a network, a daemon or overlayfs between etcd and the disk; " +
+		"give etcd's data dir a local SSD/NVMe disk or block volume mounted into the container"}
 	SlowRecovery = Cause{Name: "slow sequential reads", Rank: 4, Advice: "a member that restarts or joins reads its snapshot and WAL at this speed; use faster storage for large clusters"}
 )
 
 // causeOf maps verdict check IDs to their cause, as data.
 var causeOf = map[string]Cause{
-	"wal_fsync_p99":            SlowDisk,
-	"wal_fsync_p99_under_load": SlowDisk,
-	"backend_commit_p99":       SlowDisk,
-	"sync_iops_min":            SlowDisk,
-	"sync_iops_heavy":          SlowDisk,
-	"check_perf_throughput":    SlowDisk,
-	"sync_implausibly_fast":    FakeSync,
-	"rotational_sync_fast":     FakeSync,
-	"leader_changes":           BusyMember,
-	"slow_applies":             BusyMember,
-	"recovery_bandwidth":       SlowRecovery,
-	"recovery_bandwidth_large": SlowRecovery,
+	"wal_fsync_p99":                 SlowDisk,
+	"wal_fsync_p99_under_load":      SlowDisk,
+	"backend_commit_p99":            SlowDisk,
+	"sync_iops_min":                 SlowDisk,
+	"sync_iops_heavy":               SlowDisk,
+	"check_perf_throughput":         SlowDisk,
+	verdict.CheckMountFlushDisabled: NotDurable,
+	verdict.CheckNetworkFS:          UnsuitableStorage,
+	verdict.CheckContainerLayer:     UnsuitableStorage,
+	"sync_implausibly_fast":         FakeSync,
+	"rotational_sync_fast":          FakeSync,
+	"leader_changes":                BusyMember,
+	"slow_applies":                  BusyMember,
+	"recovery_bandwidth":            SlowRecovery,
+	"recovery_bandwidth_large":      SlowRecovery,
 }
 
 // Finding is one cause with the verdicts that point at it.
@@ -65,6 +72,9 @@ func Findings(ws []result.Workload) []Finding {
 				continue
 			}
 			c, ok := causeOf[v.Check]
+			if verdict.IsDurabilityFailure(v) {
+				c, ok = NotDurable, true
+			}
 			if !ok && strings.HasPrefix(v.Check, "wal_fsync") {
 				c, ok = SlowDisk, true
 			}

@@ -31,7 +31,7 @@ func TestFindings(t *testing.T) {
 		}, []string{BusyMember.Name, SlowDisk.Name}, "etcd-put: FAIL leader_changes 2 (limit <= 0)"},
 		{"same status: by rank", []result.Workload{
 			{Name: "recovery", Verdicts: []verdict.Verdict{v("recovery_bandwidth", verdict.Fail, 10, 100, "MB/s")}},
-			{Name: "wal", Verdicts: []verdict.Verdict{v("sync_implausibly_fast", verdict.Fail, 1e-6, 1e-5, "s")}},
+			{Name: "wal", Verdicts: []verdict.Verdict{v("rotational_sync_fast", verdict.Fail, 1e-5, 1e-3, "s")}},
 			{Name: "backend", Verdicts: []verdict.Verdict{v("backend_commit_p99", verdict.Fail, 0.04, 0.025, "s")}},
 		}, []string{SlowDisk.Name, FakeSync.Name, SlowRecovery.Name}, "backend: FAIL"},
 		{"verdicts of one cause are one finding", []result.Workload{
@@ -69,8 +69,20 @@ func TestFindingTakesWorstStatus(t *testing.T) {
 // without what to do is half an answer.
 func TestEveryCauseHasAdvice(t *testing.T) {
 	for check, c := range causeOf {
-		if c.Name == "" || c.Advice == "" || c.Rank <= 0 {
+		if c.Name == "" || c.Advice == "" || c.Rank < 0 {
 			t.Errorf("check %s: cause %+v lacks a name, advice or rank", check, c)
 		}
+	}
+}
+
+// TestDurabilityFailureFirst: storage that is fast because it does not
+// make writes durable tops the answer, above a slow disk's FAIL.
+func TestDurabilityFailureFirst(t *testing.T) {
+	fs := Findings([]result.Workload{
+		{Name: "backend", Verdicts: []verdict.Verdict{v("backend_commit_p99", verdict.Fail, 0.04, 0.025, "s")}},
+		{Name: "wal", Verdicts: []verdict.Verdict{v(verdict.CheckMountFlushDisabled, verdict.Fail, 1, 0, "count")}},
+	})
+	if len(fs) != 2 || fs[0].Cause.Name != NotDurable.Name {
+		t.Fatalf("findings %+v: want the durability FAIL first", fs)
 	}
 }

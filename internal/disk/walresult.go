@@ -72,14 +72,30 @@ func (run *WALRun) Workload(th verdict.Thresholds, env sysinfo.Facts) (result.Wo
 	}
 	var rotational *bool
 	virtual := false
-	if env.Device != nil {
-		rotational, virtual = env.Device.Rotational, env.Device.Virtual
+	if d, ok := env.JudgedDevice(); ok {
+		rotational, virtual = d.Rotational, d.Virtual
 	}
 	w.Verdicts = verdict.JudgeWAL(th, verdict.WALFigures{
 		P50: sync.p50, P99: sync.pq, P99CI: *sync.latency.P99CI,
 		Outcome: run.Decision.Outcome, Level: rule.Confidence, Method: sync.method, Bounds: sync.bounds,
 		SyncIOPS: w.OpsPerSec, MemoryFS: sysinfo.IsMemoryFS(env.Filesystem.Type), FSType: env.Filesystem.Type,
-		Rotational: rotational, VirtualDisk: virtual,
+		Rotational: rotational, VirtualDisk: virtual, Storage: StorageFigures(env),
 	})
 	return w, nil
+}
+
+// StorageFigures lists the filesystems the storage rules judge: the
+// directory's own, and below a loop device each backing file's.
+func StorageFigures(env sysinfo.Facts) verdict.StorageFigures {
+	var f verdict.StorageFigures
+	if fs := env.Filesystem; fs.Type != "" {
+		f.Layers = append(f.Layers, verdict.StorageLayer{Where: "the directory's filesystem", FSType: fs.Type, Source: fs.Source, MountOptions: fs.MountOptions, SuperOptions: fs.SuperOptions})
+	}
+	if env.Stack != nil {
+		for _, b := range env.Stack.Files {
+			fs := b.Filesystem
+			f.Layers = append(f.Layers, verdict.StorageLayer{Where: fmt.Sprintf("the filesystem holding %s's backing file %s", b.Loop, b.Path), FSType: fs.Type, Source: fs.Source, MountOptions: fs.MountOptions, SuperOptions: fs.SuperOptions})
+		}
+	}
+	return f
 }

@@ -74,7 +74,24 @@ func (w walWorkload) Run(ctx context.Context, env Env) (result.Workload, error) 
 		return wl, err
 	}
 	wl.Process, wl.Device = m.stop()
+	if runErr == nil && !run.Cancelled && ctx.Err() == nil {
+		addFlushProbe(&wl, dir)
+	}
 	return wl, runErr
+}
+
+// addFlushProbe runs the flush probe after the WAL loop (off its clock and
+// outside its device figures) and adds its figures and note; a probe that
+// cannot run is a note, not an error.
+func addFlushProbe(wl *result.Workload, dir string) {
+	p, err := RunFlushProbe(dir)
+	if err != nil {
+		wl.Notes = append(wl.Notes, fmt.Sprintf("flush probe not run: %v", err))
+		return
+	}
+	figs, note := p.Figures()
+	wl.Figures = append(wl.Figures, figs...)
+	wl.Notes = append(wl.Notes, note)
 }
 
 // workdir makes a subdirectory of the scratch directory for one workload;

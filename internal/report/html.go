@@ -133,7 +133,7 @@ func htmlVerdicts(wls []result.Workload) []htmlVerdict {
 			rows = append(rows, row{i, v})
 		}
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].v.Status > rows[j].v.Status })
+	sort.SliceStable(rows, func(i, j int) bool { return worseFirst(rows[i].v, rows[j].v) })
 	var out []htmlVerdict
 	for _, r := range rows {
 		v := r.v
@@ -225,10 +225,15 @@ func htmlEnvironment(r *result.Result) ([][2]string, []string) {
 		{"directory", orNotRecorded(env.Dir)},
 		{"filesystem", fsText},
 		{"device", deviceString(env)},
+	}
+	if env.Stack != nil {
+		rows = append(rows, [2]string{"storage chain", stackString(env)})
+	}
+	rows = append(rows, [][2]string{
 		{"kernel", sys.kernel},
 		{"CPUs", sys.cpus},
 		{"memory", sys.memory},
-	}
+	}...)
 	if env.Hostname != "" {
 		rows = append(rows, [2]string{"host", env.Hostname})
 	}

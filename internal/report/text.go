@@ -18,6 +18,7 @@ import (
 // table, the confidence figures and the verdicts, then the environment.
 func Text(w io.Writer, r *result.Result) error {
 	ew := &errWriter{w: w}
+	textDurabilityHeadline(ew, r.Workloads)
 	for i := range r.Workloads {
 		textWorkload(ew, &r.Workloads[i])
 	}
@@ -136,7 +137,7 @@ func textVerdictTable(ew *errWriter, wls []result.Workload) {
 			rows = append(rows, row{wl.Name, v})
 		}
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].v.Status > rows[j].v.Status })
+	sort.SliceStable(rows, func(i, j int) bool { return worseFirst(rows[i].v, rows[j].v) })
 	ew.printf("verdicts\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
@@ -163,6 +164,9 @@ func textEnvironment(ew *errWriter, r *result.Result) {
 		ew.printf("  filesystem  %s on %s at %s (%s)\n", orUnknown(fs.Type), orUnknown(fs.Source), orUnknown(fs.MountPoint), fs.MountOptions)
 	}
 	ew.printf("  device      %s\n", deviceString(env))
+	if env.Stack != nil {
+		ew.printf("  storage     %s\n", stackString(env))
+	}
 	sys := systemOf(env)
 	cpus, memory := "CPUs "+sys.cpus, "memory "+sys.memory
 	if env.CPUs > 0 {
@@ -176,6 +180,44 @@ func textEnvironment(ew *errWriter, r *result.Result) {
 	for _, n := range env.Notes {
 		ew.printf("  note: %s\n", n)
 	}
+}
+
+// textDurabilityHeadline puts a FAIL that says writes are not made
+// durable above every workload: the latencies below are fast because of it,
+// and an operator reading from the top must meet that first.
+func textDurabilityHeadline(ew *errWriter, wls []result.Workload) {
+	for _, wl := range wls {
+		for _, v := range wl.Verdicts {
+			if verdict.IsDurabilityFailure(v) && v.Check == verdict.CheckMountFlushDisabled {
+				ew.printf("FAIL  %s: %s (%s)\n      %s\n\n", wl.Name, v.Title, "fast because writes are not made durable", v.Detail)
+				return
+			}
+		}
+	}
+}
+
+// worseFirst orders verdicts by status, worst first, and among FAILs puts
+// those that say writes are not durable before the rest.
+func worseFirst(a, b verdict.Verdict) bool {
+	if a.Status != b.Status {
+		return a.Status > b.Status
+	}
+	return verdict.IsDurabilityFailure(a) && !verdict.IsDurabilityFailure(b)
+}
+
+// stackString is the chain below a stacked device, with why it stops
+// short when it does.
+func stackString(env sysinfo.Facts) string {
+	s := env.Stack.Chain
+	if env.Stack.Unresolved != "" {
+		s += " (not followed further: " + env.Stack.Unresolved + ")"
+	}
+	for _, d := range env.Stack.Bottom {
+		bottom := env
+		bottom.Device = &d
+		s += "; " + deviceString(bottom)
+	}
+	return s
 }
 
 // deviceString describes the block device behind the directory, "none"

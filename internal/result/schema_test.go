@@ -18,6 +18,7 @@ import (
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/testutil/loopmount"
 	"etcdbench/internal/verdict"
 )
 
@@ -247,6 +248,47 @@ func TestEtcdWorkloadMatchesSchema(t *testing.T) {
 	wls = append(wls, check.Summarize(wls))
 	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
 		StartedAt: time.Now(), Environment: sysinfo.Collect("/", dir), Workloads: wls}
+	r.Finish(time.Now())
+	var b bytes.Buffer
+	if err := report.JSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, schema, b.Bytes())
+}
+
+// TestStackedRunMatchesSchema runs the WAL workload (with its flush
+// probe) on an ext4 image mounted barrier=0 on a real loop device, so that
+// the storage chain and the durability verdict are checked against the
+// schema too.
+func TestStackedRunMatchesSchema(t *testing.T) {
+	schema := loadSchema(t)
+	m := loopmount.Mount(t, "", "ext4", "barrier=0", 256<<20) // two 64 MB WAL segments fit
+	p, err := disk.PresetNamed("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WAL.MinRuntime, p.WAL.MinSamples, p.WAL.Runtime = 500*time.Millisecond, 10, time.Second
+	spec, _ := disk.Lookup("wal")
+	w, err := spec.Build(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := disk.Env{Dir: m.Dir, Root: "/", Facts: sysinfo.Collect("/", m.Dir), Thresholds: verdict.Defaults()}
+	if env.Facts.Stack == nil {
+		t.Fatalf("no storage chain for %s: %q", m.Loop, env.Facts.Notes)
+	}
+	wl, err := w.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wl.Verdicts[0].Check != verdict.CheckMountFlushDisabled {
+		t.Errorf("first verdict %s, want %s", wl.Verdicts[0].Check, verdict.CheckMountFlushDisabled)
+	}
+	if wl.Figure("flush_probe_with_flush_p50") == nil {
+		t.Errorf("no flush probe figures: %+v", wl.Figures)
+	}
+	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
+		StartedAt: time.Now(), Environment: env.Facts, Workloads: []result.Workload{wl}}
 	r.Finish(time.Now())
 	var b bytes.Buffer
 	if err := report.JSON(&b, r); err != nil {

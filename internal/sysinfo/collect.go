@@ -20,6 +20,10 @@ type Facts struct {
 	// Device is the block device behind Filesystem; nil when there is none
 	// (tmpfs, overlay, nfs...) or it could not be found.
 	Device *Device `json:"device,omitempty"`
+	// Stack is what lies under Device when it is a loop, device-mapper or
+	// md device: the chain down to the devices that hold the data (see
+	// JudgedDevice); nil for a device that is not stacked.
+	Stack *Stack `json:"stack,omitempty"`
 	// Kernel is the kernel release from /proc/sys/kernel/osrelease.
 	Kernel string `json:"kernel"`
 	// CPUs is runtime.NumCPU(): the CPUs this process may run on.
@@ -77,7 +81,7 @@ func Collect(root, dir string) Facts {
 	var n notes
 	f := Facts{CPUs: runtime.NumCPU()}
 	f.Dir = resolveDir(host, dir, &n)
-	f.Filesystem, f.Device = collectStorage(root, f.Dir, &n)
+	f.Filesystem, f.Device, f.Stack = collectStorage(root, f.Dir, &n)
 
 	if k, err := readTrimmed(filepath.Join(root, "proc/sys/kernel/osrelease")); err != nil {
 		n.addf("kernel release unknown: %v", err)
@@ -131,23 +135,24 @@ func resolveDir(host bool, dir string, n *notes) string {
 	return resolved
 }
 
-// collectStorage finds the mount holding dir and the block device behind it.
-func collectStorage(root, dir string, n *notes) (Filesystem, *Device) {
+// collectStorage finds the mount holding dir, the block device behind it
+// and, for a stacked device, what lies below.
+func collectStorage(root, dir string, n *notes) (Filesystem, *Device, *Stack) {
 	path := filepath.Join(root, "proc/self/mountinfo")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		n.addf("filesystem unknown: %v", err)
-		return Filesystem{}, nil
+		return Filesystem{}, nil, nil
 	}
 	mounts, err := ParseMountInfo(b)
 	if err != nil {
 		n.addf("filesystem unknown: %s: %v", path, err)
-		return Filesystem{}, nil
+		return Filesystem{}, nil, nil
 	}
 	m, ok := MountFor(mounts, dir)
 	if !ok {
 		n.addf("filesystem unknown: no mount in %s contains %s", path, dir)
-		return Filesystem{}, nil
+		return Filesystem{}, nil, nil
 	}
 	fs := Filesystem{
 		Type:         m.FSType,
@@ -157,7 +162,11 @@ func collectStorage(root, dir string, n *notes) (Filesystem, *Device) {
 		SuperOptions: m.SuperOptions,
 		MajorMinor:   m.MajorMinor,
 	}
-	return fs, deviceFor(root, m, n)
+	d := deviceFor(root, m, n)
+	if d == nil || !IsStacked(d.Name) {
+		return fs, d, nil
+	}
+	return fs, d, resolveStack(root, mounts, d, n)
 }
 
 // deviceFor finds the block device behind a mount. Major 0 is an anonymous

@@ -83,6 +83,7 @@ func TestCollect(t *testing.T) {
 		wantFS    Filesystem
 		wantDev   *Device
 		wantNotes []string // substrings, in order; nil means no notes at all
+		wantChain string   // Stack.Chain; "" means no Stack
 	}{
 		{
 			name: "ext4 on a partition of a paravirtual disk",
@@ -109,9 +110,10 @@ func TestCollect(t *testing.T) {
 				dmDir + "/slaves/vda2": "../../../../pci0000:00/0000:00:04.0/virtio2/block/vda/vda2",
 				dmDir + "/slaves/vda1": "../../../../pci0000:00/0000:00:04.0/virtio2/block/vda/vda1",
 			}),
-			dir:     "/var/lib/etcd/member",
-			wantFS:  Filesystem{Type: "xfs", Source: "/dev/mapper/vg-etcd", MountPoint: "/var/lib/etcd", MountOptions: "rw,noatime", SuperOptions: "rw,attr2", MajorMinor: "254:0"},
-			wantDev: &Device{Name: "dm-0", Rotational: new(bool), Scheduler: "none", WriteCache: "write through", Slaves: []string{"vda1", "vda2"}},
+			dir:       "/var/lib/etcd/member",
+			wantFS:    Filesystem{Type: "xfs", Source: "/dev/mapper/vg-etcd", MountPoint: "/var/lib/etcd", MountOptions: "rw,noatime", SuperOptions: "rw,attr2", MajorMinor: "254:0"},
+			wantDev:   &Device{Name: "dm-0", Rotational: new(bool), Scheduler: "none", WriteCache: "write through", Slaves: []string{"vda1", "vda2"}},
+			wantChain: "dm-0 (device-mapper vg-etcd) -> [vda1 on vda, vda2 on vda]",
 		},
 		{
 			name: "tmpfs has no device and needs no note",
@@ -153,18 +155,19 @@ func TestCollect(t *testing.T) {
 		},
 		{
 			name: "loop device notes its backing file",
-			files: merge(procFiles, map[string]string{
-				"proc/self/mountinfo":                               "40 1 7:0 / / rw - ext4 /dev/loop0 rw\n",
+			files: merge(procFiles, vdaFiles, map[string]string{
+				"proc/self/mountinfo":                               "40 1 7:0 / / rw - ext4 /dev/loop0 rw\n41 40 253:1 / /var/tmp rw - ext4 /dev/vda1 rw\n",
 				"sys/devices/virtual/block/loop0/queue/rotational":  "0\n",
 				"sys/devices/virtual/block/loop0/queue/scheduler":   "[none] mq-deadline\n",
 				"sys/devices/virtual/block/loop0/queue/write_cache": "write back\n",
 				"sys/devices/virtual/block/loop0/loop/backing_file": "/var/tmp/disk.img\n",
 			}),
-			links:     map[string]string{"sys/dev/block/7:0": "../../devices/virtual/block/loop0"},
+			links:     merge(vdaLinks, map[string]string{"sys/dev/block/7:0": "../../devices/virtual/block/loop0"}),
 			dir:       "/",
 			wantFS:    Filesystem{Type: "ext4", Source: "/dev/loop0", MountPoint: "/", MountOptions: "rw", SuperOptions: "rw", MajorMinor: "7:0"},
 			wantDev:   &Device{Name: "loop0", Rotational: new(bool), Scheduler: "none", WriteCache: "write back"},
 			wantNotes: []string{"loop device loop0 is backed by file /var/tmp/disk.img"},
+			wantChain: "loop0 -> file /var/tmp/disk.img on ext4 (/dev/vda1) -> vda1 on vda",
 		},
 		{
 			name: "missing queue files are explained",
@@ -222,6 +225,12 @@ func TestCollect(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got.Device, tt.wantDev) {
 				t.Errorf("Device = %s\nwant %s", toJSON(t, got.Device), toJSON(t, tt.wantDev))
+			}
+			switch {
+			case tt.wantChain == "" && got.Stack != nil:
+				t.Errorf("Stack = %s, want none", toJSON(t, got.Stack))
+			case tt.wantChain != "" && (got.Stack == nil || got.Stack.Chain != tt.wantChain):
+				t.Errorf("Stack = %s, want chain %q", toJSON(t, got.Stack), tt.wantChain)
 			}
 			if got.Dir != filepath.Clean(tt.dir) {
 				t.Errorf("Dir = %q, want %q", got.Dir, filepath.Clean(tt.dir))

@@ -128,8 +128,10 @@ func readDevice(root, node string, n *notes) *Device {
 			d.Slaves = append(d.Slaves, e.Name())
 		}
 	}
-	if b, err := readTrimmed(filepath.Join(disk, "loop/backing_file")); err == nil && b != "" {
-		n.addf("loop device %s is backed by file %s; its latency is that file's filesystem's", d.Name, b)
+	if b, err := os.ReadFile(filepath.Join(disk, "loop/backing_file")); err == nil {
+		if path, _, ok := ParseBackingFile(b); ok {
+			n.addf("loop device %s is backed by file %s; its latency is that file's filesystem's", d.Name, path)
+		}
 	}
 	d.Virtual = isVirtual(d, sysfsRelative(root, disk))
 	return d

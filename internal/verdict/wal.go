@@ -19,14 +19,20 @@ type WALFigures struct {
 	SyncIOPS    float64       // write+fdatasync cycles per second
 	MemoryFS    bool          // the filesystem keeps data only in RAM
 	FSType      string
-	Rotational  *bool // nil when unknown
+	Rotational  *bool // of the device at the bottom of the storage chain; nil when unknown
 	VirtualDisk bool
+	// Storage are the filesystems from the directory down to the disks,
+	// for the mount option rules (JudgeStorage).
+	Storage StorageFigures
 }
 
-// JudgeWAL returns the verdicts of the WAL check, most important first.
+// JudgeWAL returns the verdicts of the WAL check, most important first: a
+// storage rule that finds writes are not made durable comes before the
+// latency verdicts it makes meaningless.
 func JudgeWAL(t Thresholds, f WALFigures) []Verdict {
-	vs := []Verdict{judgeWALP99(t, f), judgeSyncIOPS(t, f.SyncIOPS)}
-	return append(vs, judgeDurability(t, f)...)
+	storage := JudgeStorage(f.Storage)
+	vs := append(storage, judgeWALP99(t, f), judgeSyncIOPS(t, f.SyncIOPS))
+	return append(vs, judgeDurability(t, f, storage)...)
 }
 
 func judgeWALP99(t Thresholds, f WALFigures) Verdict {
@@ -103,7 +109,14 @@ func judgeSyncIOPS(t Thresholds, iops float64) Verdict {
 	return v
 }
 
-func judgeDurability(t Thresholds, f WALFigures) []Verdict {
+// judgeDurability judges what the fdatasync times say about durability;
+// storage are the storage rules' verdicts, which know better than any
+// timing when a mount option disables flushes.
+func judgeDurability(t Thresholds, f WALFigures, storage []Verdict) []Verdict {
+	unflushed := false
+	for _, s := range storage {
+		unflushed = unflushed || IsDurabilityFailure(s)
+	}
 	th := t.ImplausibleSync
 	v := Verdict{
 		Check: th.ID, Title: th.Title, Value: f.P50.Seconds(), Unit: th.Unit,
@@ -111,6 +124,9 @@ func judgeDurability(t Thresholds, f WALFigures) []Verdict {
 		Detail: "fdatasync takes as long as a device write and flush can",
 	}
 	switch {
+	case unflushed:
+		v.Status = Fail
+		v.Detail = fmt.Sprintf("median fdatasync %v may look like a device write, but a mount option stops it from flushing the disk's cache (%s above): the time is that of reaching a volatile cache, not stable storage", f.P50.Round(time.Microsecond/10), CheckMountFlushDisabled)
 	case f.MemoryFS:
 		v.Status = Warn
 		v.Detail = fmt.Sprintf("%s keeps data in memory: fdatasync returns without reaching any disk, so these figures say nothing about storage; test the directory etcd will really use", f.FSType)
