@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the comparison program bench/$1 and runs it with the remaining
-# arguments; the bench/ scripts (wal-vs-fio, mixed-vs-fio, seq-vs-fio) are
+# Builds the comparison program in bench/$1/ and runs it with the remaining
+# arguments; each comparison's bench/<name>/run script is
 # one line that calls this.
 #
 # This is `go run ./bench/$1 "$@"` from the repository root, except that

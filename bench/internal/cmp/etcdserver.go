@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// EtcdServer is the etcd a comparison loads: bench/putvsbench/etcdserver,
+// EtcdServer is the etcd a comparison loads: bench/put-vs-etcd-benchmark/etcdserver,
 // an embedded etcd in a process of its own, with its data in a new
 // directory that it removes when it stops.
 type EtcdServer struct {
@@ -28,7 +28,7 @@ type EtcdServer struct {
 // BuildEtcdServer builds the etcd server helper into binDir.
 func BuildEtcdServer(ctx context.Context, moduleDir, binDir string) (string, error) {
 	out := filepath.Join(binDir, "etcdserver")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./bench/putvsbench/etcdserver")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./bench/put-vs-etcd-benchmark/etcdserver")
 	cmd.Dir = moduleDir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the etcd server helper: %w%s", err, Tail(b))

@@ -35,7 +35,7 @@ func Execute[O any](ctx context.Context, name string, args []string, stdout, std
 }
 
 // ParseFlags parses args for the comparison name: the common flags into c
-// and those register adds. --help prints "usage: bench/NAME [flags]",
+// and those register adds. --help prints "usage: bench/NAME/run [flags]",
 // about, and the flags. It returns Parse's error, or else c.Check's.
 func ParseFlags(name, about string, c *Common, args []string, stderr io.Writer, register func(fs *flag.FlagSet)) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -43,7 +43,7 @@ func ParseFlags(name, about string, c *Common, args []string, stderr io.Writer, 
 	c.Register(fs)
 	register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: bench/%s [flags]\n\n%s\n\nFlags:\n", name, about)
+		fmt.Fprintf(stderr, "usage: bench/%s/run [flags]\n\n%s\n\nFlags:\n", name, about)
 		fs.PrintDefaults()
 	}
 	if err := Parse(fs, args); err != nil {

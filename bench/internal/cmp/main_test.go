@@ -25,7 +25,7 @@ func TestParseFlags(t *testing.T) {
 	if _, _, err := parse([]string{"--help"}, &b); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("--help: err = %v", err)
 	}
-	if out := b.String(); !strings.HasPrefix(out, "usage: bench/x-vs-fio [flags]\n\nCompares x.\n\nFlags:\n") ||
+	if out := b.String(); !strings.HasPrefix(out, "usage: bench/x-vs-fio/run [flags]\n\nCompares x.\n\nFlags:\n") ||
 		!strings.Contains(out, "-bs string") || !strings.Contains(out, "-rounds int") {
 		t.Errorf("--help printed %q", out)
 	}

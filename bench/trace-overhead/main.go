@@ -1,6 +1,6 @@
-// Command traceoverhead measures what watching a live etcd costs it: the
+// Command trace-overhead (bench/trace-overhead/run) measures what watching a live etcd costs it: the
 // same `etcdbench etcd put` load against one etcd (an embedded etcd in a
-// process of its own, bench/putvsbench/etcdserver) with no tracer, with
+// process of its own, bench/put-vs-etcd-benchmark/etcdserver) with no tracer, with
 // `etcdbench trace` attached (eBPF syscall tracepoints) and with strace
 // attached (the seed articles' method: `strace -f -T -e
 // trace=write,pwrite64,fdatasync,fsync`), in alternating order, and gives

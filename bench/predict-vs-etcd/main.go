@@ -1,4 +1,4 @@
-// Command predictvsetcd measures how well etcdbench's synthetic WAL tests
+// Command predict-vs-etcd (bench/predict-vs-etcd/run) measures how well etcdbench's synthetic WAL tests
 // predict what a real etcd's WAL sees on the same disk (issue 7): each
 // round runs, on one directory and in alternating order,
 //

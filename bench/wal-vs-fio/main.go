@@ -1,4 +1,4 @@
-// Command walvsfio compares `etcdbench disk wal` with the fio recipe it
+// Command wal-vs-fio (bench/wal-vs-fio/run) compares `etcdbench disk wal` with the fio recipe it
 // reproduces (fio --rw=write --ioengine=sync --fdatasync=1 --bs=2300
 // --size=22m) on one directory: fdatasync p50 and p99, syncs, wall time and
 // CPU time per sync, over several rounds that alternate which tool goes

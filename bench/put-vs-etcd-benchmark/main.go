@@ -1,4 +1,4 @@
-// Command putvsbench compares `etcdbench etcd put` and `etcd range` with
+// Command put-vs-etcd-benchmark (bench/put-vs-etcd-benchmark/run) compares `etcdbench etcd put` and `etcd range` with
 // etcd's official benchmark tool (go.etcd.io/etcd/v3/tools/benchmark,
 // `benchmark put` and `benchmark range`) against one etcd both share: an embedded etcd started as a separate
 // process (./etcdserver) on free 127.0.0.1 ports with its data in the

@@ -1,4 +1,4 @@
-// Command mixedvsfio compares `etcdbench disk mixed` with the fio job it
+// Command mixed-vs-fio (bench/mixed-vs-fio/run) compares `etcdbench disk mixed` with the fio job it
 // reproduces (4 KiB random reads and writes, 80 % reads, O_DIRECT,
 // numjobs x iodepth in flight, all jobs on one shared file) on one
 // directory. Each round runs fio with every engine of --fio-engines

@@ -29,7 +29,7 @@ func TestParseFlags(t *testing.T) {
 
 // TestMeasurement reads a real `etcdbench etcd put -o json` report.
 func TestMeasurement(t *testing.T) {
-	put := cmptest.ReadFixture(t, "../../putvsbench/testdata/etcdbench-put.json")
+	put := cmptest.ReadFixture(t, "../../put-vs-etcd-benchmark/testdata/etcdbench-put.json")
 	m, err := measurement(runNone, cmp.Child{Stdout: put}, nil)
 	if err != nil {
 		t.Fatal(err)

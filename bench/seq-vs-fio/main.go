@@ -1,4 +1,4 @@
-// Command seqvsfio compares etcdbench's sequential workloads with the fio
+// Command seq-vs-fio (bench/seq-vs-fio/run) compares etcdbench's sequential workloads with the fio
 // jobs they reproduce, on one directory:
 //
 //   - snapshot: fio --rw=write --bs=1m --size=S --end_fsync=1
