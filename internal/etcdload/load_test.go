@@ -222,3 +222,34 @@ func TestRunOpenLoopCountsFromDueTime(t *testing.T) {
 			time.Duration(slowest), time.Duration(run))
 	}
 }
+
+func TestRequestContext(t *testing.T) {
+	eps := sharedCluster(t).Endpoints()
+	cases := []struct {
+		name      string
+		interrupt bool
+	}{
+		{"interrupted: the connections are closed", true},
+		{"finished: the connections stay open", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			conns := []*clientv3.Client{newClient(t, eps), newClient(t, eps)}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			reqCtx, release := requestContext(ctx, conns)
+			if reqCtx.Done() != nil {
+				t.Fatal("the request context can be cancelled: gRPC would register each request with it")
+			}
+			if tc.interrupt {
+				cancel()
+			}
+			release()
+			for i, c := range conns {
+				if closed := c.Ctx().Err() != nil; closed != tc.interrupt {
+					t.Errorf("connection %d closed: %v, want %v", i, closed, tc.interrupt)
+				}
+			}
+		})
+	}
+}
