@@ -196,9 +196,14 @@ func TestLoadValidate(t *testing.T) {
 
 func TestKeyBuf(t *testing.T) {
 	kb := newKeyBuf("/p/", 4)
-	for n, want := range map[int]string{0: "/p/0000", 7: "/p/0007", 1234: "/p/1234"} {
-		if got := kb.key(n); got != want {
-			t.Errorf("key(%d) = %q, want %q", n, got, want)
+	// In this order: the first key, the same one again (kept), others,
+	// and back to one built before.
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "/p/0000"}, {0, "/p/0000"}, {7, "/p/0007"}, {1234, "/p/1234"}, {1234, "/p/1234"}, {7, "/p/0007"}} {
+		if got := kb.key(c.n); got != c.want {
+			t.Errorf("key(%d) = %q, want %q", c.n, got, c.want)
 		}
 	}
 }

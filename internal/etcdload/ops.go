@@ -31,7 +31,10 @@ func newSender(l Load, c *clientv3.Client, seed, stream uint64) sender {
 	val := value(l.ValSize)
 	space, sequential, readRatio := l.KeySpaceSize, l.SequentialKeys, l.ReadRatio
 	pick := func(n int64) int {
-		if sequential {
+		switch {
+		case space == 1: // the default: no need to touch the generator
+			return 0
+		case sequential:
 			return int(n % int64(space))
 		}
 		return rng.IntN(space)
