@@ -11,7 +11,9 @@
 //     while the current one is written (segment.go), as etcd's file pipeline
 //     does, so appends land in allocated space exactly as they do in etcd
 //     and in fio's rw=write recipe. write and fdatasync are raw system calls
-//     (rawio.go) so the Go scheduler adds nothing to the timed interval.
+//     (rawio.go), timed with a clock read that is no preemption point, and
+//     the loop yields between operations before the runtime would preempt
+//     it, so the Go scheduler adds nothing to the timed interval.
 //   - backend (backend.go): bbolt's commit: sorted scattered page writes,
 //     fdatasync, the meta page, fdatasync.
 //   - wal-under-load (underload.go): the WAL loop while background writers

@@ -2,6 +2,7 @@ package disk
 
 import (
 	"runtime"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -13,12 +14,43 @@ import (
 // wake-up when it returns: extra context switches and a few microseconds
 // inside the timed interval of every fdatasync, which fio does not pay
 // (bench/wal-vs-fio measured about 1.5 futex calls and 1.4 context switches
-// more per sync than fio). The callers run on their own locked OS thread
-// and no other goroutine needs its P while they wait; the only cost is that
-// a garbage collection waits for the current call to return, and the timed
-// loops do not allocate.
+// more per sync than fio). A goroutine keeps its P while it waits in one, and
+// no other goroutine needs that P meanwhile; the only cost is that a garbage
+// collection waits for the current call to return, and the timed loops do
+// not allocate. The sequential, recovery and mixed workloads lock their
+// goroutines to their threads; the WAL loop yields instead (yieldEvery).
+
+// monotonic reads the runtime's monotonic clock, in nanoseconds (the
+// clock behind time.Now's monotonic reading and time.Since).
+//
+// The timed loops read it right after a raw system call returns, because
+// unlike time.Now it is not a preemption point. A goroutine that runs
+// without blocking (as a loop of raw calls does, for the scheduler) is
+// asked to yield by the runtime's monitor every 10-20 ms with a signal;
+// the signal lands while the thread is in the kernel, and the goroutine
+// then stops at the first function entry after the call - which was
+// time.Now, inside the timed interval. A build that read both clocks
+// found 80-91 of the 10,029 fdatasyncs of a 22m run each 10-280 us longer
+// by time.Now (the time of being rescheduled, a thread hand-off when the
+// goroutine was locked to its thread): about 1 % of the samples, which is
+// the p99. runtime.nanotime is one of the runtime's functions kept for
+// linkname (go.dev/issue/67401).
+//
+//go:linkname monotonic runtime.nanotime
+func monotonic() int64
+
+// yieldEvery is how often a timed loop gives way to the scheduler between
+// two operations (runtime.Gosched), so that the monitor never has to ask
+// it to: it asks after 10 ms without one, with a signal that may arrive
+// inside a timed call (see monotonic).
+const yieldEvery = 2 * time.Millisecond
 
 // rawCall makes a raw system call, retrying it when a signal interrupts it.
+// It is nosplit, so it is no preemption point either: a loop that reads
+// the clock with monotonic, then calls it, has nothing of the scheduler's
+// between its timestamp and the system call.
+//
+//go:nosplit
 func rawCall(trap, a1, a2, a3, a4 uintptr) (uintptr, error) {
 	for {
 		n, _, e := unix.RawSyscall6(trap, a1, a2, a3, a4, 0, 0)

@@ -190,9 +190,9 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 		}
 	}()
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-
+	// Not locked to its thread: the loop gives way every yieldEvery
+	// (below), and a locked goroutine that yields hands its thread over
+	// and waits for another to wake it.
 	var err error
 	seg, err = run.loop(cfg, pipe, seg, buf, &stop)
 	switch {
@@ -220,8 +220,9 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 		defer gc.close()
 	}
 	var off int64
-	start := time.Now()
+	start, mono0 := time.Now(), monotonic()
 	run.begin(start)
+	lastYield := mono0
 	var deadline time.Time
 	if cfg.Runtime > 0 {
 		deadline = start.Add(cfg.Runtime)
@@ -242,27 +243,36 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 			}
 			off = 0
 		}
-		t0 := time.Now()
+		// The clock is read with monotonic, which is not a preemption
+		// point, right after each call: nothing of the scheduler's
+		// lands between the call's return and its timestamp.
+		t0 := monotonic()
 		err := rawWriteFull(seg.fd, batch)
-		t1 := time.Now()
+		t1 := monotonic()
 		if err != nil {
 			return seg, fmt.Errorf("write to %s: %w", seg.path, err)
 		}
-		if err := rawFdatasync(seg.fd); err != nil {
+		err = rawFdatasync(seg.fd)
+		t2 := monotonic()
+		if err != nil {
 			return seg, fmt.Errorf("fdatasync %s: %w", seg.path, err)
 		}
-		t2 := time.Now()
+		end := start.Add(time.Duration(t2 - mono0))
 		if gc != nil {
 			gc.done()
 		}
 		if cfg.Durable != nil {
 			cfg.Durable.Add(int64(len(batch)))
 		}
-		stats.Record(run.Write, t1.Sub(t0))
+		stats.Record(run.Write, time.Duration(t1-t0))
 		off += int64(len(batch))
 		run.Bytes += int64(len(batch))
-		if run.add(t2.Sub(t1), t2) {
+		if run.add(time.Duration(t2-t1), end) {
 			return seg, nil
+		}
+		if time.Duration(t2-lastYield) >= yieldEvery {
+			runtime.Gosched()
+			lastYield = t2
 		}
 		switch {
 		case planned >= 0 && run.Bytes+bs > planned && cfg.Mode == ModeCount:
@@ -271,10 +281,10 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 		case planned >= 0 && run.Bytes+bs > planned:
 			run.stoppedAt(fmt.Sprintf("wrote the requested %d bytes", run.Bytes))
 			return seg, nil
-		case !deadline.IsZero() && !t2.Before(deadline) && cfg.Mode == ModeAdaptive:
+		case !deadline.IsZero() && !end.Before(deadline) && cfg.Mode == ModeAdaptive:
 			run.stoppedAt(fmt.Sprintf("reached the %v cap before the verdict was certain", cfg.Runtime))
 			return seg, nil
-		case !deadline.IsZero() && !t2.Before(deadline):
+		case !deadline.IsZero() && !end.Before(deadline):
 			run.stoppedAt(fmt.Sprintf("reached the runtime of %v", cfg.Runtime))
 			return seg, nil
 		}

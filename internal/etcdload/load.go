@@ -207,10 +207,14 @@ func NewRunID() string {
 }
 
 // keyBuf builds keys of one prefix and width without allocating more
-// than the string itself.
+// than the string itself, and not even that when the key is the one it
+// built last (a key space of one key, etcd benchmark's default, sends
+// one key over and over).
 type keyBuf struct {
 	b     []byte
-	start int // where the number begins
+	start int    // where the number begins
+	last  int    // the number of s
+	s     string // the last key built; "" before the first
 }
 
 func newKeyBuf(prefix string, width int) *keyBuf {
@@ -221,11 +225,16 @@ func newKeyBuf(prefix string, width int) *keyBuf {
 
 // key returns the prefix and n in decimal, zero-padded to the width.
 func (k *keyBuf) key(n int) string {
+	if n == k.last && k.s != "" {
+		return k.s
+	}
+	k.last = n
 	for i := len(k.b) - 1; i >= k.start; i-- {
 		k.b[i] = byte('0' + n%10)
 		n /= 10
 	}
-	return string(k.b)
+	k.s = string(k.b)
+	return k.s
 }
 
 // parameters are the load's settings for the result record.

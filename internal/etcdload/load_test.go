@@ -196,9 +196,14 @@ func TestLoadValidate(t *testing.T) {
 
 func TestKeyBuf(t *testing.T) {
 	kb := newKeyBuf("/p/", 4)
-	for n, want := range map[int]string{0: "/p/0000", 7: "/p/0007", 1234: "/p/1234"} {
-		if got := kb.key(n); got != want {
-			t.Errorf("key(%d) = %q, want %q", n, got, want)
+	// In this order: the first key, the same one again (kept), others,
+	// and back to one built before.
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "/p/0000"}, {0, "/p/0000"}, {7, "/p/0007"}, {1234, "/p/1234"}, {1234, "/p/1234"}, {7, "/p/0007"}} {
+		if got := kb.key(c.n); got != c.want {
+			t.Errorf("key(%d) = %q, want %q", c.n, got, c.want)
 		}
 	}
 }
@@ -220,5 +225,36 @@ func TestRunOpenLoopCountsFromDueTime(t *testing.T) {
 	if slowest, run := w.Latencies[0].MaxNs, w.DurationNs; slowest < run/2 {
 		t.Errorf("slowest latency %v in a %v run: the queueing behind earlier requests is not counted",
 			time.Duration(slowest), time.Duration(run))
+	}
+}
+
+func TestRequestContext(t *testing.T) {
+	eps := sharedCluster(t).Endpoints()
+	cases := []struct {
+		name      string
+		interrupt bool
+	}{
+		{"interrupted: the connections are closed", true},
+		{"finished: the connections stay open", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			conns := []*clientv3.Client{newClient(t, eps), newClient(t, eps)}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			reqCtx, release := requestContext(ctx, conns)
+			if reqCtx.Done() != nil {
+				t.Fatal("the request context can be cancelled: gRPC would register each request with it")
+			}
+			if tc.interrupt {
+				cancel()
+			}
+			release()
+			for i, c := range conns {
+				if closed := c.Ctx().Err() != nil; closed != tc.interrupt {
+					t.Errorf("connection %d closed: %v, want %v", i, closed, tc.interrupt)
+				}
+			}
+		})
 	}
 }
