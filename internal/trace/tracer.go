@@ -358,3 +358,18 @@ func (tr *Trace) Dir(c Class, def string) string {
 	}
 	return filepath.Dir(first)
 }
+
+// Probe loads and attaches the tracer's programs for this process and
+// detaches them at once: ErrPermission or ErrUnsupported say, before any
+// etcd is there to trace, that the tracer cannot run here.
+func Probe() error {
+	if err := ensureTracefs(); err != nil {
+		return err
+	}
+	a, err := attach(os.Getpid())
+	if err != nil {
+		return err
+	}
+	a.close()
+	return nil
+}
