@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -89,5 +91,45 @@ func TestExporterWaitsForEtcd(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	if last := lines[len(lines)-1]; last != "etcdbench: exporter stopped; every tracer detached" {
 		t.Errorf("last line %q", last)
+	}
+}
+
+// TestExporterCapabilities runs the exporter as root with only the
+// capabilities deploy/kubernetes/exporter gives it, against a real etcd
+// running as root with every capability: without CAP_SYS_PTRACE the
+// kernel hides etcd's open files (/proc/PID/fd), so the exporter says
+// so and the member is down, instead of tracing it blind; with it, the
+// member is traced.
+func TestExporterCapabilities(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and setpriv (util-linux) to drop capabilities")
+	}
+	srv := startEtcdServer(t, etcdServerOpts{})
+	for _, tt := range []struct {
+		caps string
+		up   string
+	}{
+		{"-all,+bpf,+perfmon,+sys_resource", "0"},
+		{"-all,+bpf,+perfmon,+sys_resource,+sys_ptrace", "1"},
+	} {
+		t.Run(tt.caps, func(t *testing.T) {
+			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			ctx, cancel := context.WithTimeout(context.Background(), processTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, setpriv, "--bounding-set="+tt.caps, binPath, "exporter", "--listen", addr, "--data-dir", srv.DataDir, "--interval", "200ms")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("etcdbench_target_up{data_dir=%q,member=\"m0\"} %s", srv.DataDir, tt.up)
+			waitFor(t, 30*time.Second, want, func() bool { return strings.Contains(get("http://"+addr+"/metrics"), want) })
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+			if tt.up == "0" && !strings.Contains(stderr.String(), "CAP_SYS_PTRACE") {
+				t.Errorf("the exporter did not name the missing capability:\n%s", stderr.String())
+			}
+		})
 	}
 }

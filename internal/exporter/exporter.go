@@ -179,7 +179,10 @@ func (e *Exporter) trace(ctx context.Context, st *TargetStatus) {
 	case ctx.Err() != nil:
 	case err != nil:
 		st.Err = err
-		e.cfg.Logf("etcd member %s (pid %s): %v", member, pid, err)
+		// Tried again at every scan: said once, and again when it changes.
+		if prev := e.gone[member+"\x00"+dir]; prev == nil || prev.Err == nil || prev.Err.Error() != err.Error() {
+			e.cfg.Logf("etcd member %s (pid %s): %v; trying again every %s", member, pid, err, e.cfg.Interval)
+		}
 	case tr != nil && tr.Exited:
 		e.cfg.Logf("etcd member %s (pid %s) exited; looking for it again every %s", member, pid, e.cfg.Interval)
 	}
