@@ -42,6 +42,8 @@ type Exporter struct {
 	reg     *prometheus.Registry
 	m       *metrics
 	started time.Time
+	// collectors are those registered, for MetricNames.
+	collectors []prometheus.Collector
 
 	mu      sync.Mutex
 	active  map[key]*TargetStatus
@@ -78,9 +80,11 @@ func New(cfg Config) *Exporter {
 		cfg.Logf = func(string, ...any) {}
 	}
 	e := &Exporter{cfg: cfg, reg: prometheus.NewRegistry(), started: time.Now(), active: map[key]*TargetStatus{}, gone: map[string]*TargetStatus{}}
-	e.m = newMetrics(e.reg)
-	newDiskCollector(cfg.Root, e.devices, e.reg)
-	e.reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	reg := &listingRegisterer{Registerer: e.reg}
+	e.m = newMetrics(reg)
+	newDiskCollector(cfg.Root, e.devices, reg)
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	e.collectors = reg.list
 	e.m.waiting.Set(1)
 	return e
 }

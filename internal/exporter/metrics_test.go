@@ -124,3 +124,20 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("attached called %d times, want 1", attached)
 	}
 }
+
+// TestMetricNames: the names come from every collector, the trace's, the
+// diskstats' and the process's, before any etcd is traced; a
+// histogram's series count, a name it does not serve does not.
+func TestMetricNames(t *testing.T) {
+	n := MetricNames()
+	for _, name := range []string{"etcdbench_sync_duration_seconds_bucket", "etcdbench_syncs_total", "etcdbench_disk_io_time_seconds_total", "etcdbench_target_up", "process_cpu_seconds_total"} {
+		if !n.Has(name) {
+			t.Errorf("%s not served", name)
+		}
+	}
+	for _, name := range []string{"etcdbench_nonsense", "etcd_disk_wal_fsync_duration_seconds_bucket"} {
+		if n.Has(name) {
+			t.Errorf("%s served", name)
+		}
+	}
+}
