@@ -103,7 +103,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			err = serr
 		}
 	}()
-	restore, err := enableBPFStats()
+	restore, err := cmp.EnableBPFStats()
 	if err != nil {
 		return err
 	}
@@ -121,14 +121,14 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	var ebpfShares []float64 // the eBPF tracer's CPU share, per round
 	load := func(ctx context.Context, run string) (cmp.Measurement, json.RawMessage, error) {
 		var detach func() ([]byte, error)
-		var before costSample
+		var before cmp.CostSample
 		tracerPID := 0
 		if t := tracers[run]; t != nil {
 			var terr error
 			if detach, tracerPID, terr = t(ctx, srv.PID()); terr != nil {
 				return cmp.Measurement{}, nil, terr
 			}
-			before, terr = sampleCost(tracerPID)
+			before, terr = cmp.SampleCost(tracerPID)
 			if terr != nil {
 				detach()
 				return cmp.Measurement{}, nil, fmt.Errorf("reading the tracer's cost: %w", terr)
@@ -139,9 +139,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			"--val-size", strconv.Itoa(o.ValSize), "-o", "json", "--no-progress")
 		var traced []byte
 		var derr, cerr error
-		var after costSample
+		var after cmp.CostSample
 		if detach != nil {
-			after, cerr = sampleCost(tracerPID) // still attached: the load's window
+			after, cerr = cmp.SampleCost(tracerPID) // still attached: the load's window
 			traced, derr = detach()
 		}
 		if lerr != nil || derr != nil || cerr != nil {
@@ -149,7 +149,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		}
 		m, err := measurement(run, ch, traced)
 		if detach != nil {
-			proc, bpf := share(before, after, runtime.NumCPU())
+			proc, bpf := cmp.Share(before, after, runtime.NumCPU())
 			m.Figures["tracer_process_share"], m.Figures["tracer_bpf_share"], m.Figures["tracer_share"] = proc, bpf, proc+bpf
 			if run == runEBPF {
 				ebpfShares = append(ebpfShares, proc+bpf)
