@@ -203,8 +203,9 @@ type promServer struct {
 }
 
 // startPrometheus starts Prometheus scraping target (host:port) every
-// second, and stops it when t ends. It skips t without prometheus.
-func startPrometheus(t *testing.T, target string) *promServer {
+// second, with the extra flags given, and stops it when t ends. It skips
+// t without prometheus.
+func startPrometheus(t *testing.T, target string, flags ...string) *promServer {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -224,8 +225,8 @@ func startPrometheus(t *testing.T, target string) *promServer {
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(bin, "--config.file", cfg, "--storage.tsdb.path", filepath.Join(dir, "tsdb"),
-		"--web.listen-address", addr, "--web.enable-lifecycle")
+	args := append([]string{"--config.file", cfg, "--storage.tsdb.path", filepath.Join(dir, "tsdb"), "--web.listen-address", addr}, flags...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -102,49 +102,7 @@ func TestExporterWithPrometheus(t *testing.T) {
 	up := fmt.Sprintf(`etcdbench_target_up{data_dir=%q}`, e.DataDir)
 	p.waitFor(t, "the member traced", up, func(v float64) bool { return v == 1 }, 30*time.Second)
 
-	// The window: from a scrape of the idle etcd to one after the load.
-	time.Sleep(2500 * time.Millisecond)
-	tA := time.Now()
-	tctx, tcancel := context.WithCancel(context.Background())
-	type outcome struct {
-		tr  *trace.Trace
-		err error
-	}
-	traced := make(chan outcome, 1)
-	go func() {
-		tr, err := trace.Run(tctx, trace.Options{PID: e.PID(), Duration: 5 * time.Minute})
-		traced <- outcome{tr, err}
-	}()
-	time.Sleep(1500 * time.Millisecond) // attached
-	e.put(t, 4000, 8)
-	time.Sleep(500 * time.Millisecond)
-	tcancel()
-	o := <-traced
-	if o.err != nil && !errors.Is(o.err, context.Canceled) {
-		t.Fatalf("the test's own trace: %v", o.err)
-	}
-	time.Sleep(2500 * time.Millisecond) // two more scrapes
-	tB := time.Now()
-
-	w, err := o.tr.Workload(verdict.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tracerP99 float64
-	var tracerCount int64
-	for _, l := range w.Latencies {
-		if l.Name == "wal sync" {
-			tracerCount = l.Count
-			for _, pc := range l.Percentiles {
-				if pc.P == 99 {
-					tracerP99 = float64(pc.ValueNs) / 1e9
-				}
-			}
-		}
-	}
-	if tracerCount < 500 || tracerP99 <= 0 {
-		t.Fatalf("the test's tracer saw %d WAL syncs, p99 %gs: too few to compare", tracerCount, tracerP99)
-	}
+	tA, tB, tracerP99, tracerCount := loadWindow(t, e)
 	at := fmt.Sprintf("@ %.3f", float64(tA.UnixNano())/1e9)
 	promP99 := p.query(t, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (etcdbench_sync_duration_seconds_bucket%s - etcdbench_sync_duration_seconds_bucket%s %s))`, sel, sel, at), tB)
 	promCount := p.query(t, fmt.Sprintf(`sum(etcdbench_syncs_total%s) - sum(etcdbench_syncs_total%s %s)`, sel, sel, at), tB)
@@ -196,5 +154,79 @@ func TestExporterWithPrometheus(t *testing.T) {
 	}
 	if n := bpfFDs(t); n != before {
 		t.Errorf("%d BPF descriptors in this process after the exporter stopped, %d before it started", n, before)
+	}
+}
+
+// loadWindow puts 4,000 keys into e while a tracer of the test's own (the
+// statistics mode of 'etcdbench trace') watches it, between a scrape of
+// the idle etcd (before tA) and one after the load (before tB); it
+// returns the window and the tracer's WAL sync p99 (seconds) and count.
+func loadWindow(t *testing.T, e *etcdProc) (tA, tB time.Time, p99 float64, count int64) {
+	t.Helper()
+	time.Sleep(2500 * time.Millisecond) // a scrape of the idle etcd
+	tA = time.Now()
+	tctx, tcancel := context.WithCancel(context.Background())
+	type outcome struct {
+		tr  *trace.Trace
+		err error
+	}
+	traced := make(chan outcome, 1)
+	go func() {
+		tr, err := trace.Run(tctx, trace.Options{PID: e.PID(), Duration: 5 * time.Minute})
+		traced <- outcome{tr, err}
+	}()
+	time.Sleep(1500 * time.Millisecond) // attached
+	e.put(t, 4000, 8)
+	time.Sleep(500 * time.Millisecond)
+	tcancel()
+	o := <-traced
+	if o.err != nil && !errors.Is(o.err, context.Canceled) {
+		t.Fatalf("the test's own trace: %v", o.err)
+	}
+	time.Sleep(2500 * time.Millisecond) // two more scrapes
+	tB = time.Now()
+	w, err := o.tr.Workload(verdict.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range w.Latencies {
+		if l.Name == "wal sync" {
+			count = l.Count
+			for _, pc := range l.Percentiles {
+				if pc.P == 99 {
+					p99 = float64(pc.ValueNs) / 1e9
+				}
+			}
+		}
+	}
+	if count < 500 || p99 <= 0 {
+		t.Fatalf("the test's tracer saw %d WAL syncs, p99 %gs: too few to compare", count, p99)
+	}
+	return tA, tB, p99, count
+}
+
+// TestExporterNativeHistograms: a Prometheus with native histograms on
+// (it scrapes the protobuf format) reads the exporter's native histogram,
+// and its p99 over a window of puts lies within one native bucket
+// (growth factor 2^(1/8), the schema of NativeHistogramBucketFactor 1.1)
+// of the tracer's own p99.
+func TestExporterNativeHistograms(t *testing.T) {
+	e := startEtcd(t, "n0")
+	addr, _, _ := serve(t, e.DataDir)
+	p := startPrometheus(t, addr, "--enable-feature=native-histograms")
+	p.waitFor(t, "the member traced", fmt.Sprintf(`etcdbench_target_up{data_dir=%q}`, e.DataDir), func(v float64) bool { return v == 1 }, 30*time.Second)
+	tA, tB, tracerP99, tracerCount := loadWindow(t, e)
+	sel := fmt.Sprintf(`etcdbench_sync_duration_seconds{data_dir=%q,file="wal"}`, e.DataDir)
+	rng := fmt.Sprintf("[%dms]", tB.Sub(tA).Milliseconds())
+	count := p.query(t, fmt.Sprintf(`histogram_count(sum(increase(%s%s)))`, sel, rng), tB)
+	nativeP99 := p.query(t, fmt.Sprintf(`histogram_quantile(0.99, sum(increase(%s%s)))`, sel, rng), tB)
+	if len(nativeP99) != 1 || len(count) != 1 {
+		t.Fatalf("no native histogram in Prometheus: p99 %v, count %v", nativeP99, count)
+	}
+	factor := math.Pow(2, 1.0/8)
+	t.Logf("WAL sync p99 over the window: PromQL over the native histogram %.1fµs (about %.0f syncs), the tracer's %.1fµs (%d syncs); one native bucket is a factor %.4f",
+		nativeP99[0]*1e6, count[0], tracerP99*1e6, tracerCount, factor)
+	if r := nativeP99[0] / tracerP99; r < 1/factor || r > factor {
+		t.Errorf("native p99 %gs is %.3f times the tracer's %gs: more than one native bucket apart", nativeP99[0], r, tracerP99)
 	}
 }
