@@ -125,10 +125,16 @@ func TestExporterCapabilities(t *testing.T) {
 			}
 			want := fmt.Sprintf("etcdbench_target_up{data_dir=%q,member=\"m0\"} %s", srv.DataDir, tt.up)
 			waitFor(t, 30*time.Second, want, func() bool { return strings.Contains(get("http://"+addr+"/metrics"), want) })
+			m := get("http://" + addr + "/metrics")
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-			if tt.up == "0" && !strings.Contains(stderr.String(), "CAP_SYS_PTRACE") {
-				t.Errorf("the exporter did not name the missing capability:\n%s", stderr.String())
+			_ = cmd.Wait() // stderr is complete from here
+			if tt.up == "0" {
+				if !strings.Contains(stderr.String(), "CAP_SYS_PTRACE") {
+					t.Errorf("the exporter did not name the missing capability:\n%s", stderr.String())
+				}
+				if !strings.Contains(m, "etcdbench_waiting_for_etcd 0") || !strings.Contains(m, "etcdbench_trace_failures_total{") {
+					t.Errorf("an etcd that cannot be traced: want waiting_for_etcd 0 and a failure counted:\n%s", m)
+				}
 			}
 		})
 	}

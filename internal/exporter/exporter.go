@@ -45,9 +45,14 @@ type Exporter struct {
 	// collectors are those registered, for MetricNames.
 	collectors []prometheus.Collector
 
-	mu      sync.Mutex
-	active  map[key]*TargetStatus
-	gone    map[string]*TargetStatus // the last process of each member no longer traced, by member and data dir
+	mu     sync.Mutex
+	active map[key]*TargetStatus
+	gone   map[string]*TargetStatus // the last process of each member no longer traced, by member and data dir
+	// failed are the processes whose trace failed (not their exit), and
+	// when to try each again: the interval, doubled at each failure up
+	// to maxRetry, so that a process that cannot be traced does not
+	// cost a BPF load every scan.
+	failed  map[key]retry
 	scanned time.Time
 	scanErr error
 }
@@ -79,7 +84,7 @@ func New(cfg Config) *Exporter {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	e := &Exporter{cfg: cfg, reg: prometheus.NewRegistry(), started: time.Now(), active: map[key]*TargetStatus{}, gone: map[string]*TargetStatus{}}
+	e := &Exporter{cfg: cfg, reg: prometheus.NewRegistry(), started: time.Now(), active: map[key]*TargetStatus{}, gone: map[string]*TargetStatus{}, failed: map[key]retry{}}
 	reg := &listingRegisterer{Registerer: e.reg}
 	e.m = newMetrics(reg)
 	newDiskCollector(cfg.Root, e.devices, reg)
@@ -124,8 +129,13 @@ func (e *Exporter) scan(ctx context.Context, wg *sync.WaitGroup) {
 		return
 	}
 	e.m.discoveries.WithLabelValues("ok").Inc()
+	seen := map[key]bool{}
 	for _, t := range found {
+		seen[t.key()] = true
 		if _, ok := e.active[t.key()]; ok {
+			continue
+		}
+		if r, ok := e.failed[t.key()]; ok && time.Now().Before(r.at) {
 			continue
 		}
 		st := &TargetStatus{Target: t}
@@ -137,7 +147,23 @@ func (e *Exporter) scan(ctx context.Context, wg *sync.WaitGroup) {
 			e.trace(ctx, st)
 		}()
 	}
-	e.m.waiting.Set(boolFloat(len(e.active) == 0))
+	for k := range e.failed {
+		if !seen[k] {
+			delete(e.failed, k) // gone: its pid may come back as another process
+		}
+	}
+	e.m.waiting.Set(boolFloat(len(found) == 0))
+}
+
+// maxRetry bounds the wait before a process whose trace failed is tried
+// again.
+const maxRetry = 5 * time.Minute
+
+// retry is when a process whose trace failed is tried again, and the
+// wait after the next failure.
+type retry struct {
+	at   time.Time
+	next time.Duration
 }
 
 // deviceOf finds the block device under t's data dir, as etcd sees it
@@ -183,9 +209,16 @@ func (e *Exporter) trace(ctx context.Context, st *TargetStatus) {
 	case ctx.Err() != nil:
 	case err != nil:
 		st.Err = err
-		// Tried again at every scan: said once, and again when it changes.
+		r := e.failed[st.key()]
+		if r.next == 0 {
+			r.next = e.cfg.Interval
+		}
+		r.at, r.next = time.Now().Add(r.next), min(2*r.next, maxRetry)
+		e.failed[st.key()] = r
+		e.m.failures.WithLabelValues(member, dir).Inc()
+		// Tried again later: said once, and again when it changes.
 		if prev := e.gone[member+"\x00"+dir]; prev == nil || prev.Err == nil || prev.Err.Error() != err.Error() {
-			e.cfg.Logf("etcd member %s (pid %s): %v; trying again every %s", member, pid, err, e.cfg.Interval)
+			e.cfg.Logf("etcd member %s (pid %s): %v; trying again in %s, then less and less often", member, pid, err, r.at.Sub(st.Ended).Round(time.Second))
 		}
 	case tr != nil && tr.Exited:
 		e.cfg.Logf("etcd member %s (pid %s) exited; looking for it again every %s", member, pid, e.cfg.Interval)
@@ -193,7 +226,9 @@ func (e *Exporter) trace(ctx context.Context, st *TargetStatus) {
 	delete(e.active, st.key())
 	e.gone[member+"\x00"+dir] = st
 	e.m.targets.Set(float64(e.attachedLocked()))
-	e.m.waiting.Set(boolFloat(len(e.active) == 0))
+	if st.Err == nil { // exited: waiting until a scan finds it again
+		e.m.waiting.Set(boolFloat(len(e.active) == 0))
+	}
 }
 
 // attachedLocked counts the processes traced now.

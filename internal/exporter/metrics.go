@@ -41,7 +41,7 @@ type metrics struct {
 	syncs                                *prometheus.CounterVec // + "call"
 	syncErrors, writes, writeBytes       *prometheus.CounterVec
 	writeErrors                          *prometheus.CounterVec
-	lost, attaches                       *prometheus.CounterVec
+	lost, attaches, failures             *prometheus.CounterVec
 	up                                   *prometheus.GaugeVec
 	info                                 *prometheus.GaugeVec // + pid, device
 	targets, waiting                     prometheus.Gauge
@@ -76,6 +76,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		writeErrors: counter("write_errors_total", "write and pwrite64 calls that returned an error.", fileLabel),
 		lost:        counter("lost_events_total", "Calls not recorded because the tracer's ring buffer was full: every other count is low by this many."),
 		attaches:    counter("target_attaches_total", "Times a tracer attached to this member's process: 1, plus one per restart seen."),
+		failures:    counter("trace_failures_total", "Times tracing this member's process failed (the status page and the log say why); tried again after a growing wait."),
 		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "target_up",
 			Help: "1 while this member's process is traced, 0 after it exited or could not be traced."}, targetLabels),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "target_info",
@@ -88,7 +89,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Scans of /proc for etcd processes, by result (ok, error)."}, []string{"result"}),
 	}
 	reg.MustRegister(m.syncSeconds, m.ownSeconds, m.waitSeconds, m.syncBytes, m.syncWrites,
-		m.syncs, m.syncErrors, m.writes, m.writeBytes, m.writeErrors, m.lost, m.attaches,
+		m.syncs, m.syncErrors, m.writes, m.writeBytes, m.writeErrors, m.lost, m.attaches, m.failures,
 		m.up, m.info, m.targets, m.waiting, m.discoveries)
 	return m
 }
