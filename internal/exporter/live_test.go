@@ -149,6 +149,12 @@ func TestExporterWithPrometheus(t *testing.T) {
 		t.Errorf("the WAL sync counter was reset %v times: a restart must continue it", resets)
 	}
 
+	snaps := p.query(t, fmt.Sprintf(`sum(etcdbench_syncs_total{data_dir=%q,file="snap"})`, e.DataDir), time.Now())
+	t.Logf("snapshot syncs counted: %v", snaps)
+	if len(snaps) != 1 || snaps[0] < 1 {
+		t.Errorf("snapshot syncs %v: etcd made snapshots (--snapshot-count 1000, 5,000 puts), none counted", snaps)
+	}
+
 	if err := stop(); !errors.Is(err, context.Canceled) {
 		t.Errorf("Run after cancel: %v, want context.Canceled", err)
 	}
