@@ -141,3 +141,53 @@ func TestMetricNames(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryBounded: however many calls and however spread their
+// latencies, a member's series stay the same number and each native
+// histogram keeps at most nativeMaxBkts buckets (client_golang widens
+// them instead).
+func TestMemoryBounded(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := newMetrics(reg)
+	r := m.newRecorder("m0", "/d", func() {})
+	count := func() (series, maxNative int) {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			for _, mt := range mf.GetMetric() {
+				series++
+				if h := mt.GetHistogram(); h != nil {
+					n := 0
+					for _, sp := range h.GetPositiveSpan() {
+						n += int(sp.GetLength())
+					}
+					maxNative = max(maxNative, n)
+				}
+			}
+		}
+		return series, maxNative
+	}
+	lat := time.Microsecond
+	for i := range 200000 {
+		lat = lat*1013/1000 + time.Duration(i%7)*time.Nanosecond // up to hours: every native bucket
+		if lat > time.Hour {
+			lat = time.Microsecond
+		}
+		r.Observe(trace.Observed{Class: trace.Classes[i%len(trace.Classes)], Sync: true, Latency: lat, CPUWait: lat / 3, Bytes: int64(i), Writes: int64(i % 50)})
+		if i == 1000 {
+			before, _ := count()
+			defer func() {
+				after, native := count()
+				if after != before {
+					t.Errorf("%d series after 1,000 calls, %d after 200,000", before, after)
+				}
+				if native > int(nativeMaxBkts) {
+					t.Errorf("a native histogram holds %d buckets, more than its cap %d", native, nativeMaxBkts)
+				}
+				t.Logf("%d series, at most %d native buckets in a histogram", after, native)
+			}()
+		}
+	}
+}
