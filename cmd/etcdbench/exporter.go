@@ -49,10 +49,13 @@ thread waited for a CPU, bytes and writes per sync, syncs, writes and bytes,
 the data dir's device counters from /proc/diskstats, lost events, an up
 gauge, the exporter's own CPU) and / (a status page). With no etcd running
 it waits and says so. --pid and --data-dir narrow what it traces. Needs root
-(or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE). Metrics, alerts and cost:
-docs/exporter.md.`,
+(or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE). Metrics,
+alerts and cost: docs/exporter.md.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rf := reportFilesFrom(cmd.Context()); rf.HTML != "" || rf.Textfile != "" {
+				return run.Usagef("--html and --textfile do not apply to the exporter: it writes no report, it serves /metrics")
+			}
 			cfg, err := f.config()
 			if err != nil {
 				return err
@@ -94,7 +97,7 @@ func (f *exporterFlags) config() (exporter.Config, error) {
 func runExporter(ctx context.Context, listen string, cfg exporter.Config, stderr io.Writer) error {
 	if err := trace.Probe(); err != nil {
 		if errors.Is(err, trace.ErrPermission) {
-			return fmt.Errorf("%w; the exporter needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE (see deploy/kubernetes/exporter.yaml)", err)
+			return fmt.Errorf("%w; the exporter needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE (see deploy/kubernetes/exporter/exporter.yaml)", err)
 		}
 		return err
 	}
