@@ -3,6 +3,7 @@ package sysinfo
 import (
 	"errors"
 	"os"
+	"runtime"
 	"testing"
 )
 
@@ -34,7 +35,12 @@ func TestParseProcStat(t *testing.T) {
 			}
 		})
 	}
-	self, err := os.ReadFile("/proc/self/stat")
+	// The reading thread's own line: it is running while it reads.
+	// /proc/self/stat is the thread group leader's, which sleeps while
+	// another thread runs the test (state S on a loaded machine).
+	runtime.LockOSThread()
+	self, err := os.ReadFile("/proc/thread-self/stat")
+	runtime.UnlockOSThread()
 	if err != nil {
 		t.Skip("no /proc")
 	}
