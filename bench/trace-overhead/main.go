@@ -34,17 +34,9 @@ import (
 
 const name = "trace-overhead"
 
-// params are the load every run sends.
-type params struct {
-	Conns   int   `json:"conns"`
-	Clients int   `json:"clients"`
-	Total   int64 `json:"total"`
-	ValSize int   `json:"val_size"`
-}
-
 type options struct {
 	cmp.Common
-	params
+	cmp.PutLoad
 	Strace string
 }
 
@@ -56,20 +48,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, err
 	}
 	c.NoFio = true
-	o := options{Common: c, params: params{Conns: 10, Clients: 100, Total: 60000, ValSize: 256}, Strace: "strace"}
+	o := options{Common: c, PutLoad: cmp.DefaultPutLoad(), Strace: "strace"}
 	err = cmp.ParseFlags(name, "etcd put throughput with no tracer, with `etcdbench trace` (eBPF) and with strace attached, alternated.", &o.Common, args, stderr,
 		func(fs *flag.FlagSet) {
-			fs.IntVar(&o.Conns, "conns", o.Conns, "gRPC connections of the load")
-			fs.IntVar(&o.Clients, "clients", o.Clients, "clients of the load")
-			fs.Int64Var(&o.Total, "total", o.Total, "puts per run")
-			fs.IntVar(&o.ValSize, "val-size", o.ValSize, "value bytes")
+			o.PutLoad.Register(fs)
 			fs.StringVar(&o.Strace, "strace", o.Strace, "strace binary")
 		})
 	if err != nil {
 		return o, err
 	}
-	if o.Conns < 1 || o.Clients < o.Conns || o.Total < 1 || o.ValSize < 0 {
-		return o, cmp.UsageError{Err: fmt.Errorf("--conns %d --clients %d --total %d --val-size %d: want at least one connection, no fewer clients, some puts", o.Conns, o.Clients, o.Total, o.ValSize)}
+	if err := o.PutLoad.Check(); err != nil {
+		return o, err
 	}
 	if o.Strace, err = exec.LookPath(o.Strace); err != nil {
 		return o, cmp.UsageError{Err: fmt.Errorf("strace not found (%v): install it (apt-get install strace) or pass --strace PATH", err)}
@@ -103,7 +92,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			err = serr
 		}
 	}()
-	restore, err := enableBPFStats()
+	restore, err := cmp.EnableBPFStats()
 	if err != nil {
 		return err
 	}
@@ -121,27 +110,25 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	var ebpfShares []float64 // the eBPF tracer's CPU share, per round
 	load := func(ctx context.Context, run string) (cmp.Measurement, json.RawMessage, error) {
 		var detach func() ([]byte, error)
-		var before costSample
+		var before cmp.CostSample
 		tracerPID := 0
 		if t := tracers[run]; t != nil {
 			var terr error
 			if detach, tracerPID, terr = t(ctx, srv.PID()); terr != nil {
 				return cmp.Measurement{}, nil, terr
 			}
-			before, terr = sampleCost(tracerPID)
+			before, terr = cmp.SampleCost(tracerPID)
 			if terr != nil {
 				detach()
 				return cmp.Measurement{}, nil, fmt.Errorf("reading the tracer's cost: %w", terr)
 			}
 		}
-		ch, lerr := cmp.RunChild(ctx, []int{1}, env.Etcdbench, "etcd", "put", "--endpoints", srv.URL, "--yes",
-			"--conns", strconv.Itoa(o.Conns), "--clients", strconv.Itoa(o.Clients), "--total", strconv.FormatInt(o.Total, 10),
-			"--val-size", strconv.Itoa(o.ValSize), "-o", "json", "--no-progress")
+		ch, lerr := o.PutLoad.Run(ctx, env.Etcdbench, srv.URL)
 		var traced []byte
 		var derr, cerr error
-		var after costSample
+		var after cmp.CostSample
 		if detach != nil {
-			after, cerr = sampleCost(tracerPID) // still attached: the load's window
+			after, cerr = cmp.SampleCost(tracerPID) // still attached: the load's window
 			traced, derr = detach()
 		}
 		if lerr != nil || derr != nil || cerr != nil {
@@ -149,7 +136,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		}
 		m, err := measurement(run, ch, traced)
 		if detach != nil {
-			proc, bpf := share(before, after, runtime.NumCPU())
+			proc, bpf := cmp.Share(before, after, runtime.NumCPU())
 			m.Figures["tracer_process_share"], m.Figures["tracer_bpf_share"], m.Figures["tracer_share"] = proc, bpf, proc+bpf
 			if run == runEBPF {
 				ebpfShares = append(ebpfShares, proc+bpf)
@@ -181,10 +168,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		TargetSource: targetSource,
 		Labels:       cmp.Labels{Subject: "traced", Base: "untraced"},
 	}
-	out := cmp.JSONFile[params]{Started: time.Now().UTC(), Dir: env.Dir, Params: o.params, Fio: "strace " + o.Strace, Etcdbench: env.Etcdbench}
+	out := cmp.JSONFile[cmp.PutLoad]{Started: time.Now().UTC(), Dir: env.Dir, Params: o.PutLoad, Fio: "strace " + o.Strace, Etcdbench: env.Etcdbench}
 	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
-	fmt.Fprintf(stdout, "%s: etcdbench etcd put, %d conns / %d clients, %d puts of %d B, against one embedded etcd (pid %s, %s); %d rounds\n",
-		name, o.Conns, o.Clients, o.Total, o.ValSize, pid, srv.URL, o.Rounds)
+	fmt.Fprintf(stdout, "%s: %s, against one embedded etcd (pid %s, %s); %d rounds\n", name, o.PutLoad, pid, srv.URL, o.Rounds)
 	fmt.Fprintf(stdout, "the strace line: strace -f -T -p %s -e trace=write,pwrite64,fdatasync,fsync -o /dev/null\n\n", pid)
 	if err := c.Run(ctx, o.Rounds, stdout, stderr, &out.Runs, &out.Summary); err != nil {
 		return err
@@ -231,20 +217,9 @@ const targetSource = "issue 8: the eBPF tracer's throughput cost under 5 % (rati
 // measurement reads the load's result and, for the eBPF run, how many WAL
 // syncs the tracer saw (so that a tracer that traced nothing shows).
 func measurement(run string, ch cmp.Child, traced []byte) (cmp.Measurement, error) {
-	w, err := cmp.EtcdbenchWorkload(ch.Stdout, "etcd-put")
+	m, err := cmp.PutMeasurement(run, ch)
 	if err != nil {
-		return cmp.Measurement{}, err
-	}
-	// A figure a run does not have is left out (JSON has no NaN).
-	m := cmp.Measurement{Tool: run, Ops: w.Ops, Runtime: time.Duration(w.DurationNs), Figures: map[string]float64{
-		"ops_per_sec": w.OpsPerSec,
-	}}
-	if l := w.Latency("request"); l != nil {
-		for _, p := range l.Percentiles {
-			if p.P == 99 {
-				m.Figures["p99_ns"] = float64(p.ValueNs)
-			}
-		}
+		return m, err
 	}
 	if run == runEBPF {
 		r, err := result.Read(bytes.NewReader(traced))
@@ -253,6 +228,5 @@ func measurement(run string, ch cmp.Child, traced []byte) (cmp.Measurement, erro
 		}
 		m.Figures["wal_syncs_traced"] = float64(r.Workloads[0].Ops)
 	}
-	m.FromChild(ch)
 	return m, nil
 }

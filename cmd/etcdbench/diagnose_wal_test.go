@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,14 @@ import (
 
 func TestDiagnoseWALUsage(t *testing.T) {
 	empty := t.TempDir()
+	// A process that is not etcd and whose descriptors this test may
+	// read (the kernel may refuse even root the descriptors of pid 1).
+	notEtcd := exec.Command("sleep", "60")
+	if err := notEtcd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = notEtcd.Process.Kill(); _ = notEtcd.Wait() }()
+	notEtcdPID := strconv.Itoa(notEtcd.Process.Pid)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -35,7 +44,7 @@ func TestDiagnoseWALUsage(t *testing.T) {
 		{"--yes with --data-dir", []string{"diagnose", "wal", "--data-dir", empty, "--yes"}, exitUsage, "go with tracing"},
 		{"bad duration", []string{"diagnose", "wal", "--pid", "1", "--duration", "-3s"}, exitUsage, "--duration"},
 		{"bad output", []string{"diagnose", "wal", "--data-dir", empty, "-o", "xml"}, exitUsage, "--output"},
-		{"not etcd", []string{"diagnose", "wal", "--pid", "1"}, exitRuntime, "no WAL segment"},
+		{"not etcd", []string{"diagnose", "wal", "--pid", notEtcdPID}, exitRuntime, "no WAL segment"},
 		{"--bs auto without a source", []string{"disk", "wal", "--dir", empty, "--bs", "auto"}, exitUsage, "--from-data-dir DIR"},
 		{"--from-pid without --bs auto", []string{"disk", "wal", "--dir", empty, "--from-pid", "1"}, exitUsage, "go with --bs auto"},
 		{"--bs auto from an empty dir", []string{"disk", "wal", "--dir", empty, "--bs", "auto", "--from-data-dir", empty}, exitUsage, "no *.wal files"},

@@ -50,7 +50,7 @@ func flagTable(c *cobra.Command) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, def, strings.ReplaceAll(f.Usage, "|", "\\|"))
 	})
 	if c.HasParent() {
-		b.WriteString("\nAnd the global `--html FILE` and `--textfile DIR` ([reports](reports.md)).\n")
+		b.WriteString("\nAnd the global `--html FILE` and `--textfile DIR` of every command that writes a report ([reports](reports.md)).\n")
 	}
 	return b.String()
 }

@@ -28,6 +28,9 @@ func exitCode(err error, cmdPath string, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, run.ErrFailed):
 		return exitFail
+	case errors.Is(err, errExporterStopped):
+		fmt.Fprintf(stderr, "etcdbench: %s\n", oneLine(err))
+		return exitInterrupted
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "etcdbench: interrupted; what it wrote (scratch files, keys) was removed")
 		return exitInterrupted

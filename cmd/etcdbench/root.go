@@ -63,7 +63,7 @@ on the same disk under load, in one verdict table.`,
 	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
 	root.AddCommand(newTuneCmd(stdout, stderr))
 	root.AddCommand(newReportCmd(stdout), newCompareCmd(stdout), newJudgeCmd(stdout, stderr))
-	root.AddCommand(newTraceCmd(stdout, stderr), newWholeCheckCmd(stdout, stderr))
+	root.AddCommand(newTraceCmd(stdout, stderr), newExporterCmd(stdout, stderr), newWholeCheckCmd(stdout, stderr))
 	return root
 }
 

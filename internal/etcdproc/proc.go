@@ -96,8 +96,16 @@ func ReadFiles(procRoot string, pid int) (Files, error) {
 		if err != nil {
 			continue
 		}
-		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil {
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		switch {
+		case err == nil:
 			links[fd] = target
+		case errors.Is(err, os.ErrPermission):
+			// The directory lists, its links do not: the kernel's ptrace
+			// check refuses a reader whose capabilities are not a superset
+			// of the process's. Seeing none of its files is not the same
+			// as it having none.
+			return Files{}, fmt.Errorf("diagnose: reading %s: %w (the kernel's ptrace access check refused it: reading another process's descriptors needs CAP_SYS_PTRACE, or its user and every capability it has)", filepath.Join(dir, e.Name()), err)
 		}
 	}
 	return classifyFiles(links), nil

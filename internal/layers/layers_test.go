@@ -18,7 +18,7 @@ var layerOf = map[string]int{
 
 	"check": 7, "tune": 7,
 
-	"etcdrun": 6, "diagnose": 6,
+	"etcdrun": 6, "diagnose": 6, "exporter": 6,
 
 	"disk": 5, "strace": 5, "trace": 5, "etcdload": 5, "etcdcluster": 5,
 

@@ -2,10 +2,13 @@ package sysinfo
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Device describes the block device behind a filesystem, as sysfs shows it.
@@ -177,4 +180,21 @@ func isVirtual(d *Device, sysPath string) bool {
 		}
 	}
 	return false
+}
+
+// BlockDevice returns the block device with the device number dev (as
+// stat's st_dev gives it) under root/sys/dev/block, and why it has none
+// or facts are missing. The number is what a file's filesystem reports,
+// so this works across mount namespaces (a process's files seen through
+// /proc/PID/fd), where mountinfo paths would not. Major 0 is an
+// anonymous device (tmpfs, overlay, btrfs subvolumes): no block device.
+func BlockDevice(root string, dev uint64) (*Device, []string) {
+	major, minor := unix.Major(dev), unix.Minor(dev)
+	var n notes
+	if major == 0 {
+		n.addf("no block device: device number 0:%d is anonymous (tmpfs, overlay or a btrfs subvolume)", minor)
+		return nil, n
+	}
+	d := readDevice(root, filepath.Join(root, "sys/dev/block", fmt.Sprintf("%d:%d", major, minor)), &n)
+	return d, n
 }

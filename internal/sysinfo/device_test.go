@@ -1,6 +1,11 @@
 package sysinfo
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
 
 func TestParseScheduler(t *testing.T) {
 	tests := []struct {
@@ -65,6 +70,34 @@ func FuzzParseScheduler(f *testing.F) {
 		got := ParseScheduler(data)
 		if len(got) > len(data) {
 			t.Fatalf("ParseScheduler(%q) = %q, longer than its input", data, got)
+		}
+	})
+}
+
+// TestBlockDevice: the device number of this package's own directory
+// leads to a disk that /proc/diskstats counts, and an anonymous device
+// number to no device, with the reason.
+func TestBlockDevice(t *testing.T) {
+	t.Run("anonymous", func(t *testing.T) {
+		d, n := BlockDevice("/", unix.Mkdev(0, 42))
+		if d != nil || len(n) != 1 || !strings.Contains(n[0], "anonymous") {
+			t.Errorf("BlockDevice(0:42) = %+v, %q; want nil and the reason", d, n)
+		}
+	})
+	t.Run("this directory", func(t *testing.T) {
+		var st unix.Stat_t
+		if err := unix.Stat(".", &st); err != nil {
+			t.Fatal(err)
+		}
+		if unix.Major(st.Dev) == 0 {
+			t.Skipf("this directory is on an anonymous device (%d:%d): no block device to find", unix.Major(st.Dev), unix.Minor(st.Dev))
+		}
+		d, n := BlockDevice("/", st.Dev)
+		if d == nil {
+			t.Fatalf("no device for %d:%d: %q", unix.Major(st.Dev), unix.Minor(st.Dev), n)
+		}
+		if _, err := ReadDiskstats("/", d.Name); err != nil {
+			t.Errorf("device %q (of %d:%d): %v", d.Name, unix.Major(st.Dev), unix.Minor(st.Dev), err)
 		}
 	})
 }

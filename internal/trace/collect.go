@@ -95,13 +95,13 @@ type classStats struct {
 	writeBytes    int64
 	failed        int64
 	secs          []*hdr.Histogram // sync latencies per second, index sec-1
-	pending       map[uint32]pendingWrites
+	pending       pendingByFD
 }
 
 func newClassStats() *classStats {
 	return &classStats{
 		syncLat: stats.NewLatencyHistogram(), syncWait: stats.NewLatencyHistogram(), syncOwn: stats.NewLatencyHistogram(),
-		pending: map[uint32]pendingWrites{},
+		pending: pendingByFD{},
 	}
 }
 
@@ -120,6 +120,8 @@ type collector struct {
 	// unused are the other files open but not yet written or synced, by
 	// descriptor: many are only read, and are not worth listing.
 	unused map[uint32]string
+	// observer, when set, receives every event instead (Options.Observer).
+	observer Observer
 }
 
 func newCollector(start uint64) *collector {
@@ -144,71 +146,75 @@ func (c *collector) opened(fd uint32, f openFile) {
 	c.used[f.Path] = f.Class
 }
 
-// add counts one event. Events of unknown classes are ignored.
+// add counts one event. Events of unknown classes are ignored. With an
+// observer, the event goes to it and nothing is kept here but the bytes
+// pending on each descriptor.
 func (c *collector) add(e event) {
 	s := c.classes[e.Class]
 	if s == nil {
 		return
 	}
 	if e.Call == callOpen {
-		c.opened(e.FD, openFile{Path: e.Path, Class: e.Class})
+		if c.observer == nil {
+			c.opened(e.FD, openFile{Path: e.Path, Class: e.Class})
+		}
 		return
 	}
-	if e.Class == ClassOther {
+	if e.Class == ClassOther && c.observer == nil {
 		if p, ok := c.unused[e.FD]; ok {
 			c.used[p] = ClassOther
 			delete(c.unused, e.FD)
 		}
 	}
 	c.events++
-	if e.Ret < 0 {
+	o := s.pending.observe(e)
+	switch {
+	case c.observer != nil:
+		c.observer.Observe(o)
+	case o.Failed:
 		s.failed++
-		return
-	}
-	lat := time.Duration(e.Latency)
-	switch e.Call {
-	case callWrite, callPwrite:
+	case !o.Sync:
 		// Writes are counted at their entry, with the size asked for
 		// and no latency (see bpf/trace.c).
 		s.writes++
-		s.writeBytes += e.Ret
-		if e.Ret > 0 {
-			s.writeSize.Add(e.Ret)
+		s.writeBytes += o.Bytes
+		if o.Bytes > 0 {
+			s.writeSize.Add(o.Bytes)
 		}
-		p := s.pending[e.FD]
-		p.bytes += e.Ret
-		p.writes++
-		s.pending[e.FD] = p
-	case callFdatasync, callFsync:
-		if e.Call == callFdatasync {
-			s.fdatasyncs++
-		} else {
-			s.fsyncs++
-		}
-		stats.Record(s.syncLat, lat)
-		wait := time.Duration(min(e.Runq, e.Latency))
-		stats.Record(s.syncWait, wait)
-		stats.Record(s.syncOwn, lat-wait)
-		s.waitNs += int64(wait)
-		s.ownNs += int64(lat - wait)
-		if p := s.pending[e.FD]; p.writes > 0 {
-			s.bytesPerSync.Add(p.bytes)
-			s.writesPerSync.Add(p.writes)
-		}
-		delete(s.pending, e.FD)
-		sec := 1
-		if e.End > c.start {
-			sec = int((e.End-c.start)/uint64(time.Second)) + 1
-		}
-		for len(s.secs) < sec {
-			s.secs = append(s.secs, nil)
-		}
-		if s.secs[sec-1] == nil {
-			s.secs[sec-1] = hdr.New(1000, int64(time.Hour), 2)
-		}
-		h := s.secs[sec-1]
-		_ = h.RecordValue(max(min(int64(lat), h.HighestTrackableValue()), h.LowestTrackableValue()))
+	default:
+		s.addSync(e, o, c.start)
 	}
+}
+
+// addSync counts one sync, o, whose event is e.
+func (s *classStats) addSync(e event, o Observed, start uint64) {
+	if o.Fsync {
+		s.fsyncs++
+	} else {
+		s.fdatasyncs++
+	}
+	stats.Record(s.syncLat, o.Latency)
+	stats.Record(s.syncWait, o.CPUWait)
+	stats.Record(s.syncOwn, o.Latency-o.CPUWait)
+	s.waitNs += int64(o.CPUWait)
+	s.ownNs += int64(o.Latency - o.CPUWait)
+	if o.Writes > 0 {
+		s.bytesPerSync.Add(o.Bytes)
+		s.writesPerSync.Add(o.Writes)
+	}
+	sec := 1
+	if e.End > start {
+		sec = int((e.End-start)/uint64(time.Second)) + 1
+	}
+	for len(s.secs) < sec {
+		s.secs = append(s.secs, nil)
+	}
+	if s.secs[sec-1] == nil {
+		s.secs[sec-1] = hdr.New(1000, int64(time.Hour), 2)
+	}
+	h := s.secs[sec-1]
+	lat := int64(o.Latency)
+	_ = h.RecordValue(max(min(lat, h.HighestTrackableValue()), h.LowestTrackableValue()))
 }
 
 // series is the per-second sync count, p99 and maximum of a class up to

@@ -68,6 +68,11 @@ type Options struct {
 	ExitCheck time.Duration
 	// ProcRoot is /proc unless a test says otherwise.
 	ProcRoot string
+	// Observer, when set, receives every write and sync as it is read,
+	// and the trace keeps no statistics of its own: the returned Trace
+	// has its PID, times, Lost and Exited, but no files and an empty
+	// Workload. For traces that last as long as the process (exporter).
+	Observer Observer
 }
 
 // Trace is what a finished trace saw.
@@ -197,12 +202,16 @@ func monotonicNow() uint64 {
 // run reads events until the end and returns the trace.
 func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
 	tr := &Trace{PID: opts.PID, Start: time.Now(), col: newCollector(monotonicNow())}
+	tr.col.observer = opts.Observer
 	proc := filepath.Join(opts.ProcRoot, strconv.Itoa(opts.PID))
 	if cwd, err := os.Readlink(filepath.Join(proc, "cwd")); err == nil {
 		tr.col.cwd = cwd // for the relative paths etcd may open
 	}
 	if err := a.markOpen(opts, tr.col); err != nil {
 		return nil, err
+	}
+	if opts.Observer != nil {
+		opts.Observer.Attached()
 	}
 	var deadline time.Time
 	if opts.Duration > 0 {
@@ -221,6 +230,9 @@ func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
 			break
 		}
 		if !now.Before(nextCheck) {
+			if opts.Observer != nil {
+				opts.Observer.Lost(a.lost())
+			}
 			if exited(proc) {
 				tr.Exited = true
 				break
@@ -254,6 +266,9 @@ func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
 	tr.drain(a)
 	tr.Elapsed = time.Since(tr.Start)
 	tr.Lost = a.lost()
+	if opts.Observer != nil {
+		opts.Observer.Lost(tr.Lost)
+	}
 	tr.Files = tr.col.used
 	return tr, runErr
 }
@@ -342,4 +357,19 @@ func (tr *Trace) Dir(c Class, def string) string {
 		return def
 	}
 	return filepath.Dir(first)
+}
+
+// Probe loads and attaches the tracer's programs for this process and
+// detaches them at once: ErrPermission or ErrUnsupported say, before any
+// etcd is there to trace, that the tracer cannot run here.
+func Probe() error {
+	if err := ensureTracefs(); err != nil {
+		return err
+	}
+	a, err := attach(os.Getpid())
+	if err != nil {
+		return err
+	}
+	a.close()
+	return nil
 }

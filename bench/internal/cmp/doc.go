@@ -1,7 +1,8 @@
 // Package cmp holds what the bench/ comparisons of etcdbench with fio
 // share: the flags every one takes (--dir, --rounds, --etcdbench, --fio,
 // --json) and their exit codes, building etcdbench, running a tool as a
-// child and reading its CPU time from rusage, laying out test files, the
+// child and reading its CPU time from rusage, a tracer's own CPU (its
+// process and its BPF programs), laying out test files, the
 // medians of per-round ratios and the targets they are held to, and the
 // tables that print them.
 //

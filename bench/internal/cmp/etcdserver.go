@@ -25,9 +25,11 @@ type EtcdServer struct {
 	done  chan error
 }
 
-// BuildEtcdServer builds the etcd server helper into binDir.
+// BuildEtcdServer builds the etcd server helper into binDir, as a
+// program named etcd: what finds etcd processes by name (etcdbench
+// trace without --pid, the exporter) finds it as it finds a real etcd.
 func BuildEtcdServer(ctx context.Context, moduleDir, binDir string) (string, error) {
-	out := filepath.Join(binDir, "etcdserver")
+	out := filepath.Join(binDir, "etcd")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./bench/put-vs-etcd-benchmark/etcdserver")
 	cmd.Dir = moduleDir
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -1,4 +1,4 @@
-package main
+package cmp
 
 import (
 	"os"
@@ -17,9 +17,9 @@ func TestFdinfoValue(t *testing.T) {
 }
 
 func TestShare(t *testing.T) {
-	a := costSample{at: time.Unix(100, 0)}
-	b := costSample{at: time.Unix(102, 0), procNs: int64(40 * time.Millisecond), bpfNs: int64(80 * time.Millisecond)}
-	p, bp := share(a, b, 2) // 4 CPU-seconds of machine
+	a := CostSample{At: time.Unix(100, 0)}
+	b := CostSample{At: time.Unix(102, 0), ProcNs: int64(40 * time.Millisecond), BPFNs: int64(80 * time.Millisecond)}
+	p, bp := Share(a, b, 2) // 4 CPU-seconds of machine
 	if p != 0.01 || bp != 0.02 {
 		t.Errorf("share = %g, %g; want 0.01 and 0.02", p, bp)
 	}
@@ -28,11 +28,11 @@ func TestShare(t *testing.T) {
 // TestSampleCostSelf reads this process: CPU time moves, and a process
 // without BPF programs has none.
 func TestSampleCostSelf(t *testing.T) {
-	s, err := sampleCost(os.Getpid())
+	s, err := SampleCost(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.bpfNs != 0 || s.procNs < 0 {
+	if s.BPFNs != 0 || s.ProcNs < 0 {
 		t.Errorf("sample %+v: want some CPU and no BPF run time", s)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cmp
 
 import (
 	"bytes"
@@ -12,21 +12,21 @@ import (
 	"etcdbench/internal/sysinfo"
 )
 
-// The tracer's own cost, measured directly rather than through etcd's
-// throughput (which moves by 20 % between rounds on a shared 2-vCPU VM):
-// the CPU time of the tracer's process, and the time the kernel spent
-// running its BPF programs (bpf_stats, /proc/sys/kernel/bpf_stats_enabled,
-// read per program from the "run_time_ns:" line of the tracer's
-// descriptors in /proc/PID/fdinfo). Their sum over the traced window, as a
-// share of the machine's CPU time in that window, is what the tracer took
-// from etcd and its clients.
+// A tracer's own cost (etcdbench trace, the exporter), measured directly
+// rather than through etcd's throughput (which moves by 20 % between
+// rounds on a shared 2-vCPU VM): the CPU time of the tracer's process,
+// and the time the kernel spent running its BPF programs (bpf_stats,
+// /proc/sys/kernel/bpf_stats_enabled, read per program from the
+// "run_time_ns:" line of the tracer's descriptors in /proc/PID/fdinfo).
+// Their sum over the traced window, as a share of the machine's CPU time
+// in that window, is what the tracer took from etcd and its clients.
 
 // bpfStatsPath switches the kernel's per-program run time accounting.
 const bpfStatsPath = "/proc/sys/kernel/bpf_stats_enabled"
 
-// enableBPFStats turns the accounting on and returns the function that
+// EnableBPFStats turns the accounting on and returns the function that
 // puts the old setting back.
-func enableBPFStats() (restore func(), err error) {
+func EnableBPFStats() (restore func(), err error) {
 	old, err := os.ReadFile(bpfStatsPath)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", bpfStatsPath, err)
@@ -37,20 +37,20 @@ func enableBPFStats() (restore func(), err error) {
 	return func() { _ = os.WriteFile(bpfStatsPath, bytes.TrimSpace(old), 0o644) }, nil
 }
 
-// costSample is a tracer process's cost so far.
-type costSample struct {
-	at     time.Time
-	procNs int64 // user + system CPU of the process, all threads
-	bpfNs  int64 // run time of its BPF programs
+// CostSample is a tracer process's cost so far.
+type CostSample struct {
+	At     time.Time
+	ProcNs int64 // user + system CPU of the process, all threads
+	BPFNs  int64 // run time of its BPF programs
 }
 
 // clockTick is USER_HZ, the unit of /proc/PID/stat's CPU times (100 on
 // every Linux architecture etcdbench runs on).
 const clockTick = 100
 
-// sampleCost reads the cost of process pid so far.
-func sampleCost(pid int) (costSample, error) {
-	s := costSample{at: time.Now()}
+// SampleCost reads the cost of process pid so far.
+func SampleCost(pid int) (CostSample, error) {
+	s := CostSample{At: time.Now()}
 	dir := filepath.Join("/proc", strconv.Itoa(pid))
 	b, err := os.ReadFile(filepath.Join(dir, "stat"))
 	if err != nil {
@@ -60,7 +60,7 @@ func sampleCost(pid int) (costSample, error) {
 	if err != nil {
 		return s, err
 	}
-	s.procNs = int64(st.UTimeTicks+st.STimeTicks) * int64(time.Second/clockTick)
+	s.ProcNs = int64(st.UTimeTicks+st.STimeTicks) * int64(time.Second/clockTick)
 	ents, err := os.ReadDir(filepath.Join(dir, "fdinfo"))
 	if err != nil {
 		return s, err
@@ -70,7 +70,7 @@ func sampleCost(pid int) (costSample, error) {
 		if err != nil || !bytes.Contains(info, []byte("prog_type:")) {
 			continue // gone meanwhile, or not a program (a link names its program too)
 		}
-		s.bpfNs += fdinfoValue(info, "run_time_ns")
+		s.BPFNs += fdinfoValue(info, "run_time_ns")
 	}
 	return s, nil
 }
@@ -88,12 +88,12 @@ func fdinfoValue(info []byte, key string) int64 {
 	return 0
 }
 
-// share is the tracer's CPU (its process and its programs) between two
+// Share is the tracer's CPU (its process and its programs) between two
 // samples as a fraction of the machine's CPU time over that window.
-func share(a, b costSample, cpus int) (procShare, bpfShare float64) {
-	machine := float64(b.at.Sub(a.at).Nanoseconds()) * float64(cpus)
+func Share(a, b CostSample, cpus int) (procShare, bpfShare float64) {
+	machine := float64(b.At.Sub(a.At).Nanoseconds()) * float64(cpus)
 	if machine <= 0 {
 		return 0, 0
 	}
-	return float64(b.procNs-a.procNs) / machine, float64(b.bpfNs-a.bpfNs) / machine
+	return float64(b.ProcNs-a.ProcNs) / machine, float64(b.BPFNs-a.BPFNs) / machine
 }

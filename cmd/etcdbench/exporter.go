@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"etcdbench/internal/exporter"
+	"etcdbench/internal/run"
+	"etcdbench/internal/trace"
+	"etcdbench/internal/units"
+)
+
+// defaultExporterListen is the exporter's address: port 9479, etcdbench's
+// choice (Prometheus' list of exporter ports is full), documented in
+// docs/exporter.md.
+const defaultExporterListen = ":9479"
+
+// errExporterStopped ends the exporter on a signal: every tracer is
+// detached by then.
+var errExporterStopped = errors.New("exporter stopped; every tracer detached")
+
+// exporterFlags are the flags of `etcdbench exporter`.
+type exporterFlags struct {
+	listen   string
+	pids     []int
+	dataDirs []string
+	interval string
+}
+
+func newExporterCmd(_, stderr io.Writer) *cobra.Command {
+	f := &exporterFlags{}
+	cmd := &cobra.Command{
+		Use:   "exporter [--listen :9479] [--pid PID]... [--data-dir DIR]...",
+		Short: "Serve every local etcd's WAL and db sync latencies, traced by eBPF, as Prometheus metrics",
+		Long: `Runs until stopped: finds the etcd processes on this machine in /proc (and
+again every --interval, so a restarted or new member is traced too),
+traces each with the eBPF tracer of 'etcdbench trace', and serves on
+--listen /metrics (per member name and data dir: sync latency histograms
+from 10 us with native histograms, with and without the time the syncing
+thread waited for a CPU, bytes and writes per sync, syncs, writes and bytes,
+the data dir's device counters from /proc/diskstats, lost events, an up
+gauge, the exporter's own CPU) and / (a status page). With no etcd running
+it waits and says so. --pid and --data-dir narrow what it traces. Needs root
+(or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE). Metrics,
+alerts and cost: docs/exporter.md.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rf := reportFilesFrom(cmd.Context()); rf.HTML != "" || rf.Textfile != "" {
+				return run.Usagef("--html and --textfile do not apply to the exporter: it writes no report, it serves /metrics")
+			}
+			cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			return runExporter(cmd.Context(), f.listen, cfg, stderr)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.listen, "listen", defaultExporterListen, "address to serve /metrics and the status page on")
+	fs.IntSliceVar(&f.pids, "pid", nil, "trace only these etcd processes (repeat or comma-separate); they must be etcd")
+	fs.StringSliceVar(&f.dataDirs, "data-dir", nil, "trace only the etcd processes with these data dirs (as etcd sees them)")
+	fs.StringVar(&f.interval, "interval", exporter.DefaultInterval.String(), "how often /proc is scanned for new or restarted etcd processes")
+	return cmd
+}
+
+// config checks the flags and turns them into the exporter's Config.
+func (f *exporterFlags) config() (exporter.Config, error) {
+	d, err := units.ParseDuration(f.interval)
+	if err != nil || d < 100*time.Millisecond || d > time.Hour {
+		return exporter.Config{}, run.Usagef("--interval %q: want a duration from 100ms to 1h, such as 5s", f.interval)
+	}
+	if _, _, err := net.SplitHostPort(f.listen); err != nil {
+		return exporter.Config{}, run.Usagef("--listen %q: want host:port or :port, such as %s", f.listen, defaultExporterListen)
+	}
+	for _, pid := range f.pids {
+		if pid <= 0 {
+			return exporter.Config{}, run.Usagef("--pid %d: want a process id", pid)
+		}
+		if err := exporter.CheckPID(procRoot, pid); err != nil {
+			return exporter.Config{}, run.Usage(fmt.Errorf("--pid %d: %w", pid, err))
+		}
+	}
+	return exporter.Config{Filter: exporter.Filter{PIDs: f.pids, DataDirs: f.dataDirs}, Interval: d}, nil
+}
+
+// runExporter checks that the tracer can load and the address is free,
+// then serves until ctx ends, and detaches every tracer before it
+// returns.
+func runExporter(ctx context.Context, listen string, cfg exporter.Config, stderr io.Writer) error {
+	if err := trace.Probe(); err != nil {
+		if errors.Is(err, trace.ErrPermission) {
+			return fmt.Errorf("%w; the exporter needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE (see deploy/kubernetes/exporter/exporter.yaml)", err)
+		}
+		return err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("--listen %s: the address is in use (another exporter running?); choose another with --listen", listen)
+		}
+		return fmt.Errorf("--listen %s: %w", listen, err)
+	}
+	cfg.Logf = func(format string, args ...any) {
+		fmt.Fprintf(stderr, "%s etcdbench exporter: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
+	}
+	ex := exporter.New(cfg)
+	srv := &http.Server{Handler: ex.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	cfg.Logf("serving /metrics and / on %s", ln.Addr())
+	runErr := ex.Run(ctx) // returns once ctx ends and every tracer is detached
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutCtx) // a scrape still running after 5 s is cut off
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving %s: %w", listen, err)
+	}
+	if errors.Is(runErr, context.Canceled) {
+		return errExporterStopped
+	}
+	return runErr
+}
