@@ -69,7 +69,16 @@ type TargetStatus struct {
 	// process's exit.
 	Ended time.Time
 	Err   error
+	// wal and db are its syncs of the last minute.
+	wal, db *recentSyncs
 }
+
+// RecentWAL is the p99 of its WAL syncs over the last minute, for the
+// status page.
+func (t TargetStatus) RecentWAL() string { return t.wal.summary(time.Now()) }
+
+// RecentDB is the p99 of its db syncs over the last minute.
+func (t TargetStatus) RecentDB() string { return t.db.summary(time.Now()) }
 
 // New creates an exporter with its registry: the trace's metrics, the
 // devices' diskstats, and the exporter's own process and Go runtime
@@ -199,6 +208,9 @@ func (e *Exporter) trace(ctx context.Context, st *TargetStatus) {
 		e.m.info.WithLabelValues(member, dir, pid, st.Device).Set(1)
 		e.cfg.Logf("tracing etcd member %s (pid %s, data dir %s, device %s)", member, pid, dir, orNone(st.Device))
 	})
+	e.mu.Lock()
+	st.wal, st.db = rec.wal, rec.db
+	e.mu.Unlock()
 	tr, err := trace.Run(ctx, trace.Options{PID: st.PID, Observer: rec})
 	e.m.up.WithLabelValues(member, dir).Set(0)
 	e.m.info.DeleteLabelValues(member, dir, pid, st.Device)

@@ -106,7 +106,10 @@ type classObservers struct {
 // recorder is the trace.Observer of one traced process: it records into
 // its member's series.
 type recorder struct {
-	byClass  [trace.ClassOther + 1]*classObservers
+	byClass [trace.ClassOther + 1]*classObservers
+	// wal and db are the last minute's syncs of the WAL and the db, for
+	// the status page.
+	wal, db  *recentSyncs
 	lost     prometheus.Counter
 	lastLost int64
 	attached func()
@@ -114,7 +117,7 @@ type recorder struct {
 
 // newRecorder resolves the series of member m in data dir d.
 func (m *metrics) newRecorder(member, dataDir string, attached func()) *recorder {
-	r := &recorder{lost: m.lost.WithLabelValues(member, dataDir), attached: attached}
+	r := &recorder{lost: m.lost.WithLabelValues(member, dataDir), attached: attached, wal: newRecentSyncs(), db: newRecentSyncs()}
 	for _, c := range trace.Classes {
 		l := []string{member, dataDir, c.String()}
 		r.byClass[c] = &classObservers{
@@ -155,6 +158,12 @@ func (r *recorder) Observe(o trace.Observed) {
 			c.fdatasyncs.Inc()
 		}
 		c.sync.Observe(o.Latency.Seconds())
+		switch o.Class {
+		case trace.ClassWAL:
+			r.wal.observe(time.Now(), o.Latency)
+		case trace.ClassDB:
+			r.db.observe(time.Now(), o.Latency)
+		}
 		c.own.Observe((o.Latency - o.CPUWait).Seconds())
 		c.wait.Observe(o.CPUWait.Seconds())
 		if o.Writes > 0 {

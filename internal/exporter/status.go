@@ -38,11 +38,11 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 <html><head><meta charset="utf-8"><title>etcdbench exporter</title>
 <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}.err{color:#b00}</style></head>
 <body><h1>etcdbench exporter</h1>
-<p>Traces the fdatasync, fsync and write calls of every etcd process on this machine with eBPF. <a href="/metrics">/metrics</a> &middot; started {{ago .Started}} &middot; last scan of /proc {{ago .Scanned}} (every {{.Interval}}){{if .Filter.PIDs}} &middot; only pids {{.Filter.PIDs}}{{end}}{{if .Filter.DataDirs}} &middot; only data dirs {{.Filter.DataDirs}}{{end}}</p>
+<p>Traces the fdatasync, fsync and write calls of every etcd process on this machine with eBPF. <a href="/metrics">/metrics</a> (alerts, dashboard and what each metric means: docs/exporter.md in etcdbench's repository) &middot; started {{ago .Started}} &middot; last scan of /proc {{ago .Scanned}} (every {{.Interval}}){{if .Filter.PIDs}} &middot; only pids {{.Filter.PIDs}}{{end}}{{if .Filter.DataDirs}} &middot; only data dirs {{.Filter.DataDirs}}{{end}}</p>
 {{if .ScanErr}}<p class="err">Scanning /proc failed: {{.ScanErr}}</p>{{end}}
 {{if not .Active}}<p id="waiting"><b>No etcd process found: waiting.</b> The exporter looks again every {{.Interval}} (metric etcdbench_waiting_for_etcd is 1).</p>
-{{else}}<h2>Traced</h2><table id="active"><tr><th>member</th><th>data dir</th><th>pid</th><th>device</th><th>traced since</th></tr>
-{{range .Active}}<tr><td>{{.Member}}</td><td>{{.DataDir}}</td><td>{{.PID}}</td><td>{{if .Device}}{{.Device}}{{else}}none: {{.DeviceNote}}{{end}}</td><td>{{if .Since.IsZero}}attaching{{else}}{{ago .Since}}{{end}}</td></tr>
+{{else}}<h2>Traced</h2><table id="active"><tr><th>member</th><th>data dir</th><th>pid</th><th>device</th><th>traced since</th><th>WAL sync p99</th><th>db sync p99</th></tr>
+{{range .Active}}<tr><td>{{.Member}}</td><td>{{.DataDir}}</td><td>{{.PID}}</td><td>{{if .Device}}{{.Device}}{{else}}none: {{.DeviceNote}}{{end}}</td><td>{{if .Since.IsZero}}attaching{{else}}{{ago .Since}}{{end}}</td><td>{{.RecentWAL}}</td><td>{{.RecentDB}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Gone}}<h2>No longer traced</h2><table id="gone"><tr><th>member</th><th>data dir</th><th>last pid</th><th>ended</th><th>why</th></tr>
 {{range .Gone}}<tr><td>{{.Member}}</td><td>{{.DataDir}}</td><td>{{.PID}}</td><td>{{ago .Ended}}</td><td>{{if .Err}}<span class="err">{{.Err}}</span>{{else}}the process exited{{end}}</td></tr>
