@@ -49,12 +49,22 @@ type etcdProc struct {
 // directory; it is stopped when t ends. It skips t without etcd.
 func startEtcd(t *testing.T, name string) *etcdProc {
 	t.Helper()
+	return startEtcdIn(t, name, "")
+}
+
+// startEtcdIn starts etcd with its data dir in dataDir ("": a new
+// temporary directory).
+func startEtcdIn(t *testing.T, name, dataDir string) *etcdProc {
+	t.Helper()
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
 		t.Skip("etcd is not on PATH (Debian: apt-get install etcd-server): skipping the end-to-end test")
 	}
 	dir := t.TempDir()
-	e := &etcdProc{Name: name, DataDir: filepath.Join(dir, "data"), bin: bin, log: filepath.Join(dir, "etcd.log")}
+	if dataDir == "" {
+		dataDir = filepath.Join(dir, "data")
+	}
+	e := &etcdProc{Name: name, DataDir: dataDir, bin: bin, log: filepath.Join(dir, "etcd.log")}
 	e.Endpoint = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	e.peer = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	t.Cleanup(e.stop)
