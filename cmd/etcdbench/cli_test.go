@@ -65,6 +65,17 @@ func TestBadInput(t *testing.T) {
 		{"--min-samples -1", func(d string) []string {
 			return []string{"disk", "wal", "--dir", d, "--count", "5", "--min-samples", "-1"}
 		}},
+		{"--rate 0", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--rate", "0"} }},
+		{"--rate -5", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--rate", "-5"} }},
+		{"--rate abc", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--rate", "abc"} }},
+		{"--rate above one process", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--rate", "10000000"} }},
+		{"--rate with --bs", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--rate", "100", "--bs", "4k"} }},
+		{"--entry-bytes without --rate", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--entry-bytes", "100"} }},
+		{"wal-under-load --rate abc", func(d string) []string { return []string{"disk", "wal-under-load", "--dir", d, "--rate", "abc"} }},
+		{"wal-under-load --rate -1", func(d string) []string { return []string{"disk", "wal-under-load", "--dir", d, "--rate", "-1"} }},
+		{"wal-under-load --rate with --clients", func(d string) []string {
+			return []string{"disk", "wal-under-load", "--dir", d, "--rate", "100", "--clients", "4"}
+		}},
 		{"disk without workload", func(d string) []string { return []string{"disk"} }},
 		{"unknown command", func(d string) []string { return []string{"bogus"} }},
 		{"root with unknown flag", func(d string) []string { return []string{"--count", "0"} }},

@@ -168,3 +168,27 @@ func JudgeBandwidth(minT, rec Threshold, check, title string, bw float64) Verdic
 	}
 	return v
 }
+
+// ScheduleFigures are what an open-loop WAL run's schedule verdict reads.
+type ScheduleFigures struct {
+	Rate       float64       // entries per second offered
+	Achieved   float64       // entries per second made durable
+	BacklogEnd int64         // scheduled entries not durable at the end
+	LagEnd     time.Duration // how long the oldest of them had waited
+}
+
+// JudgeSchedule judges whether an open-loop writer kept its offered rate:
+// FAIL when the oldest entry still waiting at the end had waited longer
+// than th, which happens only when the backlog grows.
+func JudgeSchedule(th Threshold, f ScheduleFigures) Verdict {
+	v := Verdict{
+		Check: th.ID, Title: th.Title, Value: f.LagEnd.Seconds(), Unit: th.Unit,
+		Limit: th.Limit, Comparison: "<=", Source: th.Source, Status: Pass,
+		Detail: fmt.Sprintf("kept the offered %.0f entries/s: %d entries waiting at the end, the oldest for %v", f.Rate, f.BacklogEnd, f.LagEnd.Round(time.Microsecond)),
+	}
+	if f.LagEnd.Seconds() > th.Limit {
+		v.Status = Fail
+		v.Detail = fmt.Sprintf("could not keep the offered %.0f entries/s: it made %.0f/s durable and ended %d entries (%v) behind schedule, a backlog that grows as long as the rate lasts", f.Rate, f.Achieved, f.BacklogEnd, f.LagEnd.Round(time.Millisecond))
+	}
+	return v
+}
