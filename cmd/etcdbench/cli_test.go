@@ -76,6 +76,12 @@ func TestBadInput(t *testing.T) {
 		{"wal-under-load --rate with --clients", func(d string) []string {
 			return []string{"disk", "wal-under-load", "--dir", d, "--rate", "100", "--clients", "4"}
 		}},
+		{"capacity --start abc", func(d string) []string { return []string{"capacity", "--dir", d, "--start", "abc"} }},
+		{"capacity --max-rate 0", func(d string) []string { return []string{"capacity", "--dir", d, "--max-rate", "0"} }},
+		{"capacity --max-rate below --start", func(d string) []string {
+			return []string{"capacity", "--dir", d, "--start", "1000", "--max-rate", "500"}
+		}},
+		{"capacity without --dir", func(d string) []string { return []string{"capacity"} }},
 		{"disk without workload", func(d string) []string { return []string{"disk"} }},
 		{"unknown command", func(d string) []string { return []string{"bogus"} }},
 		{"root with unknown flag", func(d string) []string { return []string{"--count", "0"} }},

@@ -19,6 +19,9 @@ const (
 
 // The figures the diagnosis reads, as data.
 const (
+	// batching: a step with fewer syncs per second than this share of
+	// its offered rate puts several entries into a sync.
+	batching = 0.95
 	// flatSpread: syncs per second within this ratio over the failing
 	// steps, spanning at least flatSpan of offered rate, are "flat".
 	flatSpread, flatSpan = 1.25, 1.5
@@ -56,23 +59,31 @@ func Bend(steps []result.CapacityStep, limitNs int64) (kind, evidence string) {
 	}
 	f := s[fail]
 	dur := func(ns int64) time.Duration { return time.Duration(ns).Round(10 * time.Microsecond) }
-	if f.SyncP50Ns > 0 && f.SyncP99Ns >= tailRatio*f.SyncP50Ns && f.SyncP50Ns < limitNs/2 {
-		return BendStalls, fmt.Sprintf("at %.0f/s the fdatasync p99 is %v while its median is %v: rare slow syncs (periodic stalls, other writers) fail the tail, not the rate itself", f.Rate, dur(f.SyncP99Ns), dur(f.SyncP50Ns))
+	// A rate cap: the failing steps that batch (fewer syncs than
+	// entries) and whose median sync is itself near the limit (every sync
+	// waits for its slot) keep the same syncs per second and the same
+	// sync time while the offered rate rises.
+	var capped []result.CapacityStep
+	for _, x := range s[fail:] {
+		if !Passed(x) && x.SyncsPerSec > 0 && x.SyncsPerSec < batching*x.Rate && x.SyncP50Ns >= limitNs/2 {
+			capped = append(capped, x)
+		}
 	}
-	// The failing region: the first failing step and every one above it
-	// (the probe among them).
-	if top := s[fail:]; len(top) >= 2 {
-		lo, hi := top[0].SyncsPerSec, top[0].SyncsPerSec
-		p50lo, p50hi := top[0].SyncP50Ns, top[0].SyncP50Ns
-		for _, x := range top {
+	if len(capped) >= 2 {
+		lo, hi := capped[0].SyncsPerSec, capped[0].SyncsPerSec
+		p50lo, p50hi := capped[0].SyncP50Ns, capped[0].SyncP50Ns
+		for _, x := range capped {
 			lo, hi = min(lo, x.SyncsPerSec), max(hi, x.SyncsPerSec)
 			p50lo, p50hi = min(p50lo, x.SyncP50Ns), max(p50hi, x.SyncP50Ns)
 		}
-		span := top[len(top)-1].Rate / top[0].Rate
-		if lo > 0 && hi <= flatSpread*lo && span >= flatSpan && float64(p50hi) <= growth*float64(p50lo) {
-			return BendRateCap, fmt.Sprintf("syncs per second stay at %.0f-%.0f while the offered rate rises %.1fx (%.0f to %.0f/s), and each sync takes %v-%v whatever it carries: a cap on the sync rate (an IOPS limit); batching absorbs it until the wait for the next slot is itself over the limit",
-				lo, hi, span, top[0].Rate, top[len(top)-1].Rate, dur(p50lo), dur(p50hi))
+		span := capped[len(capped)-1].Rate / capped[0].Rate
+		if hi <= flatSpread*lo && span >= flatSpan && float64(p50hi) <= growth*float64(p50lo) {
+			return BendRateCap, fmt.Sprintf("syncs per second stay at %.0f-%.0f while the offered rate rises %.1fx (%.0f to %.0f/s), and each sync takes %v-%v whatever it carries: a cap on the sync rate (an IOPS limit); batching absorbs it, but the wait for the next slot is itself over the limit",
+				lo, hi, span, capped[0].Rate, capped[len(capped)-1].Rate, dur(p50lo), dur(p50hi))
 		}
+	}
+	if f.SyncP50Ns > 0 && f.SyncP99Ns >= tailRatio*f.SyncP50Ns && f.SyncP50Ns < limitNs/2 {
+		return BendStalls, fmt.Sprintf("at %.0f/s the fdatasync p99 is %v while its median is %v: rare slow syncs (periodic stalls, other writers) fail the tail, not the rate itself", f.Rate, dur(f.SyncP99Ns), dur(f.SyncP50Ns))
 	}
 	base := s[0]
 	if base.SyncP50Ns > 0 && float64(f.SyncP50Ns) >= growth*float64(base.SyncP50Ns) && f.BytesPerSync > growth*base.BytesPerSync {

@@ -116,7 +116,12 @@ func TestBend(t *testing.T) {
 		{"rate cap", []result.CapacityStep{
 			step(50, 50, 0.2*ms, 0.5*ms, 370, true), step(100, 90, 11*ms, 12*ms, 410, false),
 			step(75, 75, 0.2*ms, 0.5*ms, 370, true), step(200, 90, 11*ms, 11.5*ms, 820, false),
+			step(84, 84, 0.06*ms, 11*ms, 370, false), // near the cap, jitter makes some syncs wait
 		}, BendRateCap},
+		{"stalls, batching at a fast disk's serial sync rate", []result.CapacityStep{
+			step(400, 390, 0.25*ms, 4*ms, 380, true), step(800, 620, 0.22*ms, 12*ms, 480, false),
+			step(1600, 750, 0.23*ms, 11*ms, 790, false),
+		}, BendStalls},
 		{"queueing", []result.CapacityStep{
 			step(100, 100, 1*ms, 2*ms, 370, true), step(800, 200, 4*ms, 6*ms, 1480, true),
 			step(1000, 100, 10*ms, 14*ms, 3700, false), step(2000, 10, 90*ms, 200*ms, 70000, false),

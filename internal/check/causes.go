@@ -38,6 +38,7 @@ var causeOf = map[string]Cause{
 	"sync_iops_min":            SlowDisk,
 	"sync_iops_heavy":          SlowDisk,
 	"check_perf_throughput":    SlowDisk,
+	"capacity_min":             SlowDisk,
 	"sync_implausibly_fast":    FakeSync,
 	"rotational_sync_fast":     FakeSync,
 	"leader_changes":           BusyMember,

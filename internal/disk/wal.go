@@ -59,6 +59,7 @@ type WALConfig struct {
 
 // Progress is the state of a running loop, for a live progress line.
 type Progress struct {
+	Label    string // what runs, when a workload has parts (a sweep's step)
 	Elapsed  time.Duration
 	Ops      int64
 	Exceed   int64

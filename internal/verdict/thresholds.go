@@ -26,6 +26,9 @@ type Thresholds struct {
 	// ScheduleLag is how far behind its schedule an open-loop WAL may end:
 	// more means the disk did not keep the offered rate.
 	ScheduleLag Threshold
+	// CapacityMin and CapacityHeavy judge a capacity sweep's highest
+	// passing rate: the smallest and the medium load of etcdctl check perf.
+	CapacityMin, CapacityHeavy Threshold
 }
 
 // Defaults returns the thresholds etcd's documentation and operators use.
@@ -70,6 +73,14 @@ func Defaults() Thresholds {
 		ScheduleLag: Threshold{
 			ID: "wal_schedule_lag", Title: "WAL keeps the offered rate", Limit: 0.5, Unit: "s",
 			Source: "etcdctl check perf: the slowest request must take at most 0.5 s; an entry still waiting longer than that at the end means the backlog grew",
+		},
+		CapacityMin: Threshold{
+			ID: "capacity_min", Title: "write rate carried within the limits", Limit: 150, Unit: "ops/s",
+			Source: "etcdctl check perf's smallest load, s: 150 puts/s",
+		},
+		CapacityHeavy: Threshold{
+			ID: "capacity_heavy", Title: "write rate carried for a busy cluster", Limit: 1000, Unit: "ops/s",
+			Source: "etcdctl check perf's medium load, m: 1000 puts/s",
 		},
 	}
 }

@@ -192,3 +192,27 @@ func JudgeSchedule(th Threshold, f ScheduleFigures) Verdict {
 	}
 	return v
 }
+
+// JudgeCapacity judges the highest write rate a capacity sweep found
+// within the limits: FAIL under minT, WARN under heavy, PASS otherwise.
+// decided says whether the steps that bound it were statistically
+// decided; level is the sweep's overall confidence.
+func JudgeCapacity(minT, heavy Threshold, rate float64, decided bool, level float64, criterion string) Verdict {
+	v := Verdict{
+		Check: minT.ID, Title: minT.Title, Value: rate, Unit: minT.Unit,
+		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
+		Confidence: &Confidence{Decided: decided, Level: level, Method: "each step judged by its own adaptive stop rule, the confidence shared among all the steps the sweep could take (Bonferroni)", Detail: criterion},
+	}
+	switch {
+	case rate < minT.Limit:
+		v.Status = Fail
+		v.Detail = fmt.Sprintf("carries %.0f writes/s within the limits, under the %.0f of %s: even a light etcd will see slow syncs", rate, minT.Limit, minT.Source)
+	case rate < heavy.Limit:
+		v.Status = Warn
+		v.Detail = fmt.Sprintf("carries %.0f writes/s within the limits: enough for a light cluster, not for the %.0f of %s", rate, heavy.Limit, heavy.Source)
+	default:
+		v.Status = Pass
+		v.Detail = fmt.Sprintf("carries %.0f writes/s within the limits, at least the %.0f of %s", rate, heavy.Limit, heavy.Source)
+	}
+	return v
+}
