@@ -54,3 +54,25 @@ func TestCapacityInterrupted(t *testing.T) {
 	checkNoScratch(t, d)
 	checkSnapshot(t, d, before)
 }
+
+// etcd capacity on an embedded etcd: a short sweep runs, reports its
+// steps and leaves nothing behind.
+func TestEtcdCapacityEmbedded(t *testing.T) {
+	d := dirWithPrecious(t)
+	before := snapshot(t, d)
+	res := runBin(t, runOpts{}, "etcd", "capacity", "--dir", d, "--step", "1s", "--start", "100", "--max-rate", "200", "--no-progress", "-o", "json")
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit code %d; stderr:\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.Workloads[0]
+	c := w.Capacity
+	if w.Name != "etcd-capacity" || c == nil || len(c.Steps) < 1 || c.Steps[0].Rate != 100 || c.Steps[0].Achieved <= 0 || c.Bend == "" {
+		t.Fatalf("etcd capacity result: %s %+v", w.Name, c)
+	}
+	checkNoScratch(t, d)
+	checkSnapshot(t, d, before)
+}

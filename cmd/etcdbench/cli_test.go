@@ -82,6 +82,11 @@ func TestBadInput(t *testing.T) {
 			return []string{"capacity", "--dir", d, "--start", "1000", "--max-rate", "500"}
 		}},
 		{"capacity without --dir", func(d string) []string { return []string{"capacity"} }},
+		{"etcd capacity --start abc", func(d string) []string { return []string{"etcd", "capacity", "--dir", d, "--start", "abc"} }},
+		{"etcd capacity --step 0", func(d string) []string { return []string{"etcd", "capacity", "--dir", d, "--step", "0"} }},
+		{"etcd capacity external without --yes", func(d string) []string {
+			return []string{"etcd", "capacity", "--endpoints", "http://127.0.0.1:1"}
+		}},
 		{"disk without workload", func(d string) []string { return []string{"disk"} }},
 		{"unknown command", func(d string) []string { return []string{"bogus"} }},
 		{"root with unknown flag", func(d string) []string { return []string{"--count", "0"} }},

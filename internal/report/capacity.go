@@ -23,11 +23,14 @@ func CapacitySummary(c *result.Capacity) string {
 	default:
 		fmt.Fprintf(&b, "carries %s-%s %s", fmtRate(c.Rate), fmtRate(c.Upper), c.Unit)
 	}
-	sure := "decided"
-	if !c.Decided {
-		sure = "not all decided"
+	switch {
+	case c.StepConfidence == 0:
+		b.WriteString(" (each step judged by its rules over its whole length)")
+	case c.Decided:
+		fmt.Fprintf(&b, " (decided at %.0f %% overall, each step at %.2f %%)", 100*c.Confidence, 100*c.StepConfidence)
+	default:
+		fmt.Fprintf(&b, " (not all decided at %.0f %% overall, each step at %.2f %%)", 100*c.Confidence, 100*c.StepConfidence)
 	}
-	fmt.Fprintf(&b, " (%s at %.0f %% overall, each step at %.2f %%)", sure, 100*c.Confidence, 100*c.StepConfidence)
 	var yes, no []string
 	for _, m := range c.Marks {
 		if m.Carried {
@@ -87,8 +90,12 @@ func textCapacity(ew *errWriter, c *result.Capacity) {
 		ew.err = err
 	}
 	for _, i := range stepOrder(c.Steps) {
+		var parts []string
 		for _, f := range c.Steps[i].Extra {
-			ew.printf("  step %d %s: %s (%s)\n", i+1, f.Name, units.FormatValue(f.Value, f.Unit), f.Description)
+			parts = append(parts, f.Name+" "+units.FormatValue(f.Value, f.Unit))
+		}
+		if len(parts) > 0 {
+			ew.printf("  step %d: %s\n", i+1, strings.Join(parts, ", "))
 		}
 	}
 }
