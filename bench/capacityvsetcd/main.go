@@ -133,7 +133,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		r := row{Storage: s.Name + ": " + s.About}
 		for round := range o.Rounds {
 			runs := []func() (measured, error){
-				func() (measured, error) { return sweep(ctx, env.Etcdbench, "capacity", s.dir, "--quick", "--entry-bytes", fmt.Sprint(o.EntryBytes)) },
+				func() (measured, error) {
+					return sweep(ctx, env.Etcdbench, "capacity", s.dir, "--quick", "--entry-bytes", fmt.Sprint(o.EntryBytes))
+				},
 				func() (measured, error) {
 					return sweep(ctx, env.Etcdbench, "etcd-capacity", s.dir, "--step", o.Step)
 				},
