@@ -6,7 +6,7 @@
 //
 //   - plain: the directory itself;
 //   - rate-cap: a FUSE passthrough of it (internal/testutil/fusedelay)
-//     whose syncs obey a token bucket of --cap syncs/s, burst one, as a
+//     whose syncs obey a token bucket of --cap syncs/s, burst 4, as a
 //     cloud volume's IOPS limit;
 //   - slow-sync: the same passthrough whose syncs wait --delay plus the
 //     bytes written since the last sync at --bandwidth bytes/s, a slower
@@ -177,7 +177,7 @@ func makeStorages(dir string, p params) ([]storage, error) {
 		name, about string
 		set         func(*fusedelay.FS)
 	}{
-		{"rate-cap", fmt.Sprintf("syncs capped at %g/s (token bucket, burst 1)", p.Cap), func(f *fusedelay.FS) { f.SetRateCap(p.Cap) }},
+		{"rate-cap", fmt.Sprintf("syncs capped at %g/s (token bucket, burst 4)", p.Cap), func(f *fusedelay.FS) { f.SetRateCap(p.Cap, 4) }},
 		{"slow-sync", fmt.Sprintf("each sync waits %v + its bytes at %d B/s", delay, p.Bandwidth), func(f *fusedelay.FS) { f.SetDelay(delay); f.SetBandwidth(p.Bandwidth) }},
 	} {
 		backing, mount := filepath.Join(dir, s.name+"-backing"), filepath.Join(dir, s.name)

@@ -6,7 +6,7 @@
 //
 // Two more models make storages whose limits are known by construction,
 // for tests of a capacity sweep: a sync rate cap (a token bucket, as cloud
-// volumes cap IOPS: each sync waits for the next token, burst one), and a
+// volumes cap IOPS: each sync takes a token or waits for one), and a
 // bandwidth (each sync also waits for the bytes written since the last
 // sync at that many bytes per second, so its latency grows with the
 // queue of data it flushes). A sync waits the token first, then the
@@ -48,24 +48,26 @@ type FS struct {
 	bandwidth atomic.Int64
 	dirty     atomic.Int64
 
-	mu       sync.Mutex
-	interval time.Duration // between tokens; 0: no rate cap
-	granted  time.Time     // when the last token was handed out
+	mu     sync.Mutex
+	rate   float64   // tokens per second; 0: no rate cap
+	burst  float64   // the most tokens the bucket holds
+	tokens float64   // tokens in the bucket at last
+	last   time.Time // when tokens was last brought up to date
 }
 
 // SetDelay changes the delay of the following syncs.
 func (f *FS) SetDelay(d time.Duration) { f.delay.Store(int64(d)) }
 
-// SetRateCap caps syncs at perSec per second with a token bucket of
-// burst one: a sync waits until 1/perSec after the previous token. 0
-// removes the cap.
-func (f *FS) SetRateCap(perSec float64) {
+// SetRateCap caps syncs at perSec per second with a token bucket that
+// holds burst tokens (at least one), full at first: a sync takes a token,
+// or waits for the next one. Under a steady rate above the cap every
+// sync waits about 1/perSec; the burst only absorbs occasional extra
+// syncs (a file's creation, a directory's). 0 removes the cap.
+func (f *FS) SetRateCap(perSec float64, burst int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.interval = 0
-	if perSec > 0 {
-		f.interval = time.Duration(float64(time.Second) / perSec)
-	}
+	f.rate, f.burst = max(perSec, 0), float64(max(burst, 1))
+	f.tokens, f.last = f.burst, time.Now()
 }
 
 // SetBandwidth makes each sync also wait for the bytes written since the
@@ -82,13 +84,15 @@ func (f *FS) wait(now time.Time) time.Duration {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.interval > 0 {
-		grant := f.granted.Add(f.interval)
-		if grant.Before(now) {
-			grant = now // the bucket holds one token at most
+	if f.rate > 0 {
+		if now.After(f.last) {
+			f.tokens = min(f.burst, f.tokens+now.Sub(f.last).Seconds()*f.rate)
+			f.last = now
 		}
-		f.granted = grant
-		d += grant.Sub(now)
+		f.tokens-- // may go below zero: the wait until it is back to zero
+		if f.tokens < 0 {
+			d += time.Duration(-f.tokens / f.rate * float64(time.Second))
+		}
 	}
 	return d
 }

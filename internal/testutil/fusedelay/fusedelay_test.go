@@ -90,16 +90,17 @@ func TestCloseUnmounts(t *testing.T) {
 
 func TestRateCapSpacesSyncs(t *testing.T) {
 	m := Mount(t, t.TempDir(), 0)
-	const perSec = 50 // a token every 20 ms
-	m.SetRateCap(perSec)
+	const perSec, burst = 50, 3 // a token every 20 ms
+	m.SetRateCap(perSec, burst)
 	start := time.Now()
-	const n = 10
+	const n = 13
 	timedSyncs(t, m.Dir, n)
-	// The bucket holds one token, so n syncs span at least n-1 intervals.
-	if got, want := time.Since(start), (n-1)*time.Second/perSec; got < want {
+	// The bucket starts with burst tokens, so n syncs span at least
+	// n-burst intervals.
+	if got, want := time.Since(start), (n-burst)*time.Second/perSec; got < want {
 		t.Errorf("%d syncs under a %d/s cap took %v, want at least %v", n, perSec, got, want)
 	}
-	m.SetRateCap(0)
+	m.SetRateCap(0, 1)
 	if d := m.wait(time.Now()); d != 0 {
 		t.Errorf("without cap or delay a sync waits %v", d)
 	}
