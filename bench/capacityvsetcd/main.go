@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -188,10 +189,15 @@ func makeStorages(dir string, p params) ([]storage, error) {
 		}
 		f, err := fusedelay.New(backing, mount, 0)
 		if err != nil {
-			return stores, err
+			return stores, errors.Join(err, os.Remove(mount), os.RemoveAll(backing))
 		}
 		s.set(f)
-		stores = append(stores, storage{Name: s.name, About: s.about, dir: mount, close: f.Close})
+		stores = append(stores, storage{Name: s.name, About: s.about, dir: mount, close: func() error {
+			if err := f.Close(); err != nil {
+				return err
+			}
+			return errors.Join(os.Remove(mount), os.RemoveAll(backing))
+		}})
 	}
 	return stores, nil
 }

@@ -29,6 +29,10 @@ type CapacityParams struct {
 	StepMinSamples int64
 	StepRuntime    time.Duration
 	Confidence     float64 // overall, shared among the steps
+	// Background is "backend" to run bbolt-like commits every 100 ms
+	// beside the WAL for the whole sweep, as etcd's backend commits what
+	// its WAL took in (see wal-under-load), or "none" for the WAL alone.
+	Background string
 	// Marks are the reference loads the answer is compared with.
 	Marks []result.CapacityMark
 }
@@ -56,6 +60,7 @@ var capacitySpec = Spec{
 		{Name: "resolution", Usage: "the bisection stops when the failing rate is within this fraction above the passing one (e.g. 0.1; large values skip it)"},
 		{Name: "step-runtime", Usage: "cap on each step"},
 		{Name: "step-min-runtime", Usage: "each step never stops earlier"},
+		{Name: "background", Usage: "backend: bbolt-like commits every 100 ms beside the WAL, each as large as what the WAL made durable since the last, as etcd's backend commits; none: the WAL alone"},
 	},
 	Build: func(p Preset, set map[string]string) (Workload, error) {
 		c := p.Capacity
@@ -67,6 +72,7 @@ var capacitySpec = Spec{
 		s.fraction("resolution", &c.Resolution, 0, 100)
 		s.duration("step-runtime", &c.StepRuntime, false)
 		s.duration("step-min-runtime", &c.StepMinRuntime, true)
+		s.choice("background", &c.Background, "backend", "none")
 		if s.err != nil {
 			return nil, s.err
 		}
@@ -122,16 +128,20 @@ func (w capacityWorkload) stepConfig(th verdict.Thresholds, rate, confidence flo
 	}
 }
 
+// capacityDBBytes is the background bbolt file's size: small, since it is
+// filled before the sweep, on storages that may write slowly.
+const capacityDBBytes = 4 * mib
+
 func (w capacityWorkload) SpaceNeeded() int64 {
-	return w.stepConfig(verdict.Defaults(), w.p.Max, w.p.Confidence).SpaceNeeded()
+	return w.stepConfig(verdict.Defaults(), w.p.Max, w.p.Confidence).SpaceNeeded() + capacityDBBytes + growCap
 }
 
 func (w capacityWorkload) sweepConfig(th verdict.Thresholds) capacity.Config {
 	return capacity.Config{
 		Start: w.p.Start, Factor: w.p.Factor, Min: w.p.Min, Max: w.p.Max, Resolution: w.p.Resolution,
 		Confidence: w.p.Confidence, Unit: "writes/s", LimitNs: units.FromSeconds(th.WALFsyncP99.Limit).Nanoseconds(),
-		Criterion: fmt.Sprintf("WAL fdatasync p99 < %v and the offered rate kept (no entry waiting over %v at the end), entries of %d bytes",
-			units.FromSeconds(th.WALFsyncP99.Limit), units.FromSeconds(th.ScheduleLag.Limit), w.p.EntryBytes),
+		Criterion: fmt.Sprintf("WAL fdatasync p99 < %v and the offered rate kept (no entry waiting over %v at the end), entries of %d bytes, background: %s",
+			units.FromSeconds(th.WALFsyncP99.Limit), units.FromSeconds(th.ScheduleLag.Limit), w.p.EntryBytes, w.p.Background),
 		Marks: w.p.Marks,
 	}
 }
@@ -144,10 +154,21 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 	defer done()
 	m := startMeter(env.Root, deviceName(env))
 	scfg := w.sweepConfig(env.Thresholds)
+	var bg *background
+	if w.p.Background == "backend" {
+		u := UnderLoadParams{Background: "backend", BackendInterval: 100 * time.Millisecond}
+		bp := BackendParams{Pages: 16, DBSize: capacityDBBytes}
+		if bg, err = startBackground(filepath.Join(dir, "bg"), u, bp); err != nil {
+			return result.Workload{}, err
+		}
+	}
 	n := 0
 	step := func(ctx context.Context, rate, confidence float64) (result.CapacityStep, error) {
 		n++
 		cfg := w.stepConfig(env.Thresholds, rate, confidence)
+		if bg != nil {
+			cfg.Durable = &bg.durable
+		}
 		if env.OnSecond != nil {
 			label := fmt.Sprintf("step %d at %s writes/s:", n, units.FormatValue(rate, ""))
 			cfg.OnSecond = func(p Progress) { p.Label = label; env.OnSecond(p) }
@@ -168,6 +189,11 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 		return s, err
 	}
 	c, err := capacity.Sweep(ctx, scfg, step)
+	if bg != nil {
+		if bgErr := bg.stop(); bgErr != nil && err == nil {
+			err = fmt.Errorf("background writer: %w", bgErr)
+		}
+	}
 	if c == nil {
 		return result.Workload{}, err
 	}
@@ -222,6 +248,7 @@ func (w capacityWorkload) workload(c *result.Capacity, th verdict.Thresholds) re
 			"resolution": w.p.Resolution, "confidence": w.p.Confidence, "step_confidence": c.StepConfidence,
 			"step_runtime_ns": w.p.StepRuntime.Nanoseconds(), "step_min_runtime_ns": w.p.StepMinRuntime.Nanoseconds(),
 			"step_min_samples": w.p.StepMinSamples, "threshold_ns": units.FromSeconds(th.WALFsyncP99.Limit).Nanoseconds(),
+			"background": w.p.Background,
 		},
 		Stop:      result.Stop{Mode: "sweep", Reason: sweepReason(c)},
 		Latencies: []result.Latency{},

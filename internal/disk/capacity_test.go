@@ -37,7 +37,7 @@ func sweepOn(t *testing.T, m *fusedelay.FS, start float64, limit time.Duration) 
 	p := CapacityParams{
 		EntryBytes: 370, Start: start, Factor: 2, Min: 1, Max: 4000, Resolution: 0.1,
 		StepMinRuntime: time.Second, StepMinSamples: 100, StepRuntime: 6 * time.Second, Confidence: 0.9,
-		Marks: CheckPerfMarks,
+		Background: "none", Marks: CheckPerfMarks, // the model's truth is the WAL's alone
 	}
 	w := capacityWorkload{p: p, plain: true}
 	th := verdict.Defaults()

@@ -75,7 +75,7 @@ func capacityPreset(resolution float64, minRuntime time.Duration, minSamples int
 	return CapacityParams{
 		EntryBytes: 370, Start: 100, Factor: 2, Min: 10, Max: MaxRate, Resolution: resolution,
 		StepMinRuntime: minRuntime, StepMinSamples: minSamples, StepRuntime: runtime, Confidence: 0.95,
-		Marks: CheckPerfMarks,
+		Background: "backend", Marks: CheckPerfMarks,
 	}
 }
 
