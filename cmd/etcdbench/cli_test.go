@@ -65,6 +65,28 @@ func TestBadInput(t *testing.T) {
 		{"--min-samples -1", func(d string) []string {
 			return []string{"disk", "wal", "--dir", d, "--count", "5", "--min-samples", "-1"}
 		}},
+		{"--rate 0", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--rate", "0"} }},
+		{"--rate -5", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--rate", "-5"} }},
+		{"--rate abc", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--rate", "abc"} }},
+		{"--rate above one process", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--rate", "10000000"} }},
+		{"--rate with --bs", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--rate", "100", "--bs", "4k"} }},
+		{"--entry-bytes without --rate", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--entry-bytes", "100"} }},
+		{"wal-under-load --rate abc", func(d string) []string { return []string{"disk", "wal-under-load", "--dir", d, "--rate", "abc"} }},
+		{"wal-under-load --rate -1", func(d string) []string { return []string{"disk", "wal-under-load", "--dir", d, "--rate", "-1"} }},
+		{"wal-under-load --rate with --clients", func(d string) []string {
+			return []string{"disk", "wal-under-load", "--dir", d, "--rate", "100", "--clients", "4"}
+		}},
+		{"capacity --start abc", func(d string) []string { return []string{"capacity", "--dir", d, "--start", "abc"} }},
+		{"capacity --max-rate 0", func(d string) []string { return []string{"capacity", "--dir", d, "--max-rate", "0"} }},
+		{"capacity --max-rate below --start", func(d string) []string {
+			return []string{"capacity", "--dir", d, "--start", "1000", "--max-rate", "500"}
+		}},
+		{"capacity without --dir", func(d string) []string { return []string{"capacity"} }},
+		{"etcd capacity --start abc", func(d string) []string { return []string{"etcd", "capacity", "--dir", d, "--start", "abc"} }},
+		{"etcd capacity --step 0", func(d string) []string { return []string{"etcd", "capacity", "--dir", d, "--step", "0"} }},
+		{"etcd capacity external without --yes", func(d string) []string {
+			return []string{"etcd", "capacity", "--endpoints", "http://127.0.0.1:1"}
+		}},
 		{"disk without workload", func(d string) []string { return []string{"disk"} }},
 		{"unknown command", func(d string) []string { return []string{"bogus"} }},
 		{"root with unknown flag", func(d string) []string { return []string{"--count", "0"} }},

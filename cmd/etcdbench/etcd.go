@@ -122,7 +122,7 @@ func newEtcdCmd(stdout, stderr io.Writer) *cobra.Command {
 	for _, k := range etcdload.Kinds() {
 		cmd.AddCommand(newEtcdLoadCmd(k, stdout, stderr))
 	}
-	cmd.AddCommand(newEtcdCheckCmd(stdout, stderr))
+	cmd.AddCommand(newEtcdCheckCmd(stdout, stderr), newEtcdCapacityCmd(stdout, stderr))
 	return cmd
 }
 

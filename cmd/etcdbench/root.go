@@ -59,7 +59,7 @@ on the same disk under load, in one verdict table.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return run.Usage(err) })
 	cf.register(root.Flags())
 	registerReportFiles(root.PersistentFlags(), rf)
-	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr))
+	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr), newCapacityCmd(stdout, stderr))
 	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
 	root.AddCommand(newTuneCmd(stdout, stderr))
 	root.AddCommand(newReportCmd(stdout), newCompareCmd(stdout), newJudgeCmd(stdout, stderr))

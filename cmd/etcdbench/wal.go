@@ -20,6 +20,8 @@ import (
 // walFlags are the raw command-line values of the WAL check.
 type walFlags struct {
 	dir, bs, size, runtime, minRuntime, walP99 string
+	rate                                       string // open loop: entries per second
+	entryBytes                                 int
 	count, minSamples                          int64
 	fromDataDir                                string // --bs auto: decode this etcd's WAL
 	fromPID                                    int    // --bs auto: decode this running etcd's WAL
@@ -41,7 +43,7 @@ type walOptions struct {
 func defaultWALFlags(dir string) *walFlags {
 	th := verdict.Defaults()
 	return &walFlags{
-		dir: dir, bs: "2300", runtime: "60s", minRuntime: "10s", minSamples: 1000,
+		dir: dir, bs: "2300", entryBytes: 370, runtime: "60s", minRuntime: "10s", minSamples: 1000,
 		walP99: "10ms", confidence: 0.95,
 		minIOPS: th.SyncIOPSMin.Limit, heavyIOPS: th.SyncIOPSHeavy.Limit, warnMargin: 100 * th.WarnMargin.Limit,
 	}
@@ -52,6 +54,8 @@ func (f *walFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.bs, "bs", f.bs, "bytes per write(), i.e. etcd's WAL batch size (2300: the Kubernetes figure of the fio recipe); auto: the median batch of a real etcd's WAL (--from-data-dir or --from-pid)")
 	fs.StringVar(&f.fromDataDir, "from-data-dir", "", "with --bs auto: read the batch size from this etcd data dir's WAL (offline, read-only; see etcdbench diagnose wal)")
 	fs.IntVar(&f.fromPID, "from-pid", 0, "with --bs auto: the batch size of this running etcd's WAL, watched for 5 s by the eBPF tracer (root), else decoded from its segments found in /proc/PID/fd")
+	fs.StringVar(&f.rate, "rate", "", "open loop: entries of --entry-bytes arrive at this many per second on a schedule, whatever the disk does, and each write() + fdatasync() carries every entry waiting, as etcd's WAL batches raft's proposals; latency counts from each entry's scheduled arrival (e.g. 1000 or 2.5k)")
+	fs.IntVar(&f.entryBytes, "entry-bytes", f.entryBytes, "with --rate: bytes per WAL entry (about 370 for an 8-byte key and a 256-byte value)")
 	fs.StringVar(&f.size, "size", f.size, "stop after writing this much, like fio --size (e.g. 22m); default: adaptive")
 	fs.Int64Var(&f.count, "count", f.count, "stop after this many write+fdatasync cycles; default: adaptive")
 	fs.StringVar(&f.runtime, "runtime", f.runtime, "cap on the run's time; with --time-based, the exact run time")
@@ -133,6 +137,21 @@ func (f *walFlags) options(changed func(string) bool, stderr io.Writer) (walOpti
 			Threshold: p99, Quantile: 0.99, Confidence: f.confidence,
 			MinSamples: f.minSamples, MinDuration: minRT, Interval: time.Second,
 		},
+	}
+	if changed("rate") {
+		rate, err := disk.ParseRate(f.rate)
+		if err != nil {
+			return o, run.Usagef("--rate: %v", err)
+		}
+		if changed("bs") || changed("size") || changed("count") {
+			return o, run.Usagef("--rate writes whatever entries are waiting, so --bs, --size and --count do not apply: give the entry size with --entry-bytes")
+		}
+		if f.entryBytes <= 0 || f.entryBytes > 1<<20 {
+			return o, run.Usagef("--entry-bytes must be between 1 and 1048576, got %d", f.entryBytes)
+		}
+		cfg.Rate, cfg.BlockSize = rate, f.entryBytes
+	} else if changed("entry-bytes") {
+		return o, run.Usagef("--entry-bytes goes with --rate")
 	}
 	modes := 0
 	if changed("size") {

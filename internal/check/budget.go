@@ -24,6 +24,9 @@ type Budget struct {
 	// Disk are the disk workloads run, in order, by registered name; the
 	// idle WAL comes first, as wal-under-load compares with it.
 	Disk []string
+	// Settings override single settings of the disk workloads, by
+	// workload name then setting name (as on the command line).
+	Settings map[string]map[string]string
 	// Members of the embedded etcd.
 	Members int
 	// Put and Range are the embedded etcd's loads, one after the other,
@@ -60,9 +63,20 @@ func Budgets() []Budget {
 	qr.Duration, dr.Duration, tr.Duration = 2*time.Second, 5*time.Second, 15*time.Second
 	return []Budget{
 		{Name: "quick", About: "about 20 s", DiskPreset: "quick", Disk: []string{"wal", "wal-under-load"}, Members: 1, Put: q, Range: qr},
-		{Name: "default", About: "about a minute", DiskPreset: "default", Disk: []string{"wal", "backend", "wal-under-load", "mixed"}, Members: 1, Put: d, Range: dr},
-		{Name: "thorough", About: "several minutes", DiskPreset: "thorough", Disk: []string{"wal", "backend", "wal-under-load", "mixed", "snapshot", "compaction", "recovery"}, Members: 1, Put: t, Range: tr},
+		{Name: "default", About: "about a minute", DiskPreset: "default", Disk: []string{"wal", "backend", "wal-under-load", "mixed", "capacity"}, Members: 1, Put: d, Range: dr,
+			Settings: map[string]map[string]string{"capacity": checkCapacity}},
+		{Name: "thorough", About: "several minutes", DiskPreset: "thorough", Disk: []string{"wal", "backend", "wal-under-load", "mixed", "snapshot", "compaction", "recovery", "capacity"}, Members: 1, Put: t, Range: tr},
 	}
+}
+
+// checkCapacity is the default check's capacity estimate: a coarse
+// ladder from etcdctl check perf's s (150 puts/s) by 2.5x to just above
+// its xl (15,000), without bisection, in short steps: which check perf
+// load the disk carries, in about 10 to 20 s. --thorough runs the full
+// sweep.
+var checkCapacity = map[string]string{
+	"start": "150", "factor": "2.5", "resolution": "99", "max-rate": "20000",
+	"step-runtime": "3s", "step-min-runtime": "1s",
 }
 
 // BudgetNamed returns the budget called name.

@@ -42,6 +42,7 @@ var causeOf = map[string]Cause{
 	"sync_iops_min":                 SlowDisk,
 	"sync_iops_heavy":               SlowDisk,
 	"check_perf_throughput":         SlowDisk,
+	"capacity_min":                  SlowDisk,
 	verdict.CheckMountFlushDisabled: NotDurable,
 	verdict.CheckNetworkFS:          UnsuitableStorage,
 	verdict.CheckContainerLayer:     UnsuitableStorage,

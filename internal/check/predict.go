@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/units"
@@ -47,6 +48,11 @@ func Summarize(ws []result.Workload) result.Workload {
 	for i, f := range fs {
 		notes = append(notes, fmt.Sprintf("finding %d (%s): %s - %s", i+1, f.Status, f.Cause.Name, strings.Join(f.Evidence, "; ")))
 		notes = append(notes, fmt.Sprintf("what to do about finding %d: %s", i+1, f.Cause.Advice))
+	}
+	if c := find(ws, "capacity"); c != nil && c.Capacity != nil {
+		notes = append(notes, "disk capacity: the WAL "+report.CapacitySummary(c.Capacity))
+		w.Figures = append(w.Figures, result.Figure{Name: "disk_capacity", Value: c.Capacity.Rate, Unit: "ops/s",
+			Description: "highest write rate the disk's WAL carried within etcd's limits (capacity sweep)"})
 	}
 	w.Notes = append(notes, w.Notes...)
 	return w

@@ -97,3 +97,27 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("clean summary %q", clean.Notes)
 	}
 }
+
+// The check's summary says in one line what the disk carries.
+func TestSummarizeCapacity(t *testing.T) {
+	c := &result.Capacity{Rate: 2344, Upper: 5859, Unit: "writes/s", Confidence: 0.95, StepConfidence: 0.99, Decided: true,
+		Marks: []result.CapacityMark{{Name: "s", Rate: 150, Carried: true}, {Name: "m", Rate: 1000, Carried: true}, {Name: "l", Rate: 8000}}}
+	s := Summarize([]result.Workload{{Name: "wal"}, {Name: "capacity", Capacity: c}})
+	found := false
+	for _, n := range s.Notes {
+		if strings.HasPrefix(n, "disk capacity: the WAL carries 2344-5859 writes/s") && strings.Contains(n, "carries m, not l") {
+			found = true
+		}
+	}
+	if f := s.Figure("disk_capacity"); !found || f == nil || f.Value != 2344 {
+		t.Errorf("summary notes %q, figure %+v: want the capacity line and figure", s.Notes, f)
+	}
+}
+
+func TestCheckBudgetsBuild(t *testing.T) {
+	for _, b := range Budgets() {
+		if _, err := Workloads(b); err != nil {
+			t.Errorf("budget %s: %v", b.Name, err)
+		}
+	}
+}

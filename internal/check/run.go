@@ -48,7 +48,7 @@ func Workloads(b Budget) ([]disk.Named, error) {
 		if !ok {
 			return nil, fmt.Errorf("check budget %s names an unknown disk workload %q", b.Name, name)
 		}
-		w, err := spec.Build(p, nil)
+		w, err := spec.Build(p, b.Settings[name])
 		if errors.Is(err, disk.ErrBadParam) {
 			return nil, run.Usage(err)
 		}

@@ -3,6 +3,7 @@ package disk
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // groupCommit emulates raft's batching of concurrent proposals into one WAL
@@ -63,8 +64,8 @@ func (g *groupCommit) take(stop *atomic.Bool) int {
 	return n
 }
 
-// synced marks the batch taken last as durable and wakes its clients.
-func (g *groupCommit) done() {
+// done marks the batch taken last as durable and wakes its clients.
+func (g *groupCommit) done(time.Time) {
 	g.mu.Lock()
 	g.synced++
 	g.cond.Broadcast()

@@ -64,5 +64,8 @@ func (pr Progress) String() string {
 	if d := pr.Decision; d.NEff > 0 {
 		s += fmt.Sprintf("  P(above) %.2f%%..%.2f%% (limit 1%%)", 100*d.Lower, 100*d.Upper)
 	}
+	if pr.Label != "" {
+		s = pr.Label + " " + s
+	}
 	return s
 }

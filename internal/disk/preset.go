@@ -18,6 +18,7 @@ type Preset struct {
 	Snapshot   SeqParams
 	Compaction SeqParams
 	Recovery   RecoveryParams
+	Capacity   CapacityParams
 }
 
 const (
@@ -40,6 +41,7 @@ func Presets() []Preset {
 			Snapshot:   SeqParams{BlockSize: 1 * mib, Size: 64 * mib, Runtime: 30 * time.Second},
 			Compaction: SeqParams{BlockSize: 64 * kib, Size: 32 * mib, SyncEvery: 4 * mib, Runtime: 30 * time.Second},
 			Recovery:   RecoveryParams{BlockSize: 1 * mib, Size: 64 * mib, RandomRuntime: 1 * time.Second, Runtime: 30 * time.Second},
+			Capacity:   capacityPreset(0.2, 1*time.Second, 200, 8*time.Second),
 		},
 		{
 			Name: "default", Budget: "about a minute",
@@ -50,6 +52,7 @@ func Presets() []Preset {
 			Snapshot:   SeqParams{BlockSize: 1 * mib, Size: 256 * mib, Runtime: 60 * time.Second},
 			Compaction: SeqParams{BlockSize: 64 * kib, Size: 128 * mib, SyncEvery: 4 * mib, Runtime: 60 * time.Second},
 			Recovery:   RecoveryParams{BlockSize: 1 * mib, Size: 256 * mib, RandomRuntime: 3 * time.Second, Runtime: 60 * time.Second},
+			Capacity:   capacityPreset(0.1, 2*time.Second, 300, 15*time.Second),
 		},
 		{
 			Name: "thorough", Budget: "several minutes",
@@ -60,7 +63,19 @@ func Presets() []Preset {
 			Snapshot:   SeqParams{BlockSize: 1 * mib, Size: 1 * gib, Runtime: 5 * time.Minute},
 			Compaction: SeqParams{BlockSize: 64 * kib, Size: 512 * mib, SyncEvery: 4 * mib, Runtime: 5 * time.Minute},
 			Recovery:   RecoveryParams{BlockSize: 1 * mib, Size: 1 * gib, RandomRuntime: 10 * time.Second, Runtime: 5 * time.Minute},
+			Capacity:   capacityPreset(0.05, 10*time.Second, 1000, time.Minute),
 		},
+	}
+}
+
+// capacityPreset is the sweep of one budget: the ladder from 100 to
+// MaxRate entries/s doubling, then a bisection to resolution; steps of
+// minRuntime..runtime and at least minSamples syncs.
+func capacityPreset(resolution float64, minRuntime time.Duration, minSamples int64, runtime time.Duration) CapacityParams {
+	return CapacityParams{
+		EntryBytes: 370, Start: 100, Factor: 2, Min: 10, Max: MaxRate, Resolution: resolution,
+		StepMinRuntime: minRuntime, StepMinSamples: minSamples, StepRuntime: runtime, Confidence: 0.95,
+		Background: "backend", Marks: CheckPerfMarks,
 	}
 }
 

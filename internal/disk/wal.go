@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
 
 	"etcdbench/internal/stats"
 )
@@ -37,6 +38,11 @@ type WALConfig struct {
 	// BlockSize bytes each) raft batches into one write per fdatasync
 	// (group commit, see groupcommit.go); 0 or 1 writes one block per sync.
 	Clients int
+	// Rate > 0 makes the loop open: entries of BlockSize bytes arrive at
+	// Rate per second on a schedule, whatever the disk does, and each
+	// write() carries every entry waiting at that moment (see
+	// openloop.go). Exclusive with Clients.
+	Rate float64
 	// OnSecond, if set, is called once a second between operations.
 	OnSecond func(Progress)
 	// Durable, if set, is added the bytes of each write once its
@@ -44,10 +50,16 @@ type WALConfig struct {
 	// as many bytes of pages as the WAL made durable since the last one,
 	// as etcd's backend applies each committed entry.
 	Durable *atomic.Int64
+	// plain makes the write and fdatasync ordinary Go system calls: a
+	// test whose filesystem this same process serves (fusedelay) needs
+	// them, since a raw call would keep a garbage collection waiting
+	// for a FUSE reply that the stopped world cannot send.
+	plain bool
 }
 
 // Progress is the state of a running loop, for a live progress line.
 type Progress struct {
+	Label    string // what runs, when a workload has parts (a sweep's step)
 	Elapsed  time.Duration
 	Ops      int64
 	Exceed   int64
@@ -65,6 +77,9 @@ type WALRun struct {
 	Write     *hdr.Histogram // write() latency, ns
 	Cancelled bool           // stopped by the context (signal)
 	Notes     []string
+	// Open is what an open-loop run (Config.Rate > 0) measured besides
+	// the syncs; nil otherwise.
+	Open *OpenLoopStats
 }
 
 // ErrShortWrite is returned when write() wrote less than asked.
@@ -83,6 +98,17 @@ func (c WALConfig) Validate() error {
 	}
 	if c.Clients > 1 && (c.Mode == ModeSize || c.Mode == ModeCount) {
 		return errors.New("concurrent clients need the adaptive or time-based mode: batches make the amount written unpredictable")
+	}
+	if c.Rate != 0 {
+		if err := ValidateRate(c.Rate); err != nil {
+			return err
+		}
+		if c.Clients > 1 {
+			return errors.New("an open-loop rate and concurrent clients are alternatives: the rate decides when entries arrive")
+		}
+		if c.Mode == ModeSize || c.Mode == ModeCount {
+			return errors.New("an open-loop rate needs the adaptive or time-based mode: batches make the amount written unpredictable")
+		}
 	}
 	switch c.Mode {
 	case ModeAdaptive:
@@ -138,12 +164,23 @@ func (c WALConfig) SpaceNeeded() int64 {
 	return 2*seg + margin
 }
 
+// maxBatch is the most blocks one write() carries.
+func (c WALConfig) maxBatch() int {
+	switch {
+	case c.Rate > 0:
+		return maxOpenBatch(c.Rate, c.BlockSize)
+	case c.Clients > 1:
+		return c.Clients
+	}
+	return 1
+}
+
 // segmentSizes returns the size of segment i for the pipeline.
 func (c WALConfig) segmentSizes() func(int) int64 {
 	seg := c.segmentBytes()
 	// Round segments down to whole blocks, so no write straddles two files.
 	perSeg := seg / int64(c.BlockSize) * int64(c.BlockSize)
-	perSeg = max(perSeg, int64(c.BlockSize)*int64(max(c.Clients, 1))) // the largest batch fits
+	perSeg = max(perSeg, int64(c.BlockSize)*int64(c.maxBatch())) // the largest batch fits
 
 	planned := c.plannedBytes()
 	return func(i int) int64 {
@@ -165,7 +202,7 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 	cfg.Rule.MaxDuration = cfg.Runtime // the cap bounds the looks
 	sm := newSampled(cfg.Rule, cfg.Mode, cfg.OnSecond)
 	run := &WALRun{Sampled: sm, Config: cfg, Sync: sm.Hist, Write: stats.NewLatencyHistogram()}
-	buf := make([]byte, cfg.BlockSize*max(cfg.Clients, 1))
+	buf := make([]byte, cfg.BlockSize*cfg.maxBatch())
 	if _, err := rand.Read(buf); err != nil { // incompressible, like real records
 		return nil, err
 	}
@@ -214,15 +251,27 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, stop *atomic.Bool) (segment, error) {
 	bs := int64(cfg.BlockSize)
 	planned := cfg.plannedBytes()
-	var gc *groupCommit
+	var gc batcher
 	if cfg.Clients > 1 {
 		gc = startGroupCommit(cfg.Clients)
 		defer gc.close()
+	}
+	write, fdatasync := rawWriteFull, rawFdatasync
+	if cfg.plain {
+		write = func(fd int, b []byte) error {
+			return writeFullAt(func(fd int, b []byte, _ int64) (int, error) { return unix.Write(fd, b) }, fd, b, 0)
+		}
+		fdatasync = unix.Fdatasync
 	}
 	var off int64
 	start, mono0 := time.Now(), monotonic()
 	run.begin(start)
 	lastYield := mono0
+	if cfg.Rate > 0 {
+		ol := newOpenLoop(cfg.Rate, cfg.maxBatch(), start)
+		gc = ol
+		defer func() { run.Open = ol.stats(time.Now()) }()
+	}
 	var deadline time.Time
 	if cfg.Runtime > 0 {
 		deadline = start.Add(cfg.Runtime)
@@ -247,19 +296,19 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 		// point, right after each call: nothing of the scheduler's
 		// lands between the call's return and its timestamp.
 		t0 := monotonic()
-		err := rawWriteFull(seg.fd, batch)
+		err := write(seg.fd, batch)
 		t1 := monotonic()
 		if err != nil {
 			return seg, fmt.Errorf("write to %s: %w", seg.path, err)
 		}
-		err = rawFdatasync(seg.fd)
+		err = fdatasync(seg.fd)
 		t2 := monotonic()
 		if err != nil {
 			return seg, fmt.Errorf("fdatasync %s: %w", seg.path, err)
 		}
 		end := start.Add(time.Duration(t2 - mono0))
 		if gc != nil {
-			gc.done()
+			gc.done(end)
 		}
 		if cfg.Durable != nil {
 			cfg.Durable.Add(int64(len(batch)))

@@ -1,11 +1,14 @@
 package disk
 
 import (
+	"fmt"
+	"slices"
+	"time"
+
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/verdict"
-	"fmt"
 )
 
 // WALDescription says what the WAL workload does, for reports.
@@ -53,6 +56,10 @@ func (run *WALRun) Workload(th verdict.Thresholds, env sysinfo.Facts) (result.Wo
 	if w.Series == nil {
 		w.Series = []stats.SecondSample{}
 	}
+	if cfg.Rate > 0 {
+		w.Description = OpenLoopDescription
+		w.Parameters["rate"] = cfg.Rate
+	}
 
 	sync, err := run.judge("fdatasync")
 	if err != nil {
@@ -65,6 +72,14 @@ func (run *WALRun) Workload(th verdict.Thresholds, env sysinfo.Facts) (result.Wo
 	w.Latencies = []result.Latency{
 		sync.latency,
 		{Name: "write", Summary: stats.Summarize(run.Write), Histogram: writeEnc},
+	}
+	if o := run.Open; o != nil {
+		commit, err := latency("entry-commit", o.Commit)
+		if err != nil {
+			return w, err
+		}
+		w.Latencies = append(w.Latencies, commit)
+		w.Figures = append(w.Figures, openLoopFigures(o, run, cfg.BlockSize)...)
 	}
 	if run.Cancelled || run.Ops == 0 {
 		w.Verdicts = []verdict.Verdict{}
@@ -81,6 +96,17 @@ func (run *WALRun) Workload(th verdict.Thresholds, env sysinfo.Facts) (result.Wo
 		SyncIOPS: w.OpsPerSec, MemoryFS: sysinfo.IsMemoryFS(env.Filesystem.Type), FSType: env.Filesystem.Type,
 		Rotational: rotational, VirtualDisk: virtual, Storage: StorageFigures(env),
 	})
+	if o := run.Open; o != nil {
+		// Syncs per second follow the offered rate in an open loop, so the
+		// IOPS verdicts of the closed loop do not apply; keeping the
+		// schedule does.
+		w.Verdicts = slices.DeleteFunc(w.Verdicts, func(v verdict.Verdict) bool {
+			return v.Check == th.SyncIOPSMin.ID || v.Check == th.SyncIOPSHeavy.ID
+		})
+		w.Verdicts = slices.Insert(w.Verdicts, 1, verdict.JudgeSchedule(th.ScheduleLag, verdict.ScheduleFigures{
+			Rate: o.Rate, Achieved: o.Achieved(run.Elapsed), BacklogEnd: o.BacklogEnd, LagEnd: o.LagEnd,
+		}))
+	}
 	return w, nil
 }
 
@@ -98,4 +124,40 @@ func StorageFigures(env sysinfo.Facts) verdict.StorageFigures {
 		}
 	}
 	return f
+}
+
+// OpenLoopDescription says what an open-loop WAL run does, for reports.
+const OpenLoopDescription = "etcd WAL appends at an offered rate: entries arrive on a schedule whatever the disk does, and each write() + fdatasync() carries every entry waiting, as raft batches proposals; entry latency counts from the scheduled arrival"
+
+// Achieved is the entries per second made durable over elapsed.
+func (o *OpenLoopStats) Achieved(elapsed time.Duration) float64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	return float64(o.Entries) / elapsed.Seconds()
+}
+
+// openLoopFigures are the figures of an open-loop run: the rates, the
+// batches and the backlog.
+func openLoopFigures(o *OpenLoopStats, run *WALRun, entryBytes int) []result.Figure {
+	perSync, bytesPerSync := 0.0, 0.0
+	if run.Ops > 0 {
+		perSync = float64(o.Entries) / float64(run.Ops)
+		bytesPerSync = float64(run.Bytes) / float64(run.Ops)
+	}
+	syncs := 0.0
+	if s := run.Elapsed.Seconds(); s > 0 {
+		syncs = float64(run.Ops) / s
+	}
+	return []result.Figure{
+		{Name: "offered_rate", Value: o.Rate, Unit: "ops/s", Description: fmt.Sprintf("entries of %d bytes scheduled to arrive per second", entryBytes)},
+		{Name: "achieved_rate", Value: o.Achieved(run.Elapsed), Unit: "ops/s", Description: "entries made durable per second"},
+		{Name: "syncs_per_sec", Value: syncs, Unit: "ops/s", Description: "write() + fdatasync() cycles per second"},
+		{Name: "entries_per_sync", Value: perSync, Unit: "x", Description: "entries each write() + fdatasync() carried, on average"},
+		{Name: "bytes_per_sync", Value: bytesPerSync, Unit: "B", Description: "bytes each write() carried, on average"},
+		{Name: "backlog_max", Value: float64(o.BacklogMax), Unit: "ops", Description: "most entries waiting when the writer came for the next batch"},
+		{Name: "backlog_mean", Value: o.BacklogMean, Unit: "ops", Description: "entries waiting when the writer came for a batch, on average"},
+		{Name: "backlog_end", Value: float64(o.BacklogEnd), Unit: "ops", Description: "scheduled entries not yet durable when the run ended"},
+		{Name: "lag_end", Value: o.LagEnd.Seconds(), Unit: "s", Description: "how long the oldest of them had waited: it grows without bound when the disk cannot keep the rate"},
+	}
 }

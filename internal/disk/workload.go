@@ -60,7 +60,7 @@ var ErrBadParam = errors.New("disk: bad setting")
 // them: the idle WAL first, then what judges commit latency, then the rest
 // from the lightest to the heaviest writer.
 func Specs() []Spec {
-	return []Spec{walSpec, backendSpec, underLoadSpec, mixedSpec, snapshotSpec, compactionSpec, recoverySpec}
+	return []Spec{walSpec, backendSpec, underLoadSpec, mixedSpec, snapshotSpec, compactionSpec, recoverySpec, capacitySpec}
 }
 
 // Lookup returns the spec named name.

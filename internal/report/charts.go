@@ -297,6 +297,9 @@ func workloadCharts(idPrefix string, wl *result.Workload) ([]*chart, error) {
 		add(c)
 	}
 	add(membersChart(idPrefix+"-members", wl))
+	for _, c := range capacityCharts(idPrefix, wl) {
+		add(c)
+	}
 	return out, nil
 }
 

@@ -37,7 +37,10 @@ func Text(w io.Writer, r *result.Result) error {
 func textWorkload(ew *errWriter, wl *result.Workload) {
 	ew.printf("%s: %s\n", wl.Name, wl.Description)
 	dur := units.FormatDuration(time.Duration(wl.DurationNs))
-	if bs := intParam(wl.Parameters, "block_size"); bs > 0 && wl.Name == "wal" {
+	if _, open := wl.Parameters["rate"]; open && wl.DurationNs > 0 {
+		ew.printf("  %d write+fdatasync cycles, %s in %s: %.0f syncs/s, %s/s\n",
+			wl.Ops, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
+	} else if bs := intParam(wl.Parameters, "block_size"); bs > 0 && wl.Name == "wal" {
 		ew.printf("  %d cycles of %d bytes (%s) in %s: %.0f IOPS, %s/s\n",
 			wl.Ops, bs, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
 	} else if wl.DurationNs > 0 {
@@ -90,6 +93,9 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 	}
 	for _, f := range wl.Figures {
 		ew.printf("  %-*s %-12s %s\n", width, f.Name, units.FormatValue(f.Value, f.Unit), f.Description)
+	}
+	if wl.Capacity != nil {
+		textCapacity(ew, wl.Capacity)
 	}
 	if d := wl.Device; d != nil {
 		ew.printf("  device %s: busy %.0f %%, %.1f I/Os queued on average, %d reads, %d writes, %d flushes, %s written, average wait %s\n",

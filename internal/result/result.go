@@ -71,6 +71,80 @@ type Workload struct {
 	Engine  string        `json:"engine,omitempty"`
 	Process *ProcessStats `json:"process,omitempty"` // this process's CPU over the run
 	Device  *DeviceStats  `json:"device,omitempty"`  // the block device over the run
+	// Capacity is a capacity sweep's answer and curve (the capacity
+	// workload only).
+	Capacity *Capacity `json:"capacity,omitempty"`
+}
+
+// Capacity is what a sweep of rising offered rates found: the highest
+// rate whose step met every limit, the curve of steps, and what bent it.
+type Capacity struct {
+	// Rate is the highest offered rate that passed (0: none did); Upper
+	// the lowest that failed (0: none did, so the capacity is at least
+	// Rate). The true limit lies between them.
+	Rate  float64 `json:"rate"`
+	Upper float64 `json:"upper,omitempty"`
+	Unit  string  `json:"unit"` // what the rate counts, e.g. "writes/s"
+	// Criterion is what every step had to meet, in words.
+	Criterion string `json:"criterion"`
+	// Confidence is the overall level of the sweep's verdicts; each step
+	// was judged at StepConfidence, its share (Bonferroni over MaxSteps).
+	Confidence     float64 `json:"confidence"`
+	StepConfidence float64 `json:"step_confidence"`
+	// Decided says whether the two steps that bound the answer were
+	// both statistically decided (not cut off at their time cap).
+	Decided bool `json:"decided"`
+	// FailedRule is the check that failed first at Upper.
+	FailedRule string `json:"failed_rule,omitempty"`
+	// Bend is what bends the curve: "rate-cap" (syncs per second flat
+	// while the offered rate rises), "queueing" (sync time grows with the
+	// batch), "stalls" (a tail of rare slow syncs), "backlog" (the rate
+	// was not kept), "none" (no step failed); Evidence says why.
+	Bend     string `json:"bend"`
+	Evidence string `json:"evidence"`
+	// Marks are reference loads and whether the capacity carries them.
+	Marks []CapacityMark `json:"marks,omitempty"`
+	Steps []CapacityStep `json:"steps"`
+	// Interrupted is set when the sweep was stopped before its answer.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// CapacityMark is a named reference load (etcdctl check perf's s, m, l,
+// xl) and whether the measured capacity carries it.
+type CapacityMark struct {
+	Name    string  `json:"name"`
+	Rate    float64 `json:"rate"`
+	Carried bool    `json:"carried"`
+	Source  string  `json:"source"`
+}
+
+// CapacityStep is one step of a capacity sweep: one offered rate, what
+// it did and its verdict.
+type CapacityStep struct {
+	Phase    string         `json:"phase"` // "ladder", "down" or "bisect"
+	Rate     float64        `json:"rate"`  // offered
+	Achieved float64        `json:"achieved"`
+	Status   verdict.Status `json:"status"`
+	Decided  bool           `json:"decided"` // the p99 verdict was statistically decided
+	// Failed is the check that failed, empty for a passing step.
+	Failed     string `json:"failed,omitempty"`
+	DurationNs int64  `json:"duration_ns"`
+	Syncs      int64  `json:"syncs"`
+	// SyncP50Ns and SyncP99Ns are the WAL fdatasync's (for etcd, the
+	// members' wal_fsync) percentiles; CommitP50Ns and CommitP99Ns those
+	// of each entry's (put's) latency from its scheduled arrival.
+	SyncP50Ns      int64   `json:"sync_p50_ns"`
+	SyncP99Ns      int64   `json:"sync_p99_ns"`
+	CommitP50Ns    int64   `json:"commit_p50_ns"`
+	CommitP99Ns    int64   `json:"commit_p99_ns"`
+	SyncsPerSec    float64 `json:"syncs_per_sec"`
+	EntriesPerSync float64 `json:"entries_per_sync"`
+	BytesPerSync   float64 `json:"bytes_per_sync"`
+	BacklogMax     float64 `json:"backlog_max"`
+	LagEndNs       int64   `json:"lag_end_ns"`
+	// Extra holds figures of one kind of sweep (etcd's backend commit
+	// p99, leader changes...).
+	Extra []Figure `json:"extra,omitempty"`
 }
 
 // Figure is one named scalar result.

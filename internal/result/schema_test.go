@@ -161,6 +161,7 @@ func TestEveryWorkloadMatchesSchema(t *testing.T) {
 		"snapshot":       {"size": "4m"},
 		"compaction":     {"size": "4m", "sync-every": "1m"},
 		"recovery":       {"size": "4m", "random-runtime": "200ms"},
+		"capacity":       {"start": "2000", "max-rate": "4000", "step-runtime": "1s", "step-min-runtime": "200ms"},
 	}
 	p, err := disk.PresetNamed("quick")
 	if err != nil {

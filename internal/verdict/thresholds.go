@@ -23,6 +23,12 @@ type Thresholds struct {
 	BackendCommitP99 Threshold // bbolt commit p99
 	RecoveryBW       Threshold // bandwidth a member needs to recover at all
 	RecoveryBWLarge  Threshold // bandwidth recommended for large clusters
+	// ScheduleLag is how far behind its schedule an open-loop WAL may end:
+	// more means the disk did not keep the offered rate.
+	ScheduleLag Threshold
+	// CapacityMin and CapacityHeavy judge a capacity sweep's highest
+	// passing rate: the smallest and the medium load of etcdctl check perf.
+	CapacityMin, CapacityHeavy Threshold
 }
 
 // Defaults returns the thresholds etcd's documentation and operators use.
@@ -63,6 +69,18 @@ func Defaults() Thresholds {
 		RecoveryBWLarge: Threshold{
 			ID: "recovery_bandwidth_large", Title: "bandwidth for large clusters", Limit: 100e6, Unit: "B/s",
 			Source: "etcd op-guide/hardware.md: 100 MB/s or more recovers 1 GB in 15 s, recommended for large clusters",
+		},
+		ScheduleLag: Threshold{
+			ID: "wal_schedule_lag", Title: "WAL keeps the offered rate", Limit: 0.5, Unit: "s",
+			Source: "etcdctl check perf: the slowest request must take at most 0.5 s; an entry still waiting longer than that at the end means the backlog grew",
+		},
+		CapacityMin: Threshold{
+			ID: "capacity_min", Title: "write rate carried within the limits", Limit: 150, Unit: "ops/s",
+			Source: "etcdctl check perf's smallest load, s: 150 puts/s",
+		},
+		CapacityHeavy: Threshold{
+			ID: "capacity_heavy", Title: "write rate carried for a busy cluster", Limit: 1000, Unit: "ops/s",
+			Source: "etcdctl check perf's medium load, m: 1000 puts/s",
 		},
 	}
 }

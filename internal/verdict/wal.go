@@ -184,3 +184,51 @@ func JudgeBandwidth(minT, rec Threshold, check, title string, bw float64) Verdic
 	}
 	return v
 }
+
+// ScheduleFigures are what an open-loop WAL run's schedule verdict reads.
+type ScheduleFigures struct {
+	Rate       float64       // entries per second offered
+	Achieved   float64       // entries per second made durable
+	BacklogEnd int64         // scheduled entries not durable at the end
+	LagEnd     time.Duration // how long the oldest of them had waited
+}
+
+// JudgeSchedule judges whether an open-loop writer kept its offered rate:
+// FAIL when the oldest entry still waiting at the end had waited longer
+// than th, which happens only when the backlog grows.
+func JudgeSchedule(th Threshold, f ScheduleFigures) Verdict {
+	v := Verdict{
+		Check: th.ID, Title: th.Title, Value: f.LagEnd.Seconds(), Unit: th.Unit,
+		Limit: th.Limit, Comparison: "<=", Source: th.Source, Status: Pass,
+		Detail: fmt.Sprintf("kept the offered %.0f entries/s: %d entries waiting at the end, the oldest for %v", f.Rate, f.BacklogEnd, f.LagEnd.Round(time.Microsecond)),
+	}
+	if f.LagEnd.Seconds() > th.Limit {
+		v.Status = Fail
+		v.Detail = fmt.Sprintf("could not keep the offered %.0f entries/s: it made %.0f/s durable and ended %d entries (%v) behind schedule, a backlog that grows as long as the rate lasts", f.Rate, f.Achieved, f.BacklogEnd, f.LagEnd.Round(time.Millisecond))
+	}
+	return v
+}
+
+// JudgeCapacity judges the highest write rate a capacity sweep found
+// within the limits: FAIL under minT, WARN under heavy, PASS otherwise.
+// decided says whether the steps that bound it were statistically
+// decided; level is the sweep's overall confidence.
+func JudgeCapacity(minT, heavy Threshold, rate float64, decided bool, level float64, criterion string) Verdict {
+	v := Verdict{
+		Check: minT.ID, Title: minT.Title, Value: rate, Unit: minT.Unit,
+		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
+		Confidence: &Confidence{Decided: decided, Level: level, Method: "each step judged by its own adaptive stop rule, the confidence shared among all the steps the sweep could take (Bonferroni)", Detail: criterion},
+	}
+	switch {
+	case rate < minT.Limit:
+		v.Status = Fail
+		v.Detail = fmt.Sprintf("carries %.0f writes/s within the limits, under the %.0f of %s: even a light etcd will see slow syncs", rate, minT.Limit, minT.Source)
+	case rate < heavy.Limit:
+		v.Status = Warn
+		v.Detail = fmt.Sprintf("carries %.0f writes/s within the limits: enough for a light cluster, not for the %.0f of %s", rate, heavy.Limit, heavy.Source)
+	default:
+		v.Status = Pass
+		v.Detail = fmt.Sprintf("carries %.0f writes/s within the limits, at least the %.0f of %s", rate, heavy.Limit, heavy.Source)
+	}
+	return v
+}

@@ -87,3 +87,46 @@ func TestCloseUnmounts(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+func TestRateCapSpacesSyncs(t *testing.T) {
+	m := Mount(t, t.TempDir(), 0)
+	const perSec, burst = 50, 3 // a token every 20 ms
+	m.SetRateCap(perSec, burst)
+	start := time.Now()
+	const n = 13
+	timedSyncs(t, m.Dir, n)
+	// The bucket starts with burst tokens, so n syncs span at least
+	// n-burst intervals.
+	if got, want := time.Since(start), (n-burst)*time.Second/perSec; got < want {
+		t.Errorf("%d syncs under a %d/s cap took %v, want at least %v", n, perSec, got, want)
+	}
+	m.SetRateCap(0, 1)
+	if d := m.wait(time.Now()); d != 0 {
+		t.Errorf("without cap or delay a sync waits %v", d)
+	}
+}
+
+func TestBandwidthMakesSyncsWaitForTheirBytes(t *testing.T) {
+	m := Mount(t, t.TempDir(), 0)
+	const bw = 1 << 20 // 1 MiB/s: 4 KiB take about 3.9 ms
+	m.SetBandwidth(bw)
+	fastest, _ := timedSyncs(t, m.Dir, 5) // each sync flushes one 4 KiB write
+	if want := 4096 * time.Second / bw; fastest < want {
+		t.Errorf("fastest sync of 4 KiB at 1 MiB/s took %v, want at least %v", fastest, want)
+	}
+	f, err := os.OpenFile(filepath.Join(m.Dir, "f"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(make([]byte, 100<<10)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := time.Since(start), (100<<10)*time.Second/bw; got < want {
+		t.Errorf("sync of 100 KiB at 1 MiB/s took %v, want at least %v", got, want)
+	}
+}

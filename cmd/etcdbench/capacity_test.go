@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/result"
+)
+
+// The capacity sweep compares its answer with etcdctl check perf's loads;
+// disk cannot import etcdload, so the two tables are kept equal here.
+func TestCapacityMarksAreCheckPerfLoads(t *testing.T) {
+	if len(disk.CheckPerfMarks) != len(etcdload.CheckPresets) {
+		t.Fatalf("%d marks, %d check perf presets", len(disk.CheckPerfMarks), len(etcdload.CheckPresets))
+	}
+	for i, p := range etcdload.CheckPresets {
+		if m := disk.CheckPerfMarks[i]; m.Name != p.Name || m.Rate != p.Rate {
+			t.Errorf("mark %s at %v, check perf preset %s at %v", m.Name, m.Rate, p.Name, p.Rate)
+		}
+	}
+}
+
+// Ctrl-C in the middle of a sweep reports the steps done so far, marked
+// interrupted, and leaves the directory as it was.
+func TestCapacityInterrupted(t *testing.T) {
+	d := dirWithPrecious(t)
+	before := snapshot(t, d)
+	p := start(t, runOpts{}, "capacity", "--dir", d, "--start", "2000", "--step-min-runtime", "300ms", "--no-progress", "-o", "json")
+	sd := waitScratch(t, p, d)
+	waitFor(t, 60*time.Second, "the second step", func() bool {
+		_, err := os.Stat(filepath.Join(sd, "capacity", "step-2"))
+		return err == nil || p.exited()
+	})
+	p.signal(t, syscall.SIGINT)
+	res := p.wait(t)
+	if res.code != 130 {
+		t.Fatalf("exit code %d, want 130; stderr:\n%s", res.code, res.stderr)
+	}
+	checkOneErrorLine(t, res.stderr)
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Workloads[0].Capacity
+	if !r.Interrupted || c == nil || !c.Interrupted || len(c.Steps) == 0 || c.Steps[0].Rate != 2000 {
+		t.Fatalf("interrupted sweep's report: interrupted %v, capacity %+v", r.Interrupted, c)
+	}
+	checkNoScratch(t, d)
+	checkSnapshot(t, d, before)
+}
+
+// etcd capacity on an embedded etcd: a short sweep runs, reports its
+// steps and leaves nothing behind.
+func TestEtcdCapacityEmbedded(t *testing.T) {
+	d := dirWithPrecious(t)
+	before := snapshot(t, d)
+	res := runBin(t, runOpts{}, "etcd", "capacity", "--dir", d, "--step", "1s", "--start", "100", "--max-rate", "200", "--no-progress", "-o", "json")
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit code %d; stderr:\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.Workloads[0]
+	c := w.Capacity
+	if w.Name != "etcd-capacity" || c == nil || len(c.Steps) < 1 || c.Steps[0].Rate != 100 || c.Steps[0].Achieved <= 0 || c.Bend == "" {
+		t.Fatalf("etcd capacity result: %s %+v", w.Name, c)
+	}
+	checkNoScratch(t, d)
+	checkSnapshot(t, d, before)
+}

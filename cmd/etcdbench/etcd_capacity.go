@@ -1,0 +1,106 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"etcdbench/internal/capacity"
+	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdrun"
+	"etcdbench/internal/run"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
+)
+
+// capacityFlags are the settings of `etcd capacity`'s sweep.
+type capacityFlags struct {
+	start, maxRate, step string
+	factor, resolution   float64
+}
+
+// newEtcdCapacityCmd is `etcdbench etcd capacity`: the capacity sweep
+// with real puts on an embedded etcd (or an external cluster).
+func newEtcdCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &etcdFlags{}
+	cf := &capacityFlags{start: "150", maxRate: "20000", step: "10s", factor: 2, resolution: 0.15}
+	cmd := &cobra.Command{
+		Use:   "capacity --dir DIR | --endpoints URLS --yes",
+		Short: "the highest put rate this etcd sustains within check perf's rules and etcd's disk limits, and what limits it",
+		Long: `Sweeps the put rate of an open loop shaped like etcdctl check perf (new
+random 256-byte keys, 1024-byte values, the clients of the smallest check perf
+load asking for that rate): a ladder from --start doubling until the first step
+fails, a bisection around the knee and a probe above it, each step --step long
+with its own keys, deleted after it. A step passes when etcdctl check perf's
+rules pass (no failed put, throughput above 90 % of the rate, slowest put at
+most 0.5 s, stddev at most 0.1 s, latencies from each put's due time) and the
+members' own WAL fsync and backend commit p99 (their /metrics) are within
+etcd's limits. Reports the highest passing rate, the rule that failed first,
+and the limiting resource with its evidence: the disk, the leader or network
+(leader changes, slow applies), or CPU.`,
+		Example: `  etcdbench etcd capacity --dir /var/lib/etcd
+  etcdbench etcd capacity --endpoints https://10.0.0.1:2379 --yes --cacert ca.pem`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := resolveCapacity(cmd, stderr, f, cf)
+			if err != nil {
+				return err
+			}
+			return runEtcd(cmd.Context(), s, f.out.output, stdout)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&cf.start, "start", cf.start, "first put rate (puts/s)")
+	fs.StringVar(&cf.maxRate, "max-rate", cf.maxRate, "highest put rate tried")
+	fs.StringVar(&cf.step, "step", cf.step, "how long each step's puts run")
+	fs.Float64Var(&cf.factor, "factor", cf.factor, "ratio between two rungs of the ladder")
+	fs.Float64Var(&cf.resolution, "resolution", cf.resolution, "the bisection stops when the failing rate is within this fraction above the passing one")
+	f.register(fs)
+	return cmd
+}
+
+func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *capacityFlags) (etcdrun.Spec, error) {
+	start, err := disk.ParseRate(cf.start)
+	if err != nil {
+		return etcdrun.Spec{}, run.Usagef("--start: %v", err)
+	}
+	maxRate, err := disk.ParseRate(cf.maxRate)
+	if err != nil {
+		return etcdrun.Spec{}, run.Usagef("--max-rate: %v", err)
+	}
+	step, err := units.ParseDuration(cf.step)
+	if err != nil || step < time.Second {
+		return etcdrun.Spec{}, run.Usagef("--step %q: want a duration of at least 1s, such as 10s", cf.step)
+	}
+	sc := capacity.Config{
+		Start: start, Factor: cf.factor, Min: min(10, start), Max: maxRate, Resolution: cf.resolution, Confidence: 0.95,
+		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: disk.CheckPerfMarks,
+		Criterion: "etcdctl check perf's rules (no failed put, throughput > 90 % of the rate, slowest <= 0.5 s, stddev <= 0.1 s) and the members' WAL fsync p99 < 10 ms and backend commit p99 < 25 ms, over " + step.String() + " per step",
+	}
+	if err := sc.Validate(); err != nil {
+		return etcdrun.Spec{}, run.Usage(err)
+	}
+	if len(f.endpoints) > 0 && !f.yes {
+		return etcdrun.Spec{}, run.Usagef("not writing to %s without --yes: etcd capacity sends puts at rising rates up to %.0f/s for %v a step (deleted after each step)",
+			strings.Join(f.endpoints, ","), maxRate, step)
+	}
+	if err := f.where(cmd); err != nil {
+		return etcdrun.Spec{}, err
+	}
+	l := etcdload.CheckPresets[0].Load()
+	l.Total, l.Duration = 0, step
+	s, err := f.spec(cmd, stderr, l, "")
+	if err != nil {
+		return s, err
+	}
+	// The largest step's keys stay until it ends: room for it, per member.
+	p := etcdload.CheckPresets[len(etcdload.CheckPresets)-1]
+	p.Rate = maxRate
+	s.Space = checkSpace(p, step, f.embed.members)
+	s.Name = "etcd-capacity"
+	s.Bench = etcdrun.CapacityBench(etcdrun.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults()})
+	return s, nil
+}

@@ -1,0 +1,220 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
+)
+
+// Config says which rates a sweep tries and how it judges them.
+type Config struct {
+	// Start is the first offered rate; Factor (> 1) the ladder's ratio
+	// between steps; Min and Max bound the rates tried.
+	Start, Factor, Min, Max float64
+	// Resolution ends the bisection once the lowest failing rate is
+	// within this fraction above the highest passing one (0.1: 10 %).
+	Resolution float64
+	// Confidence is the overall level of the sweep's verdicts, shared
+	// among its steps.
+	Confidence float64
+	// Unit names what the rate counts ("writes/s"); Criterion what every
+	// step must meet, in words, for the report.
+	Unit, Criterion string
+	// Limit is the latency limit the steps' p99 is judged against, in
+	// ns: the bend's diagnosis compares the sync times with it.
+	LimitNs int64
+	// Marks are reference loads to say whether the capacity carries.
+	Marks []result.CapacityMark
+	// OnStep, if set, is called before each step.
+	OnStep func(i int, rate float64, phase string)
+}
+
+// ProbeFactor places the probe step above the lowest failing rate.
+const ProbeFactor = 2
+
+// ErrConfig is wrapped by every error about a sweep's configuration.
+var ErrConfig = errors.New("capacity: bad sweep")
+
+// Validate checks a configuration.
+func (c Config) Validate() error {
+	switch {
+	case !(c.Factor > 1):
+		return fmt.Errorf("%w: factor %v must be above 1", ErrConfig, c.Factor)
+	case !(c.Min > 0 && c.Min <= c.Start && c.Start <= c.Max):
+		return fmt.Errorf("%w: want 0 < min %v <= start %v <= max %v", ErrConfig, c.Min, c.Start, c.Max)
+	case !(c.Resolution > 0):
+		return fmt.Errorf("%w: resolution %v must be positive", ErrConfig, c.Resolution)
+	case !(c.Confidence > 0 && c.Confidence < 1):
+		return fmt.Errorf("%w: confidence %v must be between 0 and 1", ErrConfig, c.Confidence)
+	}
+	return nil
+}
+
+// MaxSteps is the most steps the sweep can take: the longer side of the
+// ladder (up to Max or down to Min) and the bisection.
+func (c Config) MaxSteps() int {
+	up := math.Floor(math.Log(c.Max/c.Start)/math.Log(c.Factor)) + 1
+	down := math.Floor(math.Log(c.Start/c.Min)/math.Log(c.Factor)) + 1
+	bisect := math.Ceil(math.Log2(math.Log(c.Factor) / math.Log1p(c.Resolution)))
+	return int(math.Max(up, down)+math.Max(bisect, 0)) + 1
+}
+
+// StepConfidence is the level each step is judged at, so that all the
+// steps together keep Confidence.
+func (c Config) StepConfidence() float64 {
+	return 1 - (1-c.Confidence)/float64(c.MaxSteps())
+}
+
+// StepFunc measures one offered rate, judging its verdicts at
+// confidence. A cancelled ctx returns the partial step (if any) and
+// ctx's error.
+type StepFunc func(ctx context.Context, rate, confidence float64) (result.CapacityStep, error)
+
+// Passed reports whether a step met every limit. A WARN (a p99 under
+// the limit but close to it, or not decided) counts as carried.
+func Passed(s result.CapacityStep) bool { return s.Status != verdict.Fail }
+
+// Sweep runs the sweep and returns its answer. An error (or a
+// cancelled ctx) ends it: the steps done so far are returned, marked
+// Interrupted, with the error.
+func Sweep(ctx context.Context, cfg Config, step StepFunc) (*result.Capacity, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &result.Capacity{
+		Unit: cfg.Unit, Criterion: cfg.Criterion, Confidence: cfg.Confidence,
+		StepConfidence: cfg.StepConfidence(), Steps: []result.CapacityStep{},
+	}
+	lo, hi := -1, -1 // indices of the highest passing and lowest failing steps
+	at := func(i int) *result.CapacityStep {
+		if i < 0 {
+			return nil
+		}
+		return &c.Steps[i]
+	}
+	try := func(rate float64, phase string) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		if cfg.OnStep != nil {
+			cfg.OnStep(len(c.Steps), rate, phase)
+		}
+		s, err := step(ctx, rate, c.StepConfidence)
+		s.Rate, s.Phase = rate, phase
+		if err != nil {
+			if s.DurationNs > 0 {
+				c.Steps = append(c.Steps, s)
+			}
+			return false, err
+		}
+		c.Steps = append(c.Steps, s)
+		switch {
+		case phase == "probe": // evidence of the bend, not of the capacity
+		case Passed(s):
+			lo = len(c.Steps) - 1
+		default:
+			hi = len(c.Steps) - 1
+		}
+		return Passed(s), nil
+	}
+	err := climb(cfg, try)
+	if err == nil {
+		err = bisect(cfg, try, func() (float64, float64) { return rateOf(at(lo)), rateOf(at(hi)) })
+	}
+	if err == nil && hi >= 0 {
+		// One step well above the knee tells a rate cap (syncs per second
+		// stay flat) from queueing (sync time keeps growing). It fails
+		// fast, and does not move the answer whatever it finds.
+		if r := roundRate(c.Steps[hi].Rate * ProbeFactor); r <= cfg.Max {
+			_, err = try(r, "probe")
+		}
+	}
+	finish(c, cfg, at(lo), at(hi))
+	if err != nil {
+		c.Interrupted = true
+	}
+	return c, err
+}
+
+func rateOf(s *result.CapacityStep) float64 {
+	if s == nil {
+		return 0
+	}
+	return s.Rate
+}
+
+// climb walks the ladder up from Start until a step fails, or down
+// until one passes when Start already fails.
+func climb(cfg Config, try func(float64, string) (bool, error)) error {
+	r := cfg.Start
+	ok, err := try(r, "ladder")
+	if err != nil {
+		return err
+	}
+	for ok {
+		if r = roundRate(r * cfg.Factor); r > cfg.Max {
+			return nil
+		}
+		if ok, err = try(r, "ladder"); err != nil {
+			return err
+		}
+	}
+	if r != cfg.Start {
+		return nil // failed on the way up
+	}
+	for !ok {
+		if r = roundRate(r / cfg.Factor); r < cfg.Min {
+			return nil
+		}
+		if ok, err = try(r, "down"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bisect narrows the gap between the highest passing and the lowest
+// failing rate, splitting it geometrically, until Resolution.
+func bisect(cfg Config, try func(float64, string) (bool, error), bounds func() (lo, hi float64)) error {
+	for {
+		lo, hi := bounds()
+		if lo == 0 || hi == 0 || hi <= lo*(1+cfg.Resolution) {
+			return nil
+		}
+		mid := roundRate(math.Sqrt(lo * hi))
+		if mid <= lo || mid >= hi {
+			return nil
+		}
+		if _, err := try(mid, "bisect"); err != nil {
+			return err
+		}
+	}
+}
+
+// roundRate keeps rates readable: whole numbers, three significant
+// digits above 1000.
+func roundRate(r float64) float64 {
+	if r < 1000 {
+		return math.Round(r)
+	}
+	scale := math.Pow(10, math.Floor(math.Log10(r))-2)
+	return math.Round(r/scale) * scale
+}
+
+// finish fills in the answer from the bounding steps.
+func finish(c *result.Capacity, cfg Config, lo, hi *result.CapacityStep) {
+	c.Rate, c.Upper = rateOf(lo), rateOf(hi)
+	c.Decided = (lo == nil || lo.Decided) && (hi == nil || hi.Decided)
+	if hi != nil {
+		c.FailedRule = hi.Failed
+	}
+	for _, m := range cfg.Marks {
+		m.Carried = c.Rate >= m.Rate
+		c.Marks = append(c.Marks, m)
+	}
+	c.Bend, c.Evidence = Bend(c.Steps, cfg.LimitNs)
+}

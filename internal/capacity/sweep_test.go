@@ -1,0 +1,140 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
+)
+
+func testConfig() Config {
+	return Config{Start: 100, Factor: 2, Min: 10, Max: 100_000, Resolution: 0.1, Confidence: 0.95, Unit: "writes/s", LimitNs: 10e6,
+		Marks: []result.CapacityMark{{Name: "s", Rate: 150}, {Name: "m", Rate: 1000}, {Name: "l", Rate: 8000}}}
+}
+
+// knee is a storage that carries exactly up to k.
+func knee(k float64) StepFunc {
+	return func(_ context.Context, rate, _ float64) (result.CapacityStep, error) {
+		s := result.CapacityStep{Status: verdict.Pass, Decided: true, DurationNs: 1}
+		if rate > k {
+			s.Status, s.Failed = verdict.Fail, "WAL fdatasync p99"
+		}
+		return s, nil
+	}
+}
+
+func TestSweepFindsTheKnee(t *testing.T) {
+	for _, k := range []float64{15, 99, 100, 150, 1234, 7999, 20000} {
+		cfg := testConfig()
+		c, err := Sweep(context.Background(), cfg, knee(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Rate > k || c.Upper <= k || c.Upper > c.Rate*(1+cfg.Resolution)+1 {
+			t.Errorf("knee %v: found %v..%v, want a pass at most %v and a fail above it within %.0f %%", k, c.Rate, c.Upper, k, 100*cfg.Resolution)
+		}
+		if len(c.Steps) > cfg.MaxSteps() {
+			t.Errorf("knee %v: %d steps, more than the %d the confidence was shared among", k, len(c.Steps), cfg.MaxSteps())
+		}
+		for _, m := range c.Marks {
+			if m.Carried != (m.Rate <= c.Rate) {
+				t.Errorf("knee %v: mark %s carried=%v at capacity %v", k, m.Name, m.Carried, c.Rate)
+			}
+		}
+		if c.FailedRule != "WAL fdatasync p99" || !c.Decided || c.Interrupted {
+			t.Errorf("knee %v: failed rule %q decided %v interrupted %v", k, c.FailedRule, c.Decided, c.Interrupted)
+		}
+	}
+}
+
+func TestSweepBounds(t *testing.T) {
+	cfg := testConfig()
+	c, err := Sweep(context.Background(), cfg, knee(1e9))
+	if err != nil || c.Upper != 0 || c.Rate < cfg.Max/cfg.Factor || c.Bend != BendNone {
+		t.Fatalf("a storage that carries everything: %+v %v", c, err)
+	}
+	c, err = Sweep(context.Background(), cfg, knee(1))
+	if err != nil || c.Rate != 0 || c.Upper > 2*cfg.Min {
+		t.Fatalf("a storage that carries nothing: rate %v upper %v %v", c.Rate, c.Upper, err)
+	}
+}
+
+func TestSweepInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	step := func(ctx context.Context, rate, conf float64) (result.CapacityStep, error) {
+		if n++; n == 3 {
+			cancel()
+			return result.CapacityStep{DurationNs: 5}, ctx.Err()
+		}
+		return knee(1e6)(ctx, rate, conf)
+	}
+	c, err := Sweep(ctx, testConfig(), step)
+	if !errors.Is(err, context.Canceled) || c == nil || !c.Interrupted || len(c.Steps) != 3 || c.Rate != 200 {
+		t.Fatalf("interrupted sweep: %v %+v", err, c)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	cfg := testConfig()
+	if sc := cfg.StepConfidence(); !(sc > cfg.Confidence && sc < 1) {
+		t.Fatalf("step confidence %v with overall %v", sc, cfg.Confidence)
+	}
+	for name, mod := range map[string]func(*Config){
+		"factor 1":        func(c *Config) { c.Factor = 1 },
+		"start above max": func(c *Config) { c.Start = 1e6 },
+		"min 0":           func(c *Config) { c.Min = 0 },
+		"no resolution":   func(c *Config) { c.Resolution = 0 },
+		"confidence 1":    func(c *Config) { c.Confidence = 1 },
+	} {
+		c := testConfig()
+		mod(&c)
+		if _, err := Sweep(context.Background(), c, knee(1)); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func step(rate, syncs float64, p50, p99 int64, bytes float64, pass bool) result.CapacityStep {
+	s := result.CapacityStep{Rate: rate, SyncsPerSec: syncs, SyncP50Ns: p50, SyncP99Ns: p99, BytesPerSync: bytes, Status: verdict.Pass}
+	if !pass {
+		s.Status = verdict.Fail
+	}
+	return s
+}
+
+func TestBend(t *testing.T) {
+	const ms = 1e6
+	for _, tc := range []struct {
+		name  string
+		steps []result.CapacityStep
+		want  string
+	}{
+		{"none failed", []result.CapacityStep{step(100, 100, ms, 2*ms, 370, true)}, BendNone},
+		{"rate cap", []result.CapacityStep{
+			step(50, 50, 0.2*ms, 0.5*ms, 370, true), step(100, 90, 11*ms, 12*ms, 410, false),
+			step(75, 75, 0.2*ms, 0.5*ms, 370, true), step(200, 90, 11*ms, 11.5*ms, 820, false),
+			step(84, 84, 0.06*ms, 11*ms, 370, false), // near the cap, jitter makes some syncs wait
+		}, BendRateCap},
+		{"stalls, batching at a fast disk's serial sync rate", []result.CapacityStep{
+			step(400, 390, 0.25*ms, 4*ms, 380, true), step(800, 620, 0.22*ms, 12*ms, 480, false),
+			step(1600, 750, 0.23*ms, 11*ms, 790, false),
+		}, BendStalls},
+		{"queueing", []result.CapacityStep{
+			step(100, 100, 1*ms, 2*ms, 370, true), step(800, 200, 4*ms, 6*ms, 1480, true),
+			step(1000, 100, 10*ms, 14*ms, 3700, false), step(2000, 10, 90*ms, 200*ms, 70000, false),
+		}, BendQueueing},
+		{"stalls", []result.CapacityStep{
+			step(100, 100, 0.5*ms, 2*ms, 370, true), step(200, 200, 0.5*ms, 30*ms, 370, false),
+		}, BendStalls},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := Bend(tc.steps, 10*ms)
+			if got != tc.want || why == "" {
+				t.Fatalf("Bend = %q (%s), want %q", got, why, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,285 @@
+package disk
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"etcdbench/internal/capacity"
+	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
+)
+
+// CapacityParams are the settings of the capacity sweep: open-loop WAL
+// steps of rising offered rate (see package capacity).
+type CapacityParams struct {
+	EntryBytes int
+	// The ladder: the first rate, the ratio between steps, the bounds,
+	// and the bisection's resolution (0.1: 10 %).
+	Start, Factor, Min, Max, Resolution float64
+	// Each step stops when its p99 verdict is decided, never before
+	// StepMinRuntime and StepMinSamples syncs, never after StepRuntime.
+	StepMinRuntime time.Duration
+	StepMinSamples int64
+	StepRuntime    time.Duration
+	Confidence     float64 // overall, shared among the steps
+	// Background is "backend" to run bbolt-like commits every 100 ms
+	// beside the WAL for the whole sweep, as etcd's backend commits what
+	// its WAL took in (see wal-under-load), or "none" for the WAL alone.
+	Background string
+	// Marks are the reference loads the answer is compared with.
+	Marks []result.CapacityMark
+}
+
+// CheckPerfMarks are etcdctl check perf's loads (the rates of
+// etcdload.CheckPresets; cmd's tests keep the two equal).
+var CheckPerfMarks = []result.CapacityMark{
+	{Name: "s", Rate: 150, Source: "etcdctl check perf --load s: 150 puts/s"},
+	{Name: "m", Rate: 1000, Source: "etcdctl check perf --load m: 1000 puts/s"},
+	{Name: "l", Rate: 8000, Source: "etcdctl check perf --load l: 8000 puts/s"},
+	{Name: "xl", Rate: 15000, Source: "etcdctl check perf --load xl: 15000 puts/s"},
+}
+
+// CapacityDescription says what the capacity workload does, for reports.
+const CapacityDescription = "the highest write rate the WAL carries within etcd's limits: open-loop steps of rising offered rate (a geometric ladder, then a bisection around the knee), each as long as its own p99 verdict needs, stopping at the first that fails"
+
+var capacitySpec = Spec{
+	Name:        "capacity",
+	Description: CapacityDescription,
+	Params: []Param{
+		{Name: "entry-bytes", Usage: "bytes per WAL entry (about 370 for an 8-byte key and a 256-byte value)"},
+		{Name: "start", Usage: "first offered rate, entries per second"},
+		{Name: "max-rate", Usage: "highest offered rate tried"},
+		{Name: "factor", Usage: "ratio between two rungs of the ladder (above 1)"},
+		{Name: "resolution", Usage: "the bisection stops when the failing rate is within this fraction above the passing one (e.g. 0.1; large values skip it)"},
+		{Name: "step-runtime", Usage: "cap on each step"},
+		{Name: "step-min-runtime", Usage: "each step never stops earlier"},
+		{Name: "background", Usage: "backend: bbolt-like commits every 100 ms beside the WAL, each as large as what the WAL made durable since the last, as etcd's backend commits; none: the WAL alone"},
+	},
+	Build: func(p Preset, set map[string]string) (Workload, error) {
+		c := p.Capacity
+		s := settings{set: set}
+		s.integer("entry-bytes", &c.EntryBytes, 1, 1<<20)
+		s.rate("start", &c.Start)
+		s.rate("max-rate", &c.Max)
+		s.fraction("factor", &c.Factor, 1, 100)
+		s.fraction("resolution", &c.Resolution, 0, 100)
+		s.duration("step-runtime", &c.StepRuntime, false)
+		s.duration("step-min-runtime", &c.StepMinRuntime, true)
+		s.choice("background", &c.Background, "backend", "none")
+		if s.err != nil {
+			return nil, s.err
+		}
+		c.Min = min(c.Min, c.Start)
+		if c.Max < c.Start {
+			return nil, fmt.Errorf("%w: --max-rate %v is below --start %v", ErrBadParam, c.Max, c.Start)
+		}
+		if c.StepRuntime < c.StepMinRuntime {
+			return nil, fmt.Errorf("%w: --step-runtime %v is shorter than --step-min-runtime %v", ErrBadParam, c.StepRuntime, c.StepMinRuntime)
+		}
+		return capacityWorkload{p: c}, nil
+	},
+}
+
+func (s *settings) rate(name string, dst *float64) {
+	if v, ok := s.set[name]; ok && s.err == nil {
+		r, err := ParseRate(v)
+		if err != nil {
+			s.err = fmt.Errorf("%w: --%s: %w", ErrBadParam, name, err)
+			return
+		}
+		*dst = r
+	}
+}
+
+// fraction reads a number strictly between lo and hi.
+func (s *settings) fraction(name string, dst *float64, lo, hi float64) {
+	if v, ok := s.set[name]; ok && s.err == nil {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > lo && f < hi) {
+			s.err = fmt.Errorf("%w: --%s %q: want a number above %v and below %v", ErrBadParam, name, v, lo, hi)
+			return
+		}
+		*dst = f
+	}
+}
+
+type capacityWorkload struct {
+	p     CapacityParams
+	plain bool // tests on a fusedelay mount of this process (see WALConfig.plain)
+}
+
+// NewCapacityWorkload returns the capacity sweep with p.
+func NewCapacityWorkload(p CapacityParams) Workload { return capacityWorkload{p: p} }
+
+func (w capacityWorkload) stepConfig(th verdict.Thresholds, rate, confidence float64) WALConfig {
+	return WALConfig{
+		BlockSize: w.p.EntryBytes, Rate: rate, Mode: ModeAdaptive, Runtime: w.p.StepRuntime, plain: w.plain,
+		Rule: stats.StopRule{
+			Threshold: units.FromSeconds(th.WALFsyncP99.Limit), Quantile: 0.99, Confidence: confidence,
+			MinSamples: w.p.StepMinSamples, MinDuration: w.p.StepMinRuntime, Interval: time.Second,
+		},
+	}
+}
+
+// capacityDBBytes is the background bbolt file's size: small, since it is
+// filled before the sweep, on storages that may write slowly.
+const capacityDBBytes = 4 * mib
+
+func (w capacityWorkload) SpaceNeeded() int64 {
+	return w.stepConfig(verdict.Defaults(), w.p.Max, w.p.Confidence).SpaceNeeded() + capacityDBBytes + growCap
+}
+
+func (w capacityWorkload) sweepConfig(th verdict.Thresholds) capacity.Config {
+	return capacity.Config{
+		Start: w.p.Start, Factor: w.p.Factor, Min: w.p.Min, Max: w.p.Max, Resolution: w.p.Resolution,
+		Confidence: w.p.Confidence, Unit: "writes/s", LimitNs: units.FromSeconds(th.WALFsyncP99.Limit).Nanoseconds(),
+		Criterion: fmt.Sprintf("WAL fdatasync p99 < %v and the offered rate kept (no entry waiting over %v at the end), entries of %d bytes, background: %s",
+			units.FromSeconds(th.WALFsyncP99.Limit), units.FromSeconds(th.ScheduleLag.Limit), w.p.EntryBytes, w.p.Background),
+		Marks: w.p.Marks,
+	}
+}
+
+func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, error) {
+	dir, done, err := workdir(env.Dir, "capacity")
+	if err != nil {
+		return result.Workload{}, err
+	}
+	defer done()
+	m := startMeter(env.Root, deviceName(env))
+	scfg := w.sweepConfig(env.Thresholds)
+	var bg *background
+	if w.p.Background == "backend" {
+		u := UnderLoadParams{Background: "backend", BackendInterval: 100 * time.Millisecond}
+		bp := BackendParams{Pages: 16, DBSize: capacityDBBytes}
+		if bg, err = startBackground(filepath.Join(dir, "bg"), u, bp); err != nil {
+			return result.Workload{}, err
+		}
+	}
+	n := 0
+	step := func(ctx context.Context, rate, confidence float64) (result.CapacityStep, error) {
+		n++
+		cfg := w.stepConfig(env.Thresholds, rate, confidence)
+		if bg != nil {
+			cfg.Durable = &bg.durable
+		}
+		if env.OnSecond != nil {
+			label := fmt.Sprintf("step %d at %s writes/s:", n, units.FormatValue(rate, ""))
+			cfg.OnSecond = func(p Progress) { p.Label = label; env.OnSecond(p) }
+		}
+		stepDir := filepath.Join(dir, fmt.Sprintf("step-%d", n))
+		if err := unix.Mkdir(stepDir, 0o700); err != nil {
+			return result.CapacityStep{}, fmt.Errorf("creating %s: %w", stepDir, err)
+		}
+		defer removeAll(stepDir)
+		run, err := RunWAL(ctx, stepDir, cfg)
+		if run == nil {
+			return result.CapacityStep{}, err
+		}
+		s, werr := stepOf(run, env)
+		if err == nil {
+			err = werr
+		}
+		return s, err
+	}
+	c, err := capacity.Sweep(ctx, scfg, step)
+	if bg != nil {
+		if bgErr := bg.stop(); bgErr != nil && err == nil {
+			err = fmt.Errorf("background writer: %w", bgErr)
+		}
+	}
+	if c == nil {
+		return result.Workload{}, err
+	}
+	wl := w.workload(c, env.Thresholds)
+	wl.Process, wl.Device = m.stop()
+	return wl, err
+}
+
+// stepOf turns one open-loop run into a step of the sweep: its verdict is
+// the worst of the p99 and the schedule.
+func stepOf(run *WALRun, env Env) (result.CapacityStep, error) {
+	s := result.CapacityStep{
+		Decided: run.Decision.Outcome != stats.Undecided, DurationNs: run.Elapsed.Nanoseconds(), Syncs: run.Ops,
+		SyncP50Ns: run.Sync.ValueAtPercentile(50), SyncP99Ns: run.Sync.ValueAtPercentile(99),
+	}
+	if secs := run.Elapsed.Seconds(); secs > 0 {
+		s.SyncsPerSec = float64(run.Ops) / secs
+	}
+	if o := run.Open; o != nil {
+		s.Achieved = o.Achieved(run.Elapsed)
+		s.CommitP50Ns, s.CommitP99Ns = o.Commit.ValueAtPercentile(50), o.Commit.ValueAtPercentile(99)
+		s.BacklogMax, s.LagEndNs = float64(o.BacklogMax), o.LagEnd.Nanoseconds()
+		if run.Ops > 0 {
+			s.EntriesPerSync = float64(o.Entries) / float64(run.Ops)
+			s.BytesPerSync = float64(run.Bytes) / float64(run.Ops)
+		}
+	}
+	wl, err := run.Workload(env.Thresholds, env.Facts)
+	if err != nil {
+		return s, err
+	}
+	for _, v := range wl.Verdicts {
+		if v.Check != env.Thresholds.WALFsyncP99.ID && v.Check != env.Thresholds.ScheduleLag.ID {
+			continue
+		}
+		if v.Status > s.Status {
+			s.Status = v.Status
+		}
+		if v.Status == verdict.Fail && s.Failed == "" {
+			s.Failed = v.Title + ": " + v.Detail
+		}
+	}
+	return s, nil
+}
+
+// workload is the sweep as a result: the answer, the curve, the verdict.
+func (w capacityWorkload) workload(c *result.Capacity, th verdict.Thresholds) result.Workload {
+	wl := result.Workload{
+		Name: "capacity", Description: CapacityDescription,
+		Parameters: map[string]any{
+			"entry_bytes": w.p.EntryBytes, "start": w.p.Start, "factor": w.p.Factor, "min_rate": w.p.Min, "max_rate": w.p.Max,
+			"resolution": w.p.Resolution, "confidence": w.p.Confidence, "step_confidence": c.StepConfidence,
+			"step_runtime_ns": w.p.StepRuntime.Nanoseconds(), "step_min_runtime_ns": w.p.StepMinRuntime.Nanoseconds(),
+			"step_min_samples": w.p.StepMinSamples, "threshold_ns": units.FromSeconds(th.WALFsyncP99.Limit).Nanoseconds(),
+			"background": w.p.Background,
+		},
+		Stop:      result.Stop{Mode: "sweep", Reason: sweepReason(c)},
+		Latencies: []result.Latency{},
+		Series:    []stats.SecondSample{},
+		Verdicts:  []verdict.Verdict{},
+		Capacity:  c,
+	}
+	for _, s := range c.Steps {
+		wl.Ops += s.Syncs
+		wl.Bytes += int64(s.BytesPerSync * float64(s.Syncs))
+		wl.DurationNs += s.DurationNs
+	}
+	if secs := time.Duration(wl.DurationNs).Seconds(); secs > 0 {
+		wl.OpsPerSec, wl.BytesPerSec = float64(wl.Ops)/secs, float64(wl.Bytes)/secs
+	}
+	wl.Figures = append(wl.Figures, result.Figure{Name: "capacity_rate", Value: c.Rate, Unit: "ops/s", Description: "highest offered write rate whose step met every limit"})
+	if c.Upper > 0 {
+		wl.Figures = append(wl.Figures, result.Figure{Name: "capacity_upper", Value: c.Upper, Unit: "ops/s", Description: "lowest offered write rate whose step failed: the limit lies between the two"})
+	}
+	if !c.Interrupted {
+		wl.Verdicts = append(wl.Verdicts, verdict.JudgeCapacity(th.CapacityMin, th.CapacityHeavy, c.Rate, c.Decided, c.Confidence, c.Criterion))
+	}
+	return wl
+}
+
+func sweepReason(c *result.Capacity) string {
+	switch {
+	case c.Interrupted:
+		return fmt.Sprintf("interrupted after %d steps", len(c.Steps))
+	case c.Upper == 0:
+		return fmt.Sprintf("every step passed, up to the highest rate tried (%d steps)", len(c.Steps))
+	}
+	return fmt.Sprintf("%d steps: the knee lies between %.0f and %.0f writes/s", len(c.Steps), c.Rate, c.Upper)
+}

@@ -1,0 +1,171 @@
+package disk
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"etcdbench/internal/capacity"
+	"etcdbench/internal/result"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/testutil/fusedelay"
+	"etcdbench/internal/verdict"
+)
+
+// memBacking is a backing directory in memory when there is one, so the
+// only latency of the mounted storage is the model's: a real disk's
+// stalls would blur the truth the tests compare with.
+func memBacking(t *testing.T) string {
+	t.Helper()
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		d, err := os.MkdirTemp("/dev/shm", "etcdbench-capacity-test-")
+		if err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			return d
+		}
+	}
+	return t.TempDir()
+}
+
+// sweepOn runs a short capacity sweep on the mounted storage m, judging
+// the WAL p99 against limit.
+func sweepOn(t *testing.T, m *fusedelay.FS, start float64, limit time.Duration) *result.Capacity {
+	t.Helper()
+	p := CapacityParams{
+		EntryBytes: 370, Start: start, Factor: 2, Min: 1, Max: 4000, Resolution: 0.1,
+		StepMinRuntime: time.Second, StepMinSamples: 100, StepRuntime: 6 * time.Second, Confidence: 0.9,
+		Background: "none", Marks: CheckPerfMarks, // the model's truth is the WAL's alone
+	}
+	w := capacityWorkload{p: p, plain: true}
+	th := verdict.Defaults()
+	th.WALFsyncP99.Limit = limit.Seconds()
+	env := Env{Dir: m.Dir, Root: "/", Facts: sysinfo.Collect("/", m.Dir), Thresholds: th}
+	wl, err := w.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := wl.Capacity
+	for _, s := range c.Steps {
+		t.Logf("%-6s %6.0f/s %-4v decided=%-5v sync p50 %v p99 %v, %.0f syncs/s, %.1f per sync", s.Phase, s.Rate, s.Status, s.Decided,
+			time.Duration(s.SyncP50Ns), time.Duration(s.SyncP99Ns), s.SyncsPerSec, s.EntriesPerSync)
+	}
+	t.Logf("capacity %v..%v, bend %s: %s", c.Rate, c.Upper, c.Bend, c.Evidence)
+	if len(wl.Verdicts) != 1 || wl.Figure("capacity_rate") == nil {
+		t.Fatalf("verdicts %v figures %v", wl.Verdicts, wl.Figures)
+	}
+	return c
+}
+
+func within(got, truth, tol float64) bool { return math.Abs(got-truth) <= tol*truth }
+
+// monotone checks that the median latency does not fall as the rate
+// rises, where the storage's truth is monotone (within noise: 10 % and
+// 100 us): in the steps that kept their rate. Beyond it the backlog grows
+// for as long as a step lasts, and the latency says how long that was.
+func monotone(t *testing.T, c *result.Capacity) {
+	t.Helper()
+	var prev *result.CapacityStep
+	for _, i := range sortedSteps(c.Steps) {
+		s := &c.Steps[i]
+		if s.Achieved < 0.9*s.Rate || s.LagEndNs > int64(500*time.Millisecond) {
+			continue
+		}
+		if prev != nil && float64(s.SyncP50Ns) < 0.9*float64(prev.SyncP50Ns)-1e5 {
+			t.Errorf("sync p50 falls from %v at %.0f/s to %v at %.0f/s on a storage whose latency only grows with the rate",
+				time.Duration(prev.SyncP50Ns), prev.Rate, time.Duration(s.SyncP50Ns), s.Rate)
+		}
+		prev = s
+	}
+}
+
+func sortedSteps(steps []result.CapacityStep) []int {
+	idx := make([]int, len(steps))
+	for i := range idx {
+		idx[i] = i
+		for j := i; j > 0 && steps[idx[j]].Rate < steps[idx[j-1]].Rate; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+	return idx
+}
+
+// A token bucket of 8 syncs/s (burst 4, for the syncs of the WAL
+// segments' creation), judged against a p99 limit of 100 ms: below 8
+// entries/s no sync waits; above, the bucket empties and every sync waits
+// about 125 ms for its token, over the limit, however many entries it
+// carries.
+// The true knee is 8/s, and the sweep must name a rate cap. The scale
+// (125 ms tokens, a 100 ms limit) keeps the truth the model's on a loaded
+// machine: the FUSE server shares this process and its CPUs with the
+// writer, and a CPU stall of tens of milliseconds must not decide a step.
+func TestCapacityFindsTokenBucketKnee(t *testing.T) {
+	m := fusedelay.Mount(t, memBacking(t), 0)
+	const truth = 8
+	m.SetRateCap(truth, 4)
+	c := sweepOn(t, m, 2, 100*time.Millisecond)
+	if !within(c.Rate, truth, 0.2) {
+		t.Errorf("capacity %v writes/s, want within 20 %% of the bucket's %d", c.Rate, truth)
+	}
+	if c.Bend != capacity.BendRateCap {
+		t.Errorf("bend %q (%s), want %q", c.Bend, c.Evidence, capacity.BendRateCap)
+	}
+	monotone(t, c)
+}
+
+// A device of 37,000 B/s (100 entries of 370 bytes a second) behind a
+// 10 ms sync, judged against a p99 limit of 200 ms (the scale keeps a
+// loaded machine's CPU stalls, which the model does not own, from
+// deciding a step): each sync waits for the entries written since the
+// last one. At a rate R (rho = R/100) a cycle is the sync T plus the time
+// o the writer spends between syncs (its write through FUSE, scheduling),
+// and the sync carries what arrived during the last cycle:
+// T = 10 ms + rho (T + o), so T = (10 ms + rho o) / (1 - rho), which
+// reaches the limit at rho* = 1 - (10 ms + o)/200 ms, i.e. 95 entries/s
+// for o = 0.5 ms. o is the machine's, so the truth is computed with o as
+// measured by the step that batched most while passing (its cycle,
+// 1/syncs per second, minus its median sync). The sweep must find it
+// within 20 % and name queueing.
+func TestCapacityFindsQueueingKnee(t *testing.T) {
+	const delay, perSec, limit = 10 * time.Millisecond, 100.0, 200 * time.Millisecond
+	m := fusedelay.Mount(t, memBacking(t), delay)
+	m.SetBandwidth(int64(perSec * 370))
+	c := sweepOn(t, m, 20, limit)
+	var o time.Duration
+	most := 0.0
+	for _, s := range c.Steps {
+		if capacity.Passed(s) && s.EntriesPerSync > most && s.SyncsPerSec > 0 {
+			most = s.EntriesPerSync
+			o = time.Duration(float64(time.Second)/s.SyncsPerSec) - time.Duration(s.SyncP50Ns)
+		}
+	}
+	o = max(o, 0)
+	truth := perSec * (1 - float64(delay+o)/float64(limit))
+	t.Logf("writer's time between syncs %v: true knee %.0f entries/s", o, truth)
+	if !within(c.Rate, truth, 0.2) {
+		t.Errorf("capacity %v writes/s, want within 20 %% of the model's %.0f", c.Rate, truth)
+	}
+	if c.Bend != capacity.BendQueueing {
+		t.Errorf("bend %q (%s), want %q", c.Bend, c.Evidence, capacity.BendQueueing)
+	}
+	monotone(t, c)
+}
+
+func TestCapacityInterrupted(t *testing.T) {
+	env := testEnv(t)
+	p := capacityPreset(0.1, time.Second, 100, 5*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	wl, err := capacityWorkload{p: p}.Run(ctx, env)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted sweep: %v", err)
+	}
+	if wl.Capacity == nil || !wl.Capacity.Interrupted || len(wl.Capacity.Steps) == 0 || len(wl.Verdicts) != 0 {
+		t.Fatalf("interrupted sweep's result: %+v", wl.Capacity)
+	}
+	if ents, _ := os.ReadDir(env.Dir); len(ents) != 0 {
+		t.Fatalf("left behind: %v", ents)
+	}
+}

@@ -1,0 +1,204 @@
+package etcdrun
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"etcdbench/internal/capacity"
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
+)
+
+// CapacitySpec is one `etcd capacity` sweep: open-loop puts of etcdctl
+// check perf's shape at rising rates, each step judged by check perf's
+// rules and the members' own disk histograms.
+type CapacitySpec struct {
+	Sweep capacity.Config
+	// Step is how long each step's puts run (check perf's rules need a
+	// fixed time, not an adaptive one).
+	Step       time.Duration
+	Thresholds verdict.CheckPerfThresholds
+}
+
+// CapacityDescription says what `etcd capacity` does, for reports.
+const CapacityDescription = "the highest put rate this etcd sustains within etcdctl check perf's rules and etcd's disk limits: open-loop steps of rising rate (check perf's keys, values and clients), a ladder then a bisection around the knee"
+
+// CapacityBench returns the Bench of `etcd capacity`: the sweep run on
+// the cluster the load's endpoints name, one etcdctl-check-like step per
+// rate, each with its own run id (its keys deleted after it), returned as
+// one workload.
+func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error) {
+	return func(ctx context.Context, l etcdload.Load, o etcdload.BenchOptions) (*etcdload.Outcome, error) {
+		start := time.Now()
+		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, error) {
+			p := presetAt(rate, s.Step)
+			sl := p.Load()
+			sl.Client, sl.OnSecond, sl.RunID = l.Client, l.OnSecond, etcdload.NewRunID()
+			out, err := etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: sl, Thresholds: s.Thresholds}, o)
+			if out == nil {
+				return result.CapacityStep{}, err
+			}
+			return putStep(out.Workload), err
+		}
+		c, err := capacity.Sweep(ctx, s.Sweep, step)
+		if c == nil {
+			return nil, err
+		}
+		if !c.Interrupted {
+			c.Bend, c.Evidence = limitingResource(c)
+		}
+		// Steps of fixed length judged by rules: no stop rule, no
+		// confidence level to share.
+		c.Confidence, c.StepConfidence = 0, 0
+		w := capacityWorkload(c, s, time.Since(start))
+		return &etcdload.Outcome{Workload: w, Start: start, End: time.Now()}, err
+	}
+}
+
+// presetAt is check perf's load shape at rate: the clients and
+// connections of the smallest preset that asks for at least that rate.
+func presetAt(rate float64, d time.Duration) etcdload.CheckPreset {
+	p := etcdload.CheckPresets[len(etcdload.CheckPresets)-1]
+	for _, q := range etcdload.CheckPresets {
+		if q.Rate >= rate {
+			p = q
+			break
+		}
+	}
+	p.Name, p.Alias = "capacity", ""
+	p.Rate, p.Duration = rate, d
+	return p
+}
+
+// putStep turns one step's check into a point of the curve: the put
+// latency from the due time as the commit latency, the members' own WAL
+// fsync p50/p99 (the worst member's) as the sync latency.
+func putStep(w result.Workload) result.CapacityStep {
+	s := result.CapacityStep{Achieved: w.OpsPerSec, DurationNs: w.DurationNs, Decided: true}
+	if l := w.Latency("request"); l != nil {
+		s.CommitP50Ns, _ = l.At(50)
+		s.CommitP99Ns, _ = l.At(99)
+	}
+	worst := func(suffix string) float64 {
+		v := 0.0
+		for _, f := range w.Figures {
+			if strings.HasSuffix(f.Name, suffix) && f.Unit == "s" {
+				v = max(v, f.Value)
+			}
+		}
+		return v
+	}
+	s.SyncP50Ns = units.FromSeconds(worst("_wal_fsync_p50")).Nanoseconds()
+	s.SyncP99Ns = units.FromSeconds(worst("_wal_fsync_p99")).Nanoseconds()
+	for _, f := range w.Figures {
+		if strings.HasSuffix(f.Name, "_wal_fsyncs") {
+			s.Syncs = max(s.Syncs, int64(f.Value))
+		}
+	}
+	if secs := time.Duration(w.DurationNs).Seconds(); secs > 0 {
+		s.SyncsPerSec = float64(s.Syncs) / secs
+	}
+	if s.Syncs > 0 {
+		s.EntriesPerSync = float64(w.Ops) / float64(s.Syncs)
+	}
+	s.Extra = append(s.Extra, result.Figure{Name: "backend_commit_p99", Value: worst("_backend_commit_p99"), Unit: "s", Description: "the worst member's backend commit p99 (etcd's histogram)"})
+	leaders := 0.0
+	for _, f := range w.Figures {
+		if strings.HasSuffix(f.Name, "_leader_changes") {
+			leaders = max(leaders, f.Value)
+		}
+	}
+	s.Extra = append(s.Extra, result.Figure{Name: "leader_changes", Value: leaders, Unit: "count", Description: "leader changes a member saw during the step"})
+	if p := w.Process; p != nil && w.DurationNs > 0 {
+		s.Extra = append(s.Extra, result.Figure{Name: "client_cpu", Value: float64(p.UserNs+p.SystemNs) / float64(w.DurationNs), Unit: "x",
+			Description: "CPUs the load generator used (etcdbench's own process)"})
+	}
+	for _, v := range w.Verdicts {
+		if v.Status > s.Status {
+			s.Status = v.Status
+		}
+		if v.Status == verdict.Fail && s.Failed == "" {
+			s.Failed = v.Check + ": " + v.Title + ": " + v.Detail
+		}
+	}
+	return s
+}
+
+// The limiting resources `etcd capacity` names.
+const (
+	LimitDisk   = "disk"   // the members' WAL fsync or backend commit p99 failed
+	LimitLeader = "leader" // leader changes or slow applies: the leader or the network
+	LimitCPU    = "cpu"    // the rules on throughput or latency failed with the disk within its limits
+)
+
+// limitingResource names what failed first at the lowest failing rate,
+// with its evidence.
+func limitingResource(c *result.Capacity) (kind, evidence string) {
+	var f *result.CapacityStep
+	for i := range c.Steps {
+		if s := &c.Steps[i]; s.Phase != "probe" && !capacity.Passed(*s) && (f == nil || s.Rate < f.Rate) {
+			f = s
+		}
+	}
+	if f == nil {
+		return capacity.BendNone, "no step failed: the limit lies above the highest rate tried"
+	}
+	extra := func(name string) float64 {
+		for _, x := range f.Extra {
+			if x.Name == name {
+				return x.Value
+			}
+		}
+		return 0
+	}
+	wal, commit := time.Duration(f.SyncP99Ns), units.FromSeconds(extra("backend_commit_p99"))
+	switch {
+	case strings.HasPrefix(f.Failed, "wal_fsync_p99") || strings.HasPrefix(f.Failed, "backend_commit_p99"):
+		return LimitDisk, fmt.Sprintf("at %.0f puts/s the members' own disk histograms fail first: WAL fsync p99 %v, backend commit p99 %v (%.0f syncs/s, %.1f puts a sync)",
+			f.Rate, wal.Round(time.Microsecond), commit.Round(time.Microsecond), f.SyncsPerSec, f.EntriesPerSync)
+	case strings.HasPrefix(f.Failed, "leader_changes") || strings.HasPrefix(f.Failed, "slow_applies") || extra("leader_changes") > 0:
+		return LimitLeader, fmt.Sprintf("at %.0f puts/s the cluster lost its leader or applied slowly (%.0f leader changes) while the WAL fsync p99 was %v: the leader's CPU or the network between members",
+			f.Rate, extra("leader_changes"), wal.Round(time.Microsecond))
+	}
+	return LimitCPU, fmt.Sprintf("at %.0f puts/s check perf's rules fail (%s) while the members' WAL fsync p99 is %v and backend commit p99 %v, within etcd's limits: CPU (etcd's, and the load generator's %.2f CPUs on the same machine), not the disk",
+		f.Rate, strings.SplitN(f.Failed, ":", 2)[0], wal.Round(time.Microsecond), commit.Round(time.Microsecond), extra("client_cpu"))
+}
+
+func capacityWorkload(c *result.Capacity, s CapacitySpec, took time.Duration) result.Workload {
+	w := result.Workload{
+		Name: "etcd-capacity", Description: CapacityDescription,
+		Parameters: map[string]any{
+			"start": s.Sweep.Start, "factor": s.Sweep.Factor, "min_rate": s.Sweep.Min, "max_rate": s.Sweep.Max,
+			"resolution": s.Sweep.Resolution, "confidence": s.Sweep.Confidence, "step_duration_ns": s.Step.Nanoseconds(),
+			"threshold_ns": (10 * time.Millisecond).Nanoseconds(),
+		},
+		Stop:       result.Stop{Mode: "sweep", Reason: fmt.Sprintf("%d steps", len(c.Steps))},
+		Latencies:  []result.Latency{},
+		Series:     []stats.SecondSample{},
+		Verdicts:   []verdict.Verdict{},
+		Capacity:   c,
+		DurationNs: took.Nanoseconds(),
+	}
+	var busy time.Duration
+	for _, st := range c.Steps {
+		w.Ops += int64(st.Achieved * time.Duration(st.DurationNs).Seconds())
+		busy += time.Duration(st.DurationNs)
+	}
+	if busy > 0 {
+		w.OpsPerSec = float64(w.Ops) / busy.Seconds()
+	}
+	w.Figures = append(w.Figures, result.Figure{Name: "capacity_rate", Value: c.Rate, Unit: "ops/s", Description: "highest put rate whose step met every rule"})
+	if c.Upper > 0 {
+		w.Figures = append(w.Figures, result.Figure{Name: "capacity_upper", Value: c.Upper, Unit: "ops/s", Description: "lowest put rate whose step failed"})
+	}
+	if !c.Interrupted {
+		th := verdict.Defaults()
+		w.Verdicts = append(w.Verdicts, verdict.JudgeCapacity(th.CapacityMin, th.CapacityHeavy, c.Rate, c.Decided, c.Confidence, c.Criterion))
+	}
+	return w
+}

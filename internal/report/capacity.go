@@ -1,0 +1,207 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/units"
+)
+
+// CapacitySummary is a capacity sweep's answer in one line: the rate it
+// carries, how sure, and the reference loads carried and not.
+func CapacitySummary(c *result.Capacity) string {
+	var b strings.Builder
+	switch {
+	case c.Rate == 0 && c.Upper > 0:
+		fmt.Fprintf(&b, "carries less than %s %s", fmtRate(c.Upper), c.Unit)
+	case c.Upper == 0:
+		fmt.Fprintf(&b, "carries at least %s %s, every step passed", fmtRate(c.Rate), c.Unit)
+	default:
+		fmt.Fprintf(&b, "carries %s-%s %s", fmtRate(c.Rate), fmtRate(c.Upper), c.Unit)
+	}
+	switch {
+	case c.StepConfidence == 0:
+		b.WriteString(" (each step judged by its rules over its whole length)")
+	case c.Decided:
+		fmt.Fprintf(&b, " (decided at %.0f %% overall, each step at %.2f %%)", 100*c.Confidence, 100*c.StepConfidence)
+	default:
+		fmt.Fprintf(&b, " (not all decided at %.0f %% overall, each step at %.2f %%)", 100*c.Confidence, 100*c.StepConfidence)
+	}
+	var yes, no []string
+	for _, m := range c.Marks {
+		if m.Carried {
+			yes = append(yes, m.Name)
+		} else {
+			no = append(no, m.Name)
+		}
+	}
+	if len(c.Marks) > 0 {
+		b.WriteString("; check perf loads: ")
+		switch {
+		case len(no) == 0:
+			fmt.Fprintf(&b, "carries all (%s)", strings.Join(yes, ", "))
+		case len(yes) == 0:
+			fmt.Fprintf(&b, "carries none, not even %s", no[0])
+		default:
+			fmt.Fprintf(&b, "carries %s, not %s", yes[len(yes)-1], no[0])
+		}
+	}
+	return b.String()
+}
+
+func fmtRate(r float64) string {
+	if r >= 10_000 {
+		return fmt.Sprintf("%.0fk", r/1000)
+	}
+	return fmt.Sprintf("%.0f", r)
+}
+
+// textCapacity prints a sweep: the answer, what bends the curve, and the
+// curve as a table in rate order.
+func textCapacity(ew *errWriter, c *result.Capacity) {
+	ew.printf("  %s\n", CapacitySummary(c))
+	ew.printf("  criterion: %s\n", c.Criterion)
+	if c.FailedRule != "" {
+		ew.printf("  failed first at %s/s: %s\n", fmtRate(c.Upper), c.FailedRule)
+	}
+	ew.printf("  what bends it: %s: %s\n", c.Bend, c.Evidence)
+	if c.Interrupted {
+		ew.printf("  INTERRUPTED after %d steps: the answer is only as far as they went\n", len(c.Steps))
+	}
+	ew.printf("\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  step\trate/s\tkept/s\tsync p50\tsync p99\tcommit p50\tcommit p99\tsyncs/s\tper sync\tbytes/sync\tbacklog max\ttime\tverdict\t\n")
+	for _, i := range stepOrder(c.Steps) {
+		s := c.Steps[i]
+		d := func(ns int64) string { return units.FormatDuration(time.Duration(ns)) }
+		status := s.Status.String()
+		if !s.Decided {
+			status += " (undecided)"
+		}
+		fmt.Fprintf(tw, "  %d %s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n",
+			i+1, s.Phase, s.Rate, s.Achieved, d(s.SyncP50Ns), d(s.SyncP99Ns), d(s.CommitP50Ns), d(s.CommitP99Ns),
+			s.SyncsPerSec, s.EntriesPerSync, s.BytesPerSync, s.BacklogMax, units.FormatDuration(time.Duration(s.DurationNs).Round(time.Millisecond)), status)
+	}
+	if err := tw.Flush(); err != nil && ew.err == nil {
+		ew.err = err
+	}
+	for _, i := range stepOrder(c.Steps) {
+		var parts []string
+		for _, f := range c.Steps[i].Extra {
+			parts = append(parts, f.Name+" "+units.FormatValue(f.Value, f.Unit))
+		}
+		if len(parts) > 0 {
+			ew.printf("  step %d: %s\n", i+1, strings.Join(parts, ", "))
+		}
+	}
+}
+
+// stepOrder is the steps' indices by offered rate.
+func stepOrder(steps []result.CapacityStep) []int {
+	idx := make([]int, len(steps))
+	for i := range idx {
+		idx[i] = i
+	}
+	for i := 1; i < len(idx); i++ { // insertion sort: a dozen steps
+		for j := i; j > 0 && steps[idx[j]].Rate < steps[idx[j-1]].Rate; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+	return idx
+}
+
+// capacityCharts draws a sweep: latency against offered rate with the
+// limit and the knee, and syncs per second against it (flat under a
+// rate cap).
+func capacityCharts(idPrefix string, wl *result.Workload) []*chart {
+	c := wl.Capacity
+	if c == nil || len(c.Steps) == 0 {
+		return nil
+	}
+	order := stepOrder(c.Steps)
+	rlo, rhi := math.Inf(1), 0.0
+	llo, lhi := math.Inf(1), 0.0
+	for _, s := range c.Steps {
+		rlo, rhi = math.Min(rlo, s.Rate), math.Max(rhi, s.Rate)
+		for _, v := range []int64{s.SyncP50Ns, s.SyncP99Ns, s.CommitP99Ns} {
+			if v > 0 {
+				llo, lhi = math.Min(llo, float64(v)), math.Max(lhi, float64(v))
+			}
+		}
+	}
+	limit := float64(intParam(wl.Parameters, "threshold_ns"))
+	if limit > 0 {
+		lhi = math.Max(lhi, limit)
+		llo = math.Min(llo, limit)
+	}
+	if math.IsInf(llo, 1) {
+		return nil
+	}
+	xmin, xmax := logRange(rlo, rhi)
+	ymin, ymax := logRange(llo, lhi)
+	rateAxis := axis{min: xmin, max: xmax, log: true, label: "offered rate (" + c.Unit + ", log scale)", format: fmtCount}
+	lat := &chart{
+		id: idPrefix + "-capacity-latency", title: "latency at each offered rate",
+		x: rateAxis, y: axis{min: ymin, max: ymax, log: true, label: axisLatencyLabel, format: fmtLatency},
+	}
+	series := []struct {
+		name   string
+		v      func(result.CapacityStep) int64
+		dashed bool
+	}{
+		{"fdatasync p50", func(s result.CapacityStep) int64 { return s.SyncP50Ns }, false},
+		{"fdatasync p99", func(s result.CapacityStep) int64 { return s.SyncP99Ns }, false},
+		{"entry commit p99", func(s result.CapacityStep) int64 { return s.CommitP99Ns }, true},
+	}
+	for i, sr := range series {
+		l := line{name: sr.name, color: palette[i%len(palette)], dashed: sr.dashed}
+		for _, j := range order {
+			if v := sr.v(c.Steps[j]); v > 0 {
+				l.points = append(l.points, [2]float64{c.Steps[j].Rate, float64(v)})
+			}
+		}
+		lat.lines = append(lat.lines, l)
+	}
+	if limit > 0 {
+		lat.hmarks = append(lat.hmarks, mark{at: limit, label: latencyLabel(limit) + " limit", color: colorThreshold})
+	}
+	if c.Rate > 0 {
+		lat.vmarks = append(lat.vmarks, mark{at: c.Rate, label: "knee: carries " + fmtRate(c.Rate) + "/s", color: colorAxis})
+	}
+	lat.note = CapacitySummary(c) + ". What bends it: " + c.Evidence
+
+	plo, phi := rlo, rhi
+	for _, s := range c.Steps {
+		for _, v := range []float64{s.SyncsPerSec, s.Achieved} {
+			if v > 0 {
+				plo, phi = math.Min(plo, v), math.Max(phi, v)
+			}
+		}
+	}
+	pmin, pmax := logRange(plo, phi)
+	rate := &chart{
+		id: idPrefix + "-capacity-syncs", title: "syncs per second and entries kept at each offered rate",
+		x: rateAxis, y: axis{min: pmin, max: pmax, log: true, label: "per second (log scale)", format: fmtCount},
+	}
+	syncs := line{name: "syncs/s", color: palette[0]}
+	kept := line{name: "entries kept/s", color: palette[2], dashed: true}
+	for _, j := range order {
+		s := c.Steps[j]
+		if s.SyncsPerSec > 0 {
+			syncs.points = append(syncs.points, [2]float64{s.Rate, s.SyncsPerSec})
+		}
+		if s.Achieved > 0 {
+			kept.points = append(kept.points, [2]float64{s.Rate, s.Achieved})
+		}
+	}
+	rate.lines = []line{syncs, kept}
+	if c.Rate > 0 {
+		rate.vmarks = append(rate.vmarks, mark{at: c.Rate, label: "knee", color: colorAxis})
+	}
+	rate.note = "A rate cap shows as syncs per second flat while the offered rate rises; a rate the disk cannot keep, as entries kept per second falling below the offered rate."
+	return []*chart{lat, rate}
+}
