@@ -83,10 +83,10 @@ func queries(t *testing.T, d dashboard) []string {
 var grafanaVars = strings.NewReplacer("$__rate_interval", "1m", "$instance", ".*", "$member", ".*", "$job", ".*")
 
 var (
-	quoted     = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	matchers   = regexp.MustCompile(`\{[^}]*\}`)
-	ranges     = regexp.MustCompile(`\[[^\]]*\]`)
-	grouping   = regexp.MustCompile(`\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`)
+	quoted   = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	matchers = regexp.MustCompile(`\{[^}]*\}`)
+	ranges   = regexp.MustCompile(`\[[^\]]*\]`)
+	grouping = regexp.MustCompile(`\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`)
 	// A number (with a duration's unit: 5m) is taken whole, so that its
 	// unit is not read as a name.
 	identifier = regexp.MustCompile(`[0-9][0-9a-zA-Z_.]*|[a-zA-Z_:][a-zA-Z0-9_:]*(\s*\()?`)
