@@ -46,6 +46,10 @@ func CapacitySummary(c *result.Capacity) string {
 			fmt.Fprintf(&b, "carries all (%s)", strings.Join(yes, ", "))
 		case len(yes) == 0:
 			fmt.Fprintf(&b, "carries none, not even %s", no[0])
+		case c.Upper == 0:
+			// Nothing failed: the loads above the highest rate tried
+			// were not tried, not failed.
+			fmt.Fprintf(&b, "carries %s; %s above the rates tried", yes[len(yes)-1], no[0])
 		default:
 			fmt.Fprintf(&b, "carries %s, not %s", yes[len(yes)-1], no[0])
 		}
@@ -55,7 +59,8 @@ func CapacitySummary(c *result.Capacity) string {
 
 func fmtRate(r float64) string {
 	if r >= 10_000 {
-		return fmt.Sprintf("%.0fk", r/1000)
+		// 14.7k, not 15k: a rounded-up rate would claim one not tried.
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", math.Floor(r/100)/10), ".0") + "k"
 	}
 	return fmt.Sprintf("%.0f", r)
 }

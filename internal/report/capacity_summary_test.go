@@ -1,0 +1,44 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"etcdbench/internal/result"
+)
+
+func TestCapacitySummary(t *testing.T) {
+	marks := func(rate float64) []result.CapacityMark {
+		var ms []result.CapacityMark
+		for _, m := range []struct {
+			name string
+			rate float64
+		}{{"s", 150}, {"m", 1000}, {"l", 8000}, {"xl", 15000}} {
+			ms = append(ms, result.CapacityMark{Name: m.name, Rate: m.rate, Carried: rate >= m.rate})
+		}
+		return ms
+	}
+	for _, tc := range []struct {
+		name string
+		c    result.Capacity
+		want []string
+	}{
+		{"a knee", result.Capacity{Rate: 1600, Upper: 1740, Unit: "writes/s", Confidence: 0.95, StepConfidence: 0.99, Decided: true, Marks: marks(1600)},
+			[]string{"carries 1600-1740 writes/s", "carries m, not l"}},
+		// Every step passed up to 14,700/s: xl (15,000) was not tried, not
+		// failed, and the rate is not rounded up to one not tried.
+		{"every step passed", result.Capacity{Rate: 14700, Unit: "writes/s", Confidence: 0.95, StepConfidence: 0.99, Decided: true, Marks: marks(14700)},
+			[]string{"at least 14.7k writes/s, every step passed", "carries l; xl above the rates tried"}},
+		{"none passed", result.Capacity{Rate: 0, Upper: 150, Unit: "writes/s", Confidence: 0.95, StepConfidence: 0.99, Marks: marks(0)},
+			[]string{"carries less than 150 writes/s", "carries none, not even s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := CapacitySummary(&tc.c)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q lacks %q", got, w)
+				}
+			}
+		})
+	}
+}
