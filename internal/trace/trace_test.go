@@ -64,6 +64,11 @@ func encodeEvent(e event) []byte {
 	le.PutUint32(b[40:], uint32(e.Call))
 	le.PutUint32(b[44:], uint32(e.Class))
 	le.PutUint64(b[48:], e.Runq)
+	if e.Call == callOpen { // the path follows, NUL-padded
+		p := make([]byte, pathBytes)
+		copy(p, e.Path)
+		b = append(b, p...)
+	}
 	return b
 }
 
