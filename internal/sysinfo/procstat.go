@@ -36,6 +36,11 @@ func ParseProcStat(b []byte) (ProcStat, error) {
 	if len(fields) < 22-2 || len(field(3)) != 1 {
 		return ProcStat{}, fmt.Errorf("%w: %d fields after the command name", ErrProcStat, len(fields))
 	}
+	// The state is one letter (R, S, D, Z, T, t, X, I...); bytes.Fields
+	// splits on spaces only, so a NUL or other byte can stand there.
+	if c := field(3)[0]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+		return ProcStat{}, fmt.Errorf("%w: state %q is not a letter", ErrProcStat, field(3))
+	}
 	s := ProcStat{State: field(3)[0]}
 	for _, f := range []struct {
 		n   int
