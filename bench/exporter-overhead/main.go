@@ -95,11 +95,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if serr := stop(); serr != nil && err == nil {
-			err = serr
-		}
-	}()
+	defer stop(&err)
 	restore, err := cmp.EnableBPFStats()
 	if err != nil {
 		return err

@@ -109,11 +109,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if serr := stop(); serr != nil && err == nil {
-			err = serr
-		}
-	}()
+	defer stop(&err)
 	r := runner{etcdbench: env.Etcdbench, fio: env.Fio, dir: env.Dir, srv: srv, p: o.params}
 	steps := []cmp.Step{
 		{Run: runWAL, Do: func(ctx context.Context) (cmp.Measurement, json.RawMessage, error) { return r.disk(ctx, "wal") }},

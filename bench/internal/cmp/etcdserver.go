@@ -39,8 +39,10 @@ func BuildEtcdServer(ctx context.Context, moduleDir, binDir string) (string, err
 }
 
 // ServeEtcd builds the helper into a temporary directory and starts it
-// with its data in dir; stop stops it and removes the helper.
-func ServeEtcd(ctx context.Context, moduleDir, dir string, stderr io.Writer) (s *EtcdServer, stop func() error, err error) {
+// with its data in dir. Deferred as defer stop(&err), stop stops it,
+// removes the helper and, when that fails and *errp is nil, makes the
+// failure *errp (as the run's Env.Release does).
+func ServeEtcd(ctx context.Context, moduleDir, dir string, stderr io.Writer) (s *EtcdServer, stop func(errp *error), err error) {
 	bin, err := os.MkdirTemp("", "etcdserver-bin-")
 	if err != nil {
 		return nil, nil, err
@@ -53,7 +55,11 @@ func ServeEtcd(ctx context.Context, moduleDir, dir string, stderr io.Writer) (s 
 	if err != nil {
 		return nil, nil, errors.Join(err, os.RemoveAll(bin))
 	}
-	return s, func() error { return errors.Join(s.Stop(), os.RemoveAll(bin)) }, nil
+	return s, func(errp *error) {
+		if serr := errors.Join(s.Stop(), os.RemoveAll(bin)); serr != nil && *errp == nil {
+			*errp = serr
+		}
+	}, nil
 }
 
 // StartEtcdServer starts the helper with its data in dir and waits for
