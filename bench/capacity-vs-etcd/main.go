@@ -1,8 +1,11 @@
-// Command capacity-vs-etcd (bench/capacity-vs-etcd/run) measures how well `etcdbench capacity` (the WAL's
-// capacity sweep) predicts the highest put rate a real etcd sustains within
-// its limits (`etcdbench etcd capacity`: an embedded etcd, a process of its
-// own, under open-loop puts of etcdctl check perf's shape), on the same
-// storage (issue 14). It runs both on three storages:
+// Command capacity-vs-etcd (bench/capacity-vs-etcd/run) measures how well `etcdbench capacity`
+// predicts the highest put rate a real etcd sustains within its limits
+// (`etcdbench etcd capacity`: an embedded etcd, a process of its own,
+// under open-loop puts of etcdctl check perf's shape), on the same storage
+// (issue 14). capacity's prediction is its estimate of etcd's rate: the
+// lower of its two sides, the WAL's sweep on the storage and the CPUs'
+// (an embedded etcd without fsync swept up to the disk's limit). It runs
+// both commands on three storages:
 //
 //   - plain: the directory itself;
 //   - rate-cap: a FUSE passthrough of it (internal/testutil/fusedelay)
@@ -14,10 +17,11 @@
 //
 // The disk sweep runs --quick (a 20 % resolution); its entries are --entry-bytes (1400: a check perf put, a
 // 256-byte key and a 1024-byte value, as a WAL record). For each storage
-// it prints both rates and the ratio predicted / real (goal: within 1.5x).
-// Rounds alternate the order of the two runs. It is a measurement, not a
-// test: exit 0 whatever the ratios, 1 when a tool failed to run, 2 for bad
-// flags, 130 when interrupted. FUSE needs root and /dev/fuse.
+// it prints the estimate, its two sides, etcd's rate and the ratio
+// predicted / real (goal: within 1.5x). Rounds alternate the order of the
+// two runs. It is a measurement, not a test: exit 0 whatever the ratios,
+// 1 when a tool failed to run, 2 for bad flags, 130 when interrupted.
+// FUSE needs root and /dev/fuse.
 package main
 
 import (
@@ -96,15 +100,19 @@ type storage struct {
 // measured is one sweep's answer.
 type measured struct {
 	Rate, Upper float64
-	Bend        string
-	Wall        time.Duration
-	Raw         json.RawMessage
+	// Disk and CPU are the two sides of capacity's estimate.
+	Disk, CPU float64
+	Bend      string
+	Wall      time.Duration
+	Raw       json.RawMessage
 }
 
 type row struct {
 	Storage   string     `json:"storage"`
-	Predicted []float64  `json:"predicted"` // disk capacity per round
-	Real      []float64  `json:"real"`      // etcd capacity per round
+	Predicted []float64  `json:"predicted"` // capacity's estimate of etcd's rate per round
+	DiskSide  []float64  `json:"disk_side"` // its two sides
+	CPUSide   []float64  `json:"cpu_side"`
+	Real      []float64  `json:"real"` // etcd capacity per round
 	Ratios    []float64  `json:"ratios"`
 	Median    float64    `json:"median_ratio"`
 	Bends     [][]string `json:"bends"` // disk bend, etcd limit, per round
@@ -153,6 +161,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 				}
 			}
 			r.Predicted = append(r.Predicted, got[0].Rate)
+			r.DiskSide, r.CPUSide = append(r.DiskSide, got[0].Disk), append(r.CPUSide, got[0].CPU)
 			r.Real = append(r.Real, got[1].Rate)
 			r.Ratios = append(r.Ratios, ratio(got[0].Rate, got[1].Rate))
 			r.Bends = append(r.Bends, []string{got[0].Bend, got[1].Bend})
@@ -217,8 +226,15 @@ func sweep(ctx context.Context, bin, which, dir string, extra ...string) (measur
 		return measured{}, fmt.Errorf("%s on %s: %w", which, dir, err)
 	}
 	for _, w := range r.Workloads {
-		if w.Capacity != nil {
-			return measured{Rate: w.Capacity.Rate, Upper: w.Capacity.Upper, Bend: w.Capacity.Bend, Wall: c.Wall}, nil
+		if cp := w.Capacity; cp != nil && w.Name != "cpu-capacity" {
+			m := measured{Rate: cp.Rate, Upper: cp.Upper, Bend: cp.Bend, Wall: c.Wall}
+			if e := cp.Etcd; e != nil {
+				// capacity's estimate of etcd's rate: the lower of the
+				// disk's side and the CPUs' side.
+				m.Rate, m.Upper, m.Bend = e.Rate, e.Upper, cp.Bend+", limited by "+e.LimitedBy
+				m.Disk, m.CPU = e.DiskRate, e.CPURate
+			}
+			return m, nil
 		}
 	}
 	return measured{}, fmt.Errorf("%s on %s: no capacity in the result", which, dir)
@@ -242,10 +258,10 @@ func median(v []float64) float64 {
 
 func print(w io.Writer, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "storage\tpredicted (disk capacity, writes/s)\treal (etcd capacity, puts/s)\tratio median\twithin 1.5x\tbends (disk / etcd)\twall disk / etcd (s)")
+	fmt.Fprintln(tw, "storage\tpredicted (capacity's estimate, puts/s)\tdisk side\tCPU side\treal (etcd capacity, puts/s)\tratio median\twithin 1.5x\tbends (capacity / etcd)\twall capacity / etcd capacity (s)")
 	for _, r := range rows {
 		ok := r.Median >= 1/1.5 && r.Median <= 1.5
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%.2f\t%v\t%v\t%v / %v\n", r.Storage, r.Predicted, r.Real, r.Median, ok, r.Bends, r.DiskWall, r.EtcdWall)
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%v\t%v\t%.2f\t%v\t%v\t%v / %v\n", r.Storage, r.Predicted, r.DiskSide, r.CPUSide, r.Real, r.Median, ok, r.Bends, r.DiskWall, r.EtcdWall)
 	}
 	tw.Flush()
 }

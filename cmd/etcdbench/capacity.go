@@ -2,19 +2,51 @@ package main
 
 import (
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdrun"
+	"etcdbench/internal/run"
+	"etcdbench/internal/units"
 )
 
 // newCapacityCmd makes `capacity`: the disk's capacity sweep (the same
-// registered workload as `disk capacity`, at the top level because it
-// answers the question operators ask first).
+// registered workload as `disk capacity`) and the CPU side, an embedded
+// etcd without fsync swept the same way as `etcd capacity`, which
+// together estimate the put rate an etcd on this disk and machine
+// sustains.
 func newCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 	spec, _ := disk.Lookup("capacity")
-	cmd := newWorkloadCmd(spec, stdout, stderr)
-	cmd.Short = "the highest write rate this disk's WAL carries within etcd's limits, the curve and what bends it"
+	cmd, df := workloadCmd(spec, stdout, stderr)
+	f := cmd.Flags()
+	cpu := f.Bool("cpu", true, "also sweep an embedded etcd started with --unsafe-no-fsync (the CPU side) up to the disk's limit, and estimate etcd's put rate on this disk and machine; --cpu=false: the disk alone, as 'disk capacity'")
+	cpuStep := f.String("cpu-step", "3s", "how long each step of the CPU side's sweep runs")
+	diskRun := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if !*cpu {
+			return diskRun(c, args)
+		}
+		step, err := units.ParseDuration(*cpuStep)
+		if err != nil || step < time.Second {
+			return run.Usagef("--cpu-step %q: want a duration of at least 1s, such as 3s", *cpuStep)
+		}
+		p, err := df.resolve(c)
+		if err != nil {
+			return err
+		}
+		w, err := build(spec, p, df.set(c))
+		if err != nil {
+			return err
+		}
+		res, err := etcdrun.MeasureCapacity(c.Context(), etcdrun.DiskCapacity{
+			Dir: df.dir, Sweep: w, CPU: true, CPUStep: step,
+			Progress: df.prog.terminal(stderr, df.out.output), Args: commandLine(c),
+		})
+		return conclude(c.Context(), stdout, df.out.output, res, err)
+	}
+	cmd.Short = "the highest write rate this disk's WAL carries within etcd's limits, the curve and what bends it, and the put rate etcd sustains on this disk and machine"
 	cmd.Long = `Sweeps the offered write rate on --dir: open-loop WAL steps (entries of
 --entry-bytes arrive on a schedule; each write() + fdatasync() carries every
 entry waiting, as etcd's WAL batches raft's proposals), a geometric ladder from
@@ -25,9 +57,17 @@ needs (the adaptive stop rule), with the confidence shared among all steps.
 Reports the highest rate that passed (WAL fdatasync p99 < 10 ms and the rate
 kept), the curve, what bends it (a sync rate cap, queueing, stalls), and which
 of etcdctl check perf's loads (s 150, m 1000, l 8000, xl 15000 puts/s) it
-carries. Ctrl-C prints the steps done so far and removes the scratch directory.`
+carries, and the cluster sizes of etcd's hardware guide it fits.
+
+Then the CPU side (--cpu, on by default): an embedded etcd in the scratch
+directory, started with etcd's --unsafe-no-fsync so that its syncs cost
+nothing, swept like 'etcd capacity' (--cpu-step per step) up to the disk's
+limit: what this machine's CPUs carry, shared by etcd and the load generator.
+The lower side is the estimate of the put rate an etcd on this disk and
+machine sustains, and names what gives out first. Ctrl-C prints the steps
+done so far and removes the scratch directory.`
 	cmd.Example = `  etcdbench capacity --dir /var/lib/etcd
-  etcdbench capacity --dir /var/lib/etcd --quick
+  etcdbench capacity --dir /var/lib/etcd --quick --cpu=false
   etcdbench capacity --dir . --output json > capacity.json`
 	return cmd
 }

@@ -76,3 +76,52 @@ func TestEtcdCapacityEmbedded(t *testing.T) {
 	checkNoScratch(t, d)
 	checkSnapshot(t, d, before)
 }
+
+// capacity with its CPU side: the disk's sweep, then an embedded etcd
+// without fsync swept up to the disk's limit, and the estimate of etcd's
+// rate from the two, with the cluster sizes it fits; nothing left behind.
+func TestCapacityCPUSide(t *testing.T) {
+	d := dirWithPrecious(t)
+	before := snapshot(t, d)
+	res := runBin(t, runOpts{}, "capacity", "--dir", d, "--quick", "--start", "150", "--max-rate", "300",
+		"--cpu-step", "1s", "--no-progress", "-o", "json")
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit code %d; stderr:\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Workloads) != 2 || r.Workloads[0].Name != "capacity" || r.Workloads[1].Name != "cpu-capacity" {
+		t.Fatalf("workloads %d: want capacity then cpu-capacity; stderr:\n%s", len(r.Workloads), res.stderr)
+	}
+	dc, cc := r.Workloads[0].Capacity, r.Workloads[1].Capacity
+	if dc == nil || cc == nil || len(cc.Steps) == 0 || cc.Steps[0].Achieved <= 0 {
+		t.Fatalf("capacities: disk %+v, cpu %+v", dc, cc)
+	}
+	// The CPU side climbs only as far as the disk's limit.
+	top := dc.Upper
+	if top == 0 {
+		top = dc.Rate
+	}
+	for _, s := range cc.Steps {
+		if s.Rate > top*2 {
+			t.Errorf("cpu side step at %v/s, above the disk's %v/s (x2 for the probe)", s.Rate, top)
+		}
+	}
+	e := dc.Etcd
+	if e == nil || e.Evidence == "" || e.DiskRate != dc.Rate || e.CPURate != cc.Rate || e.Rate > min(dc.Rate, cc.Rate) && e.LimitedBy != "none" {
+		t.Fatalf("estimate %+v from disk %v and cpu %v", e, dc.Rate, cc.Rate)
+	}
+	if len(dc.Sizes) != len(disk.ClusterSizes) {
+		t.Fatalf("cluster sizes %+v", dc.Sizes)
+	}
+	checkNoScratch(t, d)
+	checkSnapshot(t, d, before)
+
+	bad := runBin(t, runOpts{}, "capacity", "--dir", d, "--cpu-step", "0.5s")
+	if bad.code != exitUsage {
+		t.Fatalf("--cpu-step 0.5s: exit %d, want %d", bad.code, exitUsage)
+	}
+	checkOneErrorLine(t, bad.stderr)
+}

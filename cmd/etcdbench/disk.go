@@ -110,6 +110,12 @@ func build(spec disk.Spec, p disk.Preset, set map[string]string) (disk.Workload,
 
 // newWorkloadCmd makes `disk <name>` from a registered spec.
 func newWorkloadCmd(spec disk.Spec, stdout, stderr io.Writer) *cobra.Command {
+	cmd, _ := workloadCmd(spec, stdout, stderr)
+	return cmd
+}
+
+// workloadCmd is newWorkloadCmd, with the flags it parses into.
+func workloadCmd(spec disk.Spec, stdout, stderr io.Writer) (*cobra.Command, *diskFlags) {
 	f := &diskFlags{params: map[string]*string{}}
 	cmd := &cobra.Command{
 		Use:   spec.Name + " --dir DIR",
@@ -132,7 +138,7 @@ func newWorkloadCmd(spec disk.Spec, stdout, stderr io.Writer) *cobra.Command {
 		f.params[prm.Name] = cmd.Flags().String(prm.Name, "", prm.Usage+" (default: from the preset)")
 		f.paramOrder = append(f.paramOrder, prm.Name)
 	}
-	return cmd
+	return cmd, f
 }
 
 // newAllCmd makes `disk all`: every registered workload, one report.

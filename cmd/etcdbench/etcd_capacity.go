@@ -77,7 +77,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	}
 	sc := capacity.Config{
 		Start: start, Factor: cf.factor, Min: min(10, start), Max: maxRate, Resolution: cf.resolution, Confidence: 0.95,
-		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: disk.CheckPerfMarks,
+		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: disk.CheckPerfMarks, Sizes: disk.ClusterSizes,
 		Criterion: "etcdctl check perf's rules (no failed put, throughput > 90 % of the rate, slowest <= 0.5 s, stddev <= 0.1 s) and the members' WAL fsync p99 < 10 ms and backend commit p99 < 25 ms, over " + step.String() + " per step",
 	}
 	if err := sc.Validate(); err != nil {
@@ -99,7 +99,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	// The largest step's keys stay until it ends: room for it, per member.
 	p := etcdload.CheckPresets[len(etcdload.CheckPresets)-1]
 	p.Rate = maxRate
-	s.Space = checkSpace(p, step, f.embed.members)
+	s.Space = etcdrun.CheckSpace(p, step, f.embed.members)
 	s.Name = "etcd-capacity"
 	s.Bench = etcdrun.CapacityBench(etcdrun.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults()})
 	return s, nil

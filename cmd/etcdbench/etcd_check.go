@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -135,19 +134,10 @@ func resolveCheck(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, c *checkFl
 	if err != nil {
 		return s, err
 	}
-	s.Space = checkSpace(p, d, f.embed.members)
+	s.Space = etcdrun.CheckSpace(p, d, f.embed.members)
 	s.Name = "etcd-check-" + p.Name
 	s.Bench = func(ctx context.Context, l etcdload.Load, o etcdload.BenchOptions) (*etcdload.Outcome, error) {
 		return etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: l, Thresholds: th}, o)
 	}
 	return s, nil
-}
-
-// checkSpace is the free space an embedded check needs: the load
-// commands' room for each member plus, per member, twice what its puts
-// write (the WAL segments that wait for the next snapshot to be purged and
-// the bbolt file that keeps every new key).
-func checkSpace(p etcdload.CheckPreset, d time.Duration, members int) int64 {
-	perPut := int64(len(etcdload.PrefixRoot) + 64 + p.KeySize + p.ValSize) // 64: run id and record overhead
-	return etcdrun.EmbeddedSpace(members) + int64(members)*2*p.Puts(d)*perPut
 }

@@ -27,8 +27,9 @@ type Config struct {
 	// Limit is the latency limit the steps' p99 is judged against, in
 	// ns: the bend's diagnosis compares the sync times with it.
 	LimitNs int64
-	// Marks are reference loads to say whether the capacity carries.
-	Marks []result.CapacityMark
+	// Marks are reference loads to say whether the capacity carries;
+	// Sizes the cluster sizes of etcd's hardware guide it fits.
+	Marks, Sizes []result.CapacityMark
 	// OnStep, if set, is called before each step.
 	OnStep func(i int, rate float64, phase string)
 }
@@ -215,6 +216,10 @@ func finish(c *result.Capacity, cfg Config, lo, hi *result.CapacityStep) {
 	for _, m := range cfg.Marks {
 		m.Carried = c.Rate >= m.Rate
 		c.Marks = append(c.Marks, m)
+	}
+	for _, m := range cfg.Sizes {
+		m.Carried = c.Rate >= m.Rate
+		c.Sizes = append(c.Sizes, m)
 	}
 	c.Bend, c.Evidence = Bend(c.Steps, cfg.LimitNs)
 }

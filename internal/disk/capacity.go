@@ -46,6 +46,17 @@ var CheckPerfMarks = []result.CapacityMark{
 	{Name: "xl", Rate: 15000, Source: "etcdctl check perf --load xl: 15000 puts/s"},
 }
 
+// ClusterSizes are the cluster sizes of etcd's hardware guide, by the
+// requests per second each serves at most (xLarge serves more than
+// large's 10,000). The guide counts every request; a capacity in writes
+// is compared with them as if every request were a write, which is the
+// heavier case for the disk.
+var ClusterSizes = []result.CapacityMark{
+	{Name: "small", Rate: 200, Source: "etcd's hardware guide: a small cluster serves fewer than 200 requests/s (e.g. a 50-node Kubernetes cluster)"},
+	{Name: "medium", Rate: 1000, Source: "etcd's hardware guide: a medium cluster serves fewer than 1,000 requests/s (e.g. a 250-node Kubernetes cluster)"},
+	{Name: "large", Rate: 10000, Source: "etcd's hardware guide: a large cluster serves fewer than 10,000 requests/s (e.g. a 1,000-node Kubernetes cluster); an xLarge one more"},
+}
+
 // CapacityDescription says what the capacity workload does, for reports.
 const CapacityDescription = "the highest write rate the WAL carries within etcd's limits: open-loop steps of rising offered rate (a geometric ladder, then a bisection around the knee), each as long as its own p99 verdict needs, stopping at the first that fails"
 
@@ -142,7 +153,7 @@ func (w capacityWorkload) sweepConfig(th verdict.Thresholds) capacity.Config {
 		Confidence: w.p.Confidence, Unit: "writes/s", LimitNs: units.FromSeconds(th.WALFsyncP99.Limit).Nanoseconds(),
 		Criterion: fmt.Sprintf("WAL fdatasync p99 < %v and the offered rate kept (no entry waiting over %v at the end), entries of %d bytes, background: %s",
 			units.FromSeconds(th.WALFsyncP99.Limit), units.FromSeconds(th.ScheduleLag.Limit), w.p.EntryBytes, w.p.Background),
-		Marks: w.p.Marks,
+		Marks: w.p.Marks, Sizes: ClusterSizes,
 	}
 }
 

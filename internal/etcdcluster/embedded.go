@@ -52,6 +52,11 @@ type Options struct {
 	BackendBatchInterval time.Duration
 	// BackendBatchLimit is --backend-batch-limit.
 	BackendBatchLimit int
+	// UnsafeNoFsync is etcd's --unsafe-no-fsync: the WAL and the backend
+	// skip fsync, so the storage costs etcd (almost) nothing and what it
+	// carries is set by the CPUs. Only for measuring that: data written
+	// so is lost in a crash.
+	UnsafeNoFsync bool
 	// LogLevel is etcd's log level kept in the cluster's log buffer:
 	// debug, info, warn or error; empty means warn.
 	LogLevel string
@@ -252,6 +257,7 @@ func memberConfig(opts Options, name string, clientPort, peerPort int, initial s
 	if opts.BackendBatchLimit > 0 {
 		cfg.BackendBatchLimit = opts.BackendBatchLimit
 	}
+	cfg.UnsafeNoFsync = opts.UnsafeNoFsync
 	return cfg, nil
 }
 

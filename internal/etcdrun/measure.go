@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
@@ -142,4 +143,13 @@ func logNotes(log string) []string {
 		out = append(out, "etcd log: "+l)
 	}
 	return out
+}
+
+// CheckSpace is the free space an embedded check-perf-like run of p for d
+// needs: the room of EmbeddedSpace for each member plus, per member,
+// twice what its puts write (the WAL segments that wait for the next
+// snapshot to be purged and the bbolt file that keeps every new key).
+func CheckSpace(p etcdload.CheckPreset, d time.Duration, members int) int64 {
+	perPut := int64(len(etcdload.PrefixRoot) + 64 + p.KeySize + p.ValSize) // 64: run id and record overhead
+	return EmbeddedSpace(members) + int64(members)*2*p.Puts(d)*perPut
 }

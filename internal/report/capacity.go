@@ -54,7 +54,44 @@ func CapacitySummary(c *result.Capacity) string {
 			fmt.Fprintf(&b, "carries %s, not %s", yes[len(yes)-1], no[0])
 		}
 	}
+	if s := SizesFitted(c.Sizes); s != "" {
+		b.WriteString("; " + s)
+	}
 	return b.String()
+}
+
+// SizesFitted says which cluster sizes of etcd's hardware guide a rate
+// fits, counting every request as a write, or "" without sizes.
+func SizesFitted(sizes []result.CapacityMark) string {
+	var last, next *result.CapacityMark
+	for i := range sizes {
+		switch m := &sizes[i]; {
+		case m.Carried:
+			last = m
+		case next == nil:
+			next = m
+		}
+	}
+	const guide = "etcd's hardware guide (every request a write): fits "
+	switch {
+	case len(sizes) == 0:
+		return ""
+	case last == nil:
+		return fmt.Sprintf("%sno cluster size, below %s's %s requests/s", guide, next.Name, fmtRate(next.Rate))
+	case next == nil:
+		return fmt.Sprintf("%s%s (%s requests/s) and above", guide, last.Name, fmtRate(last.Rate))
+	}
+	return fmt.Sprintf("%s%s (%s requests/s), not %s (%s)", guide, last.Name, fmtRate(last.Rate), next.Name, fmtRate(next.Rate))
+}
+
+// EstimateSummary is the put rate an etcd on this disk and machine is
+// expected to sustain, in one line.
+func EstimateSummary(e *result.CapacityEstimate) string {
+	r := "at least " + fmtRate(e.Rate)
+	if e.Upper > 0 {
+		r = fmtRate(e.Rate) + "-" + fmtRate(e.Upper)
+	}
+	return fmt.Sprintf("etcd on this disk and machine: %s puts/s, limited by %s", r, e.LimitedBy)
 }
 
 func fmtRate(r float64) string {
@@ -74,6 +111,9 @@ func textCapacity(ew *errWriter, c *result.Capacity) {
 		ew.printf("  failed first at %s/s: %s\n", fmtRate(c.Upper), c.FailedRule)
 	}
 	ew.printf("  what bends it: %s: %s\n", c.Bend, c.Evidence)
+	if e := c.Etcd; e != nil {
+		ew.printf("  %s: %s\n", EstimateSummary(e), e.Evidence)
+	}
 	if c.Interrupted {
 		ew.printf("  INTERRUPTED after %d steps: the answer is only as far as they went\n", len(c.Steps))
 	}

@@ -42,3 +42,47 @@ func TestCapacitySummary(t *testing.T) {
 		})
 	}
 }
+
+func TestSizesFitted(t *testing.T) {
+	sizes := func(rate float64) []result.CapacityMark {
+		var ms []result.CapacityMark
+		for _, m := range []struct {
+			name string
+			rate float64
+		}{{"small", 200}, {"medium", 1000}, {"large", 10000}} {
+			ms = append(ms, result.CapacityMark{Name: m.name, Rate: m.rate, Carried: rate >= m.rate})
+		}
+		return ms
+	}
+	for rate, want := range map[float64]string{
+		50:     "fits no cluster size, below small's 200 requests/s",
+		1600:   "fits medium (1000 requests/s), not large (10k)",
+		10000:  "fits large (10k requests/s) and above",
+		102000: "fits large (10k requests/s) and above",
+	} {
+		if got := SizesFitted(sizes(rate)); !strings.Contains(got, want) {
+			t.Errorf("SizesFitted at %v = %q, want %q", rate, got, want)
+		}
+	}
+	if got := SizesFitted(nil); got != "" {
+		t.Errorf("SizesFitted(nil) = %q", got)
+	}
+	c := result.Capacity{Rate: 1600, Upper: 1740, Unit: "writes/s", Sizes: sizes(1600)}
+	if got := CapacitySummary(&c); !strings.Contains(got, "hardware guide") {
+		t.Errorf("summary %q lacks the cluster sizes", got)
+	}
+}
+
+func TestEstimateSummary(t *testing.T) {
+	for _, tc := range []struct {
+		e    result.CapacityEstimate
+		want string
+	}{
+		{result.CapacityEstimate{Rate: 9600, Upper: 10500, LimitedBy: "cpu"}, "9600-10.5k puts/s, limited by cpu"},
+		{result.CapacityEstimate{Rate: 50, LimitedBy: "none"}, "at least 50 puts/s, limited by none"},
+	} {
+		if got := EstimateSummary(&tc.e); !strings.Contains(got, tc.want) {
+			t.Errorf("EstimateSummary(%+v) = %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}

@@ -102,11 +102,39 @@ type Capacity struct {
 	// was not kept), "none" (no step failed); Evidence says why.
 	Bend     string `json:"bend"`
 	Evidence string `json:"evidence"`
-	// Marks are reference loads and whether the capacity carries them.
+	// Marks are reference loads and whether the capacity carries them;
+	// Sizes the cluster sizes of etcd's hardware guide (by the requests
+	// per second each serves at most) and whether it fits them.
 	Marks []CapacityMark `json:"marks,omitempty"`
+	Sizes []CapacityMark `json:"sizes,omitempty"`
 	Steps []CapacityStep `json:"steps"`
 	// Interrupted is set when the sweep was stopped before its answer.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Etcd is the put rate an etcd on this storage and this machine is
+	// expected to sustain (the disk sweep of `capacity` only, when the
+	// CPU side was measured).
+	Etcd *CapacityEstimate `json:"etcd,omitempty"`
+}
+
+// CapacityEstimate is the put rate an etcd is expected to sustain on a
+// storage and a machine: the lower of what the storage carries (the disk
+// sweep) and what the machine's CPUs carry (an embedded etcd whose
+// fsyncs cost nothing), and which of the two limits it.
+type CapacityEstimate struct {
+	// Rate and Upper bound the estimate as Capacity's do (Upper 0: at
+	// least Rate).
+	Rate  float64 `json:"rate"`
+	Upper float64 `json:"upper,omitempty"`
+	// LimitedBy is "disk", "cpu", or "none" when neither sweep found its
+	// limit below the rates tried.
+	LimitedBy string `json:"limited_by"`
+	// DiskRate, DiskUpper and CPURate, CPUUpper are the two sides.
+	DiskRate  float64 `json:"disk_rate"`
+	DiskUpper float64 `json:"disk_upper,omitempty"`
+	CPURate   float64 `json:"cpu_rate"`
+	CPUUpper  float64 `json:"cpu_upper,omitempty"`
+	// Evidence says why, in words.
+	Evidence string `json:"evidence"`
 }
 
 // CapacityMark is a named reference load (etcdctl check perf's s, m, l,
