@@ -83,6 +83,8 @@ func MeasureCapacity(ctx context.Context, c DiskCapacity) (res *result.Result, e
 			wls = append(wls, w)
 			if err == nil {
 				d.Etcd = Estimate(d, w.Capacity)
+				wls[0].Figures = append(wls[0].Figures, result.Figure{Name: "etcd_rate_estimate", Value: d.Etcd.Rate, Unit: "ops/s",
+					Description: "put rate an etcd on this disk and machine is expected to sustain: the lower of the disk's and the CPUs' sides (limited by " + d.Etcd.LimitedBy + ")"})
 			}
 		}
 	}

@@ -218,6 +218,9 @@ func capacityCharts(idPrefix string, wl *result.Workload) []*chart {
 		lat.vmarks = append(lat.vmarks, mark{at: c.Rate, label: "knee: carries " + fmtRate(c.Rate) + "/s", color: colorAxis})
 	}
 	lat.note = CapacitySummary(c) + ". What bends it: " + c.Evidence
+	if e := c.Etcd; e != nil {
+		lat.note += ". " + EstimateSummary(e) + ": " + e.Evidence
+	}
 
 	plo, phi := rlo, rhi
 	for _, s := range c.Steps {
