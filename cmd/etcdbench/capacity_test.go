@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,8 +10,11 @@ import (
 	"time"
 
 	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // The capacity sweep compares its answer with etcdctl check perf's loads;
@@ -124,4 +128,46 @@ func TestCapacityCPUSide(t *testing.T) {
 		t.Fatalf("--cpu-step 0.5s: exit %d, want %d", bad.code, exitUsage)
 	}
 	checkOneErrorLine(t, bad.stderr)
+}
+
+// Ctrl-C in the middle of `etcd capacity` on a cluster: the steps done so
+// far are printed, marked interrupted, and no key of the run is left.
+func TestEtcdCapacityInterruptedExternal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("starting an etcd to test against: %v", err)
+	}
+	defer c.Close()
+	p := start(t, runOpts{}, "etcd", "capacity", "--endpoints", strings.Join(c.Endpoints(), ","), "--yes",
+		"--step", "2s", "--start", "100", "--no-progress", "-o", "json")
+	// The first step ends after 2 s; interrupt inside the second.
+	time.Sleep(3 * time.Second)
+	p.signal(t, syscall.SIGINT)
+	res := p.wait(t)
+	if res.code != 130 {
+		t.Fatalf("exit code %d, want 130; stderr:\n%s", res.code, res.stderr)
+	}
+	checkOneErrorLine(t, res.stderr)
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatalf("stdout is not a result: %v", err)
+	}
+	cp := r.Workloads[0].Capacity
+	if !r.Interrupted || cp == nil || !cp.Interrupted || len(cp.Steps) == 0 || cp.Steps[0].Rate != 100 {
+		t.Fatalf("interrupted sweep's report: interrupted %v, capacity %+v", r.Interrupted, cp)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	resp, err := cli.Get(ctx, etcdload.PrefixRoot, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != 0 {
+		t.Errorf("%d keys left under %s", resp.Count, etcdload.PrefixRoot)
+	}
 }
