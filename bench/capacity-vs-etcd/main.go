@@ -35,7 +35,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -68,7 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, err
 	}
 	c.NoFio, c.Rounds = true, 3
-	o := options{Common: c, params: params{Cap: 80, Delay: "2ms", Bandwidth: 1_000_000, EntryBytes: 1400, Step: "3s"}}
+	o := options{Common: c, params: params{Cap: 80, Delay: "2ms", Bandwidth: 1_000_000, EntryBytes: 1400, Step: "3s", Storages: "plain,rate-cap,slow-sync"}}
 	err = cmp.ParseFlags(name, "How well `etcdbench capacity` predicts the put rate a real etcd sustains within its limits, on a plain and two slowed storages.", &o.Common, args, stderr,
 		func(fs *flag.FlagSet) {
 			fs.Float64Var(&o.Cap, "cap", o.Cap, "rate-cap storage: syncs per second of its token bucket")
@@ -76,12 +78,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			fs.Int64Var(&o.Bandwidth, "bandwidth", o.Bandwidth, "slow-sync storage: bytes per second each sync waits for what was written since the last")
 			fs.IntVar(&o.EntryBytes, "entry-bytes", o.EntryBytes, "the disk sweep's entry size")
 			fs.StringVar(&o.Step, "etcd-step", o.Step, "length of each etcd capacity step")
+			fs.StringVar(&o.Storages, "storages", o.Storages, "the storages to measure, comma-separated: plain, rate-cap, slow-sync")
 		})
 	if err != nil {
 		return o, err
 	}
 	if d, err := time.ParseDuration(o.Delay); err != nil || d < 0 {
 		return o, cmp.UsageError{Err: fmt.Errorf("--delay %q: want a duration", o.Delay)}
+	}
+	for _, s := range strings.Split(o.Storages, ",") {
+		if !slices.Contains([]string{"plain", "rate-cap", "slow-sync"}, s) {
+			return o, cmp.UsageError{Err: fmt.Errorf("--storages: unknown storage %q (want plain, rate-cap, slow-sync)", s)}
+		}
 	}
 	if o.Cap <= 0 || o.Bandwidth <= 0 || o.EntryBytes <= 0 {
 		return o, cmp.UsageError{Err: fmt.Errorf("--cap, --bandwidth and --entry-bytes must be positive")}
@@ -139,6 +147,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	}
 	var rows []row
 	for _, s := range stores {
+		if !slices.Contains(strings.Split(o.Storages, ","), s.Name) {
+			continue
+		}
 		r := row{Storage: s.Name + ": " + s.About}
 		for round := range o.Rounds {
 			runs := []func() (measured, error){
