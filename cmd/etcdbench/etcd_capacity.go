@@ -101,6 +101,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	p.Rate = maxRate
 	s.Space = checkSpace(p, step, f.embed.members)
 	s.Name = "etcd-capacity"
-	s.Bench = etcdrun.CapacityBench(etcdrun.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults()})
+	s.Bench = etcdrun.CapacityBench(etcdrun.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
+		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdrun.LimitDefaults()})
 	return s, nil
 }
