@@ -44,7 +44,7 @@ const CapacityDescription = "the highest put rate this etcd sustains within etcd
 func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error) {
 	return func(ctx context.Context, l etcdload.Load, o etcdload.BenchOptions) (*etcdload.Outcome, error) {
 		start := time.Now()
-		o.Sample = sampleEvery
+		o.Sample = sampleEvery(s.Step)
 		if s.Limits == (LimitThresholds{}) {
 			s.Limits = LimitDefaults()
 		}

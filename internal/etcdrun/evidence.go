@@ -69,6 +69,10 @@ func stepEvidenceFigures(w result.Workload) []result.Figure {
 	return out
 }
 
-// sampleEvery is how often an `etcd capacity` step reads the members'
-// proposal backlog.
-const sampleEvery = time.Second
+// sampleEvery is how often an `etcd capacity` step of length step reads
+// the members' proposal backlog: five times a step, at most once a
+// second (each read is a scrape of every member by the load generator
+// while it sends) and at least every 200 ms.
+func sampleEvery(step time.Duration) time.Duration {
+	return min(max(step/5, 200*time.Millisecond), time.Second)
+}
