@@ -73,18 +73,19 @@ func LimitDefaults() LimitThresholds {
 
 // stepEvidence is what a step's Extra figures say about the resources.
 type stepEvidence struct {
-	rate                  float64
-	failed                string // the failed rule's id
-	wal, commit           time.Duration
-	syncsPerSec, perSync  float64
-	hostBusy, hostCPUs    float64 // NaN: not measured
-	client                float64 // NaN: not measured
-	members               []memberCPU
-	cores                 float64 // NaN: not known
-	leaders               float64
-	pending, unapplied    float64 // NaN: not sampled
-	peerRTT               float64 // seconds; NaN: no round trip observed
-	slowApplies, diskRule bool
+	rate                 float64
+	failed               string // the failed rule's id
+	wal, commit          time.Duration
+	syncsPerSec, perSync float64
+	hostBusy, hostCPUs   float64 // NaN: not measured
+	client               float64 // NaN: not measured
+	members              []memberCPU
+	cores                float64 // NaN: not known
+	leaders              float64
+	pending, unapplied   float64 // NaN: not sampled
+	peerRTT              float64 // seconds; NaN: no round trip observed
+	slowApplies          float64
+	diskRule             bool
 }
 
 // memberCPU is one member's CPUs used.
@@ -117,7 +118,7 @@ func evidenceOf(s result.CapacityStep) stepEvidence {
 	}
 	sort.Slice(e.members, func(i, j int) bool { return e.members[i].name < e.members[j].name })
 	e.diskRule = e.failed == "wal_fsync_p99" || e.failed == "backend_commit_p99"
-	e.slowApplies = e.failed == "slow_applies"
+	e.slowApplies = orZero(extra("slow_applies"))
 	return e
 }
 
@@ -167,6 +168,11 @@ func limitingResource(c *result.Capacity, lc limitContext) (kind, evidence strin
 	member, memberShare := e.busiestMember()
 	memberSaturated := memberShare >= th.MemberCPU.Limit
 	rtt := units.FromSeconds(e.peerRTT).Round(10 * time.Microsecond)
+	behind := e.pending >= th.Pending.Limit || e.unapplied >= th.Unapplied.Limit
+	backlog := ""
+	if behind {
+		backlog = fmt.Sprintf("; the cluster fell behind: up to %.0f proposals pending, %.0f entries committed but not applied", e.pending, e.unapplied)
+	}
 	switch {
 	case memberSaturated || hostSaturated && lc.embedded:
 		why := fmt.Sprintf("the CPUs were saturated (%.0f %% busy or more counts)", 100*th.HostBusy.Limit)
@@ -177,17 +183,17 @@ func limitingResource(c *result.Capacity, lc limitContext) (kind, evidence strin
 		if e.diskRule {
 			then = fmt.Sprintf("; %s failed (%s), but etcd's own fsync histogram includes the wait for a CPU after the sync returns, so the CPU, not the disk, limits it here", e.failed, disk)
 		}
-		return LimitCPU, at + " " + why + ": " + cpu + then
+		return LimitCPU, at + " " + why + ": " + cpu + then + backlog
 	case hostSaturated: // the load generator's machine, not the members'
 		return LimitClient, fmt.Sprintf("%s the machine etcdbench runs on was saturated (%s), not necessarily the cluster: the load generator could not drive it harder, so the cluster carries at least this; %s failed (%s)",
 			at, cpu, e.failed, disk)
 	case e.diskRule:
-		return LimitDisk, fmt.Sprintf("%s the members' own disk histograms fail first: %s (%.0f syncs/s, %.1f puts a sync), with CPU to spare (%s)",
-			at, disk, e.syncsPerSec, e.perSync, cpu)
+		return LimitDisk, fmt.Sprintf("%s the members' own disk histograms fail first: %s (%.0f syncs/s, %.1f puts a sync), with CPU to spare (%s)%s",
+			at, disk, e.syncsPerSec, e.perSync, cpu, backlog)
 	case !math.IsNaN(e.peerRTT) && e.peerRTT >= th.PeerRTT.Limit*lc.heartbeat.Seconds():
 		return LimitNetwork, fmt.Sprintf("%s the peer round trip p99 was %v, at least %.0f %% of the %v heartbeat interval%s: the network between members delays every replicated put (%s failed; %s; %s)",
 			at, rtt, 100*th.PeerRTT.Limit, lc.heartbeat, lc.heartbeatFrom, e.failed, disk, cpu)
-	case e.leaders > 0 || e.slowApplies || e.pending >= th.Pending.Limit || e.unapplied >= th.Unapplied.Limit:
+	case e.leaders > 0 || e.slowApplies > 0 || behind:
 		return LimitLeader, fmt.Sprintf("%s the cluster fell behind its clients (%s) with the disk within its limits (%s) and the CPUs not saturated (%s): its leader, raft loop or apply did not keep up (%s failed)",
 			at, e.backlogWords(), disk, cpu, e.failed)
 	}
@@ -249,8 +255,8 @@ func (e stepEvidence) cpuWords(embedded bool) string {
 // backlogWords says what the leader and the proposal backlog did.
 func (e stepEvidence) backlogWords() string {
 	parts := []string{fmt.Sprintf("%.0f leader changes", e.leaders)}
-	if e.slowApplies {
-		parts = append(parts, "slow applies")
+	if e.slowApplies > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f applies over 100 ms", e.slowApplies))
 	}
 	if !math.IsNaN(e.pending) {
 		parts = append(parts, fmt.Sprintf("up to %.0f proposals pending and %.0f entries committed but not applied", e.pending, e.unapplied))
