@@ -165,7 +165,7 @@ func limitingResource(c *result.Capacity, lc limitContext) (kind, evidence strin
 	cpu := e.cpuWords(lc.embedded)
 	th := lc.th
 	hostSaturated := !math.IsNaN(e.hostBusy) && e.hostBusy >= th.HostBusy.Limit
-	member, memberShare := e.busiestMember()
+	member, memberShare := e.busiestMember(lc.embedded)
 	memberSaturated := memberShare >= th.MemberCPU.Limit
 	rtt := units.FromSeconds(e.peerRTT).Round(10 * time.Microsecond)
 	behind := e.pending >= th.Pending.Limit || e.unapplied >= th.Unapplied.Limit
@@ -201,10 +201,11 @@ func limitingResource(c *result.Capacity, lc limitContext) (kind, evidence strin
 		at, e.failed, disk, cpu, e.backlogWords(), e.rttWords(rtt))
 }
 
-// busiestMember is the member using the largest share of its cores.
-func (e stepEvidence) busiestMember() (name string, share float64) {
+// busiestMember is the member using the largest share of its cores:
+// its GOMAXPROCS or, for a member on this machine, the machine's CPUs.
+func (e stepEvidence) busiestMember(embedded bool) (name string, share float64) {
 	cores := e.cores
-	if math.IsNaN(cores) {
+	if math.IsNaN(cores) && embedded {
 		cores = e.hostCPUs
 	}
 	if !(cores > 0) {
