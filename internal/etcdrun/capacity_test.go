@@ -89,6 +89,8 @@ func TestLimitingResource(t *testing.T) {
 			LimitLeader, []string{"3 applies over 100 ms"}},
 		{"proposal backlog", []result.CapacityStep{ok, step(200, "check_perf_slowest", fig("proposals_pending_max", 350))}, false,
 			LimitLeader, []string{"up to 350 proposals pending"}},
+		{"a stall: a faster step passed", []result.CapacityStep{ok, step(150, "wal_fsync_p99"), {Phase: "probe", Rate: 300, Status: verdict.Pass, SyncP99Ns: int64(time.Millisecond)}}, false,
+			LimitDisk, []string{"at 150 puts/s the members' own disk histograms fail first", "the step at 300 puts/s passed (WAL fsync p99 1ms): the failure at 150 was transient"}},
 		{"nothing at its limit", []result.CapacityStep{ok, step(200, "check_perf_throughput")}, false,
 			LimitUnknown, []string{"check_perf_throughput failed with every resource within its limits", "40 % busy", "up to 3 proposals pending"}},
 	} {

@@ -153,13 +153,32 @@ func limitingResource(c *result.Capacity, lc limitContext) (kind, evidence strin
 	if f == nil {
 		return capacity.BendNone, "no step failed: the limit lies above the highest rate tried"
 	}
+	kind, evidence = nameLimit(*f, lc)
+	// A faster step that passed (the probe, often) says the failure was
+	// a passing stall of the disk, the machine or a neighbour, not a
+	// limit: the answer is that step's, and it says so.
+	var above *result.CapacityStep
+	for i := range c.Steps {
+		if s := &c.Steps[i]; s.Rate > f.Rate && capacity.Passed(*s) && (above == nil || s.Rate > above.Rate) {
+			above = s
+		}
+	}
+	if above != nil {
+		evidence += fmt.Sprintf(". But the step at %.0f puts/s passed (WAL fsync p99 %v): the failure at %.0f was transient, a stall rather than a limit; run again, or with a longer --step",
+			above.Rate, time.Duration(above.SyncP99Ns).Round(time.Microsecond), f.Rate)
+	}
+	return kind, evidence
+}
+
+// nameLimit names the resource that limits the failing step f.
+func nameLimit(f result.CapacityStep, lc limitContext) (kind, evidence string) {
 	if lc.heartbeat == 0 {
 		lc.heartbeat, lc.heartbeatFrom = etcdcluster.DefaultHeartbeat, " (etcd's default)"
 		if !lc.embedded {
 			lc.heartbeatFrom = " (etcd's default; the cluster's own is not known here)"
 		}
 	}
-	e := evidenceOf(*f)
+	e := evidenceOf(f)
 	at := fmt.Sprintf("at %.0f puts/s", e.rate)
 	disk := fmt.Sprintf("WAL fsync p99 %v, backend commit p99 %v", e.wal.Round(time.Microsecond), e.commit.Round(time.Microsecond))
 	cpu := e.cpuWords(lc.embedded)
