@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"etcdbench/internal/capacity"
+	"etcdbench/internal/etcdrun"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -77,6 +81,7 @@ func TestEtcdCapacityEmbedded(t *testing.T) {
 	if w.Name != "etcd-capacity" || c == nil || len(c.Steps) < 1 || c.Steps[0].Rate != 100 || c.Steps[0].Achieved <= 0 || c.Bend == "" {
 		t.Fatalf("etcd capacity result: %s %+v", w.Name, c)
 	}
+	checkEvidence(t, c, 1)
 	checkNoScratch(t, d)
 	checkSnapshot(t, d, before)
 }
@@ -169,5 +174,70 @@ func TestEtcdCapacityInterruptedExternal(t *testing.T) {
 	}
 	if resp.Count != 0 {
 		t.Errorf("%d keys left under %s", resp.Count, etcdload.PrefixRoot)
+	}
+}
+
+// etcd capacity on three embedded members: every member's CPU is in
+// every step's evidence, with the cluster's backlog, the machine's CPU and
+// the load generator's, and the answer is one of the named limits.
+func TestEtcdCapacityThreeMembers(t *testing.T) {
+	d := t.TempDir()
+	res := runBin(t, runOpts{}, "etcd", "capacity", "--dir", d, "--members", "3", "--step", "1s", "--start", "100", "--max-rate", "200",
+		"--resolution", "0.5", "--no-progress", "-o", "json")
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit code %d; stderr:\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Workloads[0].Capacity
+	if c == nil || len(c.Steps) == 0 || c.Interrupted {
+		t.Fatalf("etcd capacity result: %+v", c)
+	}
+	checkEvidence(t, c, 3)
+	checkNoScratch(t, d)
+	if left := memberPIDs(t, d); len(left) > 0 {
+		t.Errorf("member processes %v still run after etcdbench exited", left)
+	}
+}
+
+// checkEvidence checks a sweep's answer and that every step carries the
+// evidence of every member, the machine and the load generator.
+func checkEvidence(t *testing.T, c *result.Capacity, members int) {
+	t.Helper()
+	limits := []string{capacity.BendNone, etcdrun.LimitCPU, etcdrun.LimitDisk, etcdrun.LimitNetwork, etcdrun.LimitLeader, etcdrun.LimitUnknown}
+	switch {
+	case !slices.Contains(limits, c.Bend) || c.Evidence == "":
+		t.Errorf("limit %q (%s), want one of %v with its evidence", c.Bend, c.Evidence, limits)
+	case c.Bend == capacity.BendNone && (c.Upper != 0 || c.Rate != 200):
+		t.Errorf("no limit named, yet the answer is %v..%v", c.Rate, c.Upper)
+	case c.Bend != capacity.BendNone && (c.Upper <= c.Rate || !strings.Contains(c.Evidence, fmt.Sprintf("at %.0f puts/s", c.Upper))):
+		t.Errorf("limit %s at %v..%v: %s", c.Bend, c.Rate, c.Upper, c.Evidence)
+	}
+	for _, s := range c.Steps {
+		extra := map[string]float64{}
+		for _, f := range s.Extra {
+			extra[f.Name] = f.Value
+		}
+		in := func(name string, lo, hi float64) {
+			t.Helper()
+			if v, ok := extra[name]; !ok || v < lo || v > hi {
+				t.Errorf("step at %v/s: %s = %v (present %v), want in [%v, %v]; extra %v", s.Rate, name, v, ok, lo, hi, extra)
+			}
+		}
+		cpus := extra["host_cpus"]
+		in("host_cpus", 1, 1024)
+		in("host_cpu_busy", 0.001, 1)
+		in("client_cpu", 0.001, cpus)
+		in("member_cores", 1, cpus)
+		in("proposals_pending_max", 0, 1000)
+		in("proposals_unapplied_max", 0, 5000)
+		for i := range members {
+			in(fmt.Sprintf("member%d_cpu", i), 0.001, cpus)
+		}
+		if _, ok := extra[fmt.Sprintf("member%d_cpu", members)]; ok {
+			t.Errorf("step at %v/s: a member%d_cpu with %d members", s.Rate, members, members)
+		}
 	}
 }

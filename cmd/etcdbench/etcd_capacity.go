@@ -39,8 +39,10 @@ rules pass (no failed put, throughput above 90 % of the rate, slowest put at
 most 0.5 s, stddev at most 0.1 s, latencies from each put's due time) and the
 members' own WAL fsync and backend commit p99 (their /metrics) are within
 etcd's limits. Reports the highest passing rate, the rule that failed first,
-and the limiting resource with its evidence: the disk, the leader or network
-(leader changes, slow applies), or CPU.`,
+and the limiting resource named from that step's evidence (each member's CPU
+and the machine's, the load generator's, the proposal backlog, leader
+changes, the peer round trip): cpu, disk, network, leader, client (an
+external cluster's load generator saturated) or unknown, with its figures.`,
 		Example: `  etcdbench etcd capacity --dir /var/lib/etcd
   etcdbench etcd capacity --endpoints https://10.0.0.1:2379 --yes --cacert ca.pem`,
 		Args: noArgs,
@@ -101,6 +103,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	p.Rate = maxRate
 	s.Space = etcdrun.CheckSpace(p, step, f.embed.members)
 	s.Name = "etcd-capacity"
-	s.Bench = etcdrun.CapacityBench(etcdrun.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults()})
+	s.Bench = etcdrun.CapacityBench(etcdrun.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
+		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdrun.LimitDefaults()})
 	return s, nil
 }

@@ -67,9 +67,10 @@ const (
 	PeerRTTMetric       = "etcd_network_peer_round_trip_time_seconds"
 )
 
-// otherFigures reads the optional metrics of one target.
-func otherFigures(name string, before, after metrics.Families) []result.Figure {
-	var out []result.Figure
+// otherFigures reads the optional metrics of one target, whose scrapes
+// were window apart.
+func otherFigures(name string, before, after metrics.Families, window time.Duration) []result.Figure {
+	out := cpuFigures(name, before, after, window)
 	for _, c := range []struct{ metric, id, what string }{
 		{SlowApplyMetric, "slow_applies", "applies slower than --warning-apply-duration (100 ms) during the load"},
 		{LeaderChangesMetric, "leader_changes", "leader changes seen during the load"},
@@ -96,33 +97,42 @@ func otherFigures(name string, before, after metrics.Families) []result.Figure {
 	return out
 }
 
+// scraped is one target's /metrics and when it was read: the middle of
+// the request, when the member's handler ran.
+type scraped struct {
+	f  metrics.Families
+	at time.Time
+}
+
 // scrapeAll scrapes every target.
-func scrapeAll(ctx context.Context, client *http.Client, ts []MetricsTarget) ([]metrics.Families, error) {
-	out := make([]metrics.Families, len(ts))
+func scrapeAll(ctx context.Context, client *http.Client, ts []MetricsTarget) ([]scraped, error) {
+	out := make([]scraped, len(ts))
 	for i, t := range ts {
+		sent := time.Now()
 		f, err := metrics.Scrape(ctx, client, t.URL)
 		if err != nil {
 			return nil, fmt.Errorf("etcdload: %s: %w", t.Name, err)
 		}
-		out[i] = f
+		out[i] = scraped{f: f, at: sent.Add(time.Since(sent) / 2)}
 	}
 	return out, nil
 }
 
 // diskDeltas subtracts the before scrapes from the after scrapes.
-func diskDeltas(ts []MetricsTarget, before, after []metrics.Families) ([]MemberDisk, error) {
+func diskDeltas(ts []MetricsTarget, befores, afters []scraped) ([]MemberDisk, error) {
 	var out []MemberDisk
 	for i, t := range ts {
-		md := MemberDisk{Target: t, Others: otherFigures(t.Name, before[i], after[i])}
+		before, after := befores[i].f, afters[i].f
+		md := MemberDisk{Target: t, Others: otherFigures(t.Name, before, after, afters[i].at.Sub(befores[i].at))}
 		for _, m := range []struct {
 			name string
 			dst  *metrics.Histogram
 		}{{WALFsyncMetric, &md.WALFsync}, {BackendCommitMetric, &md.BackendCommit}} {
-			b, err := metrics.HistogramOf(before[i], m.name)
+			b, err := metrics.HistogramOf(before, m.name)
 			if err != nil {
 				return nil, fmt.Errorf("etcdload: %s: %w", t.Name, err)
 			}
-			a, err := metrics.HistogramOf(after[i], m.name)
+			a, err := metrics.HistogramOf(after, m.name)
 			if err != nil {
 				return nil, fmt.Errorf("etcdload: %s: %w", t.Name, err)
 			}
@@ -243,6 +253,11 @@ type BenchOptions struct {
 	BestEffort bool
 	// After is done to the cluster once the load's metrics are read.
 	After Maintenance
+	// Sample, when not zero, is how often the targets' proposal backlog
+	// is read during the load (figures *_proposals_pending_max and
+	// *_proposals_unapplied_max); each sample is a scrape of every
+	// target, made by the load generator while it sends.
+	Sample time.Duration
 }
 
 // ExternalTargets returns a target per client endpoint, named member0,
@@ -265,8 +280,18 @@ func ExternalTargets(endpoints []string) []MetricsTarget {
 func Bench(ctx context.Context, l Load, o BenchOptions) (out *Outcome, err error) {
 	targets := o.Targets
 	var notes []string
-	var before []metrics.Families
+	var before []scraped
 	var kept []MetricsTarget
+	var sampler *backlogSampler
+	sampled := func() []result.Figure {
+		if sampler == nil {
+			return nil
+		}
+		figs := sampler.finish()
+		sampler = nil
+		return figs
+	}
+	defer sampled()
 	// The first scrape is taken when the timed load is about to start,
 	// after the keys a range or mixed load reads were written.
 	l.ready = func(ctx context.Context) error {
@@ -284,9 +309,13 @@ func Bench(ctx context.Context, l Load, o BenchOptions) (out *Outcome, err error
 				before = append(before, f[0])
 			}
 		}
+		if o.Sample > 0 && len(kept) > 0 {
+			sampler = startBacklog(ctx, o.HTTP, kept, o.Sample)
+		}
 		return nil
 	}
 	out, err = Run(ctx, l)
+	backlogFigures := sampled()
 	if out != nil {
 		out.Workload.Notes = append(out.Workload.Notes, notes...)
 	}
@@ -320,6 +349,7 @@ func Bench(ctx context.Context, l Load, o BenchOptions) (out *Outcome, err error
 		if mds, err = diskDeltas(kept, before, after); err == nil {
 			w := &out.Workload
 			w.Figures = append(w.Figures, DiskFigures(mds)...)
+			w.Figures = append(w.Figures, backlogFigures...)
 			vs, vnotes := JudgeDisk(o.Thresholds, mds)
 			w.Verdicts = append(w.Verdicts, vs...)
 			w.Verdicts = append(w.Verdicts, JudgeHealth(verdict.DiagnoseDefaults(), mds)...)

@@ -305,6 +305,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 		defer ws.close()
 	}
 	recs := make([]*recorder, l.Clients)
+	cpu := startCPU("/")
 	start := time.Now()
 	end := start.Add(l.Duration)
 	if ws != nil {
@@ -369,6 +370,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 	}
 	stopTicker := tick(l, start, &next)
 	wg.Wait()
+	proc, hostFigures := cpu.stop()
 	stopTicker()
 	var figures []result.Figure
 	var notes []string
@@ -385,6 +387,8 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 		return nil, err
 	}
 	wl.Figures = append(wl.Figures, figures...)
+	wl.Figures = append(wl.Figures, hostFigures...)
+	wl.Process = proc
 	wl.Notes = append(wl.Notes, notes...)
 	if procs > 0 {
 		wl.Notes = append(wl.Notes, fmt.Sprintf("the load ran on %d of this process's %d Go threads (GOMAXPROCS), one per goroutine that can have work at once, which spares a thread wake-up per request; GOMAXPROCS in the environment overrides this", procs, runtime.NumCPU()))

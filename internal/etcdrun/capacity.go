@@ -23,6 +23,15 @@ type CapacitySpec struct {
 	// fixed time, not an adaptive one).
 	Step       time.Duration
 	Thresholds verdict.CheckPerfThresholds
+	// Embedded says the members run on this machine: its CPUs are
+	// theirs (an external cluster's machines are not measured, only
+	// its members' own /metrics).
+	Embedded bool
+	// Heartbeat is the members' heartbeat interval (0: etcd's default),
+	// which the peer round trip is judged against.
+	Heartbeat time.Duration
+	// Limits are where a resource is named the limit.
+	Limits LimitThresholds
 }
 
 // CapacityDescription says what `etcd capacity` does, for reports.
@@ -35,6 +44,10 @@ const CapacityDescription = "the highest put rate this etcd sustains within etcd
 func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error) {
 	return func(ctx context.Context, l etcdload.Load, o etcdload.BenchOptions) (*etcdload.Outcome, error) {
 		start := time.Now()
+		o.Sample = sampleEvery(s.Step)
+		if s.Limits == (LimitThresholds{}) {
+			s.Limits = LimitDefaults()
+		}
 		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, error) {
 			p := presetAt(rate, s.Step)
 			sl := p.Load()
@@ -50,7 +63,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			return nil, err
 		}
 		if !c.Interrupted {
-			c.Bend, c.Evidence = limitingResource(c)
+			c.Bend, c.Evidence = limitingResource(c, limitContext{embedded: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits})
 		}
 		// Steps of fixed length judged by rules: no stop rule, no
 		// confidence level to share.
@@ -106,18 +119,7 @@ func putStep(w result.Workload) result.CapacityStep {
 	if s.Syncs > 0 {
 		s.EntriesPerSync = float64(w.Ops) / float64(s.Syncs)
 	}
-	s.Extra = append(s.Extra, result.Figure{Name: "backend_commit_p99", Value: worst("_backend_commit_p99"), Unit: "s", Description: "the worst member's backend commit p99 (etcd's histogram)"})
-	leaders := 0.0
-	for _, f := range w.Figures {
-		if strings.HasSuffix(f.Name, "_leader_changes") {
-			leaders = max(leaders, f.Value)
-		}
-	}
-	s.Extra = append(s.Extra, result.Figure{Name: "leader_changes", Value: leaders, Unit: "count", Description: "leader changes a member saw during the step"})
-	if p := w.Process; p != nil && w.DurationNs > 0 {
-		s.Extra = append(s.Extra, result.Figure{Name: "client_cpu", Value: float64(p.UserNs+p.SystemNs) / float64(w.DurationNs), Unit: "x",
-			Description: "CPUs the load generator used (etcdbench's own process)"})
-	}
+	s.Extra = stepEvidenceFigures(w)
 	for _, v := range w.Verdicts {
 		if v.Status > s.Status {
 			s.Status = v.Status
@@ -127,46 +129,6 @@ func putStep(w result.Workload) result.CapacityStep {
 		}
 	}
 	return s
-}
-
-// The limiting resources `etcd capacity` names.
-const (
-	LimitDisk   = "disk"   // the members' WAL fsync or backend commit p99 failed
-	LimitLeader = "leader" // leader changes or slow applies: the leader or the network
-	LimitCPU    = "cpu"    // the rules on throughput or latency failed with the disk within its limits
-)
-
-// limitingResource names what failed first at the lowest failing rate,
-// with its evidence.
-func limitingResource(c *result.Capacity) (kind, evidence string) {
-	var f *result.CapacityStep
-	for i := range c.Steps {
-		if s := &c.Steps[i]; s.Phase != "probe" && !capacity.Passed(*s) && (f == nil || s.Rate < f.Rate) {
-			f = s
-		}
-	}
-	if f == nil {
-		return capacity.BendNone, "no step failed: the limit lies above the highest rate tried"
-	}
-	extra := func(name string) float64 {
-		for _, x := range f.Extra {
-			if x.Name == name {
-				return x.Value
-			}
-		}
-		return 0
-	}
-	wal, commit := time.Duration(f.SyncP99Ns), units.FromSeconds(extra("backend_commit_p99"))
-	switch {
-	case strings.HasPrefix(f.Failed, "wal_fsync_p99") || strings.HasPrefix(f.Failed, "backend_commit_p99"):
-		return LimitDisk, fmt.Sprintf("at %.0f puts/s the members' own disk histograms fail first: WAL fsync p99 %v, backend commit p99 %v (%.0f syncs/s, %.1f puts a sync)",
-			f.Rate, wal.Round(time.Microsecond), commit.Round(time.Microsecond), f.SyncsPerSec, f.EntriesPerSync)
-	case strings.HasPrefix(f.Failed, "leader_changes") || strings.HasPrefix(f.Failed, "slow_applies") || extra("leader_changes") > 0:
-		return LimitLeader, fmt.Sprintf("at %.0f puts/s the cluster lost its leader or applied slowly (%.0f leader changes) while the WAL fsync p99 was %v: the leader's CPU or the network between members",
-			f.Rate, extra("leader_changes"), wal.Round(time.Microsecond))
-	}
-	return LimitCPU, fmt.Sprintf("at %.0f puts/s check perf's rules fail (%s) while the members' WAL fsync p99 is %v and backend commit p99 %v, within etcd's limits: CPU (etcd's, and the load generator's %.2f CPUs on the same machine), not the disk",
-		f.Rate, strings.SplitN(f.Failed, ":", 2)[0], wal.Round(time.Microsecond), commit.Round(time.Microsecond), extra("client_cpu"))
 }
 
 func capacityWorkload(c *result.Capacity, s CapacitySpec, took time.Duration) result.Workload {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
 )
 
 func TestCapacitySummary(t *testing.T) {
@@ -84,5 +85,16 @@ func TestEstimateSummary(t *testing.T) {
 		if got := EstimateSummary(&tc.e); !strings.Contains(got, tc.want) {
 			t.Errorf("EstimateSummary(%+v) = %q, want %q", tc.e, got, tc.want)
 		}
+	}
+}
+
+// etcd capacity's verdict has no confidence level: its text says how it
+// was decided instead of "decided at 0 % confidence".
+func TestCapacityVerdictWithoutLevel(t *testing.T) {
+	th := verdict.Defaults()
+	var b strings.Builder
+	textVerdict(&errWriter{w: &b}, verdict.JudgeCapacity(th.CapacityMin, th.CapacityHeavy, 137, true, 0, "check perf's rules"))
+	if got := b.String(); strings.Contains(got, "0 %") || !strings.Contains(got, "each step judged by its rules over its whole length, not a statistical bound") {
+		t.Fatalf("verdict text:\n%s", got)
 	}
 }

@@ -138,12 +138,14 @@ func htmlVerdicts(wls []result.Workload) []htmlVerdict {
 	for _, r := range rows {
 		v := r.v
 		dec := ""
-		if c := v.Confidence; c != nil {
-			if c.Decided {
-				dec = fmt.Sprintf("decided at %.0f %%", 100*c.Level)
-			} else {
-				dec = fmt.Sprintf("NOT decided at %.0f %%", 100*c.Level)
-			}
+		switch c := v.Confidence; {
+		case c == nil:
+		case c.Level == 0:
+			dec = c.Method
+		case c.Decided:
+			dec = fmt.Sprintf("decided at %.0f %%", 100*c.Level)
+		default:
+			dec = fmt.Sprintf("NOT decided at %.0f %%", 100*c.Level)
 		}
 		out = append(out, htmlVerdict{
 			Status: v.Status.String(), Workload: wls[r.wl].Name, Anchor: anchor(r.wl, wls[r.wl].Name),

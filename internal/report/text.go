@@ -120,11 +120,7 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 func textVerdict(ew *errWriter, v verdict.Verdict) {
 	sure := ""
 	if c := v.Confidence; c != nil {
-		if c.Decided {
-			sure = fmt.Sprintf(", decided at %.0f %% confidence", 100*c.Level)
-		} else {
-			sure = fmt.Sprintf(", NOT decided at %.0f %% confidence", 100*c.Level)
-		}
+		sure = ", " + c.Sure()
 	}
 	ew.printf("  %s  %s %s (limit %s %s%s)\n", v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.Comparison, units.FormatValue(v.Limit, v.Unit), sure)
 	ew.printf("        %s\n", v.Detail)

@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/capacity"
 	"etcdbench/internal/check"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
@@ -296,4 +298,31 @@ func TestStackedRunMatchesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDoc(t, schema, b.Bytes())
+}
+
+// TestCapacityLimitsMatchSchema checks that every answer a sweep can give
+// (what bends a disk's curve, the resource that limits an etcd) is one the
+// schema allows.
+func TestCapacityLimitsMatchSchema(t *testing.T) {
+	schema := loadSchema(t)
+	for _, bend := range []string{capacity.BendNone, capacity.BendRateCap, capacity.BendQueueing, capacity.BendStalls, capacity.BendBacklog,
+		etcdrun.LimitCPU, etcdrun.LimitDisk, etcdrun.LimitNetwork, etcdrun.LimitLeader, etcdrun.LimitClient, etcdrun.LimitUnknown} {
+		th := verdict.Defaults()
+		w := result.Workload{
+			Name: "etcd-capacity", Description: "d", Parameters: map[string]any{}, Stop: result.Stop{Mode: "sweep", Reason: "2 steps"},
+			Latencies: []result.Latency{}, Series: []stats.SecondSample{}, Figures: []result.Figure{},
+			Verdicts: []verdict.Verdict{verdict.JudgeCapacity(th.CapacityMin, th.CapacityHeavy, 100, true, 0, "rules")},
+			Capacity: &result.Capacity{Rate: 100, Upper: 200, Unit: "puts/s", Criterion: "rules", Bend: bend, Evidence: "why", Decided: true,
+				Steps: []result.CapacityStep{{Phase: "ladder", Rate: 200, Status: verdict.Fail, Failed: "wal_fsync_p99: slow",
+					Extra: []result.Figure{{Name: "member0_cpu", Value: 0.5, Unit: "x", Description: "d"}}}}},
+		}
+		r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
+			StartedAt: time.Now(), Workloads: []result.Workload{w}}
+		r.Finish(time.Now())
+		var b bytes.Buffer
+		if err := report.JSON(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(bend, func(t *testing.T) { checkDoc(t, schema, b.Bytes()) })
+	}
 }

@@ -40,10 +40,26 @@ func (s *Status) UnmarshalText(b []byte) error {
 
 // Confidence says how sure a verdict is.
 type Confidence struct {
-	Decided bool    `json:"decided"` // the data settle the question at Level
-	Level   float64 `json:"level"`   // e.g. 0.95
-	Method  string  `json:"method"`  // how the level was reached
-	Detail  string  `json:"detail"`  // the bounds in words
+	Decided bool `json:"decided"` // the data settle the question at Level
+	// Level is the confidence level, e.g. 0.95; 0 when the verdict comes
+	// from rules over a fixed amount of data, not a statistical bound
+	// (Method says how it was decided).
+	Level  float64 `json:"level"`
+	Method string  `json:"method"` // how the level was reached
+	Detail string  `json:"detail"` // the bounds in words
+}
+
+// Sure says in words how sure the verdict is, for reports: "decided at
+// 95 % confidence", "NOT decided at 95 % confidence", or, without a
+// level, the method.
+func (c Confidence) Sure() string {
+	switch {
+	case c.Level == 0:
+		return c.Method
+	case c.Decided:
+		return fmt.Sprintf("decided at %.0f %% confidence", 100*c.Level)
+	}
+	return fmt.Sprintf("NOT decided at %.0f %% confidence", 100*c.Level)
 }
 
 // Verdict is one judgement of one figure against one threshold.

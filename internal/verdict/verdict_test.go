@@ -92,3 +92,27 @@ func TestStatusText(t *testing.T) {
 		t.Fatal("Worst")
 	}
 }
+
+// How sure a capacity verdict is, in words: a sweep decided by stop
+// rules at its level, one of fixed-length steps judged by rules without a
+// level it never had ("0 %").
+func TestCapacityConfidenceSure(t *testing.T) {
+	th := Defaults()
+	for _, tc := range []struct {
+		name    string
+		decided bool
+		level   float64
+		want    string
+	}{
+		{"stop rules, decided", true, 0.95, "decided at 95 % confidence"},
+		{"stop rules, not decided", false, 0.95, "NOT decided at 95 % confidence"},
+		{"fixed-length steps", true, 0, "each step judged by its rules over its whole length, not a statistical bound"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := JudgeCapacity(th.CapacityMin, th.CapacityHeavy, 400, tc.decided, tc.level, "the rules")
+			if got := v.Confidence.Sure(); got != tc.want {
+				t.Fatalf("Sure() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -212,12 +212,17 @@ func JudgeSchedule(th Threshold, f ScheduleFigures) Verdict {
 // JudgeCapacity judges the highest write rate a capacity sweep found
 // within the limits: FAIL under minT, WARN under heavy, PASS otherwise.
 // decided says whether the steps that bound it were statistically
-// decided; level is the sweep's overall confidence.
+// decided; level is the sweep's overall confidence, 0 for steps of fixed
+// length judged by rules (etcd capacity), which have none.
 func JudgeCapacity(minT, heavy Threshold, rate float64, decided bool, level float64, criterion string) Verdict {
+	method := "each step judged by its own adaptive stop rule, the confidence shared among all the steps the sweep could take (Bonferroni)"
+	if level == 0 {
+		method = "each step judged by its rules over its whole length, not a statistical bound"
+	}
 	v := Verdict{
 		Check: minT.ID, Title: minT.Title, Value: rate, Unit: minT.Unit,
 		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
-		Confidence: &Confidence{Decided: decided, Level: level, Method: "each step judged by its own adaptive stop rule, the confidence shared among all the steps the sweep could take (Bonferroni)", Detail: criterion},
+		Confidence: &Confidence{Decided: decided, Level: level, Method: method, Detail: criterion},
 	}
 	switch {
 	case rate < minT.Limit:
