@@ -42,7 +42,7 @@ func TestCapacityInterrupted(t *testing.T) {
 	p := start(t, runOpts{}, "capacity", "--dir", d, "--start", "2000", "--step-min-runtime", "300ms", "--no-progress", "-o", "json")
 	sd := waitScratch(t, p, d)
 	waitFor(t, 60*time.Second, "the second step", func() bool {
-		_, err := os.Stat(filepath.Join(sd, "capacity", "step-2"))
+		_, err := os.Stat(filepath.Join(sd, "disk", "capacity", "step-2"))
 		return err == nil || p.exited()
 	})
 	p.signal(t, syscall.SIGINT)
@@ -239,5 +239,39 @@ func checkEvidence(t *testing.T, c *result.Capacity, members int) {
 		if _, ok := extra[fmt.Sprintf("member%d_cpu", members)]; ok {
 			t.Errorf("step at %v/s: a member%d_cpu with %d members", s.Rate, members, members)
 		}
+	}
+}
+
+// Ctrl-C during capacity's CPU side: the disk's answer and the CPU
+// side's steps so far are reported, the embedded etcd is stopped and the
+// scratch directory removed.
+func TestCapacityInterruptedInCPUSide(t *testing.T) {
+	d := dirWithPrecious(t)
+	before := snapshot(t, d)
+	p := start(t, runOpts{}, "capacity", "--dir", d, "--quick", "--start", "150", "--max-rate", "300", "--cpu-step", "2s", "--no-progress", "-o", "json")
+	sd := waitScratch(t, p, d)
+	waitFor(t, 60*time.Second, "the CPU side's etcd", func() bool {
+		_, err := os.Stat(filepath.Join(sd, "etcd", "member0"))
+		return err == nil || p.exited()
+	})
+	time.Sleep(2500 * time.Millisecond) // into its second step
+	p.signal(t, syscall.SIGINT)
+	res := p.wait(t)
+	if res.code != 130 {
+		t.Fatalf("exit code %d, want 130; stderr:\n%s", res.code, res.stderr)
+	}
+	checkOneErrorLine(t, res.stderr)
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Interrupted || len(r.Workloads) != 2 || r.Workloads[0].Capacity == nil || r.Workloads[0].Capacity.Interrupted ||
+		r.Workloads[1].Capacity == nil || !r.Workloads[1].Capacity.Interrupted {
+		t.Fatalf("interrupted in the CPU side: interrupted %v, %d workloads", r.Interrupted, len(r.Workloads))
+	}
+	checkNoScratch(t, d)
+	checkSnapshot(t, d, before)
+	if left := memberPIDs(t, d); len(left) > 0 {
+		t.Errorf("member processes %v still run after etcdbench exited", left)
 	}
 }
