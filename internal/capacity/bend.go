@@ -37,7 +37,9 @@ const (
 // evidence, in words: limitNs is the p99 limit the steps were judged
 // against.
 func Bend(steps []result.CapacityStep, limitNs int64) (kind, evidence string) {
-	s := slices.Clone(steps)
+	// A step that failed once and passed when repeated was a stall, not
+	// the curve.
+	s := slices.DeleteFunc(slices.Clone(steps), func(x result.CapacityStep) bool { return x.Phase == PhaseRetried })
 	slices.SortFunc(s, func(a, b result.CapacityStep) int {
 		switch {
 		case a.Rate < b.Rate:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
@@ -37,6 +38,26 @@ type Config struct {
 // ProbeFactor places the probe step above the lowest failing rate.
 const ProbeFactor = 2
 
+// The phases of a sweep's steps.
+const (
+	PhaseLadder = "ladder" // the climb
+	PhaseDown   = "down"   // the descent when the first step fails
+	PhaseBisect = "bisect" // around the knee
+	PhaseProbe  = "probe"  // above the knee: evidence of the bend only
+	// PhaseConfirm repeats a ladder step that failed: a real limit fails
+	// again, a passing stall (another writer, a hiccup of the machine)
+	// does not, and the climb goes on. The repeated step becomes
+	// PhaseRetried: kept as evidence, not counted.
+	PhaseConfirm = "confirm"
+	PhaseRetried = "retried"
+)
+
+// Counted reports whether a step counts towards the answer and the
+// bend: not a probe, not a failure that passed when repeated.
+func Counted(s result.CapacityStep) bool {
+	return s.Phase != PhaseProbe && s.Phase != PhaseRetried
+}
+
 // ErrConfig is wrapped by every error about a sweep's configuration.
 var ErrConfig = errors.New("capacity: bad sweep")
 
@@ -61,7 +82,9 @@ func (c Config) MaxSteps() int {
 	up := math.Floor(math.Log(c.Max/c.Start)/math.Log(c.Factor)) + 1
 	down := math.Floor(math.Log(c.Start/c.Min)/math.Log(c.Factor)) + 1
 	bisect := math.Ceil(math.Log2(math.Log(c.Factor) / math.Log1p(c.Resolution)))
-	return int(math.Max(up, down)+math.Max(bisect, 0)) + 1
+	// The ladder step that fails is repeated once (PhaseConfirm); one
+	// that passes when repeated lets the climb go on, so each rung may be.
+	return int(2*math.Max(up, down)+math.Max(bisect, 0)) + 1
 }
 
 // StepConfidence is the level each step is judged at, so that all the
@@ -114,7 +137,7 @@ func Sweep(ctx context.Context, cfg Config, step StepFunc) (*result.Capacity, er
 		}
 		c.Steps = append(c.Steps, s)
 		switch {
-		case phase == "probe": // evidence of the bend, not of the capacity
+		case phase == PhaseProbe: // evidence of the bend, not of the capacity
 		case Passed(s):
 			lo = len(c.Steps) - 1
 		default:
@@ -122,7 +145,28 @@ func Sweep(ctx context.Context, cfg Config, step StepFunc) (*result.Capacity, er
 		}
 		return Passed(s), nil
 	}
-	err := climb(cfg, try)
+	// A failing ladder step is repeated once before the climb turns on
+	// it: one stall must not set the answer many times too low. The
+	// descent's and the bisection's steps are not repeated: a stall there
+	// costs at most one rung, and on a slow storage every descending step
+	// fails.
+	climbTry := func(rate float64, phase string) (bool, error) {
+		prevHi := hi
+		ok, err := try(rate, phase)
+		if ok || err != nil || phase != PhaseLadder {
+			return ok, err
+		}
+		failed := len(c.Steps) - 1
+		if ok, err = try(rate, PhaseConfirm); err != nil {
+			return false, err
+		}
+		if ok {
+			c.Steps[failed].Phase = PhaseRetried
+			hi = prevHi
+		}
+		return ok, nil
+	}
+	err := climb(cfg, climbTry)
 	if err == nil {
 		err = bisect(cfg, try, func() (float64, float64) { return rateOf(at(lo)), rateOf(at(hi)) })
 	}
@@ -131,7 +175,7 @@ func Sweep(ctx context.Context, cfg Config, step StepFunc) (*result.Capacity, er
 		// stay flat) from queueing (sync time keeps growing). It fails
 		// fast, and does not move the answer whatever it finds.
 		if r := roundRate(c.Steps[hi].Rate * ProbeFactor); r <= cfg.Max {
-			_, err = try(r, "probe")
+			_, err = try(r, PhaseProbe)
 		}
 	}
 	finish(c, cfg, at(lo), at(hi))
@@ -152,7 +196,7 @@ func rateOf(s *result.CapacityStep) float64 {
 // until one passes when Start already fails.
 func climb(cfg Config, try func(float64, string) (bool, error)) error {
 	r := cfg.Start
-	ok, err := try(r, "ladder")
+	ok, err := try(r, PhaseLadder)
 	if err != nil {
 		return err
 	}
@@ -160,7 +204,7 @@ func climb(cfg Config, try func(float64, string) (bool, error)) error {
 		if r = roundRate(r * cfg.Factor); r > cfg.Max {
 			return nil
 		}
-		if ok, err = try(r, "ladder"); err != nil {
+		if ok, err = try(r, PhaseLadder); err != nil {
 			return err
 		}
 	}
@@ -171,7 +215,7 @@ func climb(cfg Config, try func(float64, string) (bool, error)) error {
 		if r = roundRate(r / cfg.Factor); r < cfg.Min {
 			return nil
 		}
-		if ok, err = try(r, "down"); err != nil {
+		if ok, err = try(r, PhaseDown); err != nil {
 			return err
 		}
 	}
@@ -190,7 +234,7 @@ func bisect(cfg Config, try func(float64, string) (bool, error), bounds func() (
 		if mid <= lo || mid >= hi {
 			return nil
 		}
-		if _, err := try(mid, "bisect"); err != nil {
+		if _, err := try(mid, PhaseBisect); err != nil {
 			return err
 		}
 	}
@@ -222,4 +266,13 @@ func finish(c *result.Capacity, cfg Config, lo, hi *result.CapacityStep) {
 		c.Sizes = append(c.Sizes, m)
 	}
 	c.Bend, c.Evidence = Bend(c.Steps, cfg.LimitNs)
+	var retried []string
+	for _, s := range c.Steps {
+		if s.Phase == PhaseRetried {
+			retried = append(retried, fmt.Sprintf("%.0f", s.Rate))
+		}
+	}
+	if len(retried) > 0 {
+		c.Evidence += fmt.Sprintf("; the step at %s %s failed once and passed when repeated: a passing stall, not counted", strings.Join(retried, ", "), cfg.Unit)
+	}
 }

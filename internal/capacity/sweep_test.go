@@ -3,6 +3,7 @@ package capacity
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"etcdbench/internal/result"
@@ -136,5 +137,63 @@ func TestBend(t *testing.T) {
 				t.Fatalf("Bend = %q (%s), want %q", got, why, tc.want)
 			}
 		})
+	}
+}
+
+// A stall that fails one ladder step does not set the answer: the step is
+// repeated, passes, is kept as evidence (retried, not counted), and the
+// climb goes on to the true knee. A real limit fails again when repeated.
+func TestSweepConfirmsAFailingLadderStep(t *testing.T) {
+	cfg := testConfig()
+	stalled := false
+	k := knee(5000)
+	stall := func(ctx context.Context, rate, conf float64) (result.CapacityStep, error) {
+		if rate == 400 && !stalled {
+			stalled = true
+			return result.CapacityStep{Status: verdict.Fail, Decided: true, DurationNs: 1, Failed: "WAL fdatasync p99"}, nil
+		}
+		return k(ctx, rate, conf)
+	}
+	c, err := Sweep(context.Background(), cfg, stall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rate > 5000 || c.Upper <= 5000 || c.Rate < 5000/(1+cfg.Resolution) {
+		t.Fatalf("with a stall at 400: found %v..%v, want the knee at 5000", c.Rate, c.Upper)
+	}
+	var phases []string
+	for _, s := range c.Steps {
+		if s.Rate == 400 {
+			phases = append(phases, s.Phase)
+		}
+	}
+	if len(phases) != 2 || phases[0] != PhaseRetried || phases[1] != PhaseConfirm {
+		t.Fatalf("steps at 400: %v, want [retried confirm]", phases)
+	}
+	if !strings.Contains(c.Evidence, "failed once and passed when repeated") {
+		t.Errorf("evidence %q does not say a step was retried", c.Evidence)
+	}
+	if len(c.Steps) > cfg.MaxSteps() {
+		t.Errorf("%d steps, more than the %d the confidence was shared among", len(c.Steps), cfg.MaxSteps())
+	}
+
+	c, err = Sweep(context.Background(), cfg, knee(1234))
+	if err != nil {
+		t.Fatal(err)
+	}
+	confirms := 0
+	for _, s := range c.Steps {
+		if s.Phase == PhaseConfirm {
+			confirms++
+			if Passed(s) || s.Rate != 1600 {
+				t.Errorf("confirm step %+v: want a failure at 1600, the first rung above the knee", s)
+			}
+		}
+		if s.Phase == PhaseRetried {
+			t.Errorf("a real limit's step marked retried: %+v", s)
+		}
+	}
+	if confirms != 1 || c.Rate > 1234 || c.Upper <= 1234 {
+		t.Errorf("real limit at 1234: %d confirm steps, found %v..%v", confirms, c.Rate, c.Upper)
 	}
 }

@@ -146,7 +146,7 @@ type limitContext struct {
 func limitingResource(c *result.Capacity, lc limitContext) (kind, evidence string) {
 	var f *result.CapacityStep
 	for i := range c.Steps {
-		if s := &c.Steps[i]; s.Phase != "probe" && !capacity.Passed(*s) && (f == nil || s.Rate < f.Rate) {
+		if s := &c.Steps[i]; capacity.Counted(*s) && !capacity.Passed(*s) && (f == nil || s.Rate < f.Rate) {
 			f = s
 		}
 	}
