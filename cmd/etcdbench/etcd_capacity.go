@@ -20,6 +20,7 @@ import (
 type capacityFlags struct {
 	start, maxRate, step string
 	factor, resolution   float64
+	noTrace              bool
 }
 
 // newEtcdCapacityCmd is `etcdbench etcd capacity`: the capacity sweep
@@ -60,6 +61,7 @@ external cluster's load generator saturated) or unknown, with its figures.`,
 	fs.StringVar(&cf.step, "step", cf.step, "how long each step's puts run")
 	fs.Float64Var(&cf.factor, "factor", cf.factor, "ratio between two rungs of the ladder")
 	fs.Float64Var(&cf.resolution, "resolution", cf.resolution, "the bisection stops when the failing rate is within this fraction above the passing one")
+	fs.BoolVar(&cf.noTrace, "no-trace", false, "do not time a single embedded member's WAL syncs with eBPF in each step (done by default when allowed: it tells the disk's time from the wait for a CPU)")
 	f.register(fs)
 	return cmd
 }
@@ -104,6 +106,6 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	s.Space = etcdrun.CheckSpace(p, step, f.embed.members)
 	s.Name = "etcd-capacity"
 	s.Bench = etcdrun.CapacityBench(etcdrun.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
-		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdrun.LimitDefaults()})
+		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdrun.LimitDefaults(), Trace: !cf.noTrace})
 	return s, nil
 }

@@ -266,13 +266,20 @@ func finish(c *result.Capacity, cfg Config, lo, hi *result.CapacityStep) {
 		c.Sizes = append(c.Sizes, m)
 	}
 	c.Bend, c.Evidence = Bend(c.Steps, cfg.LimitNs)
+	c.Evidence += RetriedNote(c)
+}
+
+// RetriedNote says which steps failed once and passed when repeated, to
+// end an evidence with, or "".
+func RetriedNote(c *result.Capacity) string {
 	var retried []string
 	for _, s := range c.Steps {
 		if s.Phase == PhaseRetried {
 			retried = append(retried, fmt.Sprintf("%.0f", s.Rate))
 		}
 	}
-	if len(retried) > 0 {
-		c.Evidence += fmt.Sprintf("; the step at %s %s failed once and passed when repeated: a passing stall, not counted", strings.Join(retried, ", "), cfg.Unit)
+	if len(retried) == 0 {
+		return ""
 	}
+	return fmt.Sprintf("; the step at %s %s failed once and passed when repeated: a passing stall, not counted", strings.Join(retried, ", "), c.Unit)
 }

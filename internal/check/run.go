@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
@@ -15,7 +14,6 @@ import (
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
-	"etcdbench/internal/trace"
 	"etcdbench/internal/verdict"
 )
 
@@ -153,46 +151,25 @@ func runEtcd(ctx context.Context, c Config, dir string, prog *run.Progress, firs
 // latency as TracedLatency and without its waits for a CPU as
 // TracedDiskLatency, or a note saying why there are none.
 func traceMember(ctx context.Context, pid int) func() ([]result.Latency, string) {
-	tctx, cancel := context.WithCancel(ctx)
-	type outcome struct {
-		tr  *trace.Trace
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		tr, err := trace.Run(tctx, trace.Options{PID: pid})
-		done <- outcome{tr, err}
-	}()
+	stop := etcdrun.TraceMember(ctx, pid)
 	return func() ([]result.Latency, string) {
-		cancel()
-		o := <-done
-		if o.tr == nil {
-			return nil, "the embedded etcd's fdatasyncs were not traced (" + strings.Join(strings.Fields(o.err.Error()), " ") + "); the prediction uses etcd's histogram"
+		lats, why := stop()
+		if lats == nil {
+			return nil, "the embedded etcd's fdatasyncs: " + why + "; the prediction uses etcd's histogram"
 		}
-		return tracedLatencies(o.tr)
+		var out []result.Latency
+		note := ""
+		for _, l := range lats {
+			switch l.Name {
+			case etcdrun.TracedSync:
+				l.Name = TracedLatency
+				note = fmt.Sprintf("%s: the embedded etcd's %d WAL fdatasyncs, timed by eBPF in the kernel during the load", TracedLatency, l.Count) + note
+			case etcdrun.TracedSyncNoWait:
+				l.Name = TracedDiskLatency
+				note += fmt.Sprintf("; %s: the same without the time their thread waited for a CPU", TracedDiskLatency)
+			}
+			out = append(out, l)
+		}
+		return out, note
 	}
-}
-
-// tracedLatencies are a trace's WAL sync latencies under the names the
-// prediction reads, with the note that says what they are.
-func tracedLatencies(tr *trace.Trace) ([]result.Latency, string) {
-	w, err := tr.Workload(verdict.Defaults())
-	if err != nil {
-		return nil, "the trace of the embedded etcd could not be read: " + err.Error()
-	}
-	l := w.Latency("wal sync")
-	if l == nil {
-		return nil, "the eBPF trace saw no WAL fdatasync of the embedded etcd"
-	}
-	cp := *l
-	cp.Name = TracedLatency
-	lats := []result.Latency{cp}
-	note := fmt.Sprintf("%s: the embedded etcd's %d WAL fdatasyncs, timed by eBPF in the kernel during the load", TracedLatency, cp.Count)
-	if own := w.Latency("wal sync without cpu wait"); own != nil {
-		d := *own
-		d.Name = TracedDiskLatency
-		lats = append(lats, d)
-		note += fmt.Sprintf("; %s: the same without the time their thread waited for a CPU", TracedDiskLatency)
-	}
-	return lats, note
 }

@@ -258,6 +258,9 @@ type BenchOptions struct {
 	// *_proposals_unapplied_max); each sample is a scrape of every
 	// target, made by the load generator while it sends.
 	Sample time.Duration
+	// PIDs are the embedded members' process IDs (none for an external
+	// cluster): a bench may trace them.
+	PIDs []int
 }
 
 // ExternalTargets returns a target per client endpoint, named member0,

@@ -32,6 +32,9 @@ type CapacitySpec struct {
 	Heartbeat time.Duration
 	// Limits are where a resource is named the limit.
 	Limits LimitThresholds
+	// Trace times a single embedded member's WAL syncs with eBPF in each
+	// step, with and without their waits for a CPU, when allowed.
+	Trace bool
 }
 
 // CapacityDescription says what `etcd capacity` does, for reports.
@@ -48,15 +51,34 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		if s.Limits == (LimitThresholds{}) {
 			s.Limits = LimitDefaults()
 		}
+		var notTraced string // why the members' syncs are not traced
+		switch {
+		case !s.Trace:
+		case len(o.PIDs) != 1:
+			notTraced = "the members' WAL syncs are traced only for one embedded member"
+		}
 		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, error) {
 			p := presetAt(rate, s.Step)
 			sl := p.Load()
 			sl.Client, sl.OnSecond, sl.RunID = l.Client, l.OnSecond, etcdload.NewRunID()
+			var stopTrace func() ([]result.Latency, string)
+			if s.Trace && notTraced == "" {
+				stopTrace = TraceMember(ctx, o.PIDs[0])
+			}
 			out, err := etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: sl, Thresholds: s.Thresholds}, o)
+			var traced []result.Latency
+			if stopTrace != nil {
+				var why string
+				if traced, why = stopTrace(); traced == nil && ctx.Err() == nil {
+					notTraced = "the member's WAL syncs: " + why // not tried again
+				}
+			}
 			if out == nil {
 				return result.CapacityStep{}, err
 			}
-			return putStep(out.Workload), err
+			st := putStep(out.Workload)
+			st.Extra = append(st.Extra, tracedFigures(traced)...)
+			return st, err
 		}
 		c, err := capacity.Sweep(ctx, s.Sweep, step)
 		if c == nil {
@@ -64,11 +86,15 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		}
 		if !c.Interrupted {
 			c.Bend, c.Evidence = limitingResource(c, limitContext{embedded: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits})
+			c.Evidence += capacity.RetriedNote(c)
 		}
 		// Steps of fixed length judged by rules: no stop rule, no
 		// confidence level to share.
 		c.Confidence, c.StepConfidence = 0, 0
 		w := capacityWorkload(c, s, time.Since(start))
+		if notTraced != "" {
+			w.Notes = append(w.Notes, notTraced)
+		}
 		return &etcdload.Outcome{Workload: w, Start: start, End: time.Now()}, err
 	}
 }

@@ -84,6 +84,9 @@ type stepEvidence struct {
 	leaders              float64
 	pending, unapplied   float64 // NaN: not sampled
 	peerRTT              float64 // seconds; NaN: no round trip observed
+	// traced and tracedNoWait are the eBPF-traced WAL sync p99, with and
+	// without the waits for a CPU (seconds; NaN: not traced).
+	traced, tracedNoWait float64
 	slowApplies          float64
 	diskRule             bool
 }
@@ -110,6 +113,7 @@ func evidenceOf(s result.CapacityStep) stepEvidence {
 		hostBusy: extra("host_cpu_busy"), hostCPUs: extra("host_cpus"), client: extra("client_cpu"),
 		cores: extra("member_cores"), leaders: orZero(extra("leader_changes")),
 		pending: extra("proposals_pending_max"), unapplied: extra("proposals_unapplied_max"), peerRTT: extra("peer_rtt_p99"),
+		traced: extra("traced_wal_sync_p99"), tracedNoWait: extra("traced_wal_sync_no_cpu_wait_p99"),
 	}
 	for _, x := range s.Extra {
 		if strings.HasPrefix(x.Name, "member") && strings.HasSuffix(x.Name, "_cpu") {
@@ -191,6 +195,18 @@ func nameLimit(f result.CapacityStep, lc limitContext) (kind, evidence string) {
 	backlog := ""
 	if behind {
 		backlog = fmt.Sprintf("; the cluster fell behind: up to %.0f proposals pending, %.0f entries committed but not applied", e.pending, e.unapplied)
+	}
+	walLimit := units.FromSeconds(verdict.Defaults().WALFsyncP99.Limit)
+	if e.failed == "wal_fsync_p99" && !math.IsNaN(e.tracedNoWait) {
+		// The most direct evidence: the kernel's own timing of the same
+		// syncs, split into the disk's time and the wait for a CPU.
+		all, own := units.FromSeconds(e.traced).Round(time.Microsecond), units.FromSeconds(e.tracedNoWait).Round(time.Microsecond)
+		if own < walLimit {
+			return LimitCPU, fmt.Sprintf("%s wal_fsync_p99 failed (%s), but the eBPF trace of the member's WAL syncs gives p99 %v, %v without their waits for a CPU, within the %v limit: the syncs waited for a CPU, not for the disk (%s)%s",
+				at, disk, all, own, walLimit, cpu, backlog)
+		}
+		return LimitDisk, fmt.Sprintf("%s wal_fsync_p99 failed (%s), and the eBPF trace of the member's WAL syncs gives p99 %v even without their waits for a CPU (%v with them): the disk's own time is over the %v limit (%s)%s",
+			at, disk, own, all, walLimit, cpu, backlog)
 	}
 	switch {
 	case memberSaturated || hostSaturated && lc.embedded:

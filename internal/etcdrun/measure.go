@@ -81,7 +81,7 @@ func Measure(ctx context.Context, s Spec) (res *result.Result, err error) {
 			}
 		}()
 		s.Load.Client.Endpoints = cluster.Endpoints()
-		bo.Targets = etcdload.EmbeddedTargets(cluster.MetricsURLs())
+		bo.Targets, bo.PIDs = etcdload.EmbeddedTargets(cluster.MetricsURLs()), cluster.PIDs()
 		notes = append(notes, fmt.Sprintf("embedded etcd: %d member(s) with data in %s", s.Embedded.Members, r.Scratch.Path))
 	} else {
 		r = run.New(s.Args)
