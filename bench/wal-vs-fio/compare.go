@@ -46,7 +46,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 
 	var rounds []round
 	for n := 1; n <= o.Rounds; n++ {
-		rd, runs, err := doRound(ctx, r, n, o.Rounds, o.Adaptive, stderr)
+		rd, runs, err := doRound(ctx, r, n, o.Rounds, o.Adaptive, o.Control, stderr)
 		out.Runs = append(out.Runs, runs...)
 		if err != nil {
 			return fmt.Errorf("round %d: %w", n, err)
@@ -64,18 +64,26 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 // doRound runs fio and etcdbench's fixed-size mode, fio first in odd
 // rounds (cmp.Alternate), so that whatever state the first run leaves (a
 // warm journal, device cache, CPU frequency) favours neither tool overall;
-// then the adaptive mode.
-func doRound(ctx context.Context, r runner, n, total int, adaptive bool, stderr io.Writer) (round, []rawRun, error) {
-	rd := round{N: n, FioFirst: n%2 == 1}
+// then the adaptive mode. With the control, fio runs between etcdbench and
+// the control fio (etcdbench first in odd rounds, the control in even
+// ones), so that both runs compared with fio are its neighbours, each
+// before it in half of the rounds and after it in the other half.
+func doRound(ctx context.Context, r runner, n, total int, adaptive, control bool, stderr io.Writer) (round, []rawRun, error) {
+	rd := round{N: n}
 	var runs []rawRun
 	type step struct {
 		name string
 		fn   func() (measurement, json.RawMessage, error)
 		dst  *measurement
 	}
-	fioStep := step{toolFio, func() (measurement, json.RawMessage, error) { return r.runFio(ctx) }, &rd.Fio}
+	fioStep := step{toolFio, func() (measurement, json.RawMessage, error) { return r.runFio(ctx, toolFio) }, &rd.Fio}
 	etcdStep := step{toolEtcd, func() (measurement, json.RawMessage, error) { return r.runEtcdbench(ctx, false) }, &rd.Etcd}
 	steps := cmp.Alternate(n, []step{fioStep, etcdStep})
+	if control {
+		rd.Control = new(measurement)
+		controlStep := step{toolControl, func() (measurement, json.RawMessage, error) { return r.runFio(ctx, toolControl) }, rd.Control}
+		steps = cmp.Alternate(n, []step{etcdStep, fioStep, controlStep})
+	}
 	if adaptive {
 		rd.Adaptive = new(measurement)
 		steps = append(steps, step{toolAdaptive, func() (measurement, json.RawMessage, error) { return r.runEtcdbench(ctx, true) }, rd.Adaptive})
@@ -88,6 +96,7 @@ func doRound(ctx context.Context, r runner, n, total int, adaptive bool, stderr 
 		}
 		m.Round, m.Position = n, i+1
 		*s.dst = m
+		rd.Order = append(rd.Order, s.name)
 		runs = append(runs, rawRun{measurement: m, Report: raw})
 	}
 	return rd, runs, nil

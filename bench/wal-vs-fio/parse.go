@@ -29,6 +29,9 @@ type fioJob struct {
 type fioResult struct {
 	Version string
 	Jobs    []fioJob
+	// Dist is every job's sync latencies, from json+ bins; empty when the
+	// report has none (--output-format=json).
+	Dist dist
 }
 
 // Total folds the jobs into one figure: syncs are summed; the percentiles
@@ -45,8 +48,9 @@ func (r fioResult) Total() syncStats {
 	return t
 }
 
-// parseFio reads fio's --output-format=json report: per job,
-// sync.lat_ns.N and the 50th and 99th percentiles (ns).
+// parseFio reads fio's --output-format=json or json+ report: per job,
+// sync.lat_ns.N and the 50th and 99th percentiles (ns), and with json+
+// every job's latency bins as one dist.
 func parseFio(b []byte) (fioResult, error) {
 	if _, err := cmp.FirstJSON(b); err != nil {
 		return fioResult{}, err
@@ -59,6 +63,7 @@ func parseFio(b []byte) (fioResult, error) {
 		return fioResult{}, fmt.Errorf("reading fio's JSON report: %w", err)
 	}
 	res := fioResult{Version: doc.Version}
+	var bins []map[string]int64
 	for i, j := range doc.Jobs {
 		if j.Error != 0 {
 			return fioResult{}, fmt.Errorf("fio job %d (%q) reports error %d", i, j.Name, j.Error)
@@ -79,6 +84,17 @@ func parseFio(b []byte) (fioResult, error) {
 			return fioResult{}, fmt.Errorf("fio job %d (%q): %w", i, j.Name, err)
 		}
 		res.Jobs = append(res.Jobs, fioJob{Name: j.Name, syncStats: syncStats{Syncs: lat.N, P50: p50, P99: p99}})
+		if len(lat.Bins) > 0 {
+			bins = append(bins, lat.Bins)
+		}
+	}
+	if len(bins) == len(doc.Jobs) {
+		if res.Dist, err = distFromBins(bins...); err != nil {
+			return fioResult{}, err
+		}
+		if n, want := res.Dist.N(), res.Total().Syncs; n != want {
+			return fioResult{}, fmt.Errorf("fio's sync latency bins hold %d samples, its jobs made %d syncs", n, want)
+		}
 	}
 	return res, nil
 }
@@ -101,6 +117,7 @@ type ebResult struct {
 	Duration   time.Duration // the timed loop, as etcdbench measured it
 	StopMode   string
 	StopReason string
+	Dist       dist // empty when the report has no histogram
 }
 
 // parseEtcdbench reads `etcdbench disk wal -o json`: the "wal" workload's
@@ -133,6 +150,9 @@ func parseEtcdbench(b []byte) (ebResult, error) {
 			return ebResult{}, errors.New("etcdbench's fdatasync latencies lack the 50th or 99th percentile")
 		}
 		res.Syncs, res.P50, res.P99 = l.Count, time.Duration(p50), time.Duration(p99)
+		if res.Dist, err = distFromLatency(l); err != nil && !errors.Is(err, errNoHistogram) {
+			return ebResult{}, err
+		}
 		return res, nil
 	}
 	return ebResult{}, errors.New(`etcdbench's JSON report has no "wal" workload`)

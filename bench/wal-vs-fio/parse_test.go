@@ -133,14 +133,19 @@ func TestParseEtcdbench(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tc.want {
+			if len(got.Dist.Values) != 0 {
+				t.Errorf("a latency without a histogram gave the dist %+v", got.Dist)
+			}
+			if !sameFigures(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
 	}
 }
 
-// TestParseEtcdbenchReport reads a real `etcdbench disk wal --size 512k -o json`.
+// TestParseEtcdbenchReport reads a real `etcdbench disk wal --size 512k
+// -o json`: its figures, and its histogram, whose percentiles by the
+// pooled comparison's rule are the ones etcdbench reported.
 func TestParseEtcdbenchReport(t *testing.T) {
 	got, err := parseEtcdbench(cmptest.ReadFixture(t, "etcdbench-size.json"))
 	if err != nil {
@@ -148,8 +153,50 @@ func TestParseEtcdbenchReport(t *testing.T) {
 	}
 	want := ebResult{syncStats: syncStats{227, 205823, 531455}, Duration: 49882511,
 		StopMode: "size", StopReason: "wrote the requested 522100 bytes"}
-	if got != want {
+	if !sameFigures(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+	checkDist(t, got.Dist, 227, map[float64]int64{50: 205823, 90: 312831, 99: 531455, 99.9: 1620991})
+}
+
+// TestParseFioJSONPlus reads a real fio 3.33 json+ report of the recipe
+// (--size=512k): its bins hold every sync, and their percentiles by the
+// pooled comparison's rule are the ones fio reported.
+func TestParseFioJSONPlus(t *testing.T) {
+	got, err := parseFio(cmptest.ReadFixture(t, "fio-jsonplus.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot, want := got.Total(), (syncStats{227, 177152, 757760}); tot != want {
+		t.Errorf("Total() = %+v, want %+v", tot, want)
+	}
+	checkDist(t, got.Dist, 227, map[float64]int64{50: 177152, 99: 757760, 99.9: 1646592})
+	if r, err := parseFio(cmptest.ReadFixture(t, "fio-numjobs2.json")); err != nil || len(r.Dist.Values) != 0 {
+		t.Errorf("a json report (no bins) gave the dist %+v, err %v; want none", r.Dist, err)
+	}
+	bad := `{"jobs":[{"jobname":"x","sync":{"lat_ns":{"N":3,"percentile":{"50.000000":1,"99.000000":2},"bins":{"1":2}}}}]}`
+	if _, err := parseFio([]byte(bad)); err == nil || !strings.Contains(err.Error(), "hold 2 samples") {
+		t.Errorf("bins short of the sync count: err = %v", err)
+	}
+}
+
+// sameFigures compares everything but the dists.
+func sameFigures(a, b ebResult) bool {
+	return a.syncStats == b.syncStats && a.Duration == b.Duration && a.StopMode == b.StopMode && a.StopReason == b.StopReason
+}
+
+// checkDist checks that d holds n samples and has the values want at the
+// given percentiles.
+func checkDist(t *testing.T, d dist, n int64, want map[float64]int64) {
+	t.Helper()
+	if d.N() != n {
+		t.Errorf("dist holds %d samples, want %d", d.N(), n)
+	}
+	p := newPool([]dist{d})
+	for pct, v := range want {
+		if got := p.quantiles([]int{1}, []float64{pct})[0]; got != float64(v) {
+			t.Errorf("p%v = %v, want %d", pct, got, v)
+		}
 	}
 }
 

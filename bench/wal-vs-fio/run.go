@@ -18,8 +18,11 @@ type runner struct {
 }
 
 // runFio runs fio's recipe in a fresh subdirectory of the directory under
-// test and removes it (and fio's file, which fio leaves behind) afterwards.
-func (r runner) runFio(ctx context.Context) (m measurement, raw json.RawMessage, err error) {
+// test and removes it (and fio's file, which fio leaves behind) afterwards;
+// tool names the run (fio, or the control). json+ adds fio's whole latency
+// histogram to the report, for the pooled comparison; the percentiles are
+// computed from the same histogram either way.
+func (r runner) runFio(ctx context.Context, tool string) (m measurement, raw json.RawMessage, err error) {
 	sub, done, err := cmp.TempSub(r.dir, "walvsfio-fio-")
 	if err != nil {
 		return m, nil, err
@@ -28,7 +31,7 @@ func (r runner) runFio(ctx context.Context) (m measurement, raw json.RawMessage,
 	c, err := cmp.RunChild(ctx, nil, r.fio,
 		"--name=walvsfio", "--directory="+sub,
 		"--rw=write", "--ioengine=sync", "--fdatasync=1",
-		"--bs="+r.bs, "--size="+r.size, "--output-format=json")
+		"--bs="+r.bs, "--size="+r.size, "--output-format=json+")
 	if err != nil {
 		return m, nil, err
 	}
@@ -37,7 +40,7 @@ func (r runner) runFio(ctx context.Context) (m measurement, raw json.RawMessage,
 		return m, nil, err
 	}
 	t := res.Total()
-	m = measurement{Tool: toolFio, Syncs: t.Syncs, P50: t.P50, P99: t.P99, Wall: c.Wall, CPU: c.CPU, User: c.User, Sys: c.Sys}
+	m = measurement{Tool: tool, Syncs: t.Syncs, P50: t.P50, P99: t.P99, Wall: c.Wall, CPU: c.CPU, User: c.User, Sys: c.Sys, dist: res.Dist}
 	var rt struct {
 		Jobs []struct {
 			Runtime int64 `json:"job_runtime"` // ms
@@ -69,6 +72,6 @@ func (r runner) runEtcdbench(ctx context.Context, adaptive bool) (measurement, j
 		return measurement{}, nil, fmt.Errorf("%w%s", err, cmp.Tail(c.Stderr))
 	}
 	m := measurement{Tool: tool, Syncs: res.Syncs, P50: res.P50, P99: res.P99,
-		Wall: c.Wall, Runtime: res.Duration, CPU: c.CPU, User: c.User, Sys: c.Sys, Stop: res.StopReason}
+		Wall: c.Wall, Runtime: res.Duration, CPU: c.CPU, User: c.User, Sys: c.Sys, Stop: res.StopReason, dist: res.Dist}
 	return m, cmp.RawJSON(c.Stdout), nil
 }

@@ -13,6 +13,7 @@ const (
 	toolFio      = cmp.ToolFio
 	toolEtcd     = cmp.ToolEtcdbench
 	toolAdaptive = "etcdbench adaptive"
+	toolControl  = "fio (control)"
 )
 
 // measurement is one run of one tool.
@@ -29,6 +30,10 @@ type measurement struct {
 	User     time.Duration `json:"user_ns"`
 	Sys      time.Duration `json:"sys_ns"`
 	Stop     string        `json:"stop,omitempty"`
+	// dist is the run's whole fdatasync distribution, for the pooled
+	// comparison; empty when the tool's report lacks it. The --json file
+	// has it in the run's report.
+	dist dist
 }
 
 // CPUPerSync is the child's CPU time divided by its fdatasync count.
@@ -42,8 +47,9 @@ func (m measurement) CPUPerSync() time.Duration {
 // round is what one round measured.
 type round struct {
 	N         int
-	FioFirst  bool
+	Order     []string // the tools, in the order they ran
 	Fio, Etcd measurement
+	Control   *measurement // fio run again, the A/A control; nil with --control=false
 	Adaptive  *measurement // nil with --adaptive=false
 }
 
@@ -98,6 +104,9 @@ type summary struct {
 	Wall     [2]time.Duration `json:"wall_median_ns"`
 	CPU      [2]time.Duration `json:"cpu_median_ns"`
 	Adaptive *adaptiveSummary `json:"adaptive,omitempty"`
+	// Pooled compares the tools' pooled percentiles, and fio's with the
+	// control fio's (see pooled.go).
+	Pooled []pooledRow `json:"pooled,omitempty"`
 }
 
 // summarize takes medians over rounds: of the absolute figures of each tool,
@@ -135,6 +144,7 @@ func summarize(rs []round) summary {
 	s.Wall = [2]time.Duration{pick(func(r round) time.Duration { return r.Fio.Wall }), pick(func(r round) time.Duration { return r.Etcd.Wall })}
 	s.CPU = [2]time.Duration{pick(func(r round) time.Duration { return r.Fio.CPU }), pick(func(r round) time.Duration { return r.Etcd.CPU })}
 	s.Adaptive = summarizeAdaptive(rs, s.Syncs[0], s.Wall[0])
+	s.Pooled = summarizePooled(rs)
 	return s
 }
 

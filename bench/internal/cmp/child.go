@@ -18,6 +18,9 @@ type Child struct {
 	Wall           time.Duration // fork to exit, as the parent saw it
 	CPU            time.Duration // User + Sys
 	User, Sys      time.Duration
+	// ExitCode is the child's exit status, -1 when it did not exit
+	// normally (killed by a signal, never started).
+	ExitCode int
 }
 
 // RunChild runs name with args, returning its output, its wall time (fork
@@ -34,8 +37,9 @@ func RunChild(ctx context.Context, okExit []int, name string, args ...string) (C
 	cmd.WaitDelay = 30 * time.Second
 	start := time.Now()
 	err := cmd.Run()
-	c := Child{Stdout: out.Bytes(), Stderr: errb.Bytes(), Wall: time.Since(start)}
+	c := Child{Stdout: out.Bytes(), Stderr: errb.Bytes(), Wall: time.Since(start), ExitCode: -1}
 	if cmd.ProcessState != nil {
+		c.ExitCode = cmd.ProcessState.ExitCode()
 		c.User, c.Sys = cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()
 		c.CPU = c.User + c.Sys
 	}

@@ -16,11 +16,11 @@ func TestRunChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(c.Stdout) != "out\n" || string(c.Stderr) != "err\n" || c.CPU <= 0 || c.CPU != c.User+c.Sys || c.Wall <= 0 {
+	if string(c.Stdout) != "out\n" || string(c.Stderr) != "err\n" || c.CPU <= 0 || c.CPU != c.User+c.Sys || c.Wall <= 0 || c.ExitCode != 0 {
 		t.Errorf("child = %+v, want its output, a busy loop's CPU time and a wall time", c)
 	}
-	if _, err := RunChild(ctx, []int{3}, "/bin/sh", "-c", "exit 3"); err != nil {
-		t.Errorf("exit 3 allowed, got %v", err)
+	if c, err := RunChild(ctx, []int{3}, "/bin/sh", "-c", "exit 3"); err != nil || c.ExitCode != 3 {
+		t.Errorf("exit 3 allowed: exit code %d, err %v; want 3, nil", c.ExitCode, err)
 	}
 	_, err = RunChild(ctx, nil, "/bin/sh", "-c", "echo first >&2; echo why >&2; exit 4")
 	if err == nil || !strings.Contains(err.Error(), "exit status 4") || !strings.Contains(err.Error(), "why") {

@@ -1,0 +1,151 @@
+// Command command-time (bench/command-time/run) measures how long
+// etcdbench's longest default commands take on this machine, against the
+// times issue 14 holds them to: `etcdbench capacity` at most 2 minutes,
+// `etcdbench etcd capacity` at most 3, and the default check (`etcdbench`
+// with no command, which now includes a coarse capacity ladder) still about
+// a minute. It builds etcdbench once, then each round runs the three
+// commands on one directory, in an order that rotates from round to round,
+// and records each one's wall time (fork to exit) and the answer it gave:
+// the capacity rate, etcd's capacity rate, check's result and exit code.
+// The summary gives each command's median wall time with its range, and
+// whether the median is within its limit.
+//
+// It is a measurement, not a test: exit 0 whatever the times, 1 when a
+// command failed to run (an exit code other than 0, or 1 for a FAIL
+// verdict), 2 for bad flags, 130 when interrupted.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"etcdbench/bench/internal/cmp"
+)
+
+const name = "command-time"
+
+type options struct {
+	cmp.Common
+}
+
+func main() { cmp.Main(name, parseFlags, run) }
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	c, err := cmp.DefaultCommon()
+	if err != nil {
+		return options{}, err
+	}
+	c.NoFio, c.Rounds = true, 3
+	o := options{Common: c}
+	err = cmp.ParseFlags(name, "How long `etcdbench capacity`, `etcdbench etcd capacity` and the default check take on this machine, against issue 14's limits.", &o.Common, args, stderr,
+		func(*flag.FlagSet) {})
+	return o, err
+}
+
+// command is one timed command: its arguments after the binary (--dir and
+// the output flags are added), the wall time its median is held to, and
+// where that limit comes from.
+type command struct {
+	Name   string        `json:"name"`
+	Args   []string      `json:"args"`
+	Limit  time.Duration `json:"limit_ns"`
+	Source string        `json:"source"`
+}
+
+// commands are the timed commands, in round 1's order, with their limits.
+func commands() []command {
+	return []command{
+		{Name: "capacity", Args: []string{"capacity"}, Limit: 2 * time.Minute,
+			Source: "issue 14: `etcdbench capacity` on this machine's disk in at most 2 minutes"},
+		{Name: "etcd capacity", Args: []string{"etcd", "capacity"}, Limit: 3 * time.Minute,
+			Source: "issue 14: `etcd capacity` in at most 3"},
+		{Name: "check", Args: nil, Limit: 75 * time.Second,
+			Source: "issue 14: the default check still about a minute (docs/check.md); about read as at most 75 s"},
+	}
+}
+
+// argv is c's command line on dir: JSON on stdout, no progress on stderr.
+func (c command) argv(dir string) []string {
+	return append(slices.Clone(c.Args), "--dir", dir, "--no-progress", "-o", "json")
+}
+
+// timed is one run of one command.
+type timed struct {
+	Command  string        `json:"command"`
+	Round    int           `json:"round"`
+	Position int           `json:"position"` // 1: ran first in its round
+	Wall     time.Duration `json:"wall_ns"`  // fork to exit
+	CPU      time.Duration `json:"cpu_ns"`   // user+sys from its rusage (its etcd members' included)
+	ExitCode int           `json:"exit_code"`
+	answer
+	Report json.RawMessage `json:"report,omitempty"`
+}
+
+// jsonFile is the layout of the --json file.
+type jsonFile struct {
+	Started   time.Time    `json:"started_at"`
+	Dir       string       `json:"dir"`
+	Etcdbench string       `json:"etcdbench"`
+	Commands  []command    `json:"commands"`
+	Runs      []timed      `json:"runs"`
+	Summary   []summaryRow `json:"summary,omitempty"`
+	Error     string       `json:"error,omitempty"`
+}
+
+func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+	env, err := cmp.Setup(ctx, o.Common, name, stderr)
+	if err != nil {
+		return err
+	}
+	defer env.Release(&err)
+	cmds := commands()
+	out := jsonFile{Started: time.Now().UTC(), Dir: env.Dir, Etcdbench: env.Etcdbench, Commands: cmds}
+	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
+	fmt.Fprintf(stdout, "%s: wall time of etcdbench capacity, etcd capacity and check (the default), %d rounds, on %s\n\n", name, o.Rounds, env.Dir)
+	for n := 1; n <= o.Rounds; n++ {
+		var round []timed
+		for i, c := range rotate(n, cmds) {
+			fmt.Fprintf(stderr, "round %d/%d: %s ...\n", n, o.Rounds, c.Name)
+			t, err := runOne(ctx, env.Etcdbench, env.Dir, c)
+			if err != nil {
+				return fmt.Errorf("round %d: %s: %w", n, c.Name, err)
+			}
+			t.Round, t.Position = n, i+1
+			round = append(round, t)
+			out.Runs = append(out.Runs, t)
+		}
+		if err := renderRound(stdout, n, o.Rounds, round); err != nil {
+			return err
+		}
+	}
+	out.Summary = summarize(cmds, out.Runs)
+	return renderSummary(stdout, o.Rounds, out.Summary)
+}
+
+// rotate returns cmds in round n's order: round 1 as given, each later
+// round starting one command further, so that in as many rounds as there
+// are commands each one runs once in each position (with three commands,
+// reversing every other round would leave the middle one in the middle).
+func rotate[T any](n int, cmds []T) []T {
+	k := (n - 1) % len(cmds)
+	return append(slices.Clone(cmds[k:]), cmds[:k]...)
+}
+
+// runOne runs c on dir and reads its answer. Exit 1 is a FAIL verdict: the
+// report is complete and its time counts.
+func runOne(ctx context.Context, bin, dir string, c command) (timed, error) {
+	ch, err := cmp.RunChild(ctx, []int{1}, bin, c.argv(dir)...)
+	if err != nil {
+		return timed{}, err
+	}
+	a, err := parseAnswer(ch.Stdout)
+	if err != nil {
+		return timed{}, fmt.Errorf("%w%s", err, cmp.Tail(ch.Stderr))
+	}
+	return timed{Command: c.Name, Wall: ch.Wall, CPU: ch.CPU, ExitCode: ch.ExitCode, answer: a, Report: cmp.RawJSON(ch.Stdout)}, nil
+}
