@@ -111,6 +111,7 @@ type measured struct {
 	// Disk and CPU are the two sides of capacity's estimate.
 	Disk, CPU float64
 	Bend      string
+	Evidence  string
 	Wall      time.Duration
 	Raw       json.RawMessage
 }
@@ -123,7 +124,8 @@ type row struct {
 	Real      []float64  `json:"real"` // etcd capacity per round
 	Ratios    []float64  `json:"ratios"`
 	Median    float64    `json:"median_ratio"`
-	Bends     [][]string `json:"bends"` // disk bend, etcd limit, per round
+	Bends     [][]string `json:"bends"`    // disk bend, etcd limit, per round
+	Evidence  [][]string `json:"evidence"` // the same, in words
 	DiskWall  []float64  `json:"disk_wall_s"`
 	EtcdWall  []float64  `json:"etcd_wall_s"`
 }
@@ -157,7 +159,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 					return sweep(ctx, env.Etcdbench, "capacity", s.dir, "--quick", "--entry-bytes", fmt.Sprint(o.EntryBytes))
 				},
 				func() (measured, error) {
-					return sweep(ctx, env.Etcdbench, "etcd-capacity", s.dir, "--step", o.Step)
+					return sweep(ctx, env.Etcdbench, "etcd-capacity", s.dir, "--step", o.Step, "--no-trace")
 				},
 			}
 			order := []int{0, 1}
@@ -176,6 +178,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			r.Real = append(r.Real, got[1].Rate)
 			r.Ratios = append(r.Ratios, ratio(got[0].Rate, got[1].Rate))
 			r.Bends = append(r.Bends, []string{got[0].Bend, got[1].Bend})
+			r.Evidence = append(r.Evidence, []string{got[0].Evidence, got[1].Evidence})
 			r.DiskWall = append(r.DiskWall, got[0].Wall.Seconds())
 			r.EtcdWall = append(r.EtcdWall, got[1].Wall.Seconds())
 		}
@@ -238,11 +241,12 @@ func sweep(ctx context.Context, bin, which, dir string, extra ...string) (measur
 	}
 	for _, w := range r.Workloads {
 		if cp := w.Capacity; cp != nil && w.Name != "cpu-capacity" {
-			m := measured{Rate: cp.Rate, Upper: cp.Upper, Bend: cp.Bend, Wall: c.Wall}
+			m := measured{Rate: cp.Rate, Upper: cp.Upper, Bend: cp.Bend, Evidence: cp.Evidence, Wall: c.Wall}
 			if e := cp.Etcd; e != nil {
 				// capacity's estimate of etcd's rate: the lower of the
 				// disk's side and the CPUs' side.
 				m.Rate, m.Upper, m.Bend = e.Rate, e.Upper, cp.Bend+", limited by "+e.LimitedBy
+				m.Evidence += "; " + e.Evidence
 				m.Disk, m.CPU = e.DiskRate, e.CPURate
 			}
 			return m, nil
