@@ -10,8 +10,9 @@ import (
 )
 
 // answer is what a timed command answered: the result's worst verdict,
-// and the capacity sweep's answer (capacity's, etcd capacity's, or the
-// coarse ladder inside check).
+// and the capacity sweep's answer (capacity's estimate of etcd's rate, or
+// its disk's side without one, etcd capacity's, or the coarse ladder
+// inside check).
 type answer struct {
 	Status string  `json:"status"` // PASS, WARN or FAIL; "" when the result has none
 	Rate   float64 `json:"rate"`   // the highest rate that passed; 0: none did
@@ -42,6 +43,10 @@ func parseAnswer(b []byte) (answer, error) {
 	for _, w := range doc.Workloads {
 		if c := w.Capacity; c != nil {
 			a.Rate, a.Upper, a.Unit, a.Bend = c.Rate, c.Upper, c.Unit, c.Bend
+			if e := c.Etcd; e != nil {
+				// capacity's answer: its estimate of etcd's rate.
+				a.Rate, a.Upper, a.Unit, a.Bend = e.Rate, e.Upper, "puts/s", "limited by "+e.LimitedBy
+			}
 			return a, nil
 		}
 	}

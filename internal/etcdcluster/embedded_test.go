@@ -298,3 +298,42 @@ func TestIsAddrInUse(t *testing.T) {
 		t.Error("isAddrInUse misjudges")
 	}
 }
+
+// A member started with UnsafeNoFsync (capacity's CPU side) takes puts
+// without fsyncing its WAL for them: etcd's own WAL fsync histogram does
+// not grow (the syncs of the WAL's creation come before the option
+// applies), while a member without it counts a sync per put.
+func TestEmbeddedUnsafeNoFsync(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, noFsync := range []bool{true, false} {
+		c, err := Start(ctx, Options{Dir: t.TempDir(), UnsafeNoFsync: noFsync})
+		if err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		syncs := func() float64 {
+			f, err := metrics.Scrape(ctx, nil, c.MetricsURLs()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := metrics.HistogramOf(f, "etcd_disk_wal_fsync_duration_seconds")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h.Count
+		}
+		before := syncs()
+		cli := newClient(t, c.Endpoints())
+		for i := range 20 {
+			if _, err := cli.Put(ctx, fmt.Sprintf("/k%d", i), "v"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := syncs() - before; noFsync && n != 0 || !noFsync && n < 20 {
+			t.Errorf("UnsafeNoFsync %v: %v WAL fsyncs for 20 puts", noFsync, n)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -215,7 +215,7 @@ func TestMemberSpecCarriesEveryOption(t *testing.T) {
 		Options: Options{
 			Dir: "/d", Members: 3, SnapshotCount: 7, HeartbeatInterval: 3 * time.Millisecond,
 			ElectionTimeout: 40 * time.Millisecond, QuotaBackendBytes: 1 << 30, BackendBatchInterval: 5 * time.Millisecond,
-			BackendBatchLimit: 9, LogLevel: "debug", OwnProcess: true, StartTimeout: time.Minute,
+			BackendBatchLimit: 9, LogLevel: "debug", OwnProcess: true, StartTimeout: time.Minute, UnsafeNoFsync: true,
 			ClientTLS: TLSFiles{CACert: "ca", Cert: "c", Key: "k"},
 		},
 		Index: 2, ClientPort: 1, PeerPort: 2, InitialCluster: "member0=http://127.0.0.1:2",
