@@ -104,8 +104,10 @@ func diskCapacity(wls []result.Workload) *result.Capacity {
 	return nil
 }
 
-// cpuSpace is the CPU side's room: its largest steps' keys (the sweep
-// stops below xl's rate times the probe factor on any disk) on one member.
+// cpuSpace is the CPU side's room on one member: the keys of a step at
+// twice xl's rate (each step's keys are deleted after it; a machine whose
+// CPUs carry more writes this much again per doubling, into the same
+// scratch directory, which the free-space check does not foresee).
 func cpuSpace(step time.Duration) int64 {
 	p := etcdload.CheckPresets[len(etcdload.CheckPresets)-1]
 	p.Rate *= capacity.ProbeFactor
