@@ -45,16 +45,7 @@ func TestCapacityInterrupted(t *testing.T) {
 		_, err := os.Stat(filepath.Join(sd, "disk", "capacity", "step-2"))
 		return err == nil || p.exited()
 	})
-	p.signal(t, syscall.SIGINT)
-	res := p.wait(t)
-	if res.code != 130 {
-		t.Fatalf("exit code %d, want 130; stderr:\n%s", res.code, res.stderr)
-	}
-	checkOneErrorLine(t, res.stderr)
-	r, err := result.Read(strings.NewReader(res.stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := interrupt(t, p)
 	c := r.Workloads[0].Capacity
 	if !r.Interrupted || c == nil || !c.Interrupted || len(c.Steps) == 0 || c.Steps[0].Rate != 2000 {
 		t.Fatalf("interrupted sweep's report: interrupted %v, capacity %+v", r.Interrupted, c)
@@ -149,32 +140,12 @@ func TestEtcdCapacityInterruptedExternal(t *testing.T) {
 		"--step", "2s", "--start", "100", "--no-progress", "-o", "json")
 	// The first step ends after 2 s; interrupt inside the second.
 	time.Sleep(3 * time.Second)
-	p.signal(t, syscall.SIGINT)
-	res := p.wait(t)
-	if res.code != 130 {
-		t.Fatalf("exit code %d, want 130; stderr:\n%s", res.code, res.stderr)
-	}
-	checkOneErrorLine(t, res.stderr)
-	r, err := result.Read(strings.NewReader(res.stdout))
-	if err != nil {
-		t.Fatalf("stdout is not a result: %v", err)
-	}
+	r := interrupt(t, p)
 	cp := r.Workloads[0].Capacity
 	if !r.Interrupted || cp == nil || !cp.Interrupted || len(cp.Steps) == 0 || cp.Steps[0].Rate != 100 {
 		t.Fatalf("interrupted sweep's report: interrupted %v, capacity %+v", r.Interrupted, cp)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	resp, err := cli.Get(ctx, etcdload.PrefixRoot, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Count != 0 {
-		t.Errorf("%d keys left under %s", resp.Count, etcdload.PrefixRoot)
-	}
+	checkNoKeys(ctx, t, c.Endpoints())
 }
 
 // etcd capacity on three embedded members: every member's CPU is in
@@ -257,16 +228,7 @@ func TestCapacityInterruptedInCPUSide(t *testing.T) {
 		return err == nil || p.exited()
 	})
 	time.Sleep(1500 * time.Millisecond) // past its start, into its step
-	p.signal(t, syscall.SIGINT)
-	res := p.wait(t)
-	if res.code != 130 {
-		t.Fatalf("exit code %d, want 130; stderr:\n%s", res.code, res.stderr)
-	}
-	checkOneErrorLine(t, res.stderr)
-	r, err := result.Read(strings.NewReader(res.stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := interrupt(t, p)
 	// The disk's answer is whole; the CPU side's steps so far follow it
 	// (none when the interrupt came while its etcd was starting, on a
 	// slow machine).
@@ -280,5 +242,40 @@ func TestCapacityInterruptedInCPUSide(t *testing.T) {
 	checkSnapshot(t, d, before)
 	if left := memberPIDs(t, d); len(left) > 0 {
 		t.Errorf("member processes %v still run after etcdbench exited", left)
+	}
+}
+
+// interrupt sends SIGINT to p and returns the result it printed, checking
+// it exits 130 with one error line.
+func interrupt(t *testing.T, p *process) *result.Result {
+	t.Helper()
+	p.signal(t, syscall.SIGINT)
+	res := p.wait(t)
+	if res.code != 130 {
+		t.Fatalf("exit code %d, want 130; stderr:\n%s", res.code, res.stderr)
+	}
+	checkOneErrorLine(t, res.stderr)
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatalf("stdout is not a result: %v", err)
+	}
+	return r
+}
+
+// checkNoKeys checks that no key is left under etcdbench's prefix on the
+// cluster of endpoints.
+func checkNoKeys(ctx context.Context, t *testing.T, endpoints []string) {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	resp, err := cli.Get(ctx, etcdload.PrefixRoot, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != 0 {
+		t.Errorf("%d keys left under %s", resp.Count, etcdload.PrefixRoot)
 	}
 }

@@ -7,10 +7,7 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"etcdbench/internal/etcdcluster"
-	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 )
 
@@ -124,18 +121,7 @@ func TestEtcdExternal(t *testing.T) {
 	if w.Name != "etcd-range" || w.Ops != 200 || w.Figure("member0_wal_fsyncs") == nil {
 		t.Errorf("workload %s, %d ops, figures %+v", w.Name, w.Ops, w.Figures)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	resp, err := cli.Get(ctx, etcdload.PrefixRoot, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Count != 0 {
-		t.Errorf("%d keys left under %s", resp.Count, etcdload.PrefixRoot)
-	}
+	checkNoKeys(ctx, t, c.Endpoints())
 }
 
 // TestEtcdWorkloads runs every load kind but put against the embedded
