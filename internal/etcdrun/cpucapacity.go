@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"etcdbench/internal/capacity"
@@ -15,6 +16,7 @@ import (
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -79,9 +81,10 @@ func MeasureCapacity(ctx context.Context, c DiskCapacity) (res *result.Result, e
 		prog.Start(1, CPUCapacityName)
 		var w result.Workload
 		w, err = cpuCapacity(ctx, filepath.Join(r.Scratch.Path, "etcd"), d, c.CPUStep, prog)
+		err = cpuSideFailed(ctx, &wls[0], err)
 		if w.Capacity != nil {
 			wls = append(wls, w)
-			if err == nil {
+			if err == nil && !w.Capacity.Interrupted {
 				d.Etcd = Estimate(d, w.Capacity)
 				wls[0].Figures = append(wls[0].Figures, result.Figure{Name: "etcd_rate_estimate", Value: d.Etcd.Rate, Unit: "ops/s",
 					Description: "put rate an etcd on this disk and machine is expected to sustain: the lower of the disk's and the CPUs' sides (limited by " + d.Etcd.LimitedBy + ")"})
@@ -93,6 +96,18 @@ func MeasureCapacity(ctx context.Context, c DiskCapacity) (res *result.Result, e
 		return nil, err
 	}
 	return r.Finish(ctx, wls, err)
+}
+
+// cpuSideFailed keeps the disk's answer when the CPU side ends in an
+// error other than an interruption (its etcd would not start, a put
+// failed): the error becomes a note on the disk's workload, the
+// estimate is not made, and the run goes on to its report.
+func cpuSideFailed(ctx context.Context, disk *result.Workload, err error) error {
+	if err == nil || run.Interrupted(ctx, err) {
+		return err
+	}
+	disk.Notes = append(disk.Notes, "the CPU side (an embedded etcd without fsync) failed, so etcd's rate on this disk and machine is not estimated: "+strings.Join(strings.Fields(err.Error()), " "))
+	return nil
 }
 
 func diskCapacity(wls []result.Workload) *result.Capacity {
@@ -183,4 +198,4 @@ func atLeast(c *result.Capacity) string {
 	return fmtRate(c.Rate) + "-" + fmtRate(c.Upper)
 }
 
-func fmtRate(r float64) string { return fmt.Sprintf("%.0f", r) }
+func fmtRate(r float64) string { return units.FormatValue(r, "count") }
