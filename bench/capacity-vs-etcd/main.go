@@ -241,11 +241,11 @@ func sweep(ctx context.Context, bin, which, dir string, extra ...string) (measur
 	}
 	for _, w := range r.Workloads {
 		if cp := w.Capacity; cp != nil && w.Name != "cpu-capacity" {
-			m := measured{Rate: cp.Rate, Upper: cp.Upper, Bend: cp.Bend, Evidence: cp.Evidence, Wall: c.Wall}
+			m := measured{Rate: cp.Rate, Upper: cp.Upper, Bend: string(cp.Bend), Evidence: cp.Evidence, Wall: c.Wall}
 			if e := cp.Etcd; e != nil {
 				// capacity's estimate of etcd's rate: the lower of the
 				// disk's side and the CPUs' side.
-				m.Rate, m.Upper, m.Bend = e.Rate, e.Upper, cp.Bend+", limited by "+e.LimitedBy
+				m.Rate, m.Upper, m.Bend = e.Rate, e.Upper, string(cp.Bend+", limited by "+e.LimitedBy)
 				m.Evidence += "; " + e.Evidence
 				m.Disk, m.CPU = e.DiskRate, e.CPURate
 			}

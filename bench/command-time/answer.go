@@ -42,10 +42,10 @@ func parseAnswer(b []byte) (answer, error) {
 	}
 	for _, w := range doc.Workloads {
 		if c := w.Capacity; c != nil {
-			a.Rate, a.Upper, a.Unit, a.Bend = c.Rate, c.Upper, c.Unit, c.Bend
+			a.Rate, a.Upper, a.Unit, a.Bend = c.Rate, c.Upper, c.Unit, string(c.Bend)
 			if e := c.Etcd; e != nil {
 				// capacity's answer: its estimate of etcd's rate.
-				a.Rate, a.Upper, a.Unit, a.Bend = e.Rate, e.Upper, "puts/s", "limited by "+e.LimitedBy
+				a.Rate, a.Upper, a.Unit, a.Bend = e.Rate, e.Upper, "puts/s", "limited by "+string(e.LimitedBy)
 			}
 			return a, nil
 		}

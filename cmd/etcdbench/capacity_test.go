@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"etcdbench/internal/capacity"
-	"etcdbench/internal/etcdrun"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -177,13 +176,13 @@ func TestEtcdCapacityThreeMembers(t *testing.T) {
 // evidence of every member, the machine and the load generator.
 func checkEvidence(t *testing.T, c *result.Capacity, members int) {
 	t.Helper()
-	limits := []string{capacity.BendNone, etcdrun.LimitCPU, etcdrun.LimitDisk, etcdrun.LimitNetwork, etcdrun.LimitLeader, etcdrun.LimitUnknown}
+	limits := []finding.Kind{finding.None, finding.CPU, finding.Disk, finding.Network, finding.Leader, finding.Unknown}
 	switch {
 	case !slices.Contains(limits, c.Bend) || c.Evidence == "":
 		t.Errorf("limit %q (%s), want one of %v with its evidence", c.Bend, c.Evidence, limits)
-	case c.Bend == capacity.BendNone && (c.Upper != 0 || c.Rate != 200):
+	case c.Bend == finding.None && (c.Upper != 0 || c.Rate != 200):
 		t.Errorf("no limit named, yet the answer is %v..%v", c.Rate, c.Upper)
-	case c.Bend != capacity.BendNone && (c.Upper <= c.Rate || !strings.Contains(c.Evidence, fmt.Sprintf("at %.0f puts/s", c.Upper))):
+	case c.Bend != finding.None && (c.Upper <= c.Rate || !strings.Contains(c.Evidence, fmt.Sprintf("at %.0f puts/s", c.Upper))):
 		t.Errorf("limit %s at %v..%v: %s", c.Bend, c.Rate, c.Upper, c.Evidence)
 	}
 	for _, s := range c.Steps {

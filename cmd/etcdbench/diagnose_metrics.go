@@ -12,6 +12,7 @@ import (
 
 	"etcdbench/internal/diagnose"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
@@ -82,7 +83,7 @@ func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec,
 	urls := f.metricsURLs
 	if len(f.endpoints) > 0 {
 		urls = nil
-		for _, t := range etcdload.ExternalTargets(withScheme(f.endpoints, tlsGiven)) {
+		for _, t := range observe.ExternalTargets(withScheme(f.endpoints, tlsGiven)) {
 			urls = append(urls, t.URL)
 		}
 	}

@@ -106,9 +106,25 @@ func Passed(s result.CapacityStep) bool { return s.Status != verdict.Fail }
 // cancelled ctx) ends it: the steps done so far are returned, marked
 // Interrupted, with the error.
 func Sweep(ctx context.Context, cfg Config, step StepFunc) (*result.Capacity, error) {
+	c, _, err := SweepWith(ctx, cfg, func(ctx context.Context, rate, confidence float64) (result.CapacityStep, struct{}, error) {
+		s, err := step(ctx, rate, confidence)
+		return s, struct{}{}, err
+	})
+	return c, err
+}
+
+// EvidenceStepFunc is a StepFunc that also returns the step's evidence
+// in memory, typed: what its engine measured beside the step's figures.
+type EvidenceStepFunc[E any] func(ctx context.Context, rate, confidence float64) (result.CapacityStep, E, error)
+
+// SweepWith is Sweep for a step function that returns typed evidence
+// with each step; the evidence comes back in the order of the answer's
+// Steps, one for each.
+func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E]) (*result.Capacity, []E, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var evidence []E
 	c := &result.Capacity{
 		Unit: cfg.Unit, Criterion: cfg.Criterion, Confidence: cfg.Confidence,
 		StepConfidence: cfg.StepConfidence(), Steps: []result.CapacityStep{},
@@ -127,15 +143,15 @@ func Sweep(ctx context.Context, cfg Config, step StepFunc) (*result.Capacity, er
 		if cfg.OnStep != nil {
 			cfg.OnStep(len(c.Steps), rate, phase)
 		}
-		s, err := step(ctx, rate, c.StepConfidence)
+		s, e, err := step(ctx, rate, c.StepConfidence)
 		s.Rate, s.Phase = rate, phase
 		if err != nil {
 			if s.DurationNs > 0 {
-				c.Steps = append(c.Steps, s)
+				c.Steps, evidence = append(c.Steps, s), append(evidence, e)
 			}
 			return false, err
 		}
-		c.Steps = append(c.Steps, s)
+		c.Steps, evidence = append(c.Steps, s), append(evidence, e)
 		switch {
 		case phase == PhaseProbe: // evidence of the bend, not of the capacity
 		case Passed(s):
@@ -182,7 +198,7 @@ func Sweep(ctx context.Context, cfg Config, step StepFunc) (*result.Capacity, er
 	if err != nil {
 		c.Interrupted = true
 	}
-	return c, err
+	return c, evidence, err
 }
 
 func rateOf(s *result.CapacityStep) float64 {
@@ -265,8 +281,8 @@ func finish(c *result.Capacity, cfg Config, lo, hi *result.CapacityStep) {
 		m.Carried = c.Rate >= m.Rate
 		c.Sizes = append(c.Sizes, m)
 	}
-	c.Bend, c.Evidence = Bend(c.Steps, cfg.LimitNs)
-	c.Evidence += RetriedNote(c)
+	b := Bend(c.Steps, cfg.LimitNs)
+	c.Bend, c.Evidence = b.Kind, BendWords(b)+RetriedNote(c)
 }
 
 // RetriedNote says which steps failed once and passed when repeated, to

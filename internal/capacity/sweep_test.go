@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
 )
@@ -53,7 +54,7 @@ func TestSweepFindsTheKnee(t *testing.T) {
 func TestSweepBounds(t *testing.T) {
 	cfg := testConfig()
 	c, err := Sweep(context.Background(), cfg, knee(1e9))
-	if err != nil || c.Upper != 0 || c.Rate < cfg.Max/cfg.Factor || c.Bend != BendNone {
+	if err != nil || c.Upper != 0 || c.Rate < cfg.Max/cfg.Factor || c.Bend != finding.None {
 		t.Fatalf("a storage that carries everything: %+v %v", c, err)
 	}
 	c, err = Sweep(context.Background(), cfg, knee(1))
@@ -111,30 +112,36 @@ func TestBend(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		steps []result.CapacityStep
-		want  string
+		want  finding.Kind
+		facts map[string]float64 // some of the facts it must give
 	}{
-		{"none failed", []result.CapacityStep{step(100, 100, ms, 2*ms, 370, true)}, BendNone},
+		{"none failed", []result.CapacityStep{step(100, 100, ms, 2*ms, 370, true)}, finding.None, nil},
 		{"rate cap", []result.CapacityStep{
 			step(50, 50, 0.2*ms, 0.5*ms, 370, true), step(100, 90, 11*ms, 12*ms, 410, false),
 			step(75, 75, 0.2*ms, 0.5*ms, 370, true), step(200, 90, 11*ms, 11.5*ms, 820, false),
 			step(84, 84, 0.06*ms, 11*ms, 370, false), // near the cap, jitter makes some syncs wait
-		}, BendRateCap},
+		}, finding.RateCap, map[string]float64{"syncs_per_sec_min": 90, "syncs_per_sec_max": 90, "rate_first": 100, "rate_last": 200, "sync_p50_min": 11 * ms}},
 		{"stalls, batching at a fast disk's serial sync rate", []result.CapacityStep{
 			step(400, 390, 0.25*ms, 4*ms, 380, true), step(800, 620, 0.22*ms, 12*ms, 480, false),
 			step(1600, 750, 0.23*ms, 11*ms, 790, false),
-		}, BendStalls},
+		}, finding.Stalls, map[string]float64{"rate": 800, "sync_p99": 12 * ms, "sync_p50": 0.22 * ms}},
 		{"queueing", []result.CapacityStep{
 			step(100, 100, 1*ms, 2*ms, 370, true), step(800, 200, 4*ms, 6*ms, 1480, true),
 			step(1000, 100, 10*ms, 14*ms, 3700, false), step(2000, 10, 90*ms, 200*ms, 70000, false),
-		}, BendQueueing},
+		}, finding.Queueing, map[string]float64{"base_sync_p50": ms, "sync_p50": 10 * ms, "bytes_per_sync": 3700}},
 		{"stalls", []result.CapacityStep{
 			step(100, 100, 0.5*ms, 2*ms, 370, true), step(200, 200, 0.5*ms, 30*ms, 370, false),
-		}, BendStalls},
+		}, finding.Stalls, map[string]float64{"rate": 200, "sync_p99": 30 * ms}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := Bend(tc.steps, 10*ms)
-			if got != tc.want || why == "" {
-				t.Fatalf("Bend = %q (%s), want %q", got, why, tc.want)
+			got := Bend(tc.steps, 10*ms)
+			if got.Kind != tc.want || BendWords(got) == "" {
+				t.Fatalf("Bend = %+v (%s), want %q", got, BendWords(got), tc.want)
+			}
+			for name, want := range tc.facts {
+				if f, ok := got.Fact(name); !ok || f.Value != want {
+					t.Errorf("fact %s = %+v (present %v), want %v", name, f, ok, want)
+				}
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
 )
@@ -25,13 +26,16 @@ func TestFindingsPutDurabilityFirst(t *testing.T) {
 	if len(fs) != 3 {
 		t.Fatalf("%d findings, want 3: %+v", len(fs), fs)
 	}
-	if fs[0].Cause.Name != NotDurable.Name || fs[0].Status != verdict.Fail || len(fs[0].Evidence) != 2 {
-		t.Errorf("first finding %q %s with %d pieces of evidence, want %q FAIL with the mount rule and the timing rule", fs[0].Cause.Name, fs[0].Status, len(fs[0].Evidence), NotDurable.Name)
+	if fs[0].Kind != finding.NotDurable || fs[0].Status != verdict.Fail || len(fs[0].Facts) != 2 || len(fs[0].Evidence) != 2 {
+		t.Errorf("first finding %q %s with facts %+v, want %q FAIL with the mount rule and the timing rule", fs[0].Kind, fs[0].Status, fs[0].Facts, finding.NotDurable)
 	}
-	if fs[1].Cause.Name != SlowDisk.Name || fs[2].Cause.Name != UnsuitableStorage.Name {
-		t.Errorf("then %q and %q, want %q and %q", fs[1].Cause.Name, fs[2].Cause.Name, SlowDisk.Name, UnsuitableStorage.Name)
+	if f, ok := fs[0].Fact("wal: sync_implausibly_fast"); !ok || f.Value != 88e-6 || f.Limit != 10e-6 {
+		t.Errorf("the timing rule's fact %+v (present %v)", f, ok)
 	}
-	notes := Summarize(ws).Notes
+	if fs[1].Kind != finding.Disk || fs[2].Kind != finding.Unsuitable {
+		t.Errorf("then %q and %q, want %q and %q", fs[1].Kind, fs[2].Kind, finding.Disk, finding.Unsuitable)
+	}
+	notes := Summarize(ws, Measured{}).Notes
 	if !strings.HasPrefix(notes[0], "finding 1 (FAIL): fast because writes are not made durable") {
 		t.Errorf("first note %q", notes[0])
 	}

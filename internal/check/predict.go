@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
@@ -21,16 +22,37 @@ const (
 	// thread was runnable but waiting for a CPU: the disk's and the
 	// filesystem's part, which a disk test predicts.
 	TracedDiskLatency = "wal-fdatasync-traced-without-cpu-wait"
-	// histogramFigure is etcd's own WAL fsync p99 over the put load.
-	histogramFigure = "member0_wal_fsync_p99"
 )
+
+// Measured is what the check's etcd measured beyond its workloads,
+// typed, for the summary: the members as observed around the put load
+// and the eBPF trace of their syncs.
+type Measured struct {
+	// PutMembers are the embedded etcd's members around the put load.
+	PutMembers []observe.Member
+	// Traced are the put load's traced WAL syncs (TracedLatency and
+	// TracedDiskLatency); none when the trace could not run.
+	Traced []result.Latency
+}
+
+// traced is the p99 of the named traced latency, or 0.
+func (m Measured) traced(name string) time.Duration {
+	for _, l := range m.Traced {
+		if l.Name == name {
+			if v, ok := l.At(99); ok {
+				return time.Duration(v)
+			}
+		}
+	}
+	return 0
+}
 
 // Summarize returns the check's own workload, "check": the findings
 // (Findings: each cause of a FAIL or WARN verdict, worst first, with its
 // evidence and what to do) as notes, and the prediction figures (Predict)
 // when the run has them.
-func Summarize(ws []result.Workload) result.Workload {
-	w, ok := Predict(ws)
+func Summarize(ws []result.Workload, m Measured) result.Workload {
+	w, ok := Predict(ws, m)
 	if !ok {
 		w = result.Workload{Latencies: []result.Latency{}, Verdicts: []verdict.Verdict{}, Parameters: map[string]any{}}
 	}
@@ -46,8 +68,8 @@ func Summarize(ws []result.Workload) result.Workload {
 		notes = append(notes, "finding: nothing failed or warned - this disk and an etcd on it meet etcd's limits")
 	}
 	for i, f := range fs {
-		notes = append(notes, fmt.Sprintf("finding %d (%s): %s - %s", i+1, f.Status, f.Cause.Name, strings.Join(f.Evidence, "; ")))
-		notes = append(notes, fmt.Sprintf("what to do about finding %d: %s", i+1, f.Cause.Advice))
+		notes = append(notes, fmt.Sprintf("finding %d (%s): %s - %s", i+1, f.Status, f.Name(), strings.Join(f.Evidence, "; ")))
+		notes = append(notes, fmt.Sprintf("what to do about finding %d: %s", i+1, f.Advice()))
 	}
 	if c := find(ws, "capacity"); c != nil && c.Capacity != nil {
 		notes = append(notes, "disk capacity: the WAL "+report.CapacitySummary(c.Capacity))
@@ -63,20 +85,19 @@ func Summarize(ws []result.Workload) result.Workload {
 // the put load on the same disk: the eBPF-traced one when present (ns
 // resolution), else etcd's histogram (1 ms buckets). It returns the
 // workload with those figures, or false when they are missing.
-func Predict(ws []result.Workload) (result.Workload, bool) {
+func Predict(ws []result.Workload, m Measured) (result.Workload, bool) {
 	idle := p99(find(ws, "wal"), "fdatasync")
 	loaded := p99(find(ws, "wal-under-load"), "fdatasync")
 	put := find(ws, "etcd-put")
 	if put == nil || idle <= 0 {
 		return result.Workload{}, false
 	}
-	real, how := p99(put, TracedLatency), "traced by eBPF at each fdatasync's entry and exit (ns resolution)"
+	real, how := m.traced(TracedLatency), "traced by eBPF at each fdatasync's entry and exit (ns resolution)"
 	if real <= 0 {
-		f := put.Figure(histogramFigure)
-		if f == nil || f.Value <= 0 {
+		if len(m.PutMembers) == 0 || !(m.PutMembers[0].WALFsyncP(0.99) > 0) {
 			return result.Workload{}, false
 		}
-		real = units.FromSeconds(f.Value)
+		real = units.FromSeconds(m.PutMembers[0].WALFsyncP(0.99))
 		how = "from etcd's own histogram, whose 1 ms buckets make a sub-millisecond p99 coarse"
 	}
 	w := result.Workload{
@@ -100,7 +121,7 @@ func Predict(ws []result.Workload) (result.Workload, bool) {
 			Description: "the real etcd's p99 / wal-under-load's: 1 is a perfect prediction"})
 		note += fmt.Sprintf(", wal-under-load %v (%.2fx)", round(loaded), real.Seconds()/loaded.Seconds())
 	}
-	if own := p99(put, TracedDiskLatency); own > 0 {
+	if own := m.traced(TracedDiskLatency); own > 0 {
 		add("etcd_wal_fdatasync_without_cpu_wait_p99", own, "p99 of the same fdatasyncs without the time their thread waited for a CPU (scheduler tracepoints): the disk's and the filesystem's part")
 		ref, refName := idle, "disk wal"
 		if loaded > 0 {

@@ -11,6 +11,7 @@ import (
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
@@ -84,9 +85,10 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	if err == nil {
 		err = os.RemoveAll(diskDir) // the etcd's space
 	}
+	var measured Measured
 	if err == nil {
 		var etcdWls []result.Workload
-		etcdWls, err = runEtcd(ctx, c, filepath.Join(r.Scratch.Path, "etcd"), prog, len(ws))
+		etcdWls, measured, err = runEtcd(ctx, c, filepath.Join(r.Scratch.Path, "etcd"), prog, len(ws))
 		wls = append(wls, etcdWls...)
 	}
 	prog.Clear()
@@ -94,25 +96,25 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 		return nil, err
 	}
 	if len(wls) > 0 {
-		wls = append(wls, Summarize(wls))
+		wls = append(wls, Summarize(wls, measured))
 	}
 	return r.Finish(ctx, wls, err)
 }
 
 // runEtcd starts the embedded etcd in dir and runs the budget's put and
 // range loads on it, the put load traced by eBPF when asked and allowed;
-// the progress line counts them from first.
-func runEtcd(ctx context.Context, c Config, dir string, prog *run.Progress, first int) ([]result.Workload, error) {
+// the progress line counts them from first. What the put load measured
+// of the members and the trace comes back typed.
+func runEtcd(ctx context.Context, c Config, dir string, prog *run.Progress, first int) (out []result.Workload, m Measured, err error) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, err
+		return nil, m, err
 	}
 	cluster, err := etcdrun.StartEmbedded(ctx, etcdcluster.Options{Dir: dir, Members: c.Budget.Members})
 	if err != nil {
-		return nil, err
+		return nil, m, err
 	}
 	defer cluster.Close()
-	bo := etcdload.BenchOptions{Targets: etcdload.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
-	var out []result.Workload
+	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
 	for i, op := range []etcdload.Op{etcdload.OpPut, etcdload.OpRange} {
 		shape := c.Budget.Put
 		if op == etcdload.OpRange {
@@ -129,6 +131,7 @@ func runEtcd(ctx context.Context, c Config, dir string, prog *run.Progress, firs
 		o, err := etcdload.Bench(ctx, l, bo)
 		if stopTrace != nil {
 			lats, note := stopTrace()
+			m.Traced = lats
 			if o != nil {
 				o.Workload.Latencies = append(o.Workload.Latencies, lats...)
 			}
@@ -138,12 +141,15 @@ func runEtcd(ctx context.Context, c Config, dir string, prog *run.Progress, firs
 		}
 		if o != nil {
 			out = append(out, o.Workload)
+			if op == etcdload.OpPut {
+				m.PutMembers = o.Members
+			}
 		}
 		if err != nil {
-			return out, err
+			return out, m, err
 		}
 	}
-	return out, nil
+	return out, m, nil
 }
 
 // traceMember traces the fdatasyncs of the embedded etcd's member process

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
 )
@@ -19,6 +20,8 @@ func Diagnose(ev Evidence, th verdict.DiagnoseThresholds, rules []*Rule) []Findi
 	for _, r := range rules {
 		for _, f := range r.Check(ev, th) {
 			f.Rule = r
+			f.Kind = r.Kind
+			f.Facts = []finding.Fact{{Name: f.Threshold.ID, Value: f.Value, Unit: f.Threshold.Unit, Limit: f.Threshold.Limit}}
 			out = append(out, f)
 		}
 	}
@@ -60,7 +63,7 @@ func Verdicts(ev Evidence, fs []Finding, rules []*Rule) []verdict.Verdict {
 		}
 		vs[i] = verdict.Verdict{
 			Check:  f.Rule.ID,
-			Title:  fmt.Sprintf("#%d %s: %s (%s)", i+1, f.Rule.Cause, f.Rule.Title, f.Member),
+			Title:  fmt.Sprintf("#%d %s: %s (%s)", i+1, f.Kind.Info().Name, f.Rule.Title, f.Member),
 			Status: f.Status, Value: f.Value, Unit: f.Threshold.Unit, Limit: f.Threshold.Limit, Comparison: cmp,
 			Source: f.Threshold.Source + "; rule: " + f.Rule.Source,
 			Detail: f.Evidence + ". What to do: " + f.Advice + ".",

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/testutil"
 	"etcdbench/internal/verdict"
@@ -106,7 +107,7 @@ func TestGoldenThreeMembers(t *testing.T) {
 			t.Errorf("%s did not fire: %v", want, fired)
 		}
 	}
-	if len(fs) == 0 || fs[0].Member != "member2" || fs[0].Rule.Cause == CauseLeader {
+	if len(fs) == 0 || fs[0].Member != "member2" || fs[0].Kind == finding.Leader {
 		t.Errorf("the top finding should be a cause on the stopped member2: %+v", fs[0])
 	}
 	w := Workload("diagnose-metrics", ev, fs, rules)

@@ -6,26 +6,16 @@ import (
 	"strings"
 	"time"
 
+	"etcdbench/internal/finding"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
-// Cause is what a finding blames.
-type Cause string
-
-// The causes the rules name.
-const (
-	CauseDisk      Cause = "slow disk"
-	CauseCPU       Cause = "CPU starvation"
-	CauseNetwork   Cause = "network"
-	CauseDB        Cause = "oversized or fragmented database"
-	CauseLeader    Cause = "leader instability"
-	CauseRequests  Cause = "failing requests"
-	CauseContended Cause = "contention"
-)
-
-// Finding is one rule firing for one member (or for the logs).
+// Finding is one rule firing for one member (or for the logs): the
+// rule's kind and the fact it judged (finding.Finding, set by Diagnose),
+// with the evidence and advice in words.
 type Finding struct {
+	finding.Finding
 	Rule   *Rule
 	Member string // member name, or "logs"
 	Status verdict.Status
@@ -56,7 +46,8 @@ func (f Finding) severity() float64 {
 type Rule struct {
 	ID    string
 	Title string
-	Cause Cause
+	// Kind is what the rule blames.
+	Kind finding.Kind
 	// Rank orders findings of the same status: causes (disk, CPU,
 	// network, database) before the symptoms they produce (elections,
 	// failed requests).
@@ -89,22 +80,22 @@ const (
 // Rules returns the registered rules in rank order.
 func Rules() []*Rule {
 	return []*Rule{
-		{ID: "slow-disk-wal", Title: "WAL fdatasync is slow", Cause: CauseDisk, Rank: 10, Source: "etcd FAQ and op-guide/hardware.md", Check: checkWAL},
-		{ID: "slow-disk-backend", Title: "backend commit is slow", Cause: CauseDisk, Rank: 11, Source: "etcd FAQ", Check: checkBackend},
-		{ID: "slow-disk-logs", Title: "etcd logged slow fdatasyncs", Cause: CauseDisk, Rank: 12, Source: "etcd server/storage/wal/wal.go (warnSyncDuration 1 s)", Check: checkLogFdatasync},
-		{ID: "cpu-saturated", Title: "etcd uses all its CPUs", Cause: CauseCPU, Rank: 20, Source: "process_cpu_seconds_total / GOMAXPROCS", Check: checkCPU},
-		{ID: "slow-applies", Title: "applies are slow while the disk is fine", Cause: CauseCPU, Rank: 21, Source: "etcd server/etcdserver/util.go warnOfExpensiveRequest", Check: checkApplies},
-		{ID: "peer-rtt", Title: "peer round trips are slow", Cause: CauseNetwork, Rank: 30, Source: "etcd contrib/mixin etcdMemberCommunicationSlow; etcd docs tuning.md", Check: checkPeerRTT},
-		{ID: "heartbeat-failures", Title: "the leader failed to send heartbeats on time", Cause: CauseNetwork, Rank: 31, Source: "etcd server/etcdserver/raft.go", Check: checkHeartbeats},
-		{ID: "db-quota", Title: "the database is near its quota", Cause: CauseDB, Rank: 40, Source: "etcd op-guide/maintenance.md (space quota)", Check: checkQuota},
-		{ID: "db-fragmentation", Title: "the database file is mostly free pages", Cause: CauseDB, Rank: 41, Source: "etcd op-guide/maintenance.md (defragmentation)", Check: checkFragmentation},
-		{ID: "compaction-pauses", Title: "compaction or defragmentation blocks the backend", Cause: CauseContended, Rank: 44, Source: "etcd op-guide/maintenance.md (history compaction, defragmentation)", Check: checkCompaction},
-		{ID: "slow-requests", Title: "requests took too long", Cause: CauseContended, Rank: 46, Source: "etcd server/etcdserver/util.go warnOfExpensiveRequest and v3rpc request stats (over 100 ms)", Check: checkSlowRequests},
-		{ID: "proposals-backlog", Title: "proposals pile up", Cause: CauseContended, Rank: 45, Source: "etcd op-guide/monitoring.md (proposals)", Check: checkPending},
-		{ID: "no-leader", Title: "the member has no leader", Cause: CauseLeader, Rank: 50, Source: "etcd contrib/mixin etcdNoLeader", Check: checkNoLeader},
-		{ID: "leader-changes", Title: "the leader changed", Cause: CauseLeader, Rank: 51, Source: "etcd contrib/mixin etcdHighNumberOfLeaderChanges", Check: checkLeaderChanges},
-		{ID: "failed-proposals", Title: "proposals failed", Cause: CauseRequests, Rank: 60, Source: "etcd contrib/mixin etcdHighNumberOfFailedProposals", Check: checkFailedProposals},
-		{ID: "grpc-errors", Title: "gRPC requests fail", Cause: CauseRequests, Rank: 61, Source: "etcd contrib/mixin etcdHighNumberOfFailedGRPCRequests", Check: checkGRPC},
+		{ID: "slow-disk-wal", Title: "WAL fdatasync is slow", Kind: finding.Disk, Rank: 10, Source: "etcd FAQ and op-guide/hardware.md", Check: checkWAL},
+		{ID: "slow-disk-backend", Title: "backend commit is slow", Kind: finding.Disk, Rank: 11, Source: "etcd FAQ", Check: checkBackend},
+		{ID: "slow-disk-logs", Title: "etcd logged slow fdatasyncs", Kind: finding.Disk, Rank: 12, Source: "etcd server/storage/wal/wal.go (warnSyncDuration 1 s)", Check: checkLogFdatasync},
+		{ID: "cpu-saturated", Title: "etcd uses all its CPUs", Kind: finding.CPU, Rank: 20, Source: "process_cpu_seconds_total / GOMAXPROCS", Check: checkCPU},
+		{ID: "slow-applies", Title: "applies are slow while the disk is fine", Kind: finding.CPU, Rank: 21, Source: "etcd server/etcdserver/util.go warnOfExpensiveRequest", Check: checkApplies},
+		{ID: "peer-rtt", Title: "peer round trips are slow", Kind: finding.Network, Rank: 30, Source: "etcd contrib/mixin etcdMemberCommunicationSlow; etcd docs tuning.md", Check: checkPeerRTT},
+		{ID: "heartbeat-failures", Title: "the leader failed to send heartbeats on time", Kind: finding.Network, Rank: 31, Source: "etcd server/etcdserver/raft.go", Check: checkHeartbeats},
+		{ID: "db-quota", Title: "the database is near its quota", Kind: finding.Database, Rank: 40, Source: "etcd op-guide/maintenance.md (space quota)", Check: checkQuota},
+		{ID: "db-fragmentation", Title: "the database file is mostly free pages", Kind: finding.Database, Rank: 41, Source: "etcd op-guide/maintenance.md (defragmentation)", Check: checkFragmentation},
+		{ID: "compaction-pauses", Title: "compaction or defragmentation blocks the backend", Kind: finding.Contention, Rank: 44, Source: "etcd op-guide/maintenance.md (history compaction, defragmentation)", Check: checkCompaction},
+		{ID: "slow-requests", Title: "requests took too long", Kind: finding.Contention, Rank: 46, Source: "etcd server/etcdserver/util.go warnOfExpensiveRequest and v3rpc request stats (over 100 ms)", Check: checkSlowRequests},
+		{ID: "proposals-backlog", Title: "proposals pile up", Kind: finding.Contention, Rank: 45, Source: "etcd op-guide/monitoring.md (proposals)", Check: checkPending},
+		{ID: "no-leader", Title: "the member has no leader", Kind: finding.Leader, Rank: 50, Source: "etcd contrib/mixin etcdNoLeader", Check: checkNoLeader},
+		{ID: "leader-changes", Title: "the leader changed", Kind: finding.Leader, Rank: 51, Source: "etcd contrib/mixin etcdHighNumberOfLeaderChanges", Check: checkLeaderChanges},
+		{ID: "failed-proposals", Title: "proposals failed", Kind: finding.Requests, Rank: 60, Source: "etcd contrib/mixin etcdHighNumberOfFailedProposals", Check: checkFailedProposals},
+		{ID: "grpc-errors", Title: "gRPC requests fail", Kind: finding.Requests, Rank: 61, Source: "etcd contrib/mixin etcdHighNumberOfFailedGRPCRequests", Check: checkGRPC},
 	}
 }
 

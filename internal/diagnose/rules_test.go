@@ -79,6 +79,9 @@ func TestRules(t *testing.T) {
 			if fs[0].Rule.ID != tc.top || fs[0].Status != tc.status || !strings.Contains(fs[0].Evidence, tc.words) {
 				t.Fatalf("top finding %s %s %q, want %s %s containing %q", fs[0].Rule.ID, fs[0].Status, fs[0].Evidence, tc.top, tc.status, tc.words)
 			}
+			if f := fs[0]; f.Kind != f.Rule.Kind || len(f.Facts) != 1 || f.Facts[0].Name != f.Threshold.ID || !(f.Facts[0].Value == f.Value || math.IsNaN(f.Value)) {
+				t.Fatalf("top finding's kind %q and facts %+v, want the rule's kind %q and the judged %s %v", f.Kind, f.Facts, f.Rule.Kind, f.Threshold.ID, f.Value)
+			}
 			if vs[0].Check != tc.top || vs[0].Source == "" || !strings.Contains(vs[0].Detail, "What to do") {
 				t.Fatalf("verdict %+v", vs[0])
 			}
@@ -115,7 +118,7 @@ func TestRankingPutsCausesFirst(t *testing.T) {
 func TestRulesAreDataWithSources(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range Rules() {
-		if r.ID == "" || r.Title == "" || r.Cause == "" || r.Source == "" || r.Check == nil || seen[r.ID] {
+		if r.ID == "" || r.Title == "" || !r.Kind.Known() || r.Source == "" || r.Check == nil || seen[r.ID] {
 			t.Errorf("rule %+v: needs a unique id, a title, a cause, a source and a check", r)
 		}
 		seen[r.ID] = true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"etcdbench/internal/capacity"
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/testutil/fusedelay"
@@ -109,8 +110,8 @@ func TestCapacityFindsTokenBucketKnee(t *testing.T) {
 	if !within(c.Rate, truth, 0.2) {
 		t.Errorf("capacity %v writes/s, want within 20 %% of the bucket's %d", c.Rate, truth)
 	}
-	if c.Bend != capacity.BendRateCap {
-		t.Errorf("bend %q (%s), want %q", c.Bend, c.Evidence, capacity.BendRateCap)
+	if c.Bend != finding.RateCap {
+		t.Errorf("bend %q (%s), want %q", c.Bend, c.Evidence, finding.RateCap)
 	}
 	monotone(t, c)
 }
@@ -147,8 +148,8 @@ func TestCapacityFindsQueueingKnee(t *testing.T) {
 	if !within(c.Rate, truth, 0.2) {
 		t.Errorf("capacity %v writes/s, want within 20 %% of the model's %.0f", c.Rate, truth)
 	}
-	if c.Bend != capacity.BendQueueing {
-		t.Errorf("bend %q (%s), want %q", c.Bend, c.Evidence, capacity.BendQueueing)
+	if c.Bend != finding.Queueing {
+		t.Errorf("bend %q (%s), want %q", c.Bend, c.Evidence, finding.Queueing)
 	}
 	monotone(t, c)
 }

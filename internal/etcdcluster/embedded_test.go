@@ -13,8 +13,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/etcdload/observe"
 )
 
 // startCluster starts an embedded cluster in a temporary directory and
@@ -128,7 +128,7 @@ func TestEmbeddedThreeMembersElectLeader(t *testing.T) {
 	}
 
 	// Each member has its own registry: exactly the leader says it leads.
-	ts := etcdload.EmbeddedTargets(c.MetricsURLs())
+	ts := observe.EmbeddedTargets(c.MetricsURLs())
 	if len(ts) != 3 {
 		t.Fatalf("metrics targets %+v, want 3", ts)
 	}

@@ -99,7 +99,7 @@ func Check(ctx context.Context, s CheckSpec, o BenchOptions) (*Outcome, error) {
 	if out == nil {
 		return nil, err
 	}
-	judgeCheck(s, &out.Workload, m.summary(), err == nil)
+	judgeCheck(s, &out.Workload, out.Failed(), m.summary(), err == nil)
 	return out, err
 }
 
@@ -163,8 +163,8 @@ func (m *serviceMeter) summary() serviceTimes {
 
 // judgeCheck renames the workload after the preset, describes it, adds
 // the service-time figures and, when judged, etcdctl's verdicts ahead of
-// the disk verdicts.
-func judgeCheck(s CheckSpec, w *result.Workload, svc serviceTimes, judged bool) {
+// the disk verdicts; failed is how many requests returned an error.
+func judgeCheck(s CheckSpec, w *result.Workload, failed int64, svc serviceTimes, judged bool) {
 	p, l := s.Preset, s.Load
 	w.Name = "etcd-check-" + p.Name
 	w.Description = fmt.Sprintf("etcdctl check perf --load %s: %g puts/s (open loop) from %d clients over %d connections for %v, "+
@@ -176,10 +176,6 @@ func judgeCheck(s CheckSpec, w *result.Workload, svc serviceTimes, judged bool) 
 	w.Parameters["preset_source"] = verdict.CheckPerfSource
 	w.Parameters["preset_duration_ns"] = p.Duration.Nanoseconds()
 
-	var failed int64
-	if f := w.Figure("failed_requests"); f != nil {
-		failed = int64(f.Value)
-	}
 	var slowest, stddev time.Duration
 	if lat := w.Latency("request"); lat != nil {
 		slowest, stddev = time.Duration(lat.MaxNs), time.Duration(lat.StddevNs)

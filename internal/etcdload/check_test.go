@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
@@ -97,7 +98,7 @@ func TestJudgeCheckOnRecordedLatencies(t *testing.T) {
 			w := syntheticWorkload(t, tc.rate, tc.failed, tc.lats...)
 			l := p.Load()
 			l.RunID = "test"
-			judgeCheck(CheckSpec{Preset: p, Load: l, Thresholds: verdict.CheckPerfDefaults()}, &w, serviceTimes{Count: 1, Slowest: ms, Stddev: ms}, true)
+			judgeCheck(CheckSpec{Preset: p, Load: l, Thresholds: verdict.CheckPerfDefaults()}, &w, int64(tc.failed), serviceTimes{Count: 1, Slowest: ms, Stddev: ms}, true)
 			if w.Name != "etcd-check-s" || len(w.Verdicts) != 5 || w.Verdicts[4].Check != "wal_fsync_p99" {
 				t.Fatalf("workload %s with verdicts %+v: want etcd-check-s, etcdctl's four then the disk's", w.Name, w.Verdicts)
 			}
@@ -136,7 +137,7 @@ func TestJudgeCheckOnRecordedLatencies(t *testing.T) {
 func TestJudgeCheckNotJudgedWhenInterrupted(t *testing.T) {
 	p, _ := LookupCheckPreset("m")
 	w := syntheticWorkload(t, 10, 0, time.Second)
-	judgeCheck(CheckSpec{Preset: p, Load: p.Load(), Thresholds: verdict.CheckPerfDefaults()}, &w, serviceTimes{}, false)
+	judgeCheck(CheckSpec{Preset: p, Load: p.Load(), Thresholds: verdict.CheckPerfDefaults()}, &w, 0, serviceTimes{}, false)
 	if w.Name != "etcd-check-m" || len(w.Verdicts) != 1 {
 		t.Fatalf("interrupted run: %s with %d verdicts, want etcd-check-m with only the disk's", w.Name, len(w.Verdicts))
 	}
@@ -165,7 +166,7 @@ func TestCheckAgainstEmbedded(t *testing.T) {
 	l.RunID = uniqueID(t)
 	l.Duration = 2 * time.Second
 	out, err := Check(context.Background(), CheckSpec{Preset: p, Load: l, Thresholds: verdict.CheckPerfDefaults()},
-		BenchOptions{Targets: EmbeddedTargets(sharedCluster(t).MetricsURLs()), Thresholds: verdict.Defaults()})
+		BenchOptions{Targets: observe.EmbeddedTargets(sharedCluster(t).MetricsURLs()), Thresholds: verdict.Defaults()})
 	if err != nil {
 		t.Fatalf("Check: %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"etcdbench/internal/etcdload/metrics"
-	"etcdbench/internal/result"
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/verdict"
 )
 
@@ -28,7 +28,7 @@ func etcdHist(per ...float64) metrics.Histogram {
 }
 
 func TestJudgeDisk(t *testing.T) {
-	tg := MetricsTarget{Name: "member0", About: "the embedded member"}
+	tg := observe.Target{Name: "member0", About: "the embedded member"}
 	cases := []struct {
 		name      string
 		wal, be   metrics.Histogram
@@ -48,7 +48,7 @@ func TestJudgeDisk(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			vs, notes := JudgeDisk(verdict.Defaults(), []MemberDisk{{Target: tg, WALFsync: tc.wal, BackendCommit: tc.be}})
+			vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: tg, WALFsync: tc.wal, BackendCommit: tc.be}})
 			if len(vs) != 2 || len(notes) != 0 {
 				t.Fatalf("verdicts %+v notes %v: want 2 verdicts", vs, notes)
 			}
@@ -68,31 +68,14 @@ func TestJudgeDisk(t *testing.T) {
 }
 
 func TestJudgeDiskEmpty(t *testing.T) {
-	vs, notes := JudgeDisk(verdict.Defaults(), []MemberDisk{{Target: MetricsTarget{Name: "m"}, WALFsync: etcdHist(), BackendCommit: etcdHist(100)}})
+	vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: etcdHist(), BackendCommit: etcdHist(100)}})
 	if len(vs) != 1 || vs[0].Check != "backend_commit_p99" || len(notes) != 1 {
 		t.Errorf("verdicts %+v, notes %v: want only the commit verdict and one note", vs, notes)
 	}
 	// 99 slow calls are not enough evidence for a p99.
-	vs, notes = JudgeDisk(verdict.Defaults(), []MemberDisk{{Target: MetricsTarget{Name: "m"}, WALFsync: etcdHist(0, 0, 0, 0, 99), BackendCommit: etcdHist(100)}})
+	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: etcdHist(0, 0, 0, 0, 99), BackendCommit: etcdHist(100)}})
 	if len(vs) != 1 || len(notes) != 1 || !strings.Contains(notes[0], "too few") {
 		t.Errorf("99 observations: verdicts %+v, notes %v: want a note instead of the WAL verdict", vs, notes)
-	}
-}
-
-func TestDiskFigures(t *testing.T) {
-	fs := DiskFigures([]MemberDisk{{Target: MetricsTarget{Name: "member0"}, WALFsync: etcdHist(0, 0, 0, 50, 50), BackendCommit: etcdHist()}})
-	got := map[string]float64{}
-	for _, f := range fs {
-		got[f.Name] = f.Value
-	}
-	want := map[string]float64{"member0_wal_fsyncs": 100, "member0_wal_fsync_p50": 0.008, "member0_wal_fsync_p99": 0.01584, "member0_backend_commits": 0}
-	for name, v := range want {
-		if g, ok := got[name]; !ok || math.Abs(g-v) > 1e-12 {
-			t.Errorf("%s = %v (present %v), want %v", name, g, ok, v)
-		}
-	}
-	if _, ok := got["member0_backend_commit_p99"]; ok {
-		t.Error("a p99 of an empty histogram is reported")
 	}
 }
 
@@ -100,7 +83,7 @@ func TestBenchEmbedded(t *testing.T) {
 	c := sharedCluster(t)
 	l := testLoad(t, OpPut)
 	l.Total, l.Clients = 200, 4
-	out, err := Bench(context.Background(), l, BenchOptions{Targets: EmbeddedTargets(c.MetricsURLs()), Thresholds: verdict.Defaults()})
+	out, err := Bench(context.Background(), l, BenchOptions{Targets: observe.EmbeddedTargets(c.MetricsURLs()), Thresholds: verdict.Defaults()})
 	if err != nil {
 		t.Fatalf("Bench: %v", err)
 	}
@@ -127,15 +110,8 @@ func TestBenchEmbedded(t *testing.T) {
 	}
 }
 
-func TestExternalTargets(t *testing.T) {
-	ts := ExternalTargets([]string{"http://10.0.0.1:2379/", "10.0.0.2:2379"})
-	if len(ts) != 2 || ts[0].URL != "http://10.0.0.1:2379/metrics" || ts[1].URL != "http://10.0.0.2:2379/metrics" || ts[1].Name != "member1" {
-		t.Errorf("targets %+v", ts)
-	}
-}
-
 func TestBenchUnreadableMetrics(t *testing.T) {
-	bad := []MetricsTarget{{Name: "member0", URL: "http://127.0.0.1:1/metrics"}}
+	bad := []observe.Target{{Name: "member0", URL: "http://127.0.0.1:1/metrics"}}
 	l := testLoad(t, OpPut)
 	l.Total = 20
 	if _, err := Bench(context.Background(), l, BenchOptions{Targets: bad, Thresholds: verdict.Defaults()}); err == nil {
@@ -152,13 +128,14 @@ func TestBenchUnreadableMetrics(t *testing.T) {
 }
 
 func TestJudgeHealth(t *testing.T) {
-	tg := MetricsTarget{Name: "member1"}
-	mds := []MemberDisk{{Target: tg, Others: []result.Figure{
-		{Name: "member1_leader_changes", Value: 2}, {Name: "member1_slow_applies", Value: 0},
-	}}, {Target: MetricsTarget{Name: "member2"}}}
-	vs := JudgeHealth(verdict.DiagnoseDefaults(), mds)
+	nan := math.NaN()
+	ms := []observe.Member{
+		{Target: observe.Target{Name: "member1"}, LeaderChanges: 2, SlowApplies: 0},
+		{Target: observe.Target{Name: "member2"}, LeaderChanges: nan, SlowApplies: nan},
+	}
+	vs := JudgeHealth(verdict.DiagnoseDefaults(), ms)
 	if len(vs) != 2 {
-		t.Fatalf("%d verdicts, want 2 (member2 has no such figures): %+v", len(vs), vs)
+		t.Fatalf("%d verdicts, want 2 (member2 counts neither): %+v", len(vs), vs)
 	}
 	if vs[0].Check != "leader_changes" || vs[0].Status != verdict.Warn || vs[0].Source == "" {
 		t.Errorf("leader changes: %+v, want a sourced WARN", vs[0])

@@ -2,7 +2,9 @@ package etcdload
 
 import (
 	"fmt"
+	"math"
 
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/verdict"
 )
 
@@ -12,29 +14,23 @@ import (
 // thresholds and their sources. They are warnings, not failures: a load
 // test may overload a member on purpose, and the disk verdicts already
 // judge the disk.
-func JudgeHealth(t verdict.DiagnoseThresholds, mds []MemberDisk) []verdict.Verdict {
+func JudgeHealth(t verdict.DiagnoseThresholds, ms []observe.Member) []verdict.Verdict {
 	var vs []verdict.Verdict
-	for _, md := range mds {
+	for _, m := range ms {
 		for _, c := range []struct {
 			th     verdict.Threshold
-			suffix string
+			n      float64 // NaN: the member does not count it
 			advice string
 		}{
-			{t.LeaderChanges, "_leader_changes", "an election stalled writes during the load: heartbeats were late (slow disk or CPU starvation) or a member was lost; see the members' logs and etcdbench diagnose"},
-			{t.SlowApplies, "_slow_applies", "applies took longer than etcd's --warning-apply-duration (100 ms): the member was short of CPU or disk; see etcdbench diagnose"},
+			{t.LeaderChanges, m.LeaderChanges, "an election stalled writes during the load: heartbeats were late (slow disk or CPU starvation) or a member was lost; see the members' logs and etcdbench diagnose"},
+			{t.SlowApplies, m.SlowApplies, "applies took longer than etcd's --warning-apply-duration (100 ms): the member was short of CPU or disk; see etcdbench diagnose"},
 		} {
-			var n float64
-			found := false
-			for _, f := range md.Others {
-				if f.Name == md.Target.Name+c.suffix {
-					n, found = f.Value, true
-				}
-			}
-			if !found {
+			n := c.n
+			if math.IsNaN(n) {
 				continue
 			}
 			v := verdict.Verdict{
-				Check: c.th.ID, Title: c.th.Title + " during the load (" + md.Target.Name + ")", Value: n, Unit: c.th.Unit,
+				Check: c.th.ID, Title: c.th.Title + " during the load (" + m.Target.Name + ")", Value: n, Unit: c.th.Unit,
 				Limit: c.th.Limit, Comparison: "<", Source: c.th.Source, Status: verdict.Pass,
 				Detail: fmt.Sprintf("%.0f during the load", n),
 			}

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/inproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/units"
@@ -59,6 +60,21 @@ type Outcome struct {
 	Prefix string
 	// Start and End bound the timed load.
 	Start, End time.Time
+	// Host is how busy this machine was during the timed load; nil when
+	// /proc/stat could not be read.
+	Host *observe.Host
+	// Members are the members as Bench observed them around the load;
+	// none without targets or when their /metrics could not be read.
+	Members []observe.Member
+}
+
+// Failed is the number of requests that returned an error.
+func (o *Outcome) Failed() int64 {
+	var n int64
+	for _, c := range o.Errors {
+		n += c
+	}
+	return n
 }
 
 // Run checks that the run's prefix is empty, runs the load, and deletes
@@ -305,7 +321,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 		defer ws.close()
 	}
 	recs := make([]*recorder, l.Clients)
-	cpu := startCPU("/")
+	cpu := observe.StartCPU("/")
 	start := time.Now()
 	end := start.Add(l.Duration)
 	if ws != nil {
@@ -370,7 +386,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 	}
 	stopTicker := tick(l, start, &next)
 	wg.Wait()
-	proc, hostFigures := cpu.stop()
+	proc, host := cpu.Stop()
 	stopTicker()
 	var figures []result.Figure
 	var notes []string
@@ -378,7 +394,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 		puts := agg.count(1)
 		figures, notes = ws.finish(ctx, puts)
 	}
-	out := &Outcome{Prefix: l.Prefix(), Start: start, End: time.Now(), Errors: mergeErrors(recs)}
+	out := &Outcome{Prefix: l.Prefix(), Start: start, End: time.Now(), Errors: mergeErrors(recs), Host: host}
 	if ws != nil {
 		out.Errors = mergeErrorMaps(out.Errors, ws.errors())
 	}
@@ -387,7 +403,7 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 		return nil, err
 	}
 	wl.Figures = append(wl.Figures, figures...)
-	wl.Figures = append(wl.Figures, hostFigures...)
+	wl.Figures = append(wl.Figures, observe.HostFigures(host)...)
 	wl.Process = proc
 	wl.Notes = append(wl.Notes, notes...)
 	if procs > 0 {

@@ -3,14 +3,12 @@ package etcdrun
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"etcdbench/internal/capacity"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
-	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -57,7 +55,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		case len(o.PIDs) != 1:
 			notTraced = "the members' WAL syncs are traced only for one embedded member"
 		}
-		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, error) {
+		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, StepEvidence, error) {
 			p := presetAt(rate, s.Step)
 			sl := p.Load()
 			sl.Client, sl.OnSecond, sl.RunID = l.Client, l.OnSecond, etcdload.NewRunID()
@@ -74,19 +72,20 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 				}
 			}
 			if out == nil {
-				return result.CapacityStep{}, err
+				return result.CapacityStep{}, StepEvidence{}, err
 			}
-			st := putStep(out.Workload)
-			st.Extra = append(st.Extra, tracedFigures(traced)...)
-			return st, err
+			st, ev := stepOf(out)
+			ev.addTrace(traced)
+			st.Extra = ev.Figures()
+			return st, ev, err
 		}
-		c, err := capacity.Sweep(ctx, s.Sweep, step)
+		c, evidence, err := capacity.SweepWith(ctx, s.Sweep, step)
 		if c == nil {
 			return nil, err
 		}
 		if !c.Interrupted {
-			c.Bend, c.Evidence = limitingResource(c, limitContext{embedded: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits})
-			c.Evidence += capacity.RetriedNote(c)
+			lim, words := limitingResource(c, evidence, limitContext{embedded: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits})
+			c.Bend, c.Evidence = lim.Kind, words+capacity.RetriedNote(c)
 		}
 		// Steps of fixed length judged by rules: no stop rule, no
 		// confidence level to share.
@@ -112,49 +111,6 @@ func presetAt(rate float64, d time.Duration) etcdload.CheckPreset {
 	p.Name, p.Alias = "capacity", ""
 	p.Rate, p.Duration = rate, d
 	return p
-}
-
-// putStep turns one step's check into a point of the curve: the put
-// latency from the due time as the commit latency, the members' own WAL
-// fsync p50/p99 (the worst member's) as the sync latency.
-func putStep(w result.Workload) result.CapacityStep {
-	s := result.CapacityStep{Achieved: w.OpsPerSec, DurationNs: w.DurationNs, Decided: true}
-	if l := w.Latency("request"); l != nil {
-		s.CommitP50Ns, _ = l.At(50)
-		s.CommitP99Ns, _ = l.At(99)
-	}
-	worst := func(suffix string) float64 {
-		v := 0.0
-		for _, f := range w.Figures {
-			if strings.HasSuffix(f.Name, suffix) && f.Unit == "s" {
-				v = max(v, f.Value)
-			}
-		}
-		return v
-	}
-	s.SyncP50Ns = units.FromSeconds(worst("_wal_fsync_p50")).Nanoseconds()
-	s.SyncP99Ns = units.FromSeconds(worst("_wal_fsync_p99")).Nanoseconds()
-	for _, f := range w.Figures {
-		if strings.HasSuffix(f.Name, "_wal_fsyncs") {
-			s.Syncs = max(s.Syncs, int64(f.Value))
-		}
-	}
-	if secs := time.Duration(w.DurationNs).Seconds(); secs > 0 {
-		s.SyncsPerSec = float64(s.Syncs) / secs
-	}
-	if s.Syncs > 0 {
-		s.EntriesPerSync = float64(w.Ops) / float64(s.Syncs)
-	}
-	s.Extra = stepEvidenceFigures(w)
-	for _, v := range w.Verdicts {
-		if v.Status > s.Status {
-			s.Status = v.Status
-		}
-		if v.Status == verdict.Fail && s.Failed == "" {
-			s.Failed = v.Check + ": " + v.Title + ": " + v.Detail
-		}
-	}
-	return s
 }
 
 func capacityWorkload(c *result.Capacity, s CapacitySpec, took time.Duration) result.Workload {

@@ -3,149 +3,183 @@ package etcdrun
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
-	"slices"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/etcdload/observe"
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
 )
 
-func TestPutStep(t *testing.T) {
-	w := result.Workload{
-		OpsPerSec: 990, Ops: 9900, DurationNs: int64(10 * time.Second),
-		Latencies: []result.Latency{{Name: "request"}},
-		Figures: []result.Figure{
-			{Name: "member0_wal_fsync_p99", Value: 0.004, Unit: "s"}, {Name: "member1_wal_fsync_p99", Value: 0.012, Unit: "s"},
-			{Name: "member0_wal_fsyncs", Value: 3300, Unit: "count"}, {Name: "member1_leader_changes", Value: 1, Unit: "count"},
-		},
-		Verdicts: []verdict.Verdict{{Check: "check_perf_throughput", Status: verdict.Pass}, {Check: "wal_fsync_p99", Title: "WAL", Status: verdict.Fail, Detail: "slow"}},
+// etcdHist builds a histogram on etcd's disk buckets (1 ms .. 8.192 s)
+// from per-bucket (not cumulative) counts of the first buckets.
+func etcdHist(per ...float64) metrics.Histogram {
+	var h metrics.Histogram
+	var cum float64
+	for i := range 14 {
+		if i < len(per) {
+			cum += per[i]
+		}
+		h.Buckets = append(h.Buckets, metrics.Bucket{UpperBound: 0.001 * math.Pow(2, float64(i)), Count: cum})
 	}
-	s := putStep(w)
-	if s.SyncP99Ns != int64(12*time.Millisecond) || s.Syncs != 3300 || s.EntriesPerSync != 3 || s.Status != verdict.Fail || !strings.HasPrefix(s.Failed, "wal_fsync_p99") {
+	h.Buckets = append(h.Buckets, metrics.Bucket{UpperBound: math.Inf(1), Count: cum})
+	h.Count = cum
+	return h
+}
+
+// A step's point and evidence come from the load's typed members: the
+// worst member for the disk, leader and backlog, each member's CPU, the
+// fewest cores.
+func TestStepOf(t *testing.T) {
+	nan := math.NaN()
+	member := func(name string, wal, commit metrics.Histogram, leaders, cpu, cores float64, b observe.Backlog, rtt float64) observe.Member {
+		return observe.Member{Target: observe.Target{Name: name}, WALFsync: wal, BackendCommit: commit, LeaderChanges: leaders,
+			SlowApplies: nan, ApplyP99: nan, DBSize: nan, CPU: cpu, Cores: cores, Backlog: b, PeerRTTP99: rtt}
+	}
+	out := &etcdload.Outcome{
+		Workload: result.Workload{
+			OpsPerSec: 990, Ops: 9900, DurationNs: int64(10 * time.Second),
+			Latencies: []result.Latency{{Name: "request"}},
+			Process:   &result.ProcessStats{UserNs: int64(3 * time.Second), SystemNs: int64(2 * time.Second)},
+			Verdicts:  []verdict.Verdict{{Check: "check_perf_throughput", Status: verdict.Pass}, {Check: "wal_fsync_p99", Title: "WAL", Status: verdict.Fail, Detail: "slow"}},
+		},
+		Host: &observe.Host{Busy: 0.8, CPUs: 4},
+		Members: []observe.Member{
+			// 3300 syncs: p99 in (1,2] ms; commits p99 in (2,4] ms
+			member("member0", etcdHist(0, 3300), etcdHist(0, 0, 100), 0, 1.2, 4, observe.Backlog{Pending: 12, Unapplied: 7, Samples: 5}, nan),
+			// p99 in (8,16] ms; commits in (16,32] ms
+			member("member1", etcdHist(0, 0, 0, 0, 100), etcdHist(0, 0, 0, 0, 0, 100), 1, 0.4, 2, observe.Backlog{Pending: 40, Samples: 5}, 0.0004),
+		},
+	}
+	s, e := stepOf(out)
+	if s.SyncP99Ns != int64(15920*time.Microsecond) || s.Syncs != 3300 || s.EntriesPerSync != 3 || s.Status != verdict.Fail || !strings.HasPrefix(s.Failed, "wal_fsync_p99") {
 		t.Fatalf("step %+v", s)
+	}
+	want := StepEvidence{Failed: "wal_fsync_p99", WAL: 15920 * time.Microsecond, Commit: 31840 * time.Microsecond, SyncsPerSec: 330, PerSync: 3,
+		LeaderChanges: 1, SlowApplies: nan, ClientCPU: 0.5, Host: out.Host, Members: []MemberCPU{{"member0", 1.2}, {"member1", 0.4}},
+		Cores: 2, Pending: 40, Unapplied: 7, PeerRTT: 0.0004, Traced: nan, TracedNoWait: nan}
+	if fmt.Sprint(e) != fmt.Sprint(want) {
+		t.Fatalf("evidence\n got %+v\nwant %+v", e, want)
+	}
+	got := map[string]float64{}
+	for _, f := range e.Figures() {
+		got[f.Name] = f.Value
+	}
+	figs := map[string]float64{
+		"backend_commit_p99": 0.03184, "leader_changes": 1, "client_cpu": 0.5, "host_cpu_busy": 0.8, "host_cpus": 4,
+		"member0_cpu": 1.2, "member1_cpu": 0.4, "member_cores": 2, "proposals_pending_max": 40, "proposals_unapplied_max": 7, "peer_rtt_p99": 0.0004,
+	}
+	if !maps.EqualFunc(got, figs, func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }) {
+		t.Fatalf("evidence figures\n got %v\nwant %v", got, figs)
+	}
+	e.addTrace([]result.Latency{{Name: TracedSync, Summary: stats.Summary{Count: 10, Percentiles: []stats.Percentile{{P: 99, ValueNs: int64(3 * time.Millisecond)}}}}})
+	tw := result.Workload{Figures: e.Figures()}
+	if f := tw.Figure("traced_wal_sync_p99"); f == nil || f.Value != 0.003 {
+		t.Errorf("traced figure %+v", f)
 	}
 }
 
-// The resource named at the lowest failing rate, from the step's
-// evidence, with the figures that decided it in its words.
+// The resource named at the lowest failing rate, from the step's typed
+// evidence, with the facts that decided it.
 func TestLimitingResource(t *testing.T) {
-	fig := func(name string, v float64) result.Figure { return result.Figure{Name: name, Value: v} }
-	// step is a step at rate whose rule failed (none: it passed), with
-	// the machine 40 % busy, one member at 0.5 of 2 CPUs and no backlog
-	// unless extra says otherwise.
-	step := func(rate float64, failed string, extra ...result.Figure) result.CapacityStep {
-		s := result.CapacityStep{Rate: rate, Status: verdict.Pass, SyncP99Ns: int64(3 * time.Millisecond)}
-		base := []result.Figure{fig("leader_changes", 0), fig("backend_commit_p99", 0.005), fig("client_cpu", 0.3),
-			fig("host_cpu_busy", 0.4), fig("host_cpus", 2), fig("member0_cpu", 0.5), fig("member_cores", 2),
-			fig("proposals_pending_max", 3), fig("proposals_unapplied_max", 0)}
-		for _, b := range base {
-			for _, x := range extra {
-				if x.Name == b.Name {
-					b = x
-				}
-			}
-			s.Extra = append(s.Extra, b)
-		}
-		for _, x := range extra {
-			if !slices.ContainsFunc(base, func(b result.Figure) bool { return b.Name == x.Name }) {
-				s.Extra = append(s.Extra, x)
-			}
-		}
-		if failed != "" {
-			s.Status, s.Failed = verdict.Fail, failed+": detail"
-		}
-		return s
+	nan := math.NaN()
+	// step is a step at rate whose rule failed (none: it passed) and
+	// its evidence: the machine 40 % busy, one member at 0.5 of 2 CPUs,
+	// no backlog, unless set says otherwise.
+	type stepEv struct {
+		s result.CapacityStep
+		e StepEvidence
 	}
-	external := func(s result.CapacityStep) result.CapacityStep {
-		s.Extra = slices.DeleteFunc(slices.Clone(s.Extra), func(f result.Figure) bool { return f.Name == "host_cpu_busy" && f.Value < 0.9 })
-		return s
+	step := func(rate float64, failed string, set ...func(*StepEvidence)) stepEv {
+		s := result.CapacityStep{Rate: rate, Status: verdict.Pass, SyncP99Ns: int64(3 * time.Millisecond)}
+		e := StepEvidence{WAL: 3 * time.Millisecond, Commit: 5 * time.Millisecond, SlowApplies: nan, ClientCPU: 0.3, Host: &observe.Host{Busy: 0.4, CPUs: 2},
+			Members: []MemberCPU{{"member0", 0.5}}, Cores: 2, Pending: 3, Unapplied: 0, PeerRTT: nan, Traced: nan, TracedNoWait: nan}
+		if failed != "" {
+			s.Status, s.Failed, e.Failed = verdict.Fail, failed+": detail", failed
+		}
+		for _, f := range set {
+			f(&e)
+		}
+		return stepEv{s, e}
+	}
+	busy := func(b float64) func(*StepEvidence) {
+		return func(e *StepEvidence) { e.Host = &observe.Host{Busy: b, CPUs: 2} }
+	}
+	external := func(e *StepEvidence) {
+		if e.Host.Busy < 0.9 {
+			e.Host = nil
+		}
+	}
+	traced := func(all, own float64) func(*StepEvidence) {
+		return func(e *StepEvidence) { e.Traced, e.TracedNoWait = all, own }
 	}
 	ok := step(100, "")
 	for _, tc := range []struct {
 		name     string
-		steps    []result.CapacityStep
+		steps    []stepEv
 		external bool
-		want     string
-		says     []string
+		kind     finding.Kind
+		fcase    string
+		facts    map[string]float64 // some of the facts it must give
 	}{
-		{"none", []result.CapacityStep{ok}, false, capacity.BendNone, []string{"no step failed"}},
-		{"disk with CPU to spare", []result.CapacityStep{ok, step(400, "check_perf_slowest"), step(200, "wal_fsync_p99")}, false,
-			LimitDisk, []string{"at 200 puts/s", "WAL fsync p99 3ms", "CPU to spare", "2 CPUs 40 % busy", "member0 0.50 CPUs of 2,", "load generator 0.30 CPUs"}},
-		{"disk rule on a saturated machine is cpu", []result.CapacityStep{ok, step(200, "wal_fsync_p99", fig("host_cpu_busy", 0.97), fig("proposals_pending_max", 462))}, false,
-			LimitCPU, []string{"saturated", "97 % busy", "wal_fsync_p99 failed", "wait for a CPU after the sync returns", "fell behind: up to 462 proposals pending"}},
-		{"a member at its cores", []result.CapacityStep{ok, step(200, "check_perf_throughput", fig("member0_cpu", 1.9))}, false,
-			LimitCPU, []string{"etcd member0 was short of CPU (95 % of its cores", "check_perf_throughput failed"}},
-		{"a member at its cores, external", []result.CapacityStep{external(ok), external(step(200, "wal_fsync_p99", fig("member0_cpu", 1.9)))}, true,
-			LimitCPU, []string{"etcd member0 was short of CPU (95 % of its cores", "wait for a CPU"}},
-		{"the load generator's machine, external", []result.CapacityStep{external(ok), step(200, "check_perf_throughput", fig("host_cpu_busy", 0.95))}, true,
-			LimitClient, []string{"load generator's machine's 2 CPUs 95 % busy", "carries at least this"}},
-		{"peer round trip", []result.CapacityStep{ok, step(200, "check_perf_stddev", fig("peer_rtt_p99", 0.06))}, false,
-			LimitNetwork, []string{"peer round trip p99 was 60ms", "100ms heartbeat interval (etcd's default)"}},
-		{"leader changes", []result.CapacityStep{ok, step(200, "check_perf_throughput", fig("leader_changes", 2))}, false,
-			LimitLeader, []string{"2 leader changes", "did not keep up"}},
-		{"slow applies", []result.CapacityStep{ok, step(200, "check_perf_slowest", fig("slow_applies", 3))}, false,
-			LimitLeader, []string{"3 applies over 100 ms"}},
-		{"proposal backlog", []result.CapacityStep{ok, step(200, "check_perf_slowest", fig("proposals_pending_max", 350))}, false,
-			LimitLeader, []string{"up to 350 proposals pending"}},
-		{"a stall: a faster step passed", []result.CapacityStep{ok, step(150, "wal_fsync_p99"), {Phase: "probe", Rate: 300, Status: verdict.Pass, SyncP99Ns: int64(time.Millisecond)}}, false,
-			LimitDisk, []string{"at 150 puts/s the members' own disk histograms fail first", "the step at 300 puts/s passed (WAL fsync p99 1ms): the failure at 150 was transient"}},
-		{"traced: the syncs waited for a CPU", []result.CapacityStep{ok, step(200, "wal_fsync_p99", fig("traced_wal_sync_p99", 0.014), fig("traced_wal_sync_no_cpu_wait_p99", 0.002))}, false,
-			LimitCPU, []string{"eBPF trace", "p99 14ms, but 2ms without their waits for a CPU", "not for the disk"}},
+		{"none", []stepEv{ok}, false, finding.None, "", nil},
+		{"disk with CPU to spare", []stepEv{ok, step(400, "check_perf_slowest"), step(200, "wal_fsync_p99")}, false,
+			finding.Disk, "", map[string]float64{"rate": 200, "wal_fsync_p99": 0.003, "host_cpu_busy": 0.4, "member_cpu_share": 0.25}},
+		{"disk rule on a saturated machine is cpu", []stepEv{ok, step(200, "wal_fsync_p99", busy(0.97), func(e *StepEvidence) { e.Pending = 462 })}, false,
+			finding.CPU, CaseMachine, map[string]float64{"host_cpu_busy": 0.97}},
+		{"a member at its cores", []stepEv{ok, step(200, "check_perf_throughput", func(e *StepEvidence) { e.Members[0].CPUs = 1.9 })}, false,
+			finding.CPU, CaseMember, map[string]float64{"member_cpu_share": 0.95}},
+		{"a member at its cores, external", []stepEv{step(100, "", external), step(200, "wal_fsync_p99", external, func(e *StepEvidence) { e.Members = []MemberCPU{{"member0", 1.9}} })}, true,
+			finding.CPU, CaseMember, map[string]float64{"member_cpu_share": 0.95}},
+		{"the load generator's machine, external", []stepEv{step(100, "", external), step(200, "check_perf_throughput", busy(0.95))}, true,
+			finding.Client, "", map[string]float64{"host_cpu_busy": 0.95}},
+		{"peer round trip", []stepEv{ok, step(200, "check_perf_stddev", func(e *StepEvidence) { e.PeerRTT = 0.06 })}, false,
+			finding.Network, "", map[string]float64{"peer_rtt_p99": 0.06}},
+		{"leader changes", []stepEv{ok, step(200, "check_perf_throughput", func(e *StepEvidence) { e.LeaderChanges = 2 })}, false,
+			finding.Leader, "", map[string]float64{"leader_changes": 2}},
+		{"slow applies", []stepEv{ok, step(200, "check_perf_slowest", func(e *StepEvidence) { e.SlowApplies = 3 })}, false,
+			finding.Leader, "", map[string]float64{"slow_applies": 3}},
+		{"proposal backlog", []stepEv{ok, step(200, "check_perf_slowest", func(e *StepEvidence) { e.Pending = 350 })}, false,
+			finding.Leader, "", map[string]float64{"proposals_pending_max": 350}},
+		{"a stall: a faster step passed", []stepEv{ok, step(150, "wal_fsync_p99"), {result.CapacityStep{Phase: "probe", Rate: 300, Status: verdict.Pass, SyncP99Ns: int64(time.Millisecond)}, StepEvidence{}}}, false,
+			finding.Disk, "", map[string]float64{"rate": 150, FactPassedAbove: 300}},
+		{"traced: the syncs waited for a CPU", []stepEv{ok, step(200, "wal_fsync_p99", traced(0.014, 0.002))}, false,
+			finding.CPU, CaseTraced, map[string]float64{"traced_wal_sync_p99": 0.014, "traced_wal_sync_no_cpu_wait_p99": 0.002}},
 		// etcd's histogram over the limit, the kernel's timing of the same
 		// syncs under it with no wait for a CPU: the trace does not decide,
-		// the CPU figures (40 % busy) do, and the trace is said.
-		{"traced: under the limit", []result.CapacityStep{ok, step(200, "wal_fsync_p99", fig("traced_wal_sync_p99", 0.0095), fig("traced_wal_sync_no_cpu_wait_p99", 0.0095))}, false,
-			LimitDisk, []string{"CPU to spare", "the eBPF trace of the same syncs gives p99 9.5ms (9.5ms without their waits for a CPU), under the 10ms limit"}},
-		{"traced: the disk's own time", []result.CapacityStep{ok, step(200, "wal_fsync_p99", fig("host_cpu_busy", 0.97), fig("traced_wal_sync_p99", 0.02), fig("traced_wal_sync_no_cpu_wait_p99", 0.016))}, false,
-			LimitDisk, []string{"eBPF trace", "p99 16ms even without their waits for a CPU", "disk's own time"}},
-		{"nothing at its limit", []result.CapacityStep{ok, step(200, "check_perf_throughput")}, false,
-			LimitUnknown, []string{"check_perf_throughput failed with every resource within its limits", "40 % busy", "up to 3 proposals pending"}},
+		// the CPU figures (40 % busy) do.
+		{"traced: under the limit", []stepEv{ok, step(200, "wal_fsync_p99", traced(0.0095, 0.0095))}, false,
+			finding.Disk, "", map[string]float64{"host_cpu_busy": 0.4}},
+		{"traced: the disk's own time", []stepEv{ok, step(200, "wal_fsync_p99", busy(0.97), traced(0.02, 0.016))}, false,
+			finding.Disk, CaseTraced, map[string]float64{"traced_wal_sync_no_cpu_wait_p99": 0.016}},
+		{"nothing at its limit", []stepEv{ok, step(200, "check_perf_throughput")}, false,
+			finding.Unknown, "", map[string]float64{"host_cpu_busy": 0.4, "proposals_pending_max": 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := limitingResource(&result.Capacity{Steps: tc.steps}, limitContext{embedded: !tc.external, th: LimitDefaults()})
-			t.Logf("%s: %s", got, why)
-			if got != tc.want {
-				t.Fatalf("limitingResource = %q (%s), want %q", got, why, tc.want)
+			c := &result.Capacity{}
+			var evs []StepEvidence
+			for _, x := range tc.steps {
+				c.Steps, evs = append(c.Steps, x.s), append(evs, x.e)
 			}
-			for _, w := range tc.says {
-				if !strings.Contains(why, w) {
-					t.Errorf("evidence does not say %q:\n%s", w, why)
+			got, words := limitingResource(c, evs, limitContext{embedded: !tc.external, th: LimitDefaults()})
+			t.Logf("%s: %s", got.Kind, words)
+			if got.Kind != tc.kind || got.Case != tc.fcase || words == "" {
+				t.Fatalf("limitingResource = %+v, want %q case %q", got, tc.kind, tc.fcase)
+			}
+			for name, want := range tc.facts {
+				if f, ok := got.Fact(name); !ok || math.Abs(f.Value-want) > 1e-12 {
+					t.Errorf("fact %s = %+v (present %v), want %v", name, f, ok, want)
 				}
 			}
 		})
-	}
-}
-
-// A step's evidence comes from its workload's figures: the worst member
-// for the disk, leader and backlog, each member's CPU, the fewest cores.
-func TestStepEvidenceFigures(t *testing.T) {
-	w := result.Workload{
-		DurationNs: int64(2 * time.Second),
-		Process:    &result.ProcessStats{UserNs: int64(600 * time.Millisecond), SystemNs: int64(400 * time.Millisecond)},
-		Figures: []result.Figure{
-			{Name: "member0_backend_commit_p99", Value: 0.004, Unit: "s"}, {Name: "member1_backend_commit_p99", Value: 0.03, Unit: "s"},
-			{Name: "member0_leader_changes", Value: 0}, {Name: "member2_leader_changes", Value: 1},
-			{Name: "member0_cpu", Value: 1.2, Unit: "x"}, {Name: "member1_cpu", Value: 0.4, Unit: "x"},
-			{Name: "member0_cores", Value: 4}, {Name: "member1_cores", Value: 2},
-			{Name: "member0_proposals_pending_max", Value: 12}, {Name: "member1_proposals_pending_max", Value: 40},
-			{Name: "member0_proposals_unapplied_max", Value: 7}, {Name: "member1_peer_rtt_p99", Value: 0.0004, Unit: "s"},
-			{Name: "host_cpu_busy", Value: 0.8, Unit: "ratio"}, {Name: "host_cpus", Value: 4},
-		},
-	}
-	got := map[string]float64{}
-	for _, f := range stepEvidenceFigures(w) {
-		got[f.Name] = f.Value
-	}
-	want := map[string]float64{
-		"backend_commit_p99": 0.03, "leader_changes": 1, "client_cpu": 0.5, "host_cpu_busy": 0.8, "host_cpus": 4,
-		"member0_cpu": 1.2, "member1_cpu": 0.4, "member_cores": 2, "proposals_pending_max": 40, "proposals_unapplied_max": 7, "peer_rtt_p99": 0.0004,
-	}
-	if !maps.Equal(got, want) {
-		t.Fatalf("evidence figures\n got %v\nwant %v", got, want)
 	}
 }
 
@@ -161,21 +195,21 @@ func TestEstimate(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		disk, cpu result.Capacity
-		want      string
+		want      finding.Kind
 		rate      float64
 		upper     float64
 	}{
 		// A fast disk: the disk carried every rate tried, the CPUs fail
 		// at 10,500/s.
-		{"cpu", result.Capacity{Rate: 102000}, result.Capacity{Rate: 9600, Upper: 10500}, LimitCPU, 9600, 10500},
+		{"cpu", result.Capacity{Rate: 102000}, result.Capacity{Rate: 9600, Upper: 10500}, finding.CPU, 9600, 10500},
 		// A rate-capped volume: the CPU side, swept up to the disk's
 		// knee, passed every step.
-		{"disk", result.Capacity{Rate: 50, Upper: 60, Bend: "rate-cap"}, result.Capacity{Rate: 50}, LimitDisk, 50, 60},
+		{"disk", result.Capacity{Rate: 50, Upper: 60, Bend: "rate-cap"}, result.Capacity{Rate: 50}, finding.Disk, 50, 60},
 		// Both fail, the disk lower.
-		{"disk lower", result.Capacity{Rate: 800, Upper: 900}, result.Capacity{Rate: 800, Upper: 900}, LimitDisk, 800, 900},
+		{"disk lower", result.Capacity{Rate: 800, Upper: 900}, result.Capacity{Rate: 800, Upper: 900}, finding.Disk, 800, 900},
 		// The CPUs lower than a disk with a knee.
-		{"cpu lower", result.Capacity{Rate: 20000, Upper: 23000}, result.Capacity{Rate: 9600, Upper: 10500}, LimitCPU, 9600, 10500},
-		{"none", result.Capacity{Rate: 102000}, result.Capacity{Rate: 102000}, capacity.BendNone, 102000, 0},
+		{"cpu lower", result.Capacity{Rate: 20000, Upper: 23000}, result.Capacity{Rate: 9600, Upper: 10500}, finding.CPU, 9600, 10500},
+		{"none", result.Capacity{Rate: 102000}, result.Capacity{Rate: 102000}, finding.None, 102000, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := Estimate(&tc.disk, &tc.cpu)

@@ -14,6 +14,8 @@ import (
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdload/observe"
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
@@ -87,7 +89,7 @@ func MeasureCapacity(ctx context.Context, c DiskCapacity) (res *result.Result, e
 			if err == nil && !w.Capacity.Interrupted {
 				d.Etcd = Estimate(d, w.Capacity)
 				wls[0].Figures = append(wls[0].Figures, result.Figure{Name: "etcd_rate_estimate", Value: d.Etcd.Rate, Unit: "ops/s",
-					Description: "put rate an etcd on this disk and machine is expected to sustain: the lower of the disk's and the CPUs' sides (limited by " + d.Etcd.LimitedBy + ")"})
+					Description: "put rate an etcd on this disk and machine is expected to sustain: the lower of the disk's and the CPUs' sides (limited by " + string(d.Etcd.LimitedBy) + ")"})
 			}
 		}
 	}
@@ -153,7 +155,7 @@ func cpuCapacity(ctx context.Context, dir string, d *result.Capacity, step time.
 	l := etcdload.CheckPresets[0].Load()
 	l.Total, l.Duration = 0, step
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), prog.Requests()
-	bo := etcdload.BenchOptions{Targets: etcdload.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
+	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
 	bench := CapacityBench(CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults()})
 	o, err := bench(ctx, l, bo)
 	if o == nil {
@@ -176,15 +178,15 @@ func Estimate(d, c *result.Capacity) *result.CapacityEstimate {
 	e := &result.CapacityEstimate{DiskRate: d.Rate, DiskUpper: d.Upper, CPURate: c.Rate, CPUUpper: c.Upper}
 	switch {
 	case c.Upper > 0 && (d.Upper == 0 || c.Rate < d.Rate):
-		e.Rate, e.Upper, e.LimitedBy = c.Rate, c.Upper, LimitCPU
+		e.Rate, e.Upper, e.LimitedBy = c.Rate, c.Upper, finding.CPU
 		e.Evidence = fmt.Sprintf("the CPUs carry %s puts/s (an etcd without fsync fails check perf's rules at %s/s) while the disk carries %s writes/s: etcd's CPU work, not the disk, sets the rate on this machine",
 			fmtRate(c.Rate), fmtRate(c.Upper), atLeast(d))
 	case d.Upper > 0:
-		e.Rate, e.Upper, e.LimitedBy = d.Rate, d.Upper, LimitDisk
+		e.Rate, e.Upper, e.LimitedBy = d.Rate, d.Upper, finding.Disk
 		e.Evidence = fmt.Sprintf("the disk carries %s-%s writes/s (%s) while the CPUs carry %s puts/s: the disk sets the rate",
 			fmtRate(d.Rate), fmtRate(d.Upper), d.Bend, atLeast(c))
 	default:
-		e.Rate, e.LimitedBy = min(d.Rate, c.Rate), capacity.BendNone
+		e.Rate, e.LimitedBy = min(d.Rate, c.Rate), finding.None
 		e.Evidence = fmt.Sprintf("neither side failed below the rates tried: the disk carries at least %s writes/s, the CPUs at least %s puts/s", fmtRate(d.Rate), fmtRate(c.Rate))
 	}
 	return e

@@ -1,71 +1,165 @@
 package etcdrun
 
 import (
+	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/result"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
 )
 
-// stepEvidenceFigures are the figures of one `etcd capacity` step that
-// tell which resource limits it, from the step's workload: the worst
-// member's backend commit p99, leader changes, slow applies, proposal
-// backlog and peer round trip; each member's CPU and the fewest cores of
-// any; the load generator's CPU and the machine's. A figure the members
-// or the machine do not give is left out.
-func stepEvidenceFigures(w result.Workload) []result.Figure {
-	// worst is the largest of a per-member figure (memberN<suffix>);
-	// ok is false when no member has it.
-	worst := func(suffix string) (v float64, ok bool) {
-		for _, f := range w.Figures {
-			if strings.HasPrefix(f.Name, "member") && strings.HasSuffix(f.Name, suffix) {
-				v, ok = max(v, f.Value), true
-			}
-		}
-		return v, ok
+// StepEvidence is what one `etcd capacity` step measured beyond its
+// point of the curve, typed: what tells which resource limits etcd at
+// its rate. A figure not measured is NaN (a nil Host: the machine's CPU
+// not read).
+type StepEvidence struct {
+	// Failed is the id of the step's first failed rule, "" when none
+	// failed.
+	Failed string
+	// WAL and Commit are the worst member's WAL fsync and backend commit
+	// p99 (etcd's histograms; 0 without observations).
+	WAL, Commit time.Duration
+	// SyncsPerSec and PerSync are the busiest member's WAL fsyncs per
+	// second and puts per fsync.
+	SyncsPerSec, PerSync float64
+	// LeaderChanges is the most leader changes a member saw (0 when none
+	// counts them); SlowApplies the most applies over 100 ms.
+	LeaderChanges, SlowApplies float64
+	// ClientCPU is the CPUs the load generator (this process) used.
+	ClientCPU float64
+	// Host is how busy the machine the load generator runs on was.
+	Host *observe.Host
+	// Members are each member's CPUs used, in member order.
+	Members []MemberCPU
+	// Cores is the fewest CPUs a member runs on at once (GOMAXPROCS).
+	Cores float64
+	// Pending and Unapplied are the largest proposal backlog any member
+	// had in a sample (NaN: not sampled).
+	Pending, Unapplied float64
+	// PeerRTT is the worst member's peer round trip p99, seconds.
+	PeerRTT float64
+	// Traced and TracedNoWait are the eBPF-traced WAL sync p99 of a
+	// single embedded member, with and without its waits for a CPU
+	// (seconds; NaN: not traced); TracedSyncs how many syncs were traced.
+	Traced, TracedNoWait float64
+	TracedSyncs          int64
+}
+
+// MemberCPU is one member's CPUs used during a step.
+type MemberCPU struct {
+	Name string
+	CPUs float64
+}
+
+// stepOf turns one step's check into a point of the curve and its
+// evidence: the put latency from the due time as the commit latency,
+// the members' own WAL fsync p50/p99 (the worst member's) as the sync
+// latency.
+func stepOf(out *etcdload.Outcome) (result.CapacityStep, StepEvidence) {
+	w := out.Workload
+	s := result.CapacityStep{Achieved: w.OpsPerSec, DurationNs: w.DurationNs, Decided: true}
+	if l := w.Latency("request"); l != nil {
+		s.CommitP50Ns, _ = l.At(50)
+		s.CommitP99Ns, _ = l.At(99)
 	}
+	nan := math.NaN()
+	e := StepEvidence{SlowApplies: nan, ClientCPU: nan, Host: out.Host, Cores: nan, Pending: nan, Unapplied: nan, PeerRTT: nan, Traced: nan, TracedNoWait: nan}
+	// worst keeps the largest of the values measured.
+	worst := func(dst *float64, v float64) {
+		if !math.IsNaN(v) && (math.IsNaN(*dst) || v > *dst) {
+			*dst = v
+		}
+	}
+	walP50, walP99, commit := 0.0, 0.0, 0.0
+	for _, m := range out.Members {
+		worst(&walP50, m.WALFsyncP(0.5))
+		worst(&walP99, m.WALFsyncP(0.99))
+		worst(&commit, m.BackendCommitP(0.99))
+		s.Syncs = max(s.Syncs, int64(m.WALFsync.Count))
+		worst(&e.LeaderChanges, m.LeaderChanges)
+		worst(&e.SlowApplies, m.SlowApplies)
+		if !math.IsNaN(m.CPU) {
+			e.Members = append(e.Members, MemberCPU{Name: m.Target.Name, CPUs: m.CPU})
+		}
+		if !math.IsNaN(m.Cores) && (math.IsNaN(e.Cores) || m.Cores < e.Cores) {
+			e.Cores = m.Cores
+		}
+		if m.Backlog.Samples > 0 {
+			worst(&e.Pending, m.Backlog.Pending)
+			worst(&e.Unapplied, m.Backlog.Unapplied)
+		}
+		worst(&e.PeerRTT, m.PeerRTTP99)
+	}
+	s.SyncP50Ns, s.SyncP99Ns = units.FromSeconds(walP50).Nanoseconds(), units.FromSeconds(walP99).Nanoseconds()
+	e.WAL, e.Commit = time.Duration(s.SyncP99Ns), units.FromSeconds(commit)
+	if secs := time.Duration(w.DurationNs).Seconds(); secs > 0 {
+		s.SyncsPerSec = float64(s.Syncs) / secs
+	}
+	if s.Syncs > 0 {
+		s.EntriesPerSync = float64(w.Ops) / float64(s.Syncs)
+	}
+	e.SyncsPerSec, e.PerSync = s.SyncsPerSec, s.EntriesPerSync
+	if p := w.Process; p != nil && w.DurationNs > 0 {
+		e.ClientCPU = float64(p.UserNs+p.SystemNs) / float64(w.DurationNs)
+	}
+	for _, v := range w.Verdicts {
+		s.Status = max(s.Status, v.Status)
+		if v.Status == verdict.Fail && s.Failed == "" {
+			s.Failed = v.Check + ": " + v.Title + ": " + v.Detail
+			e.Failed = v.Check
+		}
+	}
+	return s, e
+}
+
+// addTrace adds a traced member's WAL sync latencies to the evidence.
+func (e *StepEvidence) addTrace(lats []result.Latency) {
+	for _, l := range lats {
+		p99, ok := l.At(99)
+		if !ok {
+			continue
+		}
+		switch l.Name {
+		case TracedSync:
+			e.Traced, e.TracedSyncs = time.Duration(p99).Seconds(), l.Count
+		case TracedSyncNoWait:
+			e.TracedNoWait = time.Duration(p99).Seconds()
+		}
+	}
+}
+
+// Figures are the evidence as a step's extra figures, the one place
+// their names are made: the worst member's backend commit p99, leader
+// changes, slow applies, proposal backlog and peer round trip; each
+// member's CPU and the fewest cores of any; the load generator's CPU and
+// the machine's; the traced syncs. A figure not measured is left out.
+func (e StepEvidence) Figures() []result.Figure {
 	var out []result.Figure
 	add := func(name string, v float64, unit, what string) {
-		out = append(out, result.Figure{Name: name, Value: v, Unit: unit, Description: what})
-	}
-	commit, _ := worst("_backend_commit_p99")
-	add("backend_commit_p99", commit, "s", "the worst member's backend commit p99 (etcd's histogram)")
-	leaders, _ := worst("_leader_changes")
-	add("leader_changes", leaders, "count", "leader changes a member saw during the step")
-	if v, ok := worst("_slow_applies"); ok {
-		add("slow_applies", v, "count", "the most applies over 100 ms a member counted during the step")
-	}
-	if p := w.Process; p != nil && w.DurationNs > 0 {
-		add("client_cpu", float64(p.UserNs+p.SystemNs)/float64(w.DurationNs), "x", "CPUs the load generator used (etcdbench's own process, getrusage over the timed load)")
-	}
-	for _, name := range []string{etcdload.HostCPUBusy, etcdload.HostCPUs} {
-		if f := w.Figure(name); f != nil {
-			out = append(out, *f)
+		if !math.IsNaN(v) {
+			out = append(out, result.Figure{Name: name, Value: v, Unit: unit, Description: what})
 		}
 	}
-	cores := math.Inf(1)
-	for _, f := range w.Figures {
-		switch {
-		case !strings.HasPrefix(f.Name, "member"):
-		case strings.HasSuffix(f.Name, "_cpu"):
-			add(f.Name, f.Value, "x", "CPUs the member's process used during the step (process_cpu_seconds_total)")
-		case strings.HasSuffix(f.Name, "_cores"):
-			cores = min(cores, f.Value)
-		}
+	add("backend_commit_p99", e.Commit.Seconds(), "s", "the worst member's backend commit p99 (etcd's histogram)")
+	add("leader_changes", e.LeaderChanges, "count", "leader changes a member saw during the step")
+	add("slow_applies", e.SlowApplies, "count", "the most applies over 100 ms a member counted during the step")
+	add("client_cpu", e.ClientCPU, "x", "CPUs the load generator used (etcdbench's own process, getrusage over the timed load)")
+	out = append(out, observe.HostFigures(e.Host)...)
+	for _, m := range e.Members {
+		add(m.Name+"_cpu", m.CPUs, "x", "CPUs the member's process used during the step (process_cpu_seconds_total)")
 	}
-	if !math.IsInf(cores, 1) {
-		add("member_cores", cores, "count", "CPUs a member runs on at once (its GOMAXPROCS), the fewest of any member")
+	add("member_cores", e.Cores, "count", "CPUs a member runs on at once (its GOMAXPROCS), the fewest of any member")
+	if !math.IsNaN(e.Pending) {
+		add("proposals_pending_max", e.Pending, "count", "the most proposals a member had pending in a sample during the step (etcd_server_proposals_pending)")
+		add("proposals_unapplied_max", e.Unapplied, "count", "the most entries a member had committed but not applied in a sample during the step")
 	}
-	if v, ok := worst("_proposals_pending_max"); ok {
-		add("proposals_pending_max", v, "count", "the most proposals a member had pending in a sample during the step (etcd_server_proposals_pending)")
-		u, _ := worst("_proposals_unapplied_max")
-		add("proposals_unapplied_max", u, "count", "the most entries a member had committed but not applied in a sample during the step")
-	}
-	if v, ok := worst("_peer_rtt_p99"); ok {
-		add("peer_rtt_p99", v, "s", "the worst member's peer round trip p99 during the step (etcd observes it every 30 s, so a short step may have none)")
-	}
+	add("peer_rtt_p99", e.PeerRTT, "s", "the worst member's peer round trip p99 during the step (etcd observes it every 30 s, so a short step may have none)")
+	add("traced_wal_sync_p99", e.Traced, "s", fmt.Sprintf("the member's WAL fdatasync p99, timed by eBPF in the kernel (%d syncs)", e.TracedSyncs))
+	add("traced_wal_sync_no_cpu_wait_p99", e.TracedNoWait, "s", "the same syncs without the time their thread waited for a CPU: the disk's and the filesystem's own time")
 	return out
 }
 

@@ -3,36 +3,15 @@ package etcdrun
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
 	"etcdbench/internal/capacity"
 	"etcdbench/internal/etcdcluster"
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
-)
-
-// The limiting resources `etcd capacity` names.
-const (
-	// LimitCPU: the machine's CPUs, or a member's, were saturated at the
-	// lowest failing rate, whatever rule failed (etcd's fsync histogram
-	// counts the wait for a CPU after the sync returns).
-	LimitCPU = "cpu"
-	// LimitDisk: the members' WAL fsync or backend commit p99 failed
-	// with CPU to spare.
-	LimitDisk = "disk"
-	// LimitNetwork: the peer round trip came near the heartbeat interval.
-	LimitNetwork = "network"
-	// LimitLeader: leader changes, slow applies or a proposal backlog,
-	// with the disk, the CPUs and the network within their limits.
-	LimitLeader = "leader"
-	// LimitClient: the load generator's machine (not the cluster's) was
-	// saturated; the cluster carries at least what was measured.
-	LimitClient = "client"
-	// LimitUnknown: a rule failed with every resource within its limit.
-	LimitUnknown = "unknown"
 )
 
 // LimitThresholds are where `etcd capacity` calls a resource the limit.
@@ -71,68 +50,6 @@ func LimitDefaults() LimitThresholds {
 	}
 }
 
-// stepEvidence is what a step's Extra figures say about the resources.
-type stepEvidence struct {
-	rate                 float64
-	failed               string // the failed rule's id
-	wal, commit          time.Duration
-	syncsPerSec, perSync float64
-	hostBusy, hostCPUs   float64 // NaN: not measured
-	client               float64 // NaN: not measured
-	members              []memberCPU
-	cores                float64 // NaN: not known
-	leaders              float64
-	pending, unapplied   float64 // NaN: not sampled
-	peerRTT              float64 // seconds; NaN: no round trip observed
-	// traced and tracedNoWait are the eBPF-traced WAL sync p99, with and
-	// without the waits for a CPU (seconds; NaN: not traced).
-	traced, tracedNoWait float64
-	slowApplies          float64
-	diskRule             bool
-}
-
-// memberCPU is one member's CPUs used.
-type memberCPU struct {
-	name string
-	cpus float64
-}
-
-func evidenceOf(s result.CapacityStep) stepEvidence {
-	extra := func(name string) float64 {
-		for _, x := range s.Extra {
-			if x.Name == name {
-				return x.Value
-			}
-		}
-		return math.NaN()
-	}
-	e := stepEvidence{
-		rate: s.Rate, failed: strings.SplitN(s.Failed, ":", 2)[0],
-		wal: time.Duration(s.SyncP99Ns), commit: units.FromSeconds(orZero(extra("backend_commit_p99"))),
-		syncsPerSec: s.SyncsPerSec, perSync: s.EntriesPerSync,
-		hostBusy: extra("host_cpu_busy"), hostCPUs: extra("host_cpus"), client: extra("client_cpu"),
-		cores: extra("member_cores"), leaders: orZero(extra("leader_changes")),
-		pending: extra("proposals_pending_max"), unapplied: extra("proposals_unapplied_max"), peerRTT: extra("peer_rtt_p99"),
-		traced: extra("traced_wal_sync_p99"), tracedNoWait: extra("traced_wal_sync_no_cpu_wait_p99"),
-	}
-	for _, x := range s.Extra {
-		if strings.HasPrefix(x.Name, "member") && strings.HasSuffix(x.Name, "_cpu") {
-			e.members = append(e.members, memberCPU{strings.TrimSuffix(x.Name, "_cpu"), x.Value})
-		}
-	}
-	sort.Slice(e.members, func(i, j int) bool { return e.members[i].name < e.members[j].name })
-	e.diskRule = e.failed == "wal_fsync_p99" || e.failed == "backend_commit_p99"
-	e.slowApplies = orZero(extra("slow_applies"))
-	return e
-}
-
-func orZero(v float64) float64 {
-	if math.IsNaN(v) {
-		return 0
-	}
-	return v
-}
-
 // limitContext is what the classification knows beyond the steps.
 type limitContext struct {
 	// embedded: the members run on this machine, so its CPUs are theirs.
@@ -144,20 +61,34 @@ type limitContext struct {
 	th            LimitThresholds
 }
 
+// The cases of a limit reached in more than one way.
+const (
+	// CaseTraced: the eBPF trace of the member's WAL syncs decided disk
+	// against CPU.
+	CaseTraced = "traced"
+	// CaseMachine: the machine's CPUs were saturated (embedded members);
+	// CaseMember: a member used its cores.
+	CaseMachine = "machine"
+	CaseMember  = "member"
+)
+
 // limitingResource names what limits etcd at the lowest failing rate,
-// from that step's evidence rather than only from the rule that failed,
-// and says why in words.
-func limitingResource(c *result.Capacity, lc limitContext) (kind, evidence string) {
-	var f *result.CapacityStep
+// from that step's evidence (evs, one for each of c's steps) rather than
+// only from the rule that failed, as a finding and in words.
+func limitingResource(c *result.Capacity, evs []StepEvidence, lc limitContext) (finding.Finding, string) {
+	fi := -1
 	for i := range c.Steps {
-		if s := &c.Steps[i]; capacity.Counted(*s) && !capacity.Passed(*s) && (f == nil || s.Rate < f.Rate) {
-			f = s
+		if s := &c.Steps[i]; capacity.Counted(*s) && !capacity.Passed(*s) && (fi < 0 || s.Rate < c.Steps[fi].Rate) {
+			fi = i
 		}
 	}
-	if f == nil {
-		return capacity.BendNone, "no step failed: the limit lies above the highest rate tried"
+	if fi < 0 {
+		return finding.Finding{Kind: finding.None}, "no step failed: the limit lies above the highest rate tried"
 	}
-	kind, evidence = nameLimit(*f, lc)
+	f := c.Steps[fi]
+	lc = lc.withHeartbeat()
+	lim := nameLimit(f, evs[fi], lc)
+	words := limitWords(lim, f, evs[fi], lc)
 	// A faster step that passed (the probe, often) says the failure was
 	// a passing stall of the disk, the machine or a neighbour, not a
 	// limit: the answer is that step's, and it says so.
@@ -168,96 +99,177 @@ func limitingResource(c *result.Capacity, lc limitContext) (kind, evidence strin
 		}
 	}
 	if above != nil {
-		evidence += fmt.Sprintf(". But the step at %.0f puts/s passed (WAL fsync p99 %v): the failure at %.0f was transient, a stall rather than a limit; run again, or with a longer --step",
+		lim = lim.With(FactPassedAbove, above.Rate, "puts/s", 0)
+		words += fmt.Sprintf(". But the step at %.0f puts/s passed (WAL fsync p99 %v): the failure at %.0f was transient, a stall rather than a limit; run again, or with a longer --step",
 			above.Rate, time.Duration(above.SyncP99Ns).Round(time.Microsecond), f.Rate)
 	}
-	return kind, evidence
+	return lim, words
 }
 
-// nameLimit names the resource that limits the failing step f.
-func nameLimit(f result.CapacityStep, lc limitContext) (kind, evidence string) {
+// FactPassedAbove is the fact of a limit whose failing step a faster
+// step contradicts: that step's rate.
+const FactPassedAbove = "faster_step_passed"
+
+func (lc limitContext) withHeartbeat() limitContext {
 	if lc.heartbeat == 0 {
 		lc.heartbeat, lc.heartbeatFrom = etcdcluster.DefaultHeartbeat, " (etcd's default)"
 		if !lc.embedded {
 			lc.heartbeatFrom = " (etcd's default; the cluster's own is not known here)"
 		}
 	}
-	e := evidenceOf(f)
-	at := fmt.Sprintf("at %.0f puts/s", e.rate)
-	disk := fmt.Sprintf("WAL fsync p99 %v, backend commit p99 %v", e.wal.Round(time.Microsecond), e.commit.Round(time.Microsecond))
-	cpu := e.cpuWords(lc.embedded)
+	return lc
+}
+
+// view is what the classification and its words derive from a step's
+// evidence.
+type view struct {
+	hostSaturated bool
+	member        string
+	memberShare   float64
+	behind        bool
+	diskRule      bool
+	walLimit      time.Duration
+	// traced: the trace of the syncs is there to read for a WAL failure.
+	traced bool
+}
+
+func (lc limitContext) view(e StepEvidence) view {
 	th := lc.th
-	hostSaturated := !math.IsNaN(e.hostBusy) && e.hostBusy >= th.HostBusy.Limit
-	member, memberShare := e.busiestMember(lc.embedded)
-	memberSaturated := memberShare >= th.MemberCPU.Limit
-	rtt := units.FromSeconds(e.peerRTT).Round(10 * time.Microsecond)
-	behind := e.pending >= th.Pending.Limit || e.unapplied >= th.Unapplied.Limit
-	backlog := ""
-	if behind {
-		backlog = fmt.Sprintf("; the cluster fell behind: up to %.0f proposals pending, %.0f entries committed but not applied", e.pending, e.unapplied)
+	v := view{
+		hostSaturated: e.Host != nil && e.Host.Busy >= th.HostBusy.Limit,
+		behind:        e.Pending >= th.Pending.Limit || e.Unapplied >= th.Unapplied.Limit,
+		diskRule:      e.Failed == verdict.Defaults().WALFsyncP99.ID || e.Failed == verdict.Defaults().BackendCommitP99.ID,
+		walLimit:      units.FromSeconds(verdict.Defaults().WALFsyncP99.Limit),
+		traced:        e.Failed == verdict.Defaults().WALFsyncP99.ID && !math.IsNaN(e.TracedNoWait) && !math.IsNaN(e.Traced),
 	}
-	walLimit := units.FromSeconds(verdict.Defaults().WALFsyncP99.Limit)
-	tracedNote := ""
-	if e.failed == "wal_fsync_p99" && !math.IsNaN(e.tracedNoWait) && !math.IsNaN(e.traced) {
+	v.member, v.memberShare = e.busiestMember(lc.embedded)
+	return v
+}
+
+// nameLimit names the resource that limits the failing step f, with
+// the facts that decided it.
+func nameLimit(f result.CapacityStep, e StepEvidence, lc limitContext) finding.Finding {
+	th, v := lc.th, lc.view(e)
+	d := verdict.Defaults()
+	base := []finding.Fact{
+		{Name: "rate", Value: f.Rate, Unit: "puts/s"},
+		{Name: d.WALFsyncP99.ID, Value: e.WAL.Seconds(), Unit: "s", Limit: d.WALFsyncP99.Limit},
+		{Name: d.BackendCommitP99.ID, Value: e.Commit.Seconds(), Unit: "s", Limit: d.BackendCommitP99.Limit},
+	}
+	at := func(k finding.Kind, c string, more ...finding.Fact) finding.Finding {
+		return finding.Finding{Kind: k, Case: c, Facts: append(base, more...)}
+	}
+	if v.traced {
 		// The most direct evidence: the kernel's own timing of the same
 		// syncs, split into the disk's time and the wait for a CPU.
-		all, own := units.FromSeconds(e.traced).Round(time.Microsecond), units.FromSeconds(e.tracedNoWait).Round(time.Microsecond)
+		traced := []finding.Fact{
+			{Name: "traced_wal_sync_p99", Value: e.Traced, Unit: "s", Limit: v.walLimit.Seconds()},
+			{Name: "traced_wal_sync_no_cpu_wait_p99", Value: e.TracedNoWait, Unit: "s", Limit: v.walLimit.Seconds()},
+		}
 		switch {
-		case own >= walLimit:
-			return LimitDisk, fmt.Sprintf("%s wal_fsync_p99 failed (%s), and the eBPF trace of the member's WAL syncs gives p99 %v even without their waits for a CPU (%v with them): the disk's own time is over the %v limit (%s)%s",
-				at, disk, own, all, walLimit, cpu, backlog)
-		case all >= walLimit:
-			return LimitCPU, fmt.Sprintf("%s wal_fsync_p99 failed (%s), and the eBPF trace of the member's WAL syncs gives p99 %v, but %v without their waits for a CPU, within the %v limit: the syncs waited for a CPU, not for the disk (%s)%s",
-				at, disk, all, own, walLimit, cpu, backlog)
+		case units.FromSeconds(e.TracedNoWait).Round(time.Microsecond) >= v.walLimit:
+			return at(finding.Disk, CaseTraced, traced...)
+		case units.FromSeconds(e.Traced).Round(time.Microsecond) >= v.walLimit:
+			return at(finding.CPU, CaseTraced, traced...)
 		}
 		// The kernel timed the syncs under the limit, waits and all:
 		// etcd's histogram read more (its 8-16 ms bucket is interpolated,
 		// and it counts the Go runtime's delay after the call returns).
-		// The other evidence decides; the trace is said.
-		tracedNote = fmt.Sprintf("; the eBPF trace of the same syncs gives p99 %v (%v without their waits for a CPU), under the %v limit: near it, read higher by etcd's coarse histogram", all, own, walLimit)
+		// The other evidence decides; the words say the trace.
 	}
-	defer func() { evidence += tracedNote }()
+	busy := finding.Fact{Name: "host_cpu_busy", Value: math.NaN(), Unit: "ratio", Limit: th.HostBusy.Limit}
+	if e.Host != nil {
+		busy.Value = e.Host.Busy
+	}
+	share := finding.Fact{Name: "member_cpu_share", Value: v.memberShare, Unit: "ratio", Limit: th.MemberCPU.Limit}
+	backlog := []finding.Fact{
+		{Name: "leader_changes", Value: e.LeaderChanges, Unit: "count"},
+		{Name: "slow_applies", Value: e.SlowApplies, Unit: "count"},
+		{Name: "proposals_pending_max", Value: e.Pending, Unit: "count", Limit: th.Pending.Limit},
+		{Name: "proposals_unapplied_max", Value: e.Unapplied, Unit: "count", Limit: th.Unapplied.Limit},
+	}
+	rttLimit := th.PeerRTT.Limit * lc.heartbeat.Seconds()
 	switch {
-	case memberSaturated || hostSaturated && lc.embedded:
-		why := fmt.Sprintf("the CPUs were saturated (%.0f %% busy or more counts)", 100*th.HostBusy.Limit)
-		if !hostSaturated || !lc.embedded {
-			why = fmt.Sprintf("%s was short of CPU (%.0f %% of its cores; %.0f %% or more counts)", member, 100*memberShare, 100*th.MemberCPU.Limit)
+	case v.memberShare >= th.MemberCPU.Limit || v.hostSaturated && lc.embedded:
+		if v.hostSaturated && lc.embedded {
+			return at(finding.CPU, CaseMachine, busy)
 		}
-		then := fmt.Sprintf("; %s failed (%s)", e.failed, disk)
-		if e.diskRule {
-			then = fmt.Sprintf("; %s failed (%s), but etcd's own fsync histogram includes the wait for a CPU after the sync returns, so the CPU, not the disk, limits it here", e.failed, disk)
-		}
-		return LimitCPU, at + " " + why + ": " + cpu + then + backlog
-	case hostSaturated: // the load generator's machine, not the members'
-		return LimitClient, fmt.Sprintf("%s the machine etcdbench runs on was saturated (%s), not necessarily the cluster: the load generator could not drive it harder, so the cluster carries at least this; %s failed (%s)",
-			at, cpu, e.failed, disk)
-	case e.diskRule:
-		return LimitDisk, fmt.Sprintf("%s the members' own disk histograms fail first: %s (%.0f syncs/s, %.1f puts a sync), with CPU to spare (%s)%s",
-			at, disk, e.syncsPerSec, e.perSync, cpu, backlog)
-	case !math.IsNaN(e.peerRTT) && e.peerRTT >= th.PeerRTT.Limit*lc.heartbeat.Seconds():
-		return LimitNetwork, fmt.Sprintf("%s the peer round trip p99 was %v, at least %.0f %% of the %v heartbeat interval%s: the network between members delays every replicated put (%s failed; %s; %s)",
-			at, rtt, 100*th.PeerRTT.Limit, lc.heartbeat, lc.heartbeatFrom, e.failed, disk, cpu)
-	case e.leaders > 0 || e.slowApplies > 0 || behind:
-		return LimitLeader, fmt.Sprintf("%s the cluster fell behind its clients (%s) with the disk within its limits (%s) and the CPUs not saturated (%s): its leader, raft loop or apply did not keep up (%s failed)",
-			at, e.backlogWords(), disk, cpu, e.failed)
+		return at(finding.CPU, CaseMember, share)
+	case v.hostSaturated: // the load generator's machine, not the members'
+		return at(finding.Client, "", busy)
+	case v.diskRule:
+		return at(finding.Disk, "", busy, share)
+	case !math.IsNaN(e.PeerRTT) && e.PeerRTT >= rttLimit:
+		return at(finding.Network, "", finding.Fact{Name: "peer_rtt_p99", Value: e.PeerRTT, Unit: "s", Limit: rttLimit})
+	case e.LeaderChanges > 0 || e.SlowApplies > 0 || v.behind:
+		return at(finding.Leader, "", backlog...)
 	}
-	return LimitUnknown, fmt.Sprintf("%s %s failed with every resource within its limits: %s; %s; %s%s. A stall shorter than a step (GC, the disk, a neighbour) or etcd's serial raft and apply path (about one CPU) can do this; run longer --step to tell",
-		at, e.failed, disk, cpu, e.backlogWords(), e.rttWords(rtt))
+	return at(finding.Unknown, "", append([]finding.Fact{busy, share}, backlog...)...)
+}
+
+// limitWords says a limit in words, with the evidence of its step.
+func limitWords(lim finding.Finding, f result.CapacityStep, e StepEvidence, lc limitContext) string {
+	th, v := lc.th, lc.view(e)
+	at := fmt.Sprintf("at %.0f puts/s", f.Rate)
+	disk := fmt.Sprintf("WAL fsync p99 %v, backend commit p99 %v", e.WAL.Round(time.Microsecond), e.Commit.Round(time.Microsecond))
+	cpu := e.cpuWords(lc.embedded)
+	rtt := units.FromSeconds(e.PeerRTT).Round(10 * time.Microsecond)
+	backlog := ""
+	if v.behind {
+		backlog = fmt.Sprintf("; the cluster fell behind: up to %.0f proposals pending, %.0f entries committed but not applied", e.Pending, e.Unapplied)
+	}
+	all, own := units.FromSeconds(e.Traced).Round(time.Microsecond), units.FromSeconds(e.TracedNoWait).Round(time.Microsecond)
+	tracedNote := ""
+	if v.traced && lim.Case != CaseTraced {
+		tracedNote = fmt.Sprintf("; the eBPF trace of the same syncs gives p99 %v (%v without their waits for a CPU), under the %v limit: near it, read higher by etcd's coarse histogram", all, own, v.walLimit)
+	}
+	switch {
+	case lim.Kind == finding.Disk && lim.Case == CaseTraced:
+		return fmt.Sprintf("%s wal_fsync_p99 failed (%s), and the eBPF trace of the member's WAL syncs gives p99 %v even without their waits for a CPU (%v with them): the disk's own time is over the %v limit (%s)%s",
+			at, disk, own, all, v.walLimit, cpu, backlog)
+	case lim.Kind == finding.CPU && lim.Case == CaseTraced:
+		return fmt.Sprintf("%s wal_fsync_p99 failed (%s), and the eBPF trace of the member's WAL syncs gives p99 %v, but %v without their waits for a CPU, within the %v limit: the syncs waited for a CPU, not for the disk (%s)%s",
+			at, disk, all, own, v.walLimit, cpu, backlog)
+	case lim.Kind == finding.CPU:
+		why := fmt.Sprintf("the CPUs were saturated (%.0f %% busy or more counts)", 100*th.HostBusy.Limit)
+		if lim.Case == CaseMember {
+			why = fmt.Sprintf("%s was short of CPU (%.0f %% of its cores; %.0f %% or more counts)", v.member, 100*v.memberShare, 100*th.MemberCPU.Limit)
+		}
+		then := fmt.Sprintf("; %s failed (%s)", e.Failed, disk)
+		if v.diskRule {
+			then = fmt.Sprintf("; %s failed (%s), but etcd's own fsync histogram includes the wait for a CPU after the sync returns, so the CPU, not the disk, limits it here", e.Failed, disk)
+		}
+		return at + " " + why + ": " + cpu + then + backlog + tracedNote
+	case lim.Kind == finding.Client:
+		return fmt.Sprintf("%s the machine etcdbench runs on was saturated (%s), not necessarily the cluster: the load generator could not drive it harder, so the cluster carries at least this; %s failed (%s)",
+			at, cpu, e.Failed, disk) + tracedNote
+	case lim.Kind == finding.Disk:
+		return fmt.Sprintf("%s the members' own disk histograms fail first: %s (%.0f syncs/s, %.1f puts a sync), with CPU to spare (%s)%s",
+			at, disk, e.SyncsPerSec, e.PerSync, cpu, backlog) + tracedNote
+	case lim.Kind == finding.Network:
+		return fmt.Sprintf("%s the peer round trip p99 was %v, at least %.0f %% of the %v heartbeat interval%s: the network between members delays every replicated put (%s failed; %s; %s)",
+			at, rtt, 100*th.PeerRTT.Limit, lc.heartbeat, lc.heartbeatFrom, e.Failed, disk, cpu) + tracedNote
+	case lim.Kind == finding.Leader:
+		return fmt.Sprintf("%s the cluster fell behind its clients (%s) with the disk within its limits (%s) and the CPUs not saturated (%s): its leader, raft loop or apply did not keep up (%s failed)",
+			at, e.backlogWords(), disk, cpu, e.Failed) + tracedNote
+	}
+	return fmt.Sprintf("%s %s failed with every resource within its limits: %s; %s; %s%s. A stall shorter than a step (GC, the disk, a neighbour) or etcd's serial raft and apply path (about one CPU) can do this; run longer --step to tell",
+		at, e.Failed, disk, cpu, e.backlogWords(), e.rttWords(rtt)) + tracedNote
 }
 
 // busiestMember is the member using the largest share of its cores:
 // its GOMAXPROCS or, for a member on this machine, the machine's CPUs.
-func (e stepEvidence) busiestMember(embedded bool) (name string, share float64) {
-	cores := e.cores
-	if math.IsNaN(cores) && embedded {
-		cores = e.hostCPUs
+func (e StepEvidence) busiestMember(embedded bool) (name string, share float64) {
+	cores := e.Cores
+	if math.IsNaN(cores) && embedded && e.Host != nil {
+		cores = float64(e.Host.CPUs)
 	}
 	if !(cores > 0) {
 		return "", 0
 	}
-	for _, m := range e.members {
-		if s := m.cpus / cores; s > share {
-			name, share = "etcd "+m.name, s
+	for _, m := range e.Members {
+		if s := m.CPUs / cores; s > share {
+			name, share = "etcd "+m.Name, s
 		}
 	}
 	return name, share
@@ -265,46 +277,46 @@ func (e stepEvidence) busiestMember(embedded bool) (name string, share float64) 
 
 // cpuWords says how the CPUs were used: the machine's (when measured),
 // each member's and the load generator's.
-func (e stepEvidence) cpuWords(embedded bool) string {
+func (e StepEvidence) cpuWords(embedded bool) string {
 	var parts []string
-	if !math.IsNaN(e.hostBusy) {
+	if e.Host != nil {
 		whose := "the machine's"
 		if !embedded {
 			whose = "the load generator's machine's"
 		}
-		parts = append(parts, fmt.Sprintf("%s %.0f CPUs %.0f %% busy", whose, e.hostCPUs, 100*e.hostBusy))
+		parts = append(parts, fmt.Sprintf("%s %d CPUs %.0f %% busy", whose, e.Host.CPUs, 100*e.Host.Busy))
 	}
-	if len(e.members) > 0 {
+	if len(e.Members) > 0 {
 		var ms []string
-		for _, m := range e.members {
-			ms = append(ms, fmt.Sprintf("%s %.2f", m.name, m.cpus))
+		for _, m := range e.Members {
+			ms = append(ms, fmt.Sprintf("%s %.2f", m.Name, m.CPUs))
 		}
 		of := ""
 		switch {
-		case math.IsNaN(e.cores):
-		case len(e.members) == 1:
-			of = fmt.Sprintf(" of %.0f", e.cores)
+		case math.IsNaN(e.Cores):
+		case len(e.Members) == 1:
+			of = fmt.Sprintf(" of %.0f", e.Cores)
 		default:
-			of = fmt.Sprintf(" of %.0f each", e.cores)
+			of = fmt.Sprintf(" of %.0f each", e.Cores)
 		}
 		parts = append(parts, "etcd "+strings.Join(ms, ", ")+" CPUs"+of)
 	} else {
 		parts = append(parts, "etcd's process CPU not exposed")
 	}
-	if !math.IsNaN(e.client) {
-		parts = append(parts, fmt.Sprintf("the load generator %.2f CPUs", e.client))
+	if !math.IsNaN(e.ClientCPU) {
+		parts = append(parts, fmt.Sprintf("the load generator %.2f CPUs", e.ClientCPU))
 	}
 	return strings.Join(parts, ", ")
 }
 
 // backlogWords says what the leader and the proposal backlog did.
-func (e stepEvidence) backlogWords() string {
-	parts := []string{fmt.Sprintf("%.0f leader changes", e.leaders)}
-	if e.slowApplies > 0 {
-		parts = append(parts, fmt.Sprintf("%.0f applies over 100 ms", e.slowApplies))
+func (e StepEvidence) backlogWords() string {
+	parts := []string{fmt.Sprintf("%.0f leader changes", e.LeaderChanges)}
+	if e.SlowApplies > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f applies over 100 ms", e.SlowApplies))
 	}
-	if !math.IsNaN(e.pending) {
-		parts = append(parts, fmt.Sprintf("up to %.0f proposals pending and %.0f entries committed but not applied", e.pending, e.unapplied))
+	if !math.IsNaN(e.Pending) {
+		parts = append(parts, fmt.Sprintf("up to %.0f proposals pending and %.0f entries committed but not applied", e.Pending, e.Unapplied))
 	} else {
 		parts = append(parts, "proposal backlog not sampled")
 	}
@@ -312,8 +324,8 @@ func (e stepEvidence) backlogWords() string {
 }
 
 // rttWords is the peer round trip, when one was observed.
-func (e stepEvidence) rttWords(rtt time.Duration) string {
-	if math.IsNaN(e.peerRTT) {
+func (e StepEvidence) rttWords(rtt time.Duration) string {
+	if math.IsNaN(e.PeerRTT) {
 		return ""
 	}
 	return fmt.Sprintf("; peer round trip p99 %v", rtt)

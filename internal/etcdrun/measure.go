@@ -9,6 +9,7 @@ import (
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/verdict"
@@ -54,7 +55,31 @@ func EmbeddedSpace(members int) int64 { return int64(members) * (2*64e6 + 64<<20
 // everything before it returns. A run ended by an error (a full quota, a
 // user who may not write) still returns what it did before, with the
 // error.
-func Measure(ctx context.Context, s Spec) (res *result.Result, err error) {
+func Measure(ctx context.Context, s Spec) (*result.Result, error) {
+	return measure(ctx, s, nil)
+}
+
+// Measurement is one measured etcd run: its result, and its members as
+// observed around the load, typed, for an engine that reads them.
+type Measurement struct {
+	Result  *result.Result
+	Members []observe.Member
+}
+
+// MeasureRun is Measure that also returns the members as observed (none
+// when their /metrics could not be read). Without a result it returns
+// only the error.
+func MeasureRun(ctx context.Context, s Spec) (*Measurement, error) {
+	m := &Measurement{}
+	res, err := measure(ctx, s, &m.Members)
+	if res == nil {
+		return nil, err
+	}
+	m.Result = res
+	return m, err
+}
+
+func measure(ctx context.Context, s Spec, members *[]observe.Member) (res *result.Result, err error) {
 	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.Load.Client.TLS), After: s.After}
 	var r *run.Run
 	var notes []string
@@ -81,12 +106,12 @@ func Measure(ctx context.Context, s Spec) (res *result.Result, err error) {
 			}
 		}()
 		s.Load.Client.Endpoints = cluster.Endpoints()
-		bo.Targets, bo.PIDs = etcdload.EmbeddedTargets(cluster.MetricsURLs()), cluster.PIDs()
+		bo.Targets, bo.PIDs = observe.EmbeddedTargets(cluster.MetricsURLs()), cluster.PIDs()
 		notes = append(notes, fmt.Sprintf("embedded etcd: %d member(s) with data in %s", s.Embedded.Members, r.Scratch.Path))
 	} else {
 		r = run.New(s.Args)
 		notes = append(notes, "external cluster: the environment describes the machine etcdbench ran on, not the members")
-		bo.Targets, bo.BestEffort = etcdload.ExternalTargets(s.Load.Client.Endpoints), true
+		bo.Targets, bo.BestEffort = observe.ExternalTargets(s.Load.Client.Endpoints), true
 	}
 	name := s.Load.Name()
 	if s.Name != "" {
@@ -105,7 +130,10 @@ func Measure(ctx context.Context, s Spec) (res *result.Result, err error) {
 		return nil, runErr
 	}
 	out.Workload.Notes = append(notes, out.Workload.Notes...)
-	if cluster != nil && wentWrong(out.Workload) {
+	if members != nil {
+		*members = out.Members
+	}
+	if cluster != nil && wentWrong(out) {
 		out.Workload.Notes = append(out.Workload.Notes, logNotes(cluster.Log())...)
 	}
 	return r.Finish(ctx, []result.Workload{out.Workload}, runErr)
@@ -113,11 +141,11 @@ func Measure(ctx context.Context, s Spec) (res *result.Result, err error) {
 
 // wentWrong reports whether a load had failed requests or a verdict that
 // is not PASS: then the embedded etcd's log goes into the result.
-func wentWrong(w result.Workload) bool {
-	if f := w.Figure("failed_requests"); f != nil && f.Value > 0 {
+func wentWrong(out *etcdload.Outcome) bool {
+	if out.Failed() > 0 {
 		return true
 	}
-	for _, v := range w.Verdicts {
+	for _, v := range out.Workload.Verdicts {
 		if v.Status != verdict.Pass {
 			return true
 		}

@@ -5,21 +5,22 @@ import (
 	"strings"
 	"testing"
 
+	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
 )
 
 func TestWentWrong(t *testing.T) {
-	ok := result.Workload{Figures: []result.Figure{{Name: "failed_requests", Value: 0}}, Verdicts: []verdict.Verdict{{Status: verdict.Pass}}}
+	ok := &etcdload.Outcome{Workload: result.Workload{Verdicts: []verdict.Verdict{{Status: verdict.Pass}}}, Errors: map[string]int64{}}
 	if wentWrong(ok) {
 		t.Error("a clean run counted as gone wrong")
 	}
-	failed := ok
-	failed.Figures = []result.Figure{{Name: "failed_requests", Value: 3}}
-	warned := ok
-	warned.Verdicts = []verdict.Verdict{{Status: verdict.Pass}, {Status: verdict.Warn}}
-	for name, w := range map[string]result.Workload{"failed requests": failed, "a warning": warned} {
-		if !wentWrong(w) {
+	failed := *ok
+	failed.Errors = map[string]int64{"Unavailable": 2, "DeadlineExceeded": 1}
+	warned := *ok
+	warned.Workload.Verdicts = []verdict.Verdict{{Status: verdict.Pass}, {Status: verdict.Warn}}
+	for name, o := range map[string]*etcdload.Outcome{"failed requests": &failed, "a warning": &warned} {
+		if !wentWrong(o) {
 			t.Errorf("%s not counted as gone wrong", name)
 		}
 	}

@@ -2,9 +2,7 @@ package etcdrun
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"time"
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/trace"
@@ -54,25 +52,4 @@ func TraceMember(ctx context.Context, pid int) func() (lats []result.Latency, wh
 		}
 		return lats, ""
 	}
-}
-
-// tracedFigures are a step's traced WAL sync p99s as extra figures:
-// traced_wal_sync_p99 and traced_wal_sync_no_cpu_wait_p99 (seconds).
-func tracedFigures(lats []result.Latency) []result.Figure {
-	var fs []result.Figure
-	for _, l := range lats {
-		p99, ok := l.At(99)
-		if !ok {
-			continue
-		}
-		switch l.Name {
-		case TracedSync:
-			fs = append(fs, result.Figure{Name: "traced_wal_sync_p99", Value: time.Duration(p99).Seconds(), Unit: "s",
-				Description: fmt.Sprintf("the member's WAL fdatasync p99, timed by eBPF in the kernel (%d syncs)", l.Count)})
-		case TracedSyncNoWait:
-			fs = append(fs, result.Figure{Name: "traced_wal_sync_no_cpu_wait_p99", Value: time.Duration(p99).Seconds(), Unit: "s",
-				Description: "the same syncs without the time their thread waited for a CPU: the disk's and the filesystem's own time"})
-		}
-	}
-	return fs
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"time"
 
+	"etcdbench/internal/finding"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/verdict"
@@ -99,9 +100,11 @@ type Capacity struct {
 	// Bend is what bends the curve: "rate-cap" (syncs per second flat
 	// while the offered rate rises), "queueing" (sync time grows with the
 	// batch), "stalls" (a tail of rare slow syncs), "backlog" (the rate
-	// was not kept), "none" (no step failed); Evidence says why.
-	Bend     string `json:"bend"`
-	Evidence string `json:"evidence"`
+	// was not kept), "none" (no step failed); for `etcd capacity`, the
+	// resource that limits etcd ("cpu", "disk", "network", "leader",
+	// "client", "unknown"). Evidence says why in words.
+	Bend     finding.Kind `json:"bend"`
+	Evidence string       `json:"evidence"`
 	// Marks are reference loads and whether the capacity carries them;
 	// Sizes the cluster sizes of etcd's hardware guide (by the requests
 	// per second each serves at most) and whether it fits them.
@@ -127,7 +130,7 @@ type CapacityEstimate struct {
 	Upper float64 `json:"upper,omitempty"`
 	// LimitedBy is "disk", "cpu", or "none" when neither sweep found its
 	// limit below the rates tried.
-	LimitedBy string `json:"limited_by"`
+	LimitedBy finding.Kind `json:"limited_by"`
 	// DiskRate, DiskUpper and CPURate, CPUUpper are the two sides.
 	DiskRate  float64 `json:"disk_rate"`
 	DiskUpper float64 `json:"disk_upper,omitempty"`

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"etcdbench/internal/capacity"
 	"etcdbench/internal/check"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
-	"etcdbench/internal/etcdrun"
+	"etcdbench/internal/etcdload/observe"
+	"etcdbench/internal/finding"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
@@ -233,6 +233,7 @@ func TestEtcdWorkloadMatchesSchema(t *testing.T) {
 	// Every load kind, the defragmentation figures, and the check's
 	// summary of them all.
 	var wls []result.Workload
+	var measured check.Measured
 	for _, op := range etcdload.Ops {
 		l := etcdload.DefaultLoad(op)
 		l.Client.Endpoints = c.Endpoints()
@@ -241,14 +242,17 @@ func TestEtcdWorkloadMatchesSchema(t *testing.T) {
 		if op == etcdload.OpWatch {
 			l.Total, l.Rate = 20, 1000
 		}
-		out, err := etcdload.Bench(context.Background(), l, etcdload.BenchOptions{Targets: etcdload.EmbeddedTargets(c.MetricsURLs()), Thresholds: verdict.Defaults(),
+		out, err := etcdload.Bench(context.Background(), l, etcdload.BenchOptions{Targets: observe.EmbeddedTargets(c.MetricsURLs()), Thresholds: verdict.Defaults(),
 			After: etcdload.Maintenance{Compact: op == etcdload.OpTxn, Defrag: op == etcdload.OpTxn}})
 		if err != nil {
 			t.Fatalf("%s: %v", op, err)
 		}
 		wls = append(wls, out.Workload)
+		if op == etcdload.OpPut {
+			measured.PutMembers = out.Members
+		}
 	}
-	wls = append(wls, check.Summarize(wls))
+	wls = append(wls, check.Summarize(wls, measured))
 	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
 		StartedAt: time.Now(), Environment: sysinfo.Collect("/", dir), Workloads: wls}
 	r.Finish(time.Now())
@@ -305,8 +309,8 @@ func TestStackedRunMatchesSchema(t *testing.T) {
 // schema allows.
 func TestCapacityLimitsMatchSchema(t *testing.T) {
 	schema := loadSchema(t)
-	for _, bend := range []string{capacity.BendNone, capacity.BendRateCap, capacity.BendQueueing, capacity.BendStalls, capacity.BendBacklog,
-		etcdrun.LimitCPU, etcdrun.LimitDisk, etcdrun.LimitNetwork, etcdrun.LimitLeader, etcdrun.LimitClient, etcdrun.LimitUnknown} {
+	for _, bend := range []finding.Kind{finding.None, finding.RateCap, finding.Queueing, finding.Stalls, finding.Backlog,
+		finding.CPU, finding.Disk, finding.Network, finding.Leader, finding.Client, finding.Unknown} {
 		th := verdict.Defaults()
 		w := result.Workload{
 			Name: "etcd-capacity", Description: "d", Parameters: map[string]any{}, Stop: result.Stop{Mode: "sweep", Reason: "2 steps"},
@@ -323,6 +327,6 @@ func TestCapacityLimitsMatchSchema(t *testing.T) {
 		if err := report.JSON(&b, r); err != nil {
 			t.Fatal(err)
 		}
-		t.Run(bend, func(t *testing.T) { checkDoc(t, schema, b.Bytes()) })
+		t.Run(string(bend), func(t *testing.T) { checkDoc(t, schema, b.Bytes()) })
 	}
 }

@@ -50,14 +50,14 @@ func (p Plan) Measure(ctx context.Context, o Options) (Summary, *result.Result, 
 	tuneID := time.Now().UTC().Format("20060102T150405Z")
 	res := run.NewResult(o.Args)
 	started := 0
-	runOne := func(ctx context.Context, c Combination, sl Slot) (*result.Result, error) {
+	runOne := func(ctx context.Context, c Combination, sl Slot) (*etcdrun.Measurement, error) {
 		l := c.Config.Load
 		l.RunID = etcdload.NewRunID()
 		started++
 		if o.Progress != nil {
 			fmt.Fprintf(o.Progress, "tune: run %d of %d: round %d, %s (%s)\n", started, total, sl.Round, c.ID(), c.Label())
 		}
-		return etcdrun.Measure(ctx, etcdrun.Spec{Load: l, Embedded: c.Config.Embedded, Dir: c.Config.Dir, Args: o.Args, Progress: o.Progress})
+		return etcdrun.MeasureRun(ctx, etcdrun.Spec{Load: l, Embedded: c.Config.Embedded, Dir: c.Config.Dir, Args: o.Args, Progress: o.Progress})
 	}
 	done := func(r Run) error {
 		if o.SaveDir == "" {

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/etcdload/observe"
+	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
@@ -96,10 +99,12 @@ func bitsSet(x int) int {
 	return n
 }
 
-// fakeResult is a finished run's result with the given figures, as
+// fakeRun is a finished run's measurement with the given figures, as
 // etcdload.Bench makes them: ops per second, request latency
-// percentiles, per-member disk figures and verdicts.
-func fakeResult(opsPerSec float64, p50ms, p99ms float64, walP99 []float64, status verdict.Status) *result.Result {
+// percentiles, verdicts, and each member's WAL fsync p99 (its backend
+// commits twice as slow), all in one bucket of etcd's histogram whose
+// upper bound is that p99.
+func fakeRun(opsPerSec float64, p50ms, p99ms float64, walP99 []float64, status verdict.Status) *etcdrun.Measurement {
 	w := result.Workload{
 		Name: "etcd-put", Ops: 1000, OpsPerSec: opsPerSec, Parameters: map[string]any{},
 		Latencies: []result.Latency{{Name: "request", Summary: stats.Summary{Count: 1000, Percentiles: []stats.Percentile{
@@ -107,14 +112,17 @@ func fakeResult(opsPerSec float64, p50ms, p99ms float64, walP99 []float64, statu
 		}}}},
 		Verdicts: []verdict.Verdict{{Check: "wal_fsync_p99", Status: status}},
 	}
-	for i, v := range walP99 {
-		w.Figures = append(w.Figures,
-			result.Figure{Name: fmt.Sprintf("member%d_wal_fsync_p99", i), Value: v, Unit: "s"},
-			result.Figure{Name: fmt.Sprintf("member%d_backend_commit_p99", i), Value: 2 * v, Unit: "s"},
-			result.Figure{Name: fmt.Sprintf("member%d_leader_changes", i), Value: 0, Unit: "count"},
-		)
+	// A histogram whose p99 is exactly p: 99 observations at or under it
+	// (in the bucket ending at p), one above.
+	hist := func(p float64) metrics.Histogram {
+		return metrics.Histogram{Count: 100, Buckets: []metrics.Bucket{{UpperBound: 0}, {UpperBound: p, Count: 99}, {UpperBound: math.Inf(1), Count: 100}}}
 	}
-	return &result.Result{Workloads: []result.Workload{w}}
+	m := &etcdrun.Measurement{Result: &result.Result{Workloads: []result.Workload{w}}}
+	for i, v := range walP99 {
+		m.Members = append(m.Members, observe.Member{Target: observe.Target{Name: fmt.Sprintf("member%d", i)},
+			WALFsync: hist(v), BackendCommit: hist(2 * v)})
+	}
+	return m
 }
 
 // TestExecuteAndSummarize runs a two-combination plan over three rounds
@@ -126,13 +134,13 @@ func TestExecuteAndSummarize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	figures := map[string][]*result.Result{
-		"c1": {fakeResult(1000, 1.0, 5, []float64{0.002}, verdict.Pass), fakeResult(1020, 1.1, 5, []float64{0.002}, verdict.Pass), fakeResult(990, 0.9, 5, []float64{0.003}, verdict.Pass)},
-		"c2": {fakeResult(1500, 1.05, 4, []float64{0.002, 0.020}, verdict.Fail), fakeResult(1480, 0.95, 4, []float64{0.002, 0.021}, verdict.Pass), fakeResult(1510, 1.0, 4, []float64{0.019}, verdict.Pass)},
+	figures := map[string][]*etcdrun.Measurement{
+		"c1": {fakeRun(1000, 1.0, 5, []float64{0.002}, verdict.Pass), fakeRun(1020, 1.1, 5, []float64{0.002}, verdict.Pass), fakeRun(990, 0.9, 5, []float64{0.003}, verdict.Pass)},
+		"c2": {fakeRun(1500, 1.05, 4, []float64{0.002, 0.020}, verdict.Fail), fakeRun(1480, 0.95, 4, []float64{0.002, 0.021}, verdict.Pass), fakeRun(1510, 1.0, 4, []float64{0.019}, verdict.Pass)},
 	}
 	var order []string
 	var saved int
-	runs, err := p.Execute(context.Background(), func(_ context.Context, c Combination, s Slot) (*result.Result, error) {
+	runs, err := p.Execute(context.Background(), func(_ context.Context, c Combination, s Slot) (*etcdrun.Measurement, error) {
 		order = append(order, fmt.Sprintf("r%d:%s", s.Round, c.ID()))
 		return figures[c.ID()][s.Round-1], nil
 	}, func(Run) error { saved++; return nil })
@@ -210,8 +218,8 @@ func TestOneRoundDecidesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := p.Execute(context.Background(), func(_ context.Context, c Combination, _ Slot) (*result.Result, error) {
-		return fakeResult(float64(1000*(c.Index+1)), 1, 2, []float64{0.001}, verdict.Pass), nil
+	runs, err := p.Execute(context.Background(), func(_ context.Context, c Combination, _ Slot) (*etcdrun.Measurement, error) {
+		return fakeRun(float64(1000*(c.Index+1)), 1, 2, []float64{0.001}, verdict.Pass), nil
 	}, func(Run) error { return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -233,15 +241,15 @@ func TestExecuteStopsAtError(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	runs, err := p.Execute(ctx, func(ctx context.Context, _ Combination, _ Slot) (*result.Result, error) {
+	runs, err := p.Execute(ctx, func(ctx context.Context, _ Combination, _ Slot) (*etcdrun.Measurement, error) {
 		calls++
 		if calls == 2 {
 			cancel() // an interrupt during the second run
-			r := fakeResult(1, 1, 1, nil, verdict.Pass)
-			r.Interrupted = true
+			r := fakeRun(1, 1, 1, nil, verdict.Pass)
+			r.Result.Interrupted = true
 			return r, ctx.Err()
 		}
-		return fakeResult(1000, 1, 2, nil, verdict.Pass), nil
+		return fakeRun(1000, 1, 2, nil, verdict.Pass), nil
 	}, func(Run) error { return nil })
 	if !errors.Is(err, context.Canceled) || calls != 2 || len(runs) != 2 {
 		t.Fatalf("err %v after %d calls and %d runs, want context.Canceled after 2 and 2", err, calls, len(runs))

@@ -3,8 +3,8 @@ package tune
 import (
 	"fmt"
 	"math"
-	"strings"
 
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
@@ -18,27 +18,28 @@ type Metric struct {
 	Unit  string // "ops/s", "s" or "count"
 	// HigherIsBetter says which way a difference is an improvement.
 	HigherIsBetter bool
-	of             func(w *result.Workload) (float64, bool)
+	of             func(r Run) (float64, bool)
 }
 
 // Metrics are the figures tune compares, in table order. The disk figures
 // are etcd's own histograms, one per member; a combination is as slow as
 // its slowest member, so the table takes the maximum over members.
 var Metrics = []Metric{
-	{ID: "throughput", Title: "throughput", Unit: "ops/s", HigherIsBetter: true, of: func(w *result.Workload) (float64, bool) {
+	{ID: "throughput", Title: "throughput", Unit: "ops/s", HigherIsBetter: true, of: func(r Run) (float64, bool) {
+		w := r.Workload()
 		return w.OpsPerSec, w.Ops > 0
 	}},
 	{ID: "latency_p50", Title: "latency p50", Unit: "s", of: latencyAt(50)},
 	{ID: "latency_p99", Title: "latency p99", Unit: "s", of: latencyAt(99)},
-	{ID: "wal_fsync_p99", Title: "WAL fsync p99", Unit: "s", of: maxOverMembers("_wal_fsync_p99")},
-	{ID: "backend_commit_p99", Title: "backend commit p99", Unit: "s", of: maxOverMembers("_backend_commit_p99")},
-	{ID: "leader_changes", Title: "leader changes", Unit: "count", of: maxOverMembers("_leader_changes")},
+	{ID: "wal_fsync_p99", Title: "WAL fsync p99", Unit: "s", of: maxOverMembers(func(m observe.Member) float64 { return m.WALFsyncP(0.99) })},
+	{ID: "backend_commit_p99", Title: "backend commit p99", Unit: "s", of: maxOverMembers(func(m observe.Member) float64 { return m.BackendCommitP(0.99) })},
+	{ID: "leader_changes", Title: "leader changes", Unit: "count", of: maxOverMembers(func(m observe.Member) float64 { return m.LeaderChanges })},
 }
 
 // latencyAt reads percentile p of the load's request latency, in seconds.
-func latencyAt(p float64) func(*result.Workload) (float64, bool) {
-	return func(w *result.Workload) (float64, bool) {
-		l := w.Latency("request")
+func latencyAt(p float64) func(Run) (float64, bool) {
+	return func(r Run) (float64, bool) {
+		l := r.Workload().Latency("request")
 		if l == nil || l.Count == 0 {
 			return 0, false
 		}
@@ -47,18 +48,14 @@ func latencyAt(p float64) func(*result.Workload) (float64, bool) {
 	}
 }
 
-// maxOverMembers reads the largest of the figures member<N><suffix>.
-func maxOverMembers(suffix string) func(*result.Workload) (float64, bool) {
-	return func(w *result.Workload) (float64, bool) {
+// maxOverMembers is the largest of a figure over the run's members;
+// false when no member gives it.
+func maxOverMembers(of func(observe.Member) float64) func(Run) (float64, bool) {
+	return func(r Run) (float64, bool) {
 		best, ok := math.Inf(-1), false
-		for _, f := range w.Figures {
-			name, found := strings.CutSuffix(f.Name, suffix)
-			num, member := strings.CutPrefix(name, "member")
-			if !found || !member || num == "" || strings.Trim(num, "0123456789") != "" {
-				continue
-			}
-			if !math.IsNaN(f.Value) && f.Value > best {
-				best, ok = f.Value, true
+		for _, m := range r.Members {
+			if v := of(m); !math.IsNaN(v) && v > best {
+				best, ok = v, true
 			}
 		}
 		return best, ok
@@ -114,7 +111,7 @@ func Summarize(load string, combos []Combination, rounds int, runs []Run) Summar
 		c := r.Combination
 		done[c]++
 		for m := range Metrics {
-			if v, ok := Metrics[m].of(w); ok {
+			if v, ok := Metrics[m].of(r); ok {
 				vals[c][m] = append(vals[c][m], v)
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"etcdbench/internal/etcdload/observe"
+	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
 )
 
@@ -18,6 +20,8 @@ type Run struct {
 	// combination (parameters tune_combination, tune_settings,
 	// tune_round, tune_order).
 	Result *result.Result
+	// Members are the run's etcd members as observed around its load.
+	Members []observe.Member
 	// Saved is the file the run was saved to, if any.
 	Saved string
 }
@@ -36,9 +40,9 @@ func (r Run) Workload() *result.Workload {
 }
 
 // RunFunc runs combination c once on a fresh embedded etcd and returns
-// its result. An interrupted run returns its partial result, if any, with
-// ctx's error.
-type RunFunc func(ctx context.Context, c Combination, s Slot) (*result.Result, error)
+// its result and its members as observed. An interrupted run returns its
+// partial measurement, if any, with ctx's error.
+type RunFunc func(ctx context.Context, c Combination, s Slot) (*etcdrun.Measurement, error)
 
 // Plan is a checked tune: the combinations and how often to run each.
 type Plan struct {
@@ -76,8 +80,12 @@ func (p Plan) Execute(ctx context.Context, run RunFunc, done func(Run) error) ([
 			return runs, err
 		}
 		c := p.Combinations[slot.Combination]
-		res, err := run(ctx, c, slot)
-		r := Run{Slot: slot, Order: i + 1, Result: res}
+		m, err := run(ctx, c, slot)
+		r := Run{Slot: slot, Order: i + 1}
+		if m != nil {
+			r.Result, r.Members = m.Result, m.Members
+		}
+		res := r.Result
 		if w := r.Workload(); w != nil {
 			if w.Parameters == nil {
 				w.Parameters = map[string]any{}

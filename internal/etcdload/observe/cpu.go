@@ -1,4 +1,4 @@
-package etcdload
+package observe
 
 import (
 	"time"
@@ -9,11 +9,20 @@ import (
 	"etcdbench/internal/sysinfo"
 )
 
-// cpuMeter reads this process's CPU time (getrusage) and the machine's
+// Host is how busy the machine etcdbench runs on was during a load.
+type Host struct {
+	// Busy is the share of the machine's CPU time that was busy, other
+	// processes' (an embedded etcd's) included.
+	Busy float64
+	// CPUs is the machine's online CPUs.
+	CPUs int
+}
+
+// CPUMeter reads this process's CPU time (getrusage) and the machine's
 // (/proc/stat) when the timed load starts and when it ends: the load
 // generator's own CPU, and how busy the machine it shares with an
 // embedded etcd was.
-type cpuMeter struct {
+type CPUMeter struct {
 	root   string
 	t0     time.Time
 	ru0    unix.Rusage
@@ -22,9 +31,9 @@ type cpuMeter struct {
 	hostOK bool
 }
 
-// startCPU reads the counters; root is where /proc is ("/").
-func startCPU(root string) *cpuMeter {
-	m := &cpuMeter{root: root, t0: time.Now()}
+// StartCPU reads the counters; root is where /proc is ("/").
+func StartCPU(root string) *CPUMeter {
+	m := &CPUMeter{root: root, t0: time.Now()}
 	m.ruOK = unix.Getrusage(unix.RUSAGE_SELF, &m.ru0) == nil
 	var err error
 	m.host0, err = sysinfo.ReadCPUStat(root)
@@ -32,10 +41,9 @@ func startCPU(root string) *cpuMeter {
 	return m
 }
 
-// stop returns this process's CPU since start (nil if getrusage failed)
-// and the machine's figures: host_cpu_busy and host_cpus (none when
-// /proc/stat cannot be read).
-func (m *cpuMeter) stop() (*result.ProcessStats, []result.Figure) {
+// Stop returns this process's CPU since StartCPU (nil if getrusage
+// failed) and the machine's (nil when /proc/stat cannot be read).
+func (m *CPUMeter) Stop() (*result.ProcessStats, *Host) {
 	var ps *result.ProcessStats
 	var ru unix.Rusage
 	if m.ruOK && unix.Getrusage(unix.RUSAGE_SELF, &ru) == nil {
@@ -57,14 +65,5 @@ func (m *cpuMeter) stop() (*result.ProcessStats, []result.Figure) {
 	if !ok {
 		return ps, nil
 	}
-	return ps, []result.Figure{
-		{Name: HostCPUBusy, Value: share, Unit: "ratio", Description: "share of the CPU time of the machine etcdbench runs on (an embedded etcd's too) that was busy during the load, other processes' included (/proc/stat: user, nice, system, irq, softirq, steal)"},
-		{Name: HostCPUs, Value: float64(host.CPUs), Unit: "count", Description: "online CPUs of the machine etcdbench runs on"},
-	}
+	return ps, &Host{Busy: share, CPUs: host.CPUs}
 }
-
-// The machine's figures of every etcd load.
-const (
-	HostCPUBusy = "host_cpu_busy"
-	HostCPUs    = "host_cpus"
-)
