@@ -1,6 +1,9 @@
 package etcdload
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Kind is one load etcdbench sends, as data: the commands, their flags and
 // help texts, the result's parameters and descriptions are all built from
@@ -23,6 +26,24 @@ type Kind struct {
 	// plan says what a run writes to a cluster after the amount n ("1000
 	// requests"), for the refusal without --yes and tune's heading.
 	plan func(l Load, n string) string
+	// check says what is wrong with this load's own settings, "" when
+	// nothing (nil: it has none).
+	check func(l Load) string
+	// preload: the keys the load reads are written before the clock.
+	preload bool
+	// rollup: the histograms after the first are parts of it (a mixed
+	// load's ranges and puts make its requests); an empty one is left
+	// out of the result.
+	rollup bool
+	// watched: watchers receive the load's puts as events, on l.Streams
+	// streams of their own beside the clients.
+	watched bool
+	// sentHist is the histogram that counts the requests sent (a watch
+	// load's puts, not its events).
+	sentHist int
+	// puts is how many puts the load wrote, from its histograms' counts
+	// (nil: none).
+	puts func(l Load, counts func(hist int) int64) int64
 }
 
 // Param is one load setting a command line sets: its flag name and help,
@@ -54,6 +75,7 @@ var (
 	kinds            = []Kind{
 		{
 			Op: OpPut, What: "puts", Histograms: []string{"request"},
+			puts:     func(_ Load, n func(int) int64) int64 { return n(0) },
 			describe: func(Load, string) string { return "puts of one key each" },
 			plan: func(l Load, n string) string {
 				return fmt.Sprintf("%s of puts over %d keys of %d-byte values", n, l.KeySpaceSize, l.ValSize)
@@ -61,7 +83,7 @@ var (
 		},
 		{
 			Op: OpRange, What: "ranges", Histograms: []string{"request"},
-			Params: []Param{consistencyParam},
+			Params: []Param{consistencyParam}, preload: true, check: checkConsistency,
 			record: func(l Load, p map[string]any) { p["consistency"] = l.Consistency },
 			describe: func(_ Load, cons string) string {
 				return "ranges of one key each (" + cons + ")"
@@ -74,6 +96,16 @@ var (
 			Op: OpTxn, What: "transactions of --txn-ops puts", Histograms: []string{"request"},
 			Params: []Param{{"txn-ops", "puts per transaction (of consecutive keys: at most --key-space-size)", func(l *Load) any { return &l.TxnOps }}},
 			record: func(l Load, p map[string]any) { p["txn_ops"] = l.TxnOps },
+			puts:   func(l Load, n func(int) int64) int64 { return n(0) * int64(l.TxnOps) },
+			check: func(l Load) string {
+				switch {
+				case l.TxnOps < 1:
+					return fmt.Sprintf("txn ops %d: want at least 1", l.TxnOps)
+				case l.TxnOps > l.KeySpaceSize:
+					return fmt.Sprintf("txn ops %d over a key space of %d: a transaction may not put one key twice; raise the key space size", l.TxnOps, l.KeySpaceSize)
+				}
+				return ""
+			},
 			describe: func(l Load, _ string) string {
 				return fmt.Sprintf("transactions of %d puts each", l.TxnOps)
 			},
@@ -89,6 +121,17 @@ var (
 				{"watchers-per-stream", "watchers on each stream, each watching every key of the run", func(l *Load) any { return &l.WatchersPerStream }},
 			},
 			defaults: func(l *Load) { l.Total, l.Rate = 1000, 100 },
+			watched:  true, sentHist: 1,
+			puts: func(_ Load, n func(int) int64) int64 { return n(1) },
+			check: func(l Load) string {
+				switch {
+				case l.Streams < 1 || l.WatchersPerStream < 1:
+					return fmt.Sprintf("%d streams of %d watchers: want at least one of each", l.Streams, l.WatchersPerStream)
+				case l.ValSize < stampSize:
+					return fmt.Sprintf("value size %d: a watch load's values carry their send time, want at least %d bytes", l.ValSize, stampSize)
+				}
+				return ""
+			},
 			record: func(l Load, p map[string]any) {
 				p["streams"] = l.Streams
 				p["watchers_per_stream"] = l.WatchersPerStream
@@ -107,6 +150,14 @@ var (
 				{"read-ratio", "share of ranges among the requests, 0 (puts only) to 1 (ranges only)", func(l *Load) any { return &l.ReadRatio }},
 			},
 			defaults: func(l *Load) { l.KeySpaceSize = 1000 },
+			preload:  true, rollup: true,
+			puts: func(_ Load, n func(int) int64) int64 { return n(2) },
+			check: func(l Load) string {
+				if l.ReadRatio < 0 || l.ReadRatio > 1 || math.IsNaN(l.ReadRatio) {
+					return fmt.Sprintf("read ratio %g: want 0 (puts only) to 1 (ranges only)", l.ReadRatio)
+				}
+				return checkConsistency(l)
+			},
 			record: func(l Load, p map[string]any) {
 				p["consistency"] = l.Consistency
 				p["read_ratio"] = l.ReadRatio
@@ -120,6 +171,14 @@ var (
 		},
 	}
 )
+
+// checkConsistency checks the consistency of a load's ranges.
+func checkConsistency(l Load) string {
+	if l.Consistency != Linearizable && l.Consistency != Serializable {
+		return fmt.Sprintf("consistency %q: want l (linearizable) or s (serializable)", l.Consistency)
+	}
+	return ""
+}
 
 // Kinds returns the loads, in the order the CLI shows them.
 func Kinds() []Kind { return kinds }

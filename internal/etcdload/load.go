@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -173,20 +172,13 @@ func (l Load) Validate() error {
 		return bad("value size %d: want 0 or more", l.ValSize)
 	case l.KeySize < len(strconv.Itoa(l.KeySpaceSize-1)):
 		return bad("key size %d cannot number %d keys: want at least %d", l.KeySize, l.KeySpaceSize, len(strconv.Itoa(l.KeySpaceSize-1)))
-	case (l.Op == OpRange || l.Op == OpMixed) && l.Consistency != Linearizable && l.Consistency != Serializable:
-		return bad("consistency %q: want l (linearizable) or s (serializable)", l.Consistency)
 	case l.Target != "" && l.Target != TargetAll && l.Target != TargetLeader:
 		return bad("target %q: want all or leader", l.Target)
-	case l.Op == OpTxn && l.TxnOps < 1:
-		return bad("txn ops %d: want at least 1", l.TxnOps)
-	case l.Op == OpTxn && l.TxnOps > l.KeySpaceSize:
-		return bad("txn ops %d over a key space of %d: a transaction may not put one key twice; raise the key space size", l.TxnOps, l.KeySpaceSize)
-	case l.Op == OpMixed && (l.ReadRatio < 0 || l.ReadRatio > 1 || math.IsNaN(l.ReadRatio)):
-		return bad("read ratio %g: want 0 (puts only) to 1 (ranges only)", l.ReadRatio)
-	case l.Op == OpWatch && (l.Streams < 1 || l.WatchersPerStream < 1):
-		return bad("%d streams of %d watchers: want at least one of each", l.Streams, l.WatchersPerStream)
-	case l.Op == OpWatch && l.ValSize < stampSize:
-		return bad("value size %d: a watch load's values carry their send time, want at least %d bytes", l.ValSize, stampSize)
+	}
+	if k := KindOf(l.Op); k.check != nil {
+		if msg := k.check(l); msg != "" {
+			return bad("%s", msg)
+		}
 	}
 	return nil
 }

@@ -9,10 +9,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// kindNames are the latency histograms of a load, the first one the
-// load's own (its throughput and per-second series).
-func kindNames(op Op) []string { return KindOf(op).Histograms }
-
 // sender sends request n of a client, due at due, and says which kind of
 // request it was.
 type sender func(ctx context.Context, n int64, due time.Time) (kind int, err error)

@@ -140,7 +140,7 @@ func Run(ctx context.Context, l Load) (out *Outcome, err error) {
 			err = errors.Join(err, cerr)
 		}
 	}()
-	if l.Op == OpRange || l.Op == OpMixed {
+	if KindOf(l.Op).preload {
 		if err := populate(ctx, l, conns); err != nil {
 			return nil, err
 		}
@@ -293,7 +293,7 @@ func narrowProcs(l Load) (procs int, restore func()) {
 		return 0, func() {}
 	}
 	need := max(l.Clients, 1)
-	if l.Op == OpWatch {
+	if KindOf(l.Op).watched {
 		need += l.Streams
 	}
 	old := runtime.GOMAXPROCS(0)
@@ -311,9 +311,10 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 	defer raiseGC()()
 	procs, restoreProcs := narrowProcs(l)
 	defer restoreProcs()
-	agg := newAggregator(l.Op == OpMixed, kindNames(l.Op)...)
+	kind := KindOf(l.Op)
+	agg := newAggregator(kind.rollup, kind.Histograms...)
 	var ws *watchers
-	if l.Op == OpWatch {
+	if kind.watched {
 		var err error
 		if ws, err = openWatchers(ctx, l, conns); err != nil {
 			return nil, err

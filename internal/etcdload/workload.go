@@ -13,9 +13,10 @@ import (
 // buildWorkload turns what the clients recorded into the result record.
 func buildWorkload(l Load, agg *aggregator, out *Outcome, interrupted bool) (result.Workload, error) {
 	elapsed := out.End.Sub(out.Start)
+	kind := KindOf(l.Op)
 	var lats []result.Latency
 	for i, h := range agg.hists {
-		if i > 0 && h.TotalCount() == 0 && l.Op == OpMixed {
+		if i > 0 && h.TotalCount() == 0 && kind.rollup {
 			continue // a mixed load of ranges only has no put latencies
 		}
 		enc, err := stats.Encode(h)
@@ -45,16 +46,9 @@ func buildWorkload(l Load, agg *aggregator, out *Outcome, interrupted bool) (res
 			Description: "requests that returned an error (not in the latencies); see the notes for their kinds",
 		}},
 	}
-	kv := int64(len(l.Prefix()) + l.KeySize + l.ValSize)
-	switch l.Op {
-	case OpPut:
-		w.Bytes = ops * kv
-	case OpTxn:
-		w.Bytes = ops * int64(l.TxnOps) * kv
-	case OpMixed:
-		w.Bytes = agg.hists[2].TotalCount() * kv
-	case OpWatch:
-		w.Bytes = agg.hists[1].TotalCount() * kv
+	if kind.puts != nil {
+		kv := int64(len(l.Prefix()) + l.KeySize + l.ValSize)
+		w.Bytes = kind.puts(l, func(i int) int64 { return agg.hists[i].TotalCount() }) * kv
 	}
 	if s := elapsed.Seconds(); s > 0 {
 		w.OpsPerSec = float64(ops) / s
@@ -106,8 +100,5 @@ func stop(l Load, sent int64, interrupted bool) result.Stop {
 // sent is the number of requests that succeeded: a watch load's puts, not
 // its events.
 func sent(l Load, agg *aggregator) int64 {
-	if l.Op == OpWatch {
-		return agg.hists[1].TotalCount()
-	}
-	return agg.all.TotalCount()
+	return agg.hists[KindOf(l.Op).sentHist].TotalCount()
 }
