@@ -27,13 +27,19 @@ var FlushProbeRule = struct {
 	MinPairs  int           // pairs needed for the medians' intervals to mean anything
 	MaxTime   time.Duration // the probe's time budget
 	Level     float64       // confidence of each median's interval
-	MinExtra  time.Duration // a flush that adds less than this is "no cost"
-	MinRatio  float64       // ... or less than this share of the write's cost
+	// MinRatio is the share of the write's own cost a flush must add to
+	// count as visible: the cost is judged relative to the write, as
+	// devices differ by orders of magnitude.
+	MinRatio float64
+	// Resolution is the gap under which two medians' intervals that
+	// separate still say nothing: a system call's own jitter (tmpfs,
+	// where neither call does any I/O, differs by that much).
+	Resolution time.Duration
 	Source    string
 	FileName  string
 }{
 	BlockSize: 4096, Slots: 64, MaxPairs: 400, MinPairs: 30, MaxTime: time.Second, Level: 0.95,
-	MinExtra: 20 * time.Microsecond, MinRatio: 0.2,
+	MinRatio: 0.2, Resolution: 2 * time.Microsecond,
 	Source: "etcdbench: fdatasync of an overwrite without metadata changes = writing the data out + a cache flush (REQ_PREFLUSH); " +
 		"sync_file_range(WAIT_BEFORE|WRITE|WAIT_AFTER) writes the same data out and waits without any flush (sync_file_range(2)); " +
 		"a volatile cache takes tens of microseconds (NVMe) to milliseconds (SATA, RAID, a hypervisor's fsync) to flush",
@@ -134,11 +140,13 @@ func (p *FlushProbe) judge(synced, unsynced *hdr.Histogram) {
 
 // FlushCostShows reports whether a flush visibly costs something: the
 // interval of the median with fdatasync lies wholly above that without,
-// by at least FlushProbeRule.MinExtra and MinRatio of the cost without.
+// and the gap between them is at least FlushProbeRule.MinRatio of the
+// cost without a flush (and above a system call's jitter,
+// FlushProbeRule.Resolution).
 func FlushCostShows(synced, unsynced stats.QuantileInterval, unsyncedMedian time.Duration) bool {
 	r := FlushProbeRule
 	gap := time.Duration(synced.LowerNs - unsynced.UpperNs)
-	return gap > 0 && gap >= r.MinExtra && float64(gap) >= r.MinRatio*float64(unsyncedMedian)
+	return gap > 0 && gap >= r.Resolution && float64(gap) >= r.MinRatio*float64(unsyncedMedian)
 }
 
 // Figures returns the probe as result figures, and a note that says what
@@ -154,13 +162,24 @@ func (p *FlushProbe) Figures() ([]result.Figure, string) {
 		{Name: "flush_probe_without_flush_p50", Value: p.Unsynced.Seconds(), Unit: "s",
 			Description: fmt.Sprintf("median %s of the same overwrite (%.0f %% CI %v..%v)", without, 100*p.UnsyncedCI.Level, time.Duration(p.UnsyncedCI.LowerNs), time.Duration(p.UnsyncedCI.UpperNs))},
 	}
+	measured := fmt.Sprintf("write + fdatasync median %v (%.0f %% CI %v..%v), the same write without a flush %v (%v..%v), %d pairs",
+		roundProbe(p.Synced), 100*p.SyncedCI.Level, roundProbe(time.Duration(p.SyncedCI.LowerNs)), roundProbe(time.Duration(p.SyncedCI.UpperNs)),
+		roundProbe(p.Unsynced), roundProbe(time.Duration(p.UnsyncedCI.LowerNs)), roundProbe(time.Duration(p.UnsyncedCI.UpperNs)), p.Pairs)
+	extra := ""
+	if p.Unsynced > 0 {
+		extra = fmt.Sprintf(" (%+.0f %%)", 100*(float64(p.Synced)/float64(p.Unsynced)-1))
+	}
 	var note string
-	if p.Distinguishable {
-		note = fmt.Sprintf("flush probe: fdatasync costs about %v more than writing the same overwrite out without it (median %v with, %v without): something below waits for a cache flush (or, on a copy-on-write filesystem such as btrfs, for the metadata fdatasync also writes), as on storage with a volatile cache that honours flushes; information, not a verdict",
-			roundProbe(p.Synced-p.Unsynced), roundProbe(p.Synced), roundProbe(p.Unsynced))
-	} else {
-		note = fmt.Sprintf("flush probe: write + fdatasync (median %v) costs no more than the same write without a flush (median %v): either the device has a non-volatile, power-loss-protected cache, or the flush is not sent or is ignored (a barrier=0/nobarrier mount, a hypervisor cache=unsafe, a controller that ignores flushes); the kernel cannot tell which - information, not a PASS; check the mount options and the storage's documentation",
-			roundProbe(p.Synced), roundProbe(p.Unsynced))
+	switch gap := time.Duration(p.SyncedCI.LowerNs - p.UnsyncedCI.UpperNs); {
+	case p.Distinguishable:
+		note = fmt.Sprintf("flush probe: %s: fdatasync costs about %v more%s, the intervals apart: something below waits for a cache flush (or, on a copy-on-write filesystem such as btrfs, for the metadata fdatasync also writes), as on storage with a volatile cache that honours flushes; information, not a verdict",
+			measured, roundProbe(p.Synced-p.Unsynced), extra)
+	case gap > 0:
+		note = fmt.Sprintf("flush probe: %s: the intervals are apart but fdatasync adds only %v%s, under %.0f %% of the write's own cost (or a system call's jitter, %v): too little to tell a flush from noise; either the device has a non-volatile, power-loss-protected cache, or the flush is not sent or is ignored (a barrier=0/nobarrier mount, a hypervisor cache=unsafe, a controller that ignores flushes); the kernel cannot tell which - information, not a PASS",
+			measured, roundProbe(p.Synced-p.Unsynced), extra, 100*FlushProbeRule.MinRatio, FlushProbeRule.Resolution)
+	default:
+		note = fmt.Sprintf("flush probe: %s: the intervals overlap, fdatasync costs no more than the write without a flush: either the device has a non-volatile, power-loss-protected cache, or the flush is not sent or is ignored (a barrier=0/nobarrier mount, a hypervisor cache=unsafe, a controller that ignores flushes); the kernel cannot tell which - information, not a PASS; check the mount options and the storage's documentation",
+			measured)
 	}
 	figs = append(figs, result.Figure{Name: "flush_probe_flush_cost_visible", Value: boolValue(p.Distinguishable), Unit: "count",
 		Description: "1 when the medians' intervals separate (fdatasync costs more than the write without a flush), 0 when they do not"})

@@ -73,7 +73,11 @@ func TestFlushCostShows(t *testing.T) {
 		{"a millisecond flush", ci(1100*us, 1300*us), ci(80*us, 100*us), 90 * us, true},
 		{"overlapping intervals", ci(95*us, 120*us), ci(80*us, 100*us), 90 * us, false},
 		{"separate but tiny", ci(105*us, 110*us), ci(90*us, 100*us), 95 * us, false},
-		{"separate, above MinExtra but under MinRatio of a slow write", ci(5100*us, 5200*us), ci(4900*us, 5000*us), 4950 * us, false},
+		{"separate, a 100us gap but under MinRatio of a slow write", ci(5100*us, 5200*us), ci(4900*us, 5000*us), 4950 * us, false},
+		// The VM: 42 us against 25 us, intervals 41-42 and 25-26:
+		// a 15 us gap, 60 % of the write's cost, is a flush.
+		{"a fast flush, apart and 60 % more", ci(41*us, 42*us), ci(25*us, 26*us), 25 * us, true},
+		{"apart by less than a system call's jitter", ci(1300*time.Nanosecond, 1400*time.Nanosecond), ci(1000*time.Nanosecond, 1100*time.Nanosecond), 1050 * time.Nanosecond, false},
 		{"tmpfs-like: no flush", ci(2*us, 3*us), ci(2*us, 3*us), 2 * us, false},
 	}
 	for _, c := range cases {
