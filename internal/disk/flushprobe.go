@@ -35,8 +35,8 @@ var FlushProbeRule = struct {
 	// separate still say nothing: a system call's own jitter (tmpfs,
 	// where neither call does any I/O, differs by that much).
 	Resolution time.Duration
-	Source    string
-	FileName  string
+	Source     string
+	FileName   string
 }{
 	BlockSize: 4096, Slots: 64, MaxPairs: 400, MinPairs: 30, MaxTime: time.Second, Level: 0.95,
 	MinRatio: 0.2, Resolution: 2 * time.Microsecond,
