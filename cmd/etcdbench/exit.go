@@ -34,7 +34,7 @@ func exitCode(err error, cmdPath string, stderr io.Writer) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "etcdbench: interrupted; what it wrote (scratch files, keys) was removed")
 		return exitInterrupted
-	case run.IsUsage(err), errors.Is(err, scratch.ErrNotExist), errors.Is(err, scratch.ErrNotDir):
+	case run.IsUsage(err), errors.Is(err, scratch.ErrNotExist), errors.Is(err, scratch.ErrNotDir), errors.Is(err, scratch.ErrNotStorage):
 		fmt.Fprintf(stderr, "etcdbench: %s (see '%s --help')\n", oneLine(err), cmdPath)
 		return exitUsage
 	}

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/units"
 )
 
@@ -35,6 +36,7 @@ var (
 	ErrPermission = errors.New("no permission to write")
 	ErrReadOnly   = errors.New("read-only filesystem")
 	ErrNoSpace    = errors.New("not enough free space")
+	ErrNotStorage = errors.New("not storage")
 )
 
 // Marker is the content of the marker file.
@@ -69,7 +71,25 @@ func Check(parent string) (string, error) {
 	case !st.IsDir():
 		return "", fmt.Errorf("%s: %w", parent, ErrNotDir)
 	}
+	if fsType, ok := fsTypeOf(abs); ok && sysinfo.IsPseudoFS(fsType) {
+		return "", fmt.Errorf("%s: %w: it is on %s, a view of the kernel's state; give a directory on the disk to test", parent, ErrNotStorage, fsType)
+	}
 	return abs, nil
+}
+
+// fsTypeOf is the type of the filesystem dir is on, from this process's
+// mountinfo; false when it cannot be read.
+func fsTypeOf(dir string) (string, bool) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", false
+	}
+	ms, err := sysinfo.ParseMountInfo(data)
+	if err != nil {
+		return "", false
+	}
+	m, ok := sysinfo.MountFor(ms, dir)
+	return m.FSType, ok
 }
 
 // FreeBytes returns the space an unprivileged writer may still use in dir.

@@ -161,6 +161,8 @@ func TestCheckErrors(t *testing.T) {
 	}{
 		{"missing", filepath.Join(parent, "nope"), ErrNotExist},
 		{"file", file, ErrNotDir},
+		{"procfs", "/proc", ErrNotStorage},
+		{"sysfs", "/sys/kernel", ErrNotStorage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -171,6 +173,14 @@ func TestCheckErrors(t *testing.T) {
 				t.Fatalf("Create(%s) = %v, want %v", c.dir, err, c.want)
 			}
 		})
+	}
+}
+
+// The directory under test is storage: the scratch directory's own
+// parent (a real filesystem) passes.
+func TestCheckStorage(t *testing.T) {
+	if _, err := Check(t.TempDir()); err != nil {
+		t.Fatalf("a temporary directory refused: %v", err)
 	}
 }
 

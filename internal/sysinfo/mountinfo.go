@@ -186,3 +186,19 @@ var memoryFSTypes = map[string]bool{
 func IsMemoryFS(fsType string) bool {
 	return memoryFSTypes[fsType]
 }
+
+// pseudoFSTypes are the kernel's interface filesystems: files there are
+// views of the kernel's state (processes, devices, cgroups, tracing),
+// not storage, and a benchmark has nothing to measure in them.
+var pseudoFSTypes = map[string]bool{
+	"proc": true, "sysfs": true, "devtmpfs": true, "devpts": true, "cgroup": true, "cgroup2": true,
+	"debugfs": true, "tracefs": true, "securityfs": true, "bpf": true, "configfs": true, "pstore": true,
+	"efivarfs": true, "mqueue": true, "fusectl": true, "binfmt_misc": true, "autofs": true, "rpc_pipefs": true,
+	"nsfs": true, "selinuxfs": true, "hugetlbfs": true,
+}
+
+// IsPseudoFS reports whether fsType is one of the kernel's interface
+// filesystems (proc, sysfs, devtmpfs, cgroup...) rather than storage.
+func IsPseudoFS(fsType string) bool {
+	return pseudoFSTypes[fsType]
+}
