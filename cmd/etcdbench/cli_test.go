@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -96,6 +97,8 @@ func TestBadInput(t *testing.T) {
 		{"clean without --dir", func(d string) []string { return []string{"clean"} }},
 		{"clean --dir does not exist", func(d string) []string { return []string{"clean", "--dir", filepath.Join(d, "missing")} }},
 		{"clean with argument", func(d string) []string { return []string{"clean", "--dir", d, "extra"} }},
+		{"capacity --dir /proc", func(d string) []string { return []string{"capacity", "--dir", "/proc"} }},
+		{"check --dir /sys", func(d string) []string { return []string{"check", "--dir", "/sys", "--quick"} }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,6 +121,24 @@ func TestBadInput(t *testing.T) {
 			checkNoScratch(t, d)
 			checkSnapshot(t, d, before)
 		})
+	}
+}
+
+// A mistyped command is answered with the command it most likely meant.
+func TestMistypedCommandSuggests(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"dsk", "wal"}, `unknown command "dsk" for "etcdbench"; did you mean "disk"?`},
+		{[]string{"capcity"}, `did you mean "capacity"?`},
+		{[]string{"diagnose", "metics"}, `unknown command "metics" for "etcdbench diagnose"; did you mean "metrics"?`},
+		{[]string{"xyzzy"}, `unknown command "xyzzy" for "etcdbench"`},
+	} {
+		var out, errb strings.Builder
+		if code := execute(context.Background(), tc.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %d and %q", tc.args, code, errb.String(), exitUsage, tc.want)
+		}
 	}
 }
 

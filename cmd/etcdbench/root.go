@@ -69,10 +69,21 @@ on the same disk under load, in one verdict table.`,
 
 // noArgs rejects positional arguments with a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
+	switch {
+	case len(args) == 0:
+		return nil
+	case !cmd.HasAvailableSubCommands():
 		return run.Usagef("unexpected argument %q", args[0])
 	}
-	return nil
+	// A command with subcommands that runs on its own too (etcdbench
+	// runs check): an argument is most likely a mistyped subcommand.
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, which SuggestionsFor does not apply
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		return run.Usagef("unknown command %q for %q; did you mean %q?", args[0], cmd.CommandPath(), strings.Join(s, `" or "`))
+	}
+	return run.Usagef("unknown command %q for %q", args[0], cmd.CommandPath())
 }
 
 // commandLine reconstructs the command line for the result record: the
