@@ -17,17 +17,23 @@ import (
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// The capacity sweep compares its answer with etcdctl check perf's loads;
-// disk cannot import etcdload, so the two tables are kept equal here.
+// etcdload.CheckPresets sends etcdctl check perf's load models, whose
+// names and rates are verdict.CheckPerfLoads (which the capacity marks
+// derive from); until etcdload takes its rates from there, the two are
+// kept equal here.
 func TestCapacityMarksAreCheckPerfLoads(t *testing.T) {
-	if len(disk.CheckPerfMarks) != len(etcdload.CheckPresets) {
-		t.Fatalf("%d marks, %d check perf presets", len(disk.CheckPerfMarks), len(etcdload.CheckPresets))
+	if len(verdict.CheckPerfLoads) != len(etcdload.CheckPresets) || len(disk.CheckPerfMarks) != len(etcdload.CheckPresets) {
+		t.Fatalf("%d load models, %d marks, %d check perf presets", len(verdict.CheckPerfLoads), len(disk.CheckPerfMarks), len(etcdload.CheckPresets))
 	}
 	for i, p := range etcdload.CheckPresets {
+		if l := verdict.CheckPerfLoads[i]; l.Name != p.Name || l.Alias != p.Alias || l.Rate != p.Rate {
+			t.Errorf("load model %+v, check perf preset %s (%s) at %v", l, p.Name, p.Alias, p.Rate)
+		}
 		if m := disk.CheckPerfMarks[i]; m.Name != p.Name || m.Rate != p.Rate {
 			t.Errorf("mark %s at %v, check perf preset %s at %v", m.Name, m.Rate, p.Name, p.Rate)
 		}
