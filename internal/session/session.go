@@ -107,11 +107,13 @@ func (s *Session) StopEtcd() error { return s.cluster.Close() }
 // a bbolt file and slack.
 func EmbeddedSpace(members int) int64 { return int64(members) * (2*64e6 + 64<<20) }
 
-// Finish puts the workloads wls into the result, with the notes about
-// stale scratch directories, marks an interrupted run and stamps the end
-// (see run.Run.Finish; callers that drop partial workloads on an error
-// do so before).
+// Finish clears the live line, the measuring being over, and puts the
+// workloads wls into the result, with the notes about stale scratch
+// directories, marks an interrupted run and stamps the end (see
+// run.Run.Finish; callers that drop partial workloads on an error do so
+// before).
 func (s *Session) Finish(ctx context.Context, wls []result.Workload, err error) (*result.Result, error) {
+	s.Progress.Clear()
 	return s.Run.Finish(ctx, wls, err)
 }
 
