@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"etcdbench/internal/capacityrun"
 	"etcdbench/internal/disk"
-	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
 )
@@ -40,7 +40,7 @@ func newCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		res, err := etcdrun.MeasureCapacity(c.Context(), etcdrun.DiskCapacity{
+		res, err := capacityrun.Run(c.Context(), capacityrun.Config{
 			Dir: df.dir, Sweep: w, CPU: true, CPUStep: step,
 			Progress: df.prog.terminal(stderr, df.out.output), Args: commandLine(c),
 		})

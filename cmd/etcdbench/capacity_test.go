@@ -20,19 +20,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// The capacity sweep compares its answer with etcdctl check perf's loads;
-// disk cannot import etcdload, so the two tables are kept equal here.
-func TestCapacityMarksAreCheckPerfLoads(t *testing.T) {
-	if len(disk.CheckPerfMarks) != len(etcdload.CheckPresets) {
-		t.Fatalf("%d marks, %d check perf presets", len(disk.CheckPerfMarks), len(etcdload.CheckPresets))
-	}
-	for i, p := range etcdload.CheckPresets {
-		if m := disk.CheckPerfMarks[i]; m.Name != p.Name || m.Rate != p.Rate {
-			t.Errorf("mark %s at %v, check perf preset %s at %v", m.Name, m.Rate, p.Name, p.Rate)
-		}
-	}
-}
-
 // Ctrl-C in the middle of a sweep reports the steps done so far, marked
 // interrupted, and leaves the directory as it was.
 func TestCapacityInterrupted(t *testing.T) {

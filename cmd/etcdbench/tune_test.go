@@ -180,7 +180,7 @@ func TestTuneInterrupted(t *testing.T) {
 	p := start(t, runOpts{}, "tune", "--dir", dir, "--vary", "backend-batch-limit=100,10000", "--duration", "60s", "--clients", "4", "--no-progress")
 	sd := waitScratch(t, p, dir)
 	waitFor(t, 30*time.Second, "the embedded etcd's WAL", func() bool {
-		_, err := os.Stat(filepath.Join(sd, "member0", "member", "wal"))
+		_, err := os.Stat(filepath.Join(sd, "etcd", "member0", "member", "wal"))
 		return err == nil
 	})
 	time.Sleep(time.Second) // into the first run's load

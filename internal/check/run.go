@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
@@ -15,6 +13,7 @@ import (
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
+	"etcdbench/internal/session"
 	"etcdbench/internal/verdict"
 )
 
@@ -68,52 +67,41 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	need := max(disk.SpaceNeeded(ws), etcdrun.EmbeddedSpace(c.Budget.Members))
-	r, err := run.Open(c.Dir, need, "free some space, or use --quick", c.Args)
+	s, err := session.Open(session.Options{
+		Dir: c.Dir, Need: max(disk.SpaceNeeded(ws), session.EmbeddedSpace(c.Budget.Members)), Hint: "free some space, or use --quick",
+		Args: c.Args, Progress: c.Progress, Steps: len(ws) + 2,
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close(&err)
-
-	diskDir := filepath.Join(r.Scratch.Path, "disk")
-	if err := os.Mkdir(diskDir, 0o700); err != nil {
-		return nil, err
-	}
-	prog := run.NewProgress(c.Progress, len(ws)+2)
-	env := disk.Env{Dir: diskDir, Root: "/", Facts: r.Result.Environment, Thresholds: verdict.Defaults(), OnSecond: disk.ShowOn(prog)}
-	wls, err := disk.RunSuite(ctx, env, ws, prog.Start)
-	if err == nil {
-		err = os.RemoveAll(diskDir) // the etcd's space
-	}
+	defer s.Close(&err)
+	wls, err := s.Disk(ctx, ws)
 	var measured Measured
 	if err == nil {
 		var etcdWls []result.Workload
-		etcdWls, measured, err = runEtcd(ctx, c, filepath.Join(r.Scratch.Path, "etcd"), prog, len(ws))
+		etcdWls, measured, err = runEtcd(ctx, c, s, len(ws))
 		wls = append(wls, etcdWls...)
 	}
-	prog.Clear()
 	if err != nil && !run.Interrupted(ctx, err) {
 		return nil, err
 	}
 	if len(wls) > 0 {
 		wls = append(wls, Summarize(wls, measured))
 	}
-	return r.Finish(ctx, wls, err)
+	return s.Finish(ctx, wls, err)
 }
 
-// runEtcd starts the embedded etcd in dir and runs the budget's put and
-// range loads on it, the put load traced by eBPF when asked and allowed;
-// the progress line counts them from first. What the put load measured
-// of the members and the trace comes back typed.
-func runEtcd(ctx context.Context, c Config, dir string, prog *run.Progress, first int) (out []result.Workload, m Measured, err error) {
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, m, err
-	}
-	cluster, err := etcdrun.StartEmbedded(ctx, etcdcluster.Options{Dir: dir, Members: c.Budget.Members})
+// runEtcd starts the session's embedded etcd and runs the budget's put
+// and range loads on it, the put load traced by eBPF when asked and
+// allowed; the progress line counts them from first. What the put load
+// measured of the members and the trace comes back typed.
+func runEtcd(ctx context.Context, c Config, s *session.Session, first int) (out []result.Workload, m Measured, err error) {
+	cluster, err := s.StartEtcd(ctx, etcdcluster.Options{Members: c.Budget.Members})
 	if err != nil {
 		return nil, m, err
 	}
 	defer cluster.Close()
+	prog := s.Progress
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
 	for i, op := range []etcdload.Op{etcdload.OpPut, etcdload.OpRange} {
 		shape := c.Budget.Put

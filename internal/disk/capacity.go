@@ -37,13 +37,15 @@ type CapacityParams struct {
 	Marks []result.CapacityMark
 }
 
-// CheckPerfMarks are etcdctl check perf's loads (the rates of
-// etcdload.CheckPresets; cmd's tests keep the two equal).
-var CheckPerfMarks = []result.CapacityMark{
-	{Name: "s", Rate: 150, Source: "etcdctl check perf --load s: 150 puts/s"},
-	{Name: "m", Rate: 1000, Source: "etcdctl check perf --load m: 1000 puts/s"},
-	{Name: "l", Rate: 8000, Source: "etcdctl check perf --load l: 8000 puts/s"},
-	{Name: "xl", Rate: 15000, Source: "etcdctl check perf --load xl: 15000 puts/s"},
+// CheckPerfMarks are etcdctl check perf's loads (verdict.CheckPerfLoads).
+var CheckPerfMarks = checkPerfMarks(verdict.CheckPerfLoads)
+
+func checkPerfMarks(loads []verdict.CheckPerfLoad) []result.CapacityMark {
+	var ms []result.CapacityMark
+	for _, l := range loads {
+		ms = append(ms, result.CapacityMark{Name: l.Name, Rate: l.Rate, Source: l.Mark()})
+	}
+	return ms
 }
 
 // ClusterSizes are the cluster sizes of etcd's hardware guide, by the

@@ -36,12 +36,17 @@ type CheckPreset struct {
 // CheckPresets are etcdctl check perf's load models (checkPerfCfgMap in
 // verdict.CheckPerfSource; the key and value sizes are ksize and vsize
 // of newCheckPerfCommand).
-var CheckPresets = []CheckPreset{
-	{Name: "s", Alias: "small", Rate: 150, Clients: 50, Conns: 50, Duration: 60 * time.Second, KeySize: 256, ValSize: 1024},
-	{Name: "m", Alias: "medium", Rate: 1000, Clients: 200, Conns: 200, Duration: 60 * time.Second, KeySize: 256, ValSize: 1024},
-	{Name: "l", Alias: "large", Rate: 8000, Clients: 500, Conns: 500, Duration: 60 * time.Second, KeySize: 256, ValSize: 1024},
-	{Name: "xl", Alias: "xLarge", Rate: 15000, Clients: 1000, Conns: 1000, Duration: 60 * time.Second, KeySize: 256, ValSize: 1024},
-}
+var CheckPresets = func() []CheckPreset {
+	// Each load model's clients and connections, as etcdctl's
+	// checkPerfCfgMap gives them; its name and rate are verdict's.
+	clients := map[string]int{"s": 50, "m": 200, "l": 500, "xl": 1000}
+	ps := make([]CheckPreset, len(verdict.CheckPerfLoads))
+	for i, l := range verdict.CheckPerfLoads {
+		ps[i] = CheckPreset{Name: l.Name, Alias: l.Alias, Rate: l.Rate, Clients: clients[l.Name], Conns: clients[l.Name],
+			Duration: 60 * time.Second, KeySize: 256, ValSize: 1024}
+	}
+	return ps
+}()
 
 // LookupCheckPreset returns the preset of a name or etcdctl's alias of it
 // (small, medium, large, xLarge); ok is false for anything else.

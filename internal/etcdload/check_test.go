@@ -241,3 +241,16 @@ func TestCheckStopsAtTheEnd(t *testing.T) {
 		t.Errorf("%d keys left under %s", n, l.Prefix())
 	}
 }
+
+// The presets are etcdctl's load models, their names and rates
+// verdict's: each has its clients and connections.
+func TestCheckPresetsAreTheLoadModels(t *testing.T) {
+	if len(CheckPresets) != len(verdict.CheckPerfLoads) {
+		t.Fatalf("%d presets, %d load models", len(CheckPresets), len(verdict.CheckPerfLoads))
+	}
+	for i, p := range CheckPresets {
+		if l := verdict.CheckPerfLoads[i]; p.Name != l.Name || p.Rate != l.Rate || p.Clients < 1 || p.Conns != p.Clients {
+			t.Errorf("preset %+v of load model %+v", p, l)
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package etcdrun
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -188,56 +186,5 @@ func TestPresetAt(t *testing.T) {
 		if p := presetAt(rate, time.Second); p.Clients != clients || p.Rate != rate || p.Duration != time.Second {
 			t.Errorf("presetAt(%v) = %+v, want %d clients", rate, p, clients)
 		}
-	}
-}
-
-func TestEstimate(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		disk, cpu result.Capacity
-		want      finding.Kind
-		rate      float64
-		upper     float64
-	}{
-		// A fast disk: the disk carried every rate tried, the CPUs fail
-		// at 10,500/s.
-		{"cpu", result.Capacity{Rate: 102000}, result.Capacity{Rate: 9600, Upper: 10500}, finding.CPU, 9600, 10500},
-		// A rate-capped volume: the CPU side, swept up to the disk's
-		// knee, passed every step.
-		{"disk", result.Capacity{Rate: 50, Upper: 60, Bend: "rate-cap"}, result.Capacity{Rate: 50}, finding.Disk, 50, 60},
-		// Both fail, the disk lower.
-		{"disk lower", result.Capacity{Rate: 800, Upper: 900}, result.Capacity{Rate: 800, Upper: 900}, finding.Disk, 800, 900},
-		// The CPUs lower than a disk with a knee.
-		{"cpu lower", result.Capacity{Rate: 20000, Upper: 23000}, result.Capacity{Rate: 9600, Upper: 10500}, finding.CPU, 9600, 10500},
-		{"none", result.Capacity{Rate: 102000}, result.Capacity{Rate: 102000}, finding.None, 102000, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := Estimate(&tc.disk, &tc.cpu)
-			if e.LimitedBy != tc.want || e.Rate != tc.rate || e.Upper != tc.upper || e.Evidence == "" {
-				t.Fatalf("Estimate = %+v, want %s at %v-%v", e, tc.want, tc.rate, tc.upper)
-			}
-			if e.DiskRate != tc.disk.Rate || e.CPURate != tc.cpu.Rate {
-				t.Fatalf("Estimate's sides %+v", e)
-			}
-		})
-	}
-}
-
-// The CPU side's failure keeps the disk's answer, said in a note; an
-// interruption stays an interruption.
-func TestCPUSideFailed(t *testing.T) {
-	var w result.Workload
-	if err := cpuSideFailed(context.Background(), &w, errors.New("etcd: member0 did not\nstart")); err != nil || len(w.Notes) != 1 ||
-		!strings.Contains(w.Notes[0], "not estimated: etcd: member0 did not start") {
-		t.Fatalf("err %v, notes %q", err, w.Notes)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	w = result.Workload{}
-	if err := cpuSideFailed(ctx, &w, context.Canceled); !errors.Is(err, context.Canceled) || len(w.Notes) != 0 {
-		t.Fatalf("interrupted: err %v, notes %q", err, w.Notes)
-	}
-	if err := cpuSideFailed(context.Background(), &w, nil); err != nil || len(w.Notes) != 0 {
-		t.Fatalf("no error: %v %q", err, w.Notes)
 	}
 }

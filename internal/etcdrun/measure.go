@@ -11,7 +11,7 @@ import (
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/result"
-	"etcdbench/internal/run"
+	"etcdbench/internal/session"
 	"etcdbench/internal/verdict"
 )
 
@@ -30,25 +30,12 @@ type Spec struct {
 	Progress io.Writer
 	// Bench runs the load (nil: etcdload.Bench); etcd check judges it too.
 	Bench func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error)
-	// Space is the free space the embedded etcd needs (0: EmbeddedSpace).
+	// Space is the free space the embedded etcd needs (0:
+	// session.EmbeddedSpace).
 	Space int64
 	// Name is the progress line's name for the run (empty: the load's).
 	Name string
 }
-
-// StartEmbedded starts the embedded etcd of every command, each member
-// in a process of its own, as deployed: sharing the load generator's Go
-// runtime, etcd's WAL syncs would wait for CPU behind the clients (see
-// docs/check.md, Prediction).
-func StartEmbedded(ctx context.Context, o etcdcluster.Options) (*etcdcluster.Cluster, error) {
-	o.OwnProcess = true
-	return etcdcluster.Start(ctx, o)
-}
-
-// EmbeddedSpace is the free space an embedded run needs: two 64 MB WAL
-// segments per member (the current one and the preallocated next) plus
-// a bbolt file and slack.
-func EmbeddedSpace(members int) int64 { return int64(members) * (2*64e6 + 64<<20) }
 
 // Measure starts the embedded etcd when there are no endpoints, runs the
 // load with its metrics scraped around it, and stops and removes
@@ -81,35 +68,35 @@ func MeasureRun(ctx context.Context, s Spec) (*Measurement, error) {
 
 func measure(ctx context.Context, s Spec, members *[]observe.Member) (res *result.Result, err error) {
 	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.Load.Client.TLS), After: s.After}
-	var r *run.Run
+	var ses *session.Session
 	var notes []string
 	var cluster *etcdcluster.Cluster
 	if len(s.Load.Client.Endpoints) == 0 {
 		need := s.Space
 		if need == 0 {
-			need = EmbeddedSpace(s.Embedded.Members)
+			need = session.EmbeddedSpace(s.Embedded.Members)
 		}
-		if r, err = run.Open(s.Dir, need, "free some space for the embedded etcd", s.Args); err != nil {
+		if ses, err = session.Open(session.Options{Dir: s.Dir, Need: need, Hint: "free some space for the embedded etcd", Args: s.Args, Progress: s.Progress, Steps: 1}); err != nil {
 			return nil, err
 		}
-		defer r.Close(&err)
-		s.Embedded.Dir = r.Scratch.Path
-		if cluster, err = StartEmbedded(ctx, s.Embedded); err != nil {
+		defer ses.Close(&err)
+		if cluster, err = ses.StartEtcd(ctx, s.Embedded); err != nil {
 			return nil, err
 		}
 		defer func() {
 			// Stopping is bounded (see Cluster.Close); a member that had to
 			// be stopped the hard way is worth a note, not a failed run.
-			if cerr := cluster.Close(); cerr != nil && res != nil && len(res.Workloads) > 0 {
+			if cerr := ses.StopEtcd(); cerr != nil && res != nil && len(res.Workloads) > 0 {
 				w := &res.Workloads[len(res.Workloads)-1]
 				w.Notes = append(w.Notes, cerr.Error())
 			}
 		}()
 		s.Load.Client.Endpoints = cluster.Endpoints()
 		bo.Targets, bo.PIDs = observe.EmbeddedTargets(cluster.MetricsURLs()), cluster.PIDs()
-		notes = append(notes, fmt.Sprintf("embedded etcd: %d member(s) with data in %s", s.Embedded.Members, r.Scratch.Path))
+		notes = append(notes, fmt.Sprintf("embedded etcd: %d member(s) with data in %s", s.Embedded.Members, ses.EtcdDir()))
 	} else {
-		r = run.New(s.Args)
+		ses = session.External(s.Args, s.Progress, 1)
+		defer ses.Close(&err)
 		notes = append(notes, "external cluster: the environment describes the machine etcdbench ran on, not the members")
 		bo.Targets, bo.BestEffort = observe.ExternalTargets(s.Load.Client.Endpoints), true
 	}
@@ -117,15 +104,13 @@ func measure(ctx context.Context, s Spec, members *[]observe.Member) (res *resul
 	if s.Name != "" {
 		name = s.Name
 	}
-	prog := run.NewProgress(s.Progress, 1)
-	prog.Start(0, name)
-	s.Load.OnSecond = prog.Requests()
+	ses.Progress.Start(0, name)
+	s.Load.OnSecond = ses.Progress.Requests()
 	bench := etcdload.Bench
 	if s.Bench != nil {
 		bench = s.Bench
 	}
 	out, runErr := bench(ctx, s.Load, bo)
-	prog.Clear()
 	if out == nil {
 		return nil, runErr
 	}
@@ -136,7 +121,7 @@ func measure(ctx context.Context, s Spec, members *[]observe.Member) (res *resul
 	if cluster != nil && wentWrong(out) {
 		out.Workload.Notes = append(out.Workload.Notes, logNotes(cluster.Log())...)
 	}
-	return r.Finish(ctx, []result.Workload{out.Workload}, runErr)
+	return ses.Finish(ctx, []result.Workload{out.Workload}, runErr)
 }
 
 // wentWrong reports whether a load had failed requests or a verdict that
@@ -174,10 +159,10 @@ func logNotes(log string) []string {
 }
 
 // CheckSpace is the free space an embedded check-perf-like run of p for d
-// needs: the room of EmbeddedSpace for each member plus, per member,
+// needs: the room of session.EmbeddedSpace for each member plus, per member,
 // twice what its puts write (the WAL segments that wait for the next
 // snapshot to be purged and the bbolt file that keeps every new key).
 func CheckSpace(p etcdload.CheckPreset, d time.Duration, members int) int64 {
 	perPut := int64(len(etcdload.PrefixRoot) + 64 + p.KeySize + p.ValSize) // 64: run id and record overhead
-	return EmbeddedSpace(members) + int64(members)*2*p.Puts(d)*perPut
+	return session.EmbeddedSpace(members) + int64(members)*2*p.Puts(d)*perPut
 }

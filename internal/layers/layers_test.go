@@ -10,15 +10,18 @@ import (
 
 // layerOf ranks every etcdbench package; an import must go to a lower
 // rank. Higher layers use lower ones: the command line, then the engines
-// that run a command (check, tune, etcdrun, diagnose), then the workloads
-// and tools they drive, then the run lifecycle and the formats, then the
-// model, then the facts and numbers everything shares.
+// that run a command (check, tune, capacityrun over etcdrun; diagnose),
+// then a run's phases (session), then the workloads and tools they drive,
+// then the run lifecycle and the formats, then the model, then the facts
+// and numbers everything shares.
 var layerOf = map[string]int{
-	"cmd/etcdbench": 8,
+	"cmd/etcdbench": 9,
 
-	"check": 7, "tune": 7,
+	"check": 8, "tune": 8, "capacityrun": 8,
 
-	"etcdrun": 6, "diagnose": 6, "exporter": 6,
+	"etcdrun": 7, "diagnose": 7, "exporter": 7,
+
+	"session": 6,
 
 	"disk": 5, "strace": 5, "trace": 5, "etcdload": 5, "etcdcluster": 5,
 

@@ -11,6 +11,7 @@ import (
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/scratch"
+	"etcdbench/internal/session"
 )
 
 // Options are how a plan is measured.
@@ -30,7 +31,7 @@ func (p Plan) CheckSpace() error {
 	need := map[string]int64{}
 	for _, c := range p.Combinations {
 		m := max(c.Config.Embedded.Members, 1)
-		need[c.Config.Dir] = max(need[c.Config.Dir], etcdrun.EmbeddedSpace(m))
+		need[c.Config.Dir] = max(need[c.Config.Dir], session.EmbeddedSpace(m))
 	}
 	for dir, n := range need {
 		if err := scratch.CheckFree(dir, n); err != nil {

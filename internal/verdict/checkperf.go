@@ -13,6 +13,33 @@ import (
 // signature.
 const CheckPerfSource = "etcdctl check perf: etcd v3.7.1 etcdctl/ctlv3/command/check.go, newCheckPerfCommand"
 
+// CheckPerfLoad is one of etcdctl check perf's load models, by the rate
+// it asks for.
+type CheckPerfLoad struct {
+	Name  string // --load: s, m, l, xl
+	Alias string // etcdctl's long name: small, medium, large, xLarge
+	// Rate is the puts per second asked for (cfg.limit, a rate limiter in
+	// front of the clients).
+	Rate float64
+}
+
+// CheckPerfLoads are etcdctl check perf's load models (checkPerfCfgMap in
+// CheckPerfSource), the one list of their names and rates:
+// etcdload.CheckPresets sends them (with each one's clients, duration and
+// sizes) and disk.CheckPerfMarks compares a capacity with them.
+var CheckPerfLoads = []CheckPerfLoad{
+	{Name: "s", Alias: "small", Rate: 150},
+	{Name: "m", Alias: "medium", Rate: 1000},
+	{Name: "l", Alias: "large", Rate: 8000},
+	{Name: "xl", Alias: "xLarge", Rate: 15000},
+}
+
+// Mark is what a capacity compared with l cites: "etcdctl check perf
+// --load s: 150 puts/s".
+func (l CheckPerfLoad) Mark() string {
+	return fmt.Sprintf("etcdctl check perf --load %s: %g puts/s", l.Name, l.Rate)
+}
+
 // CheckPerfThresholds are the pass rules of `etcdctl check perf`. The
 // command line may override any of them.
 type CheckPerfThresholds struct {

@@ -55,3 +55,32 @@ func TestJudgeCheckPerfLimitsAreInclusive(t *testing.T) {
 		t.Fatalf("%s at the limits, want PASS", s)
 	}
 }
+
+// The load models are etcdctl's checkPerfCfgMap, in its order, and a
+// capacity cites each by the flag that runs it.
+func TestCheckPerfLoads(t *testing.T) {
+	want := map[string]struct {
+		alias string
+		rate  float64
+		mark  string
+	}{
+		"s":  {"small", 150, "etcdctl check perf --load s: 150 puts/s"},
+		"m":  {"medium", 1000, "etcdctl check perf --load m: 1000 puts/s"},
+		"l":  {"large", 8000, "etcdctl check perf --load l: 8000 puts/s"},
+		"xl": {"xLarge", 15000, "etcdctl check perf --load xl: 15000 puts/s"},
+	}
+	if len(CheckPerfLoads) != len(want) {
+		t.Fatalf("%d load models, want %d", len(CheckPerfLoads), len(want))
+	}
+	for i, l := range CheckPerfLoads {
+		t.Run(l.Name, func(t *testing.T) {
+			w, ok := want[l.Name]
+			if !ok || l.Alias != w.alias || l.Rate != w.rate || l.Mark() != w.mark {
+				t.Fatalf("%+v (mark %q), want %+v", l, l.Mark(), w)
+			}
+			if i > 0 && l.Rate <= CheckPerfLoads[i-1].Rate {
+				t.Fatalf("%s at %v after %v: want rising rates", l.Name, l.Rate, CheckPerfLoads[i-1].Rate)
+			}
+		})
+	}
+}

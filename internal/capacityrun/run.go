@@ -1,11 +1,9 @@
-package etcdrun
+package capacityrun
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -15,18 +13,18 @@ import (
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
-	"etcdbench/internal/finding"
+	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
-	"etcdbench/internal/units"
+	"etcdbench/internal/session"
 	"etcdbench/internal/verdict"
 )
 
-// DiskCapacity is one `capacity` run: the disk's capacity sweep and,
-// with CPU, the same sweep as `etcd capacity` on an embedded etcd whose
+// Config is one `capacity` run: the disk's capacity sweep and, with
+// CPU, the same sweep as `etcd capacity` on an embedded etcd whose
 // fsyncs are off, which finds what this machine's CPUs carry; the two
 // give the put rate an etcd on this disk and machine sustains.
-type DiskCapacity struct {
+type Config struct {
 	Dir string
 	// Sweep is the disk's capacity sweep (disk's capacity workload).
 	Sweep disk.Workload
@@ -48,41 +46,29 @@ const CPUCapacityDescription = "the highest put rate this machine's CPUs carry f
 // etcd carries, so the ladder climbs, in few steps.
 const cpuStart = 1200
 
-// MeasureCapacity runs the disk's sweep and then, unless the disk
-// carries nothing or CPU is off, the CPU side, in one scratch directory,
-// and adds the estimate to the disk's answer. The CPU side climbs only
-// as far as the disk's limit: it need only say whether the CPUs carry
-// what the disk does. An interrupted run returns what it measured with
-// the context's error.
-func MeasureCapacity(ctx context.Context, c DiskCapacity) (res *result.Result, err error) {
+// Run runs the disk's sweep and then, unless the disk carries nothing
+// or CPU is off, the CPU side, in one session, and adds the estimate to
+// the disk's answer. The CPU side climbs only as far as the disk's
+// limit: it need only say whether the CPUs carry what the disk does. An
+// interrupted run returns what it measured with the context's error.
+func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	ws := []disk.Named{{Name: "capacity", Workload: c.Sweep}}
 	need := disk.SpaceNeeded(ws)
+	total := 1
 	if c.CPU {
 		need = max(need, cpuSpace(c.CPUStep))
+		total = 2
 	}
-	r, err := run.Open(c.Dir, need, "free some space, or use --quick", c.Args)
+	s, err := session.Open(session.Options{Dir: c.Dir, Need: need, Hint: "free some space, or use --quick", Args: c.Args, Progress: c.Progress, Steps: total})
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close(&err)
-	diskDir := filepath.Join(r.Scratch.Path, "disk")
-	if err := os.Mkdir(diskDir, 0o700); err != nil {
-		return nil, err
-	}
-	total := 1
-	if c.CPU {
-		total = 2
-	}
-	prog := run.NewProgress(c.Progress, total)
-	env := disk.Env{Dir: diskDir, Root: "/", Facts: r.Result.Environment, Thresholds: verdict.Defaults(), OnSecond: disk.ShowOn(prog)}
-	wls, err := disk.RunSuite(ctx, env, ws, prog.Start)
-	if err == nil {
-		err = os.RemoveAll(diskDir)
-	}
+	defer s.Close(&err)
+	wls, err := s.Disk(ctx, ws)
 	if d := diskCapacity(wls); err == nil && c.CPU && d != nil && d.Rate > 0 {
-		prog.Start(1, CPUCapacityName)
+		s.Progress.Start(1, CPUCapacityName)
 		var w result.Workload
-		w, err = cpuCapacity(ctx, filepath.Join(r.Scratch.Path, "etcd"), d, c.CPUStep, prog)
+		w, err = cpuCapacity(ctx, s, d, c.CPUStep)
 		err = cpuSideFailed(ctx, &wls[0], err)
 		if w.Capacity != nil {
 			wls = append(wls, w)
@@ -93,11 +79,10 @@ func MeasureCapacity(ctx context.Context, c DiskCapacity) (res *result.Result, e
 			}
 		}
 	}
-	prog.Clear()
 	if err != nil && !run.Interrupted(ctx, err) {
 		return nil, err
 	}
-	return r.Finish(ctx, wls, err)
+	return s.Finish(ctx, wls, err)
 }
 
 // cpuSideFailed keeps the disk's answer when the CPU side ends in an
@@ -128,16 +113,13 @@ func diskCapacity(wls []result.Workload) *result.Capacity {
 func cpuSpace(step time.Duration) int64 {
 	p := etcdload.CheckPresets[len(etcdload.CheckPresets)-1]
 	p.Rate *= capacity.ProbeFactor
-	return CheckSpace(p, step, 1)
+	return etcdrun.CheckSpace(p, step, 1)
 }
 
-// cpuCapacity runs the etcd capacity sweep on an embedded member without
-// fsync in dir, up to the disk's limit d.
-func cpuCapacity(ctx context.Context, dir string, d *result.Capacity, step time.Duration, prog *run.Progress) (result.Workload, error) {
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return result.Workload{}, err
-	}
-	cluster, err := StartEmbedded(ctx, etcdcluster.Options{Dir: dir, Members: 1, UnsafeNoFsync: true})
+// cpuCapacity runs the etcd capacity sweep on the session's embedded
+// etcd, one member without fsync, up to the disk's limit d.
+func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, step time.Duration) (result.Workload, error) {
+	cluster, err := s.StartEtcd(ctx, etcdcluster.Options{Members: 1, UnsafeNoFsync: true})
 	if err != nil {
 		return result.Workload{}, err
 	}
@@ -154,9 +136,9 @@ func cpuCapacity(ctx context.Context, dir string, d *result.Capacity, step time.
 	}
 	l := etcdload.CheckPresets[0].Load()
 	l.Total, l.Duration = 0, step
-	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), prog.Requests()
+	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
-	bench := CapacityBench(CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults()})
+	bench := etcdrun.CapacityBench(etcdrun.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults()})
 	o, err := bench(ctx, l, bo)
 	if o == nil {
 		return result.Workload{}, err
@@ -166,38 +148,6 @@ func cpuCapacity(ctx context.Context, dir string, d *result.Capacity, step time.
 	// Without fsync there is no WAL fsync to judge: the verdict is the
 	// disk sweep's, this side only bounds the estimate.
 	w.Verdicts = []verdict.Verdict{}
-	w.Notes = append(w.Notes, fmt.Sprintf("embedded etcd with --unsafe-no-fsync (data in %s, removed): its WAL and backend skip fsync, so the storage costs it almost nothing and this machine's %d CPUs, shared by etcd and the load generator, set what it carries", dir, runtime.NumCPU()))
+	w.Notes = append(w.Notes, fmt.Sprintf("embedded etcd with --unsafe-no-fsync (data in %s, removed): its WAL and backend skip fsync, so the storage costs it almost nothing and this machine's %d CPUs, shared by etcd and the load generator, set what it carries", s.EtcdDir(), runtime.NumCPU()))
 	return w, err
 }
-
-// Estimate combines the disk's sweep d and the CPU side's c into the put
-// rate an etcd on both sustains: the lower side, since etcd needs both
-// (its syncs and its CPU work overlap, so near both limits at once it
-// carries somewhat less than either alone).
-func Estimate(d, c *result.Capacity) *result.CapacityEstimate {
-	e := &result.CapacityEstimate{DiskRate: d.Rate, DiskUpper: d.Upper, CPURate: c.Rate, CPUUpper: c.Upper}
-	switch {
-	case c.Upper > 0 && (d.Upper == 0 || c.Rate < d.Rate):
-		e.Rate, e.Upper, e.LimitedBy = c.Rate, c.Upper, finding.CPU
-		e.Evidence = fmt.Sprintf("the CPUs carry %s puts/s (an etcd without fsync fails check perf's rules at %s/s) while the disk carries %s writes/s: etcd's CPU work, not the disk, sets the rate on this machine",
-			fmtRate(c.Rate), fmtRate(c.Upper), atLeast(d))
-	case d.Upper > 0:
-		e.Rate, e.Upper, e.LimitedBy = d.Rate, d.Upper, finding.Disk
-		e.Evidence = fmt.Sprintf("the disk carries %s-%s writes/s (%s) while the CPUs carry %s puts/s: the disk sets the rate",
-			fmtRate(d.Rate), fmtRate(d.Upper), d.Bend, atLeast(c))
-	default:
-		e.Rate, e.LimitedBy = min(d.Rate, c.Rate), finding.None
-		e.Evidence = fmt.Sprintf("neither side failed below the rates tried: the disk carries at least %s writes/s, the CPUs at least %s puts/s", fmtRate(d.Rate), fmtRate(c.Rate))
-	}
-	return e
-}
-
-// atLeast is a side's answer in words: "at least R" when nothing failed.
-func atLeast(c *result.Capacity) string {
-	if c.Upper == 0 {
-		return "at least " + fmtRate(c.Rate)
-	}
-	return fmtRate(c.Rate) + "-" + fmtRate(c.Upper)
-}
-
-func fmtRate(r float64) string { return units.FormatValue(r, "count") }

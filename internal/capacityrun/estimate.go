@@ -1,0 +1,41 @@
+package capacityrun
+
+import (
+	"fmt"
+
+	"etcdbench/internal/finding"
+	"etcdbench/internal/result"
+	"etcdbench/internal/units"
+)
+
+// Estimate combines the disk's sweep d and the CPU side's c into the put
+// rate an etcd on both sustains: the lower side, since etcd needs both
+// (its syncs and its CPU work overlap, so near both limits at once it
+// carries somewhat less than either alone).
+func Estimate(d, c *result.Capacity) *result.CapacityEstimate {
+	e := &result.CapacityEstimate{DiskRate: d.Rate, DiskUpper: d.Upper, CPURate: c.Rate, CPUUpper: c.Upper}
+	switch {
+	case c.Upper > 0 && (d.Upper == 0 || c.Rate < d.Rate):
+		e.Rate, e.Upper, e.LimitedBy = c.Rate, c.Upper, finding.CPU
+		e.Evidence = fmt.Sprintf("the CPUs carry %s puts/s (an etcd without fsync fails check perf's rules at %s/s) while the disk carries %s writes/s: etcd's CPU work, not the disk, sets the rate on this machine",
+			fmtRate(c.Rate), fmtRate(c.Upper), atLeast(d))
+	case d.Upper > 0:
+		e.Rate, e.Upper, e.LimitedBy = d.Rate, d.Upper, finding.Disk
+		e.Evidence = fmt.Sprintf("the disk carries %s-%s writes/s (%s) while the CPUs carry %s puts/s: the disk sets the rate",
+			fmtRate(d.Rate), fmtRate(d.Upper), d.Bend, atLeast(c))
+	default:
+		e.Rate, e.LimitedBy = min(d.Rate, c.Rate), finding.None
+		e.Evidence = fmt.Sprintf("neither side failed below the rates tried: the disk carries at least %s writes/s, the CPUs at least %s puts/s", fmtRate(d.Rate), fmtRate(c.Rate))
+	}
+	return e
+}
+
+// atLeast is a side's answer in words: "at least R" when nothing failed.
+func atLeast(c *result.Capacity) string {
+	if c.Upper == 0 {
+		return "at least " + fmtRate(c.Rate)
+	}
+	return fmtRate(c.Rate) + "-" + fmtRate(c.Upper)
+}
+
+func fmtRate(r float64) string { return units.FormatValue(r, "count") }

@@ -1,0 +1,40 @@
+package capacityrun
+
+import (
+	"testing"
+
+	"etcdbench/internal/finding"
+	"etcdbench/internal/result"
+)
+
+func TestEstimate(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		disk, cpu result.Capacity
+		want      finding.Kind
+		rate      float64
+		upper     float64
+	}{
+		// A fast disk: the disk carried every rate tried, the CPUs fail
+		// at 10,500/s.
+		{"cpu", result.Capacity{Rate: 102000}, result.Capacity{Rate: 9600, Upper: 10500}, finding.CPU, 9600, 10500},
+		// A rate-capped volume: the CPU side, swept up to the disk's
+		// knee, passed every step.
+		{"disk", result.Capacity{Rate: 50, Upper: 60, Bend: "rate-cap"}, result.Capacity{Rate: 50}, finding.Disk, 50, 60},
+		// Both fail, the disk lower.
+		{"disk lower", result.Capacity{Rate: 800, Upper: 900}, result.Capacity{Rate: 800, Upper: 900}, finding.Disk, 800, 900},
+		// The CPUs lower than a disk with a knee.
+		{"cpu lower", result.Capacity{Rate: 20000, Upper: 23000}, result.Capacity{Rate: 9600, Upper: 10500}, finding.CPU, 9600, 10500},
+		{"none", result.Capacity{Rate: 102000}, result.Capacity{Rate: 102000}, finding.None, 102000, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Estimate(&tc.disk, &tc.cpu)
+			if e.LimitedBy != tc.want || e.Rate != tc.rate || e.Upper != tc.upper || e.Evidence == "" {
+				t.Fatalf("Estimate = %+v, want %s at %v-%v", e, tc.want, tc.rate, tc.upper)
+			}
+			if e.DiskRate != tc.disk.Rate || e.CPURate != tc.cpu.Rate {
+				t.Fatalf("Estimate's sides %+v", e)
+			}
+		})
+	}
+}

@@ -1,0 +1,129 @@
+package session
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+
+	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdcluster"
+	"etcdbench/internal/result"
+	"etcdbench/internal/run"
+	"etcdbench/internal/verdict"
+)
+
+// Options open a session.
+type Options struct {
+	// Dir is the directory under test; the session writes only in a
+	// scratch directory inside it.
+	Dir string
+	// Need is the free space the run needs in Dir (disk.SpaceNeeded,
+	// EmbeddedSpace); Hint says what to do when Dir has less.
+	Need int64
+	Hint string
+	Args []string
+	// Progress is a terminal for the live line, or nil; Steps is how many
+	// workloads the line counts.
+	Progress io.Writer
+	Steps    int
+}
+
+// Session is one run in progress: its envelope, its live line and the
+// embedded etcd it started, if any.
+type Session struct {
+	// Run is the result record and the scratch directory (nil Scratch
+	// for a session against an external cluster).
+	Run *run.Run
+	// Progress is the live line (nil without a terminal; every method of
+	// a nil line does nothing).
+	Progress *run.Progress
+	cluster  *etcdcluster.Cluster
+}
+
+// Open checks o.Dir and its free space, creates the scratch directory in
+// it (removing the ones killed runs left) and starts the result with the
+// environment under o.Dir. Close must be deferred on success.
+func Open(o Options) (*Session, error) {
+	r, err := run.Open(o.Dir, o.Need, o.Hint, o.Args)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Run: r, Progress: run.NewProgress(o.Progress, o.Steps)}, nil
+}
+
+// External starts a session that writes nothing on this machine: a load
+// on a running cluster. Its environment is this machine's.
+func External(args []string, progress io.Writer, steps int) *Session {
+	return &Session{Run: run.New(args), Progress: run.NewProgress(progress, steps)}
+}
+
+// Disk runs ws in order in scratch/disk, judged by etcd's thresholds,
+// the live line counting them from 0, then removes what they wrote so
+// that the embedded etcd has the space. It stops at the first error and
+// returns the results so far, an interrupted workload's included.
+func (s *Session) Disk(ctx context.Context, ws []disk.Named) ([]result.Workload, error) {
+	dir := filepath.Join(s.Run.Scratch.Path, "disk")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	env := disk.Env{Dir: dir, Root: "/", Facts: s.Run.Result.Environment, Thresholds: verdict.Defaults(), OnSecond: disk.ShowOn(s.Progress)}
+	wls, err := disk.RunSuite(ctx, env, ws, s.Progress.Start)
+	if err == nil {
+		err = os.RemoveAll(dir)
+	}
+	return wls, err
+}
+
+// EtcdDir is where the embedded etcd keeps its members' data: scratch/etcd.
+func (s *Session) EtcdDir() string { return filepath.Join(s.Run.Scratch.Path, "etcd") }
+
+// StartEtcd starts the embedded etcd of every command in scratch/etcd
+// (o.Dir is set there), each member in a process of its own, as
+// deployed: sharing the load generator's Go runtime, etcd's WAL syncs
+// would wait for CPU behind the clients (see docs/check.md,
+// Prediction). Close stops it if StopEtcd has not.
+func (s *Session) StartEtcd(ctx context.Context, o etcdcluster.Options) (*etcdcluster.Cluster, error) {
+	o.Dir = s.EtcdDir()
+	if err := os.Mkdir(o.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	o.OwnProcess = true
+	c, err := etcdcluster.Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	s.cluster = c
+	return c, nil
+}
+
+// StopEtcd stops the embedded etcd, if one was started, within a bound
+// (see etcdcluster.Cluster.Close); the error says which member had to be
+// stopped the hard way. It can be called more than once.
+func (s *Session) StopEtcd() error { return s.cluster.Close() }
+
+// EmbeddedSpace is the free space an embedded etcd needs: two 64 MB WAL
+// segments per member (the current one and the preallocated next) plus
+// a bbolt file and slack.
+func EmbeddedSpace(members int) int64 { return int64(members) * (2*64e6 + 64<<20) }
+
+// Finish clears the live line, the measuring being over, and puts the
+// workloads wls into the result, with the notes about stale scratch
+// directories, marks an interrupted run and stamps the end (see
+// run.Run.Finish; callers that drop partial workloads on an error do so
+// before).
+func (s *Session) Finish(ctx context.Context, wls []result.Workload, err error) (*result.Result, error) {
+	s.Progress.Clear()
+	return s.Run.Finish(ctx, wls, err)
+}
+
+// Close ends the session on every path out of the run: it clears the
+// live line, stops the embedded etcd if it still runs and removes the
+// scratch directory; when that fails and *errp is nil, the failure
+// becomes *errp. Deferred as defer s.Close(&err), it runs before
+// anything is reported.
+func (s *Session) Close(errp *error) {
+	s.Progress.Clear()
+	_ = s.StopEtcd() // a caller that reports a hard stop called StopEtcd
+	s.Run.Close(errp)
+}
