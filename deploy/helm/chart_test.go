@@ -495,3 +495,34 @@ func checkWebConfigAccepted(t *testing.T, conf string) {
 		t.Errorf("the rendered web config is refused: %v\n%s", err, conf)
 	}
 }
+
+// TestValuesDocumented: every value of values.yaml, down to the second
+// level (seccomp.installer, check.nodes), is in the README's table, as
+// `top.key` or as `.key` in a row of its section.
+func TestValuesDocumented(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(chartDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := loadChart(t).Values
+	n := 0
+	for top, v := range vals {
+		n++
+		if !strings.Contains(string(readme), "`"+top) {
+			t.Errorf("value %s is not in the chart's README", top)
+		}
+		sub, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		for k := range sub {
+			n++
+			if !strings.Contains(string(readme), top+"."+k) && !strings.Contains(string(readme), "`."+k) {
+				t.Errorf("value %s.%s is not in the chart's README", top, k)
+			}
+		}
+	}
+	if n < 30 {
+		t.Errorf("only %d values found: the test is not reading values.yaml", n)
+	}
+}
