@@ -88,8 +88,15 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("defaults rendered %d ServiceMonitors, %d PrometheusRules, %d Jobs, %d Secrets; want none",
 			len(r.serviceMonitors), len(r.rules), len(r.jobs), len(r.secrets))
 	}
-	if r.configMap("-dashboard") == nil || r.configMap("-seccomp-profile") != nil {
-		t.Errorf("want the dashboard's ConfigMap and no seccomp profile's, got %d ConfigMaps", len(r.configMaps))
+	if r.configMap("-dashboard") == nil {
+		t.Errorf("no dashboard ConfigMap among %d", len(r.configMaps))
+	}
+	// The profile's ConfigMap is there when the default is the chart's
+	// Localhost profile, installed by the chart.
+	_, c := r.exporterDaemonSet(t)
+	local := c.SecurityContext.SeccompProfile != nil && c.SecurityContext.SeccompProfile.Type == corev1.SeccompProfileTypeLocalhost
+	if installs := local && loadChart(t).Values["seccomp"].(map[string]any)["installer"].(map[string]any)["enabled"] == true; installs != (r.configMap("-seccomp-profile") != nil) {
+		t.Errorf("the seccomp profile's ConfigMap: rendered %v, want %v", !installs, installs)
 	}
 }
 
@@ -309,7 +316,7 @@ func TestRulesAndDashboard(t *testing.T) {
 	if got := cm.Data["etcdbench-exporter.json"]; got != strings.TrimRight(string(dash), "\n") {
 		t.Errorf("the ConfigMap's dashboard is not deploy/grafana/etcdbench-exporter.json (%d bytes, file %d)", len(got), len(dash))
 	}
-	if len(render(t, "dashboard: {enabled: false}").configMaps) != 0 {
+	if render(t, "dashboard: {enabled: false}").configMap("-dashboard") != nil {
 		t.Error("dashboard.enabled false still renders a ConfigMap")
 	}
 }
