@@ -135,7 +135,7 @@ func TestDocsFlags(t *testing.T) {
 func TestDocsLinks(t *testing.T) {
 	root := filepath.Join("..", "..")
 	var pages []string
-	for _, glob := range []string{"*.md", "docs/*.md", "bench/*.md", "bench/*/*.md", "deploy/*/*.md"} {
+	for _, glob := range []string{"*.md", "docs/*.md", "bench/*.md", "bench/*/*.md", "deploy/*/*.md", "deploy/*/*/*.md"} {
 		m, err := filepath.Glob(filepath.Join(root, glob))
 		if err != nil {
 			t.Fatal(err)

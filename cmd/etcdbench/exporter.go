@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,16 +31,17 @@ var errExporterStopped = errors.New("exporter stopped; every tracer detached")
 
 // exporterFlags are the flags of `etcdbench exporter`.
 type exporterFlags struct {
-	listen   string
-	pids     []int
-	dataDirs []string
-	interval string
+	listen    string
+	webConfig string
+	pids      []int
+	dataDirs  []string
+	interval  string
 }
 
 func newExporterCmd(_, stderr io.Writer) *cobra.Command {
 	f := &exporterFlags{}
 	cmd := &cobra.Command{
-		Use:   "exporter [--listen :9479] [--pid PID]... [--data-dir DIR]...",
+		Use:   "exporter [--listen :9479] [--web.config.file FILE] [--pid PID]... [--data-dir DIR]...",
 		Short: "Serve every local etcd's WAL and db sync latencies, traced by eBPF, as Prometheus metrics",
 		Long: `Runs until stopped: finds the etcd processes on this machine in /proc (and
 again every --interval, so a restarted or new member is traced too),
@@ -47,7 +50,8 @@ traces each with the eBPF tracer of 'etcdbench trace', and serves on
 from 10 us with native histograms, with and without the time the syncing
 thread waited for a CPU, bytes and writes per sync, syncs, writes and bytes,
 the data dir's device counters from /proc/diskstats, lost events, an up
-gauge, the exporter's own CPU) and / (a status page). With no etcd running
+gauge, the exporter's own CPU) and / (a status page), over TLS and with
+basic auth when --web.config.file says so. With no etcd running
 it waits and says so. --pid and --data-dir narrow what it traces. Needs root
 (or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE). Metrics,
 alerts and cost: docs/exporter.md.`,
@@ -60,11 +64,12 @@ alerts and cost: docs/exporter.md.`,
 			if err != nil {
 				return err
 			}
-			return runExporter(cmd.Context(), f.listen, cfg, stderr)
+			return runExporter(cmd.Context(), f.listen, f.webConfig, cfg, stderr)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.listen, "listen", defaultExporterListen, "address to serve /metrics and the status page on")
+	fs.StringVar(&f.webConfig, "web.config.file", "", "TLS and basic auth of /metrics and the status page: a web configuration file in Prometheus' exporter-toolkit format, as node_exporter's (docs/exporter.md); none: plain HTTP")
 	fs.IntSliceVar(&f.pids, "pid", nil, "trace only these etcd processes (repeat or comma-separate); they must be etcd")
 	fs.StringSliceVar(&f.dataDirs, "data-dir", nil, "trace only the etcd processes with these data dirs (as etcd sees them)")
 	fs.StringVar(&f.interval, "interval", exporter.DefaultInterval.String(), "how often /proc is scanned for new or restarted etcd processes")
@@ -80,6 +85,9 @@ func (f *exporterFlags) config() (exporter.Config, error) {
 	if _, _, err := net.SplitHostPort(f.listen); err != nil {
 		return exporter.Config{}, run.Usagef("--listen %q: want host:port or :port, such as %s", f.listen, defaultExporterListen)
 	}
+	if err := exporter.ValidateWebConfig(f.webConfig); err != nil {
+		return exporter.Config{}, run.Usage(fmt.Errorf("--web.config.file: %w", err))
+	}
 	for _, pid := range f.pids {
 		if pid <= 0 {
 			return exporter.Config{}, run.Usagef("--pid %d: want a process id", pid)
@@ -94,7 +102,7 @@ func (f *exporterFlags) config() (exporter.Config, error) {
 // runExporter checks that the tracer can load and the address is free,
 // then serves until ctx ends, and detaches every tracer before it
 // returns.
-func runExporter(ctx context.Context, listen string, cfg exporter.Config, stderr io.Writer) error {
+func runExporter(ctx context.Context, listen, webConfig string, cfg exporter.Config, stderr io.Writer) error {
 	if err := trace.Probe(); err != nil {
 		if errors.Is(err, trace.ErrPermission) {
 			return fmt.Errorf("%w; the exporter needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE (see deploy/kubernetes/exporter/exporter.yaml)", err)
@@ -112,10 +120,14 @@ func runExporter(ctx context.Context, listen string, cfg exporter.Config, stderr
 		fmt.Fprintf(stderr, "%s etcdbench exporter: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
 	}
 	ex := exporter.New(cfg)
-	srv := &http.Server{Handler: ex.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: ex.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(logfWriter(cfg.Logf), "", 0)}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	cfg.Logf("serving /metrics and / on %s", ln.Addr())
+	go func() { served <- exporter.Serve(ln, srv, webConfig, cfg.Logf) }()
+	if webConfig != "" {
+		cfg.Logf("serving /metrics and / on %s as %s says (TLS, basic auth)", ln.Addr(), webConfig)
+	} else {
+		cfg.Logf("serving /metrics and / on %s", ln.Addr())
+	}
 	runErr := ex.Run(ctx) // returns once ctx ends and every tracer is detached
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -127,4 +139,13 @@ func runExporter(ctx context.Context, listen string, cfg exporter.Config, stderr
 		return errExporterStopped
 	}
 	return runErr
+}
+
+// logfWriter writes the HTTP server's own lines (a failed TLS handshake)
+// as the exporter's log lines.
+type logfWriter func(format string, args ...any)
+
+func (w logfWriter) Write(p []byte) (int, error) {
+	w("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"etcdbench/internal/testutil"
 )
 
 // get returns the body of url, or "" when it does not answer.
@@ -51,6 +55,7 @@ func TestExporterBadInput(t *testing.T) {
 		{"malformed listen", runOpts{}, []string{"--listen", "nonsense"}, exitUsage, "--listen"},
 		{"bad interval", runOpts{}, []string{"--interval", "1ms"}, exitUsage, "--interval"},
 		{"a report file", runOpts{}, []string{"--textfile", os.TempDir()}, exitUsage, "do not apply"},
+		{"web config missing", runOpts{}, []string{"--web.config.file", "/nonexistent/web.yml"}, exitUsage, "--web.config.file"},
 		{"port in use", runOpts{}, []string{"--listen", busy.Addr().String()}, exitRuntime, "in use"},
 		{"no privilege", runOpts{dir: os.TempDir(), cred: &syscall.Credential{Uid: 65534, Gid: 65534}}, []string{"--listen", "127.0.0.1:0"}, exitRuntime, "CAP_BPF"},
 	}
@@ -92,6 +97,55 @@ func TestExporterWaitsForEtcd(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	if last := lines[len(lines)-1]; last != "etcdbench: exporter stopped; every tracer detached" {
 		t.Errorf("last line %q", last)
+	}
+}
+
+// TestExporterWebConfig: with --web.config.file, the exporter serves
+// /metrics over TLS to the basic auth user only (a real Prometheus
+// scraping it so: internal/exporter TestServeTLSBasicAuth).
+func TestExporterWebConfig(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the exporter probes the BPF tracer before it listens")
+	}
+	w := testutil.NewWebTLS(t, "prometheus", "test-password")
+	pem, err := os.ReadFile(w.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	p := start(t, runOpts{}, "exporter", "--listen", addr, "--web.config.file", w.Config, "--data-dir", t.TempDir(), "--interval", "200ms")
+	status := func(user, pass string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+addr+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	waitFor(t, 30*time.Second, "the metrics over TLS", func() bool {
+		code, body := status(w.User, w.Password)
+		return p.exited() || code == http.StatusOK && strings.Contains(body, "etcdbench_waiting_for_etcd 1")
+	})
+	if p.exited() {
+		t.Fatalf("the exporter exited: %+v", p.res)
+	}
+	if code, body := status("", ""); code != http.StatusUnauthorized {
+		t.Errorf("without credentials: status %d, want 401; body %.200s", code, body)
+	}
+	if body := get("http://" + addr + "/metrics"); strings.Contains(body, "etcdbench_") {
+		t.Errorf("plain HTTP served the metrics:\n%.200s", body)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if r := p.wait(t); r.code != 128+int(syscall.SIGTERM) || !strings.Contains(r.stderr, "TLS, basic auth") {
+		t.Errorf("exit %d, want 143 and the log line saying TLS; stderr:\n%s", r.code, r.stderr)
 	}
 }
 

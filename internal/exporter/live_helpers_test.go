@@ -216,9 +216,17 @@ type promServer struct {
 }
 
 // startPrometheus starts Prometheus scraping target (host:port) every
-// second, with the extra flags given, and stops it when t ends. It skips
-// t without prometheus.
+// second as job etcdbench, with the extra flags given, and stops it when
+// t ends. It skips t without prometheus.
 func startPrometheus(t *testing.T, target string, flags ...string) *promServer {
+	t.Helper()
+	return startPrometheusWith(t, fmt.Sprintf("  - job_name: etcdbench\n    static_configs:\n      - targets: [%q]\n", target), flags...)
+}
+
+// startPrometheusWith starts Prometheus with scrapeConfigs (the YAML list
+// items under scrape_configs, indented by two spaces), scraping every
+// second.
+func startPrometheusWith(t *testing.T, scrapeConfigs string, flags ...string) *promServer {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -226,7 +234,7 @@ func startPrometheus(t *testing.T, target string, flags ...string) *promServer {
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	conf := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: etcdbench\n    static_configs:\n      - targets: [%q]\n", target)
+	conf := "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n" + scrapeConfigs
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
