@@ -195,6 +195,41 @@ func BlockDevice(root string, dev uint64) (*Device, []string) {
 		n.addf("no block device: device number 0:%d is anonymous (tmpfs, overlay or a btrfs subvolume)", minor)
 		return nil, n
 	}
-	d := readDevice(root, filepath.Join(root, "sys/dev/block", fmt.Sprintf("%d:%d", major, minor)), &n)
+	node := filepath.Join(root, "sys/dev/block", fmt.Sprintf("%d:%d", major, minor))
+	if _, err := os.Lstat(node); err != nil {
+		return deviceFromDiskstats(root, major, minor, err, &n), n
+	}
+	d := readDevice(root, node, &n)
 	return d, n
+}
+
+// deviceFromDiskstats finds the device numbered major:minor in
+// root/proc/diskstats when root/sys/dev/block lacks it (lstatErr): inside
+// a container /sys/dev/block is masked or not the host's, but diskstats
+// is the kernel's, and /sys/class/block/NAME usually still leads to the
+// device's facts. A partition is named by its whole disk, as readDevice
+// does.
+func deviceFromDiskstats(root string, major, minor uint32, lstatErr error, n *notes) *Device {
+	b, err := os.ReadFile(filepath.Join(root, "proc", "diskstats"))
+	if err != nil {
+		n.addf("block device unknown: %v, and %v", lstatErr, err)
+		return nil
+	}
+	all, err := ParseDiskstats(b)
+	if err != nil {
+		n.addf("block device unknown: %v, and %v", lstatErr, err)
+		return nil
+	}
+	ds, ok := DiskByNumber(all, major, minor)
+	if !ok {
+		n.addf("block device unknown: %v, and /proc/diskstats has no device %d:%d", lstatErr, major, minor)
+		return nil
+	}
+	var facts notes
+	if d := readDevice(root, filepath.Join(root, "sys/class/block", ds.Name), &facts); d != nil {
+		*n = append(*n, facts...)
+		return d
+	}
+	n.addf("device %s found by its number %d:%d in /proc/diskstats; its facts are unknown: %s is not readable here (a container's masked sysfs)", ds.Name, major, minor, filepath.Join(root, "sys/dev/block"))
+	return &Device{Name: ds.Name}
 }
