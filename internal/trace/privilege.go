@@ -83,7 +83,7 @@ func permissionError(err error, st procStatus) error {
 		if !st.hasCap(unix.CAP_BPF) {
 			held = "CAP_SYS_ADMIN"
 		}
-		return fmt.Errorf("%w: bpf() returned EPERM although this process holds %s, and it runs under a seccomp filter (the container runtime's default profile allows bpf and perf_event_open only with CAP_SYS_ADMIN); %s", ErrSeccomp, held, seccompFix)
+		return fmt.Errorf("%w (EPERM although this process holds %s; the container runtimes' default profile allows bpf and perf_event_open only with CAP_SYS_ADMIN): %s", ErrSeccomp, held, seccompFix)
 	}
 	return fmt.Errorf("%w (%v): run as root, or with CAP_BPF and CAP_PERFMON", ErrPermission, err)
 }
