@@ -195,12 +195,17 @@ func BlockDevice(root string, dev uint64) (*Device, []string) {
 		n.addf("no block device: device number 0:%d is anonymous (tmpfs, overlay or a btrfs subvolume)", minor)
 		return nil, n
 	}
+	return deviceByNumber(root, major, minor, &n), n
+}
+
+// deviceByNumber reads the block device major:minor from
+// root/sys/dev/block, or from /proc/diskstats where that lacks it.
+func deviceByNumber(root string, major, minor uint32, n *notes) *Device {
 	node := filepath.Join(root, "sys/dev/block", fmt.Sprintf("%d:%d", major, minor))
 	if _, err := os.Lstat(node); err != nil {
-		return deviceFromDiskstats(root, major, minor, err, &n), n
+		return deviceFromDiskstats(root, major, minor, err, n)
 	}
-	d := readDevice(root, node, &n)
-	return d, n
+	return readDevice(root, node, n)
 }
 
 // deviceFromDiskstats finds the device numbered major:minor in

@@ -169,3 +169,21 @@ func TestDiskByNumber(t *testing.T) {
 		t.Error("8:1 found")
 	}
 }
+
+// TestCollectMaskedSysfs: the environment of a directory in a container
+// whose /sys/dev/block is masked names the device /proc/diskstats gives
+// its filesystem's number.
+func TestCollectMaskedSysfs(t *testing.T) {
+	root := fakeRoot(t, merge(procFiles, map[string]string{
+		"proc/self/mountinfo":         mountRoot + "27 1 254:1 /var/lib/etcd-etcdbench /scratch rw,relatime - ext4 /dev/vda1 rw\n",
+		"proc/diskstats":              " 254       0 vda 1 0 8 1 2 0 16 2 0 3 3 0 0 0 0 4 1\n 254       1 vda1 1 0 8 1 2 0 16 2 0 3 3\n",
+		vdaDir + "/vda1/partition":    "1\n",
+		vdaDir + "/queue/rotational":  "0\n",
+		vdaDir + "/queue/scheduler":   "[none]\n",
+		vdaDir + "/queue/write_cache": "write back\n",
+	}), map[string]string{"sys/class/block/vda1": "../../devices/pci0000:00/0000:00:04.0/virtio2/block/vda/vda1"})
+	f := Collect(root, "/scratch")
+	if f.Device == nil || f.Device.Name != "vda" || f.Device.Partition != "vda1" {
+		t.Errorf("device %+v, want vda (partition vda1); notes %q", f.Device, f.Notes)
+	}
+}

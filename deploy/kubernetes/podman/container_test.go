@@ -73,8 +73,18 @@ func runJob(t *testing.T, p *podman, ps corev1.PodSpec) {
 		Schema    string `json:"schema"`
 		Status    string `json:"status"`
 		Workloads []struct {
-			Name string `json:"name"`
+			Name     string `json:"name"`
+			Verdicts []struct {
+				Check, Status string
+				Value         float64
+			} `json:"verdicts"`
 		} `json:"workloads"`
+		Environment struct {
+			Device *struct {
+				Name string `json:"name"`
+			} `json:"device"`
+			Notes []string `json:"notes"`
+		} `json:"environment"`
 	}
 	if err := json.Unmarshal([]byte(extractResult(log)), &r); err != nil {
 		t.Fatalf("no result record in the log: %v\n%s", err, log)
@@ -82,11 +92,32 @@ func runJob(t *testing.T, p *podman, ps corev1.PodSpec) {
 	if r.Schema != "etcdbench.result/v1" || r.Status == "" || len(r.Workloads) == 0 {
 		t.Errorf("result record: schema %q, status %q, %d workloads", r.Schema, r.Status, len(r.Workloads))
 	}
+	// The scratch directory's device, found from the host's view
+	// although podman masks /sys/dev/block.
+	var st unix.Stat_t
+	if err := unix.Stat(scratch, &st); err == nil && unix.Major(st.Dev) != 0 {
+		host, herr := hostDevice(st.Dev)
+		if r.Environment.Device == nil || herr == nil && r.Environment.Device.Name != host {
+			t.Errorf("the result's device %+v, the host's %q (%v); notes %q", r.Environment.Device, host, herr, r.Environment.Notes)
+		}
+	}
 	left, _ := os.ReadDir(filepath.Join(scratch, "/var/lib/etcd-etcdbench"))
 	if len(left) > 0 {
 		t.Errorf("the scratch hostPath holds %d entries after the run, want none", len(left))
 	}
-	t.Logf("check --quick in the Job's pod: status %s, exit code %d, %d workloads, %s", r.Status, code, len(r.Workloads), time.Since(start).Round(100*time.Millisecond))
+	var failed []string // a FAIL is an answer, not the test's failure: said in the log
+	for _, w := range r.Workloads {
+		for _, v := range w.Verdicts {
+			if v.Status == "FAIL" {
+				failed = append(failed, fmt.Sprintf("%s/%s %g", w.Name, v.Check, v.Value))
+			}
+		}
+	}
+	dev := "none"
+	if r.Environment.Device != nil {
+		dev = r.Environment.Device.Name
+	}
+	t.Logf("check --quick in the Job's pod: status %s %q, exit code %d, %d workloads, device %s, %s", r.Status, failed, code, len(r.Workloads), dev, time.Since(start).Round(100*time.Millisecond))
 }
 
 // extractResult is run.sh's sed -n '/^{$/,/^}$/p'.
