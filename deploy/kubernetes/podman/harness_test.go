@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -25,7 +26,9 @@ import (
 // file of their own (CONTAINERS_CONF), the machine's left as it is: no
 // default ulimits (raising RLIMIT_NOFILE needs CAP_SYS_RESOURCE, which
 // this machine's root lacks), runc (crun cannot run on this machine's
-// hybrid cgroup hierarchy), no events and cgroupfs (no systemd).
+// hybrid cgroup hierarchy), no events and cgroupfs (no systemd), and the
+// network configuration (where podman writes its lock file even for
+// --network none) in the temporary directory.
 const containersConf = `[containers]
 default_ulimits = []
 
@@ -33,6 +36,9 @@ default_ulimits = []
 runtime = "runc"
 cgroup_manager = "cgroupfs"
 events_logger = "none"
+
+[network]
+network_config_dir = "%s"
 `
 
 // podman runs podman with its own storage, run directory and
@@ -42,6 +48,7 @@ type podman struct {
 	dir  string
 	base []string
 	env  []string
+	made []string // of blobCache, deepest first
 }
 
 // newPodman skips t without root or podman, and sets up podman's
@@ -61,13 +68,13 @@ func newPodman(t *testing.T) *podman {
 		t.Skip("runc is not installed (Debian: apt-get install runc): skipping the container tests")
 	}
 	dir := t.TempDir()
-	for _, d := range []string{"root", "runroot", "tmp", "buildtmp"} {
+	for _, d := range []string{"root", "runroot", "tmp", "buildtmp", "net.d"} {
 		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
 	conf := filepath.Join(dir, "containers.conf")
-	if err := os.WriteFile(conf, []byte(containersConf), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(containersConf, filepath.Join(dir, "net.d"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := &podman{t: t, dir: dir,
@@ -81,9 +88,21 @@ func newPodman(t *testing.T) *podman {
 		}
 	}
 	p.env = append(p.env, "CONTAINERS_CONF="+conf, "TMPDIR="+filepath.Join(dir, "buildtmp"))
+	// podman keeps one file outside its storage, whatever the options:
+	// the image library's blob cache. Removed after the test when the
+	// test made it (leaving a machine's own podman cache alone).
+	for _, path := range blobCache {
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			p.made = append(p.made, path)
+		}
+	}
 	t.Cleanup(p.cleanup)
 	return p
 }
+
+// blobCache is containers/image's cache for root, and the directories
+// above it, deepest first.
+var blobCache = []string{"/var/lib/containers/cache/blob-info-cache-v1.boltdb", "/var/lib/containers/cache", "/var/lib/containers"}
 
 // run runs podman with args and returns its combined output.
 func (p *podman) run(ctx context.Context, args ...string) (string, error) {
@@ -134,6 +153,9 @@ func (p *podman) cleanup() {
 	}
 	for i := len(under) - 1; i >= 0; i-- {
 		_ = unix.Unmount(under[i], unix.MNT_DETACH)
+	}
+	for _, path := range p.made {
+		_ = os.Remove(path) // a directory only when empty
 	}
 }
 
