@@ -183,10 +183,12 @@ func isVirtual(d *Device, sysPath string) bool {
 }
 
 // BlockDevice returns the block device with the device number dev (as
-// stat's st_dev gives it) under root/sys/dev/block, and why it has none
-// or facts are missing. The number is what a file's filesystem reports,
-// so this works across mount namespaces (a process's files seen through
-// /proc/PID/fd), where mountinfo paths would not. Major 0 is an
+// stat's st_dev gives it) under root/sys/dev/block, or by its number in
+// root/proc/diskstats where sysfs lacks it (a container), and why it has
+// none or facts are missing. The number is what a file's filesystem
+// reports, the host's in any namespace, so this works across mount
+// namespaces (a process's files seen through /proc/PID/fd or
+// /proc/PID/root), where mountinfo paths would not. Major 0 is an
 // anonymous device (tmpfs, overlay, btrfs subvolumes): no block device.
 func BlockDevice(root string, dev uint64) (*Device, []string) {
 	major, minor := unix.Major(dev), unix.Minor(dev)
