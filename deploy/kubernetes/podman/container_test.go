@@ -41,12 +41,12 @@ func TestContainers(t *testing.T) {
 	p.buildImage(image)
 	t.Logf("image %s built FROM scratch in %s (podman %s, runtime runc, storage vfs)", image, time.Since(start).Round(time.Millisecond), strings.TrimSpace(p.must("version", "--format", "{{.Client.Version}}")))
 
-	t.Run("check Job", func(t *testing.T) { runJob(t, p, job.Spec.Template.Spec) })
+	t.Run("check Job", func(t *testing.T) { runJob(t, p.on(t), job.Spec.Template.Spec) })
 	t.Run("exporter DaemonSet", func(t *testing.T) {
 		tracefsMounted(t)
 		e := startEtcd(t)
-		t.Run("shipped seccomp profile traces etcd", func(t *testing.T) { runExporter(t, p, ds.Spec.Template.Spec, e) })
-		t.Run("RuntimeDefault refuses bpf and says so", func(t *testing.T) { runExporterRuntimeDefault(t, p, ds.Spec.Template.Spec) })
+		t.Run("shipped seccomp profile traces etcd", func(t *testing.T) { runExporter(t, p.on(t), ds.Spec.Template.Spec, e) })
+		t.Run("RuntimeDefault refuses bpf and says so", func(t *testing.T) { runExporterRuntimeDefault(t, p.on(t), ds.Spec.Template.Spec) })
 	})
 }
 
@@ -220,7 +220,7 @@ func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostEtcd) {
 			}
 		}
 	}
-	until("etcd traced (etcdbench_target_up 1)", time.Minute, func(f metrics.Families) bool {
+	up := until("etcd traced (etcdbench_target_up 1)", time.Minute, func(f metrics.Families) bool {
 		v, ok := value(f, "etcdbench_target_up", mine)
 		return ok && v == 1
 	})
@@ -229,7 +229,7 @@ func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostEtcd) {
 		v, _ := value(f, "etcdbench_syncs_total", map[string]string{"data_dir": e.DataDir, "file": "wal"})
 		return v
 	}
-	exp0, etcd0 := walSyncs(scrape()), e.walFsyncs(t)
+	exp0, etcd0 := walSyncs(up), e.walFsyncs(t)
 	const puts = 300
 	e.put(t, puts)
 	etcdDelta := e.walFsyncs(t) - etcd0

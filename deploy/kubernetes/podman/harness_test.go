@@ -104,6 +104,13 @@ func newPodman(t *testing.T) *podman {
 // above it, deepest first.
 var blobCache = []string{"/var/lib/containers/cache/blob-info-cache-v1.boltdb", "/var/lib/containers/cache", "/var/lib/containers"}
 
+// on is p reporting to t: a subtest's failures must be its own.
+func (p *podman) on(t *testing.T) *podman {
+	c := *p
+	c.t = t
+	return &c
+}
+
 // run runs podman with args and returns its combined output.
 func (p *podman) run(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "podman", append(append([]string{}, p.base...), args...)...)
