@@ -151,7 +151,11 @@ func tracefsMounted(t *testing.T) {
 	if err := unix.Mount("tracefs", dir, "tracefs", 0, ""); err != nil {
 		t.Skipf("tracefs is not at %s and cannot be mounted there: %v", dir, err)
 	}
-	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Logf("unmounting the tracefs mounted at %s: %v", dir, err)
+		}
+	})
 }
 
 // exporterPort is the DaemonSet's container port.
