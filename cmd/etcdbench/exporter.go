@@ -104,7 +104,9 @@ func (f *exporterFlags) config() (exporter.Config, error) {
 // returns.
 func runExporter(ctx context.Context, listen, webConfig string, cfg exporter.Config, stderr io.Writer) error {
 	if err := trace.Probe(); err != nil {
-		if errors.Is(err, trace.ErrPermission) {
+		// Under a seccomp filter that refuses bpf() the capabilities are
+		// there already: the error says what to do instead.
+		if errors.Is(err, trace.ErrPermission) && !errors.Is(err, trace.ErrSeccomp) {
 			return fmt.Errorf("%w; the exporter needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE (see deploy/kubernetes/exporter/exporter.yaml)", err)
 		}
 		return err

@@ -174,8 +174,8 @@ func collectStorage(root, dir string, n *notes) (Filesystem, *Device, *Stack) {
 // device, while btrfs reports 0:N for every subvolume even though its
 // source names a real disk, so the source is tried before giving up.
 func deviceFor(root string, m Mount, n *notes) *Device {
-	if major, _, ok := splitMajorMinor(m.MajorMinor); ok && major != 0 {
-		return readDevice(root, filepath.Join(root, "sys/dev/block", m.MajorMinor), n)
+	if major, minor, ok := splitMajorMinor(m.MajorMinor); ok && major != 0 {
+		return deviceByNumber(root, major, minor, n)
 	}
 	switch {
 	case IsMemoryFS(m.FSType):

@@ -183,10 +183,12 @@ func isVirtual(d *Device, sysPath string) bool {
 }
 
 // BlockDevice returns the block device with the device number dev (as
-// stat's st_dev gives it) under root/sys/dev/block, and why it has none
-// or facts are missing. The number is what a file's filesystem reports,
-// so this works across mount namespaces (a process's files seen through
-// /proc/PID/fd), where mountinfo paths would not. Major 0 is an
+// stat's st_dev gives it) under root/sys/dev/block, or by its number in
+// root/proc/diskstats where sysfs lacks it (a container), and why it has
+// none or facts are missing. The number is what a file's filesystem
+// reports, the host's in any namespace, so this works across mount
+// namespaces (a process's files seen through /proc/PID/fd or
+// /proc/PID/root), where mountinfo paths would not. Major 0 is an
 // anonymous device (tmpfs, overlay, btrfs subvolumes): no block device.
 func BlockDevice(root string, dev uint64) (*Device, []string) {
 	major, minor := unix.Major(dev), unix.Minor(dev)
@@ -195,6 +197,46 @@ func BlockDevice(root string, dev uint64) (*Device, []string) {
 		n.addf("no block device: device number 0:%d is anonymous (tmpfs, overlay or a btrfs subvolume)", minor)
 		return nil, n
 	}
-	d := readDevice(root, filepath.Join(root, "sys/dev/block", fmt.Sprintf("%d:%d", major, minor)), &n)
-	return d, n
+	return deviceByNumber(root, major, minor, &n), n
+}
+
+// deviceByNumber reads the block device major:minor from
+// root/sys/dev/block, or from /proc/diskstats where that lacks it.
+func deviceByNumber(root string, major, minor uint32, n *notes) *Device {
+	node := filepath.Join(root, "sys/dev/block", fmt.Sprintf("%d:%d", major, minor))
+	if _, err := os.Lstat(node); err != nil {
+		return deviceFromDiskstats(root, major, minor, err, n)
+	}
+	return readDevice(root, node, n)
+}
+
+// deviceFromDiskstats finds the device numbered major:minor in
+// root/proc/diskstats when root/sys/dev/block lacks it (lstatErr): inside
+// a container /sys/dev/block is masked or not the host's, but diskstats
+// is the kernel's, and /sys/class/block/NAME usually still leads to the
+// device's facts. A partition is named by its whole disk, as readDevice
+// does.
+func deviceFromDiskstats(root string, major, minor uint32, lstatErr error, n *notes) *Device {
+	b, err := os.ReadFile(filepath.Join(root, "proc", "diskstats"))
+	if err != nil {
+		n.addf("block device unknown: %v, and %v", lstatErr, err)
+		return nil
+	}
+	all, err := ParseDiskstats(b)
+	if err != nil {
+		n.addf("block device unknown: %v, and %v", lstatErr, err)
+		return nil
+	}
+	ds, ok := DiskByNumber(all, major, minor)
+	if !ok {
+		n.addf("block device unknown: %v, and /proc/diskstats has no device %d:%d", lstatErr, major, minor)
+		return nil
+	}
+	var facts notes
+	if d := readDevice(root, filepath.Join(root, "sys/class/block", ds.Name), &facts); d != nil {
+		*n = append(*n, facts...)
+		return d
+	}
+	n.addf("device %s found by its number %d:%d in /proc/diskstats; its facts are unknown: %s is not readable here (a container's masked sysfs)", ds.Name, major, minor, filepath.Join(root, "sys/dev/block"))
+	return &Device{Name: ds.Name}
 }

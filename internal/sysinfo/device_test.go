@@ -101,3 +101,89 @@ func TestBlockDevice(t *testing.T) {
 		}
 	})
 }
+
+// TestBlockDeviceMaskedSysfs: inside a container /sys/dev/block is masked
+// (podman) or not the host's; the device is then found by its number in
+// /proc/diskstats, with its facts from /sys/class/block when that is
+// there, and by name alone when it is not.
+func TestBlockDeviceMaskedSysfs(t *testing.T) {
+	const diskstats = " 254       0 vda 1 0 8 1 2 0 16 2 0 3 3 0 0 0 0 4 1\n 254       1 vda1 1 0 8 1 2 0 16 2 0 3 3\n   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0\n"
+	files := map[string]string{
+		"proc/diskstats":           diskstats,
+		vdaQueue + "rotational":    "1\n",
+		vdaQueue + "scheduler":     "[none] mq-deadline\n",
+		vdaQueue + "write_cache":   "write back\n",
+		vdaDir + "/vda1/partition": "1\n",
+	}
+	classLinks := map[string]string{
+		"sys/class/block/vda":  "../../devices/pci0000:00/0000:00:04.0/virtio2/block/vda",
+		"sys/class/block/vda1": "../../devices/pci0000:00/0000:00:04.0/virtio2/block/vda/vda1",
+	}
+	tests := []struct {
+		name         string
+		files, links map[string]string
+		dev          uint64
+		want         string // Device.Name; "" for none
+		partition    string
+		note         string // a substring of the first note; "" for none
+	}{
+		{"whole disk, facts from /sys/class/block", files, classLinks, unix.Mkdev(254, 0), "vda", "", ""},
+		{"partition, facts from /sys/class/block", files, classLinks, unix.Mkdev(254, 1), "vda", "vda1", ""},
+		{"no sysfs at all: the name alone", map[string]string{"proc/diskstats": diskstats}, nil, unix.Mkdev(254, 0), "vda", "", "found by its number 254:0 in /proc/diskstats"},
+		{"not in diskstats", files, classLinks, unix.Mkdev(259, 3), "", "", "/proc/diskstats has no device 259:3"},
+		{"no diskstats", nil, nil, unix.Mkdev(254, 0), "", "", "block device unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := fakeRoot(t, tt.files, tt.links)
+			d, n := BlockDevice(root, tt.dev)
+			got := ""
+			if d != nil {
+				got = d.Name
+			}
+			if got != tt.want || (d != nil && d.Partition != tt.partition) {
+				t.Errorf("BlockDevice(%d:%d) = %+v, want %q partition %q (notes %q)", unix.Major(tt.dev), unix.Minor(tt.dev), d, tt.want, tt.partition, n)
+			}
+			if tt.note == "" && len(n) > 0 || tt.note != "" && (len(n) == 0 || !strings.Contains(n[0], tt.note)) {
+				t.Errorf("notes %q, want one with %q", n, tt.note)
+			}
+			if tt.want == "vda" && tt.links != nil && (d.Scheduler != "none" || !d.Virtual) {
+				t.Errorf("facts not read through /sys/class/block: %+v", d)
+			}
+		})
+	}
+}
+
+func TestDiskByNumber(t *testing.T) {
+	all, err := ParseDiskstats([]byte(diskstatsSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := DiskByNumber(all, 254, 1); !ok || d.Name != "vda1" {
+		t.Errorf("254:1 = %+v, %v; want vda1", d, ok)
+	}
+	if d, ok := DiskByNumber(all, 8, 0); !ok || d.Name != "sda" || d.Major != 8 || d.Minor != 0 {
+		t.Errorf("8:0 = %+v, %v; want sda", d, ok)
+	}
+	if _, ok := DiskByNumber(all, 8, 1); ok {
+		t.Error("8:1 found")
+	}
+}
+
+// TestCollectMaskedSysfs: the environment of a directory in a container
+// whose /sys/dev/block is masked names the device /proc/diskstats gives
+// its filesystem's number.
+func TestCollectMaskedSysfs(t *testing.T) {
+	root := fakeRoot(t, merge(procFiles, map[string]string{
+		"proc/self/mountinfo":         mountRoot + "27 1 254:1 /var/lib/etcd-etcdbench /scratch rw,relatime - ext4 /dev/vda1 rw\n",
+		"proc/diskstats":              " 254       0 vda 1 0 8 1 2 0 16 2 0 3 3 0 0 0 0 4 1\n 254       1 vda1 1 0 8 1 2 0 16 2 0 3 3\n",
+		vdaDir + "/vda1/partition":    "1\n",
+		vdaDir + "/queue/rotational":  "0\n",
+		vdaDir + "/queue/scheduler":   "[none]\n",
+		vdaDir + "/queue/write_cache": "write back\n",
+	}), map[string]string{"sys/class/block/vda1": "../../devices/pci0000:00/0000:00:04.0/virtio2/block/vda/vda1"})
+	f := Collect(root, "/scratch")
+	if f.Device == nil || f.Device.Name != "vda" || f.Device.Partition != "vda1" {
+		t.Errorf("device %+v, want vda (partition vda1); notes %q", f.Device, f.Notes)
+	}
+}

@@ -14,7 +14,10 @@ import (
 // DiskStats is one device's line of /proc/diskstats: cumulative counters
 // since boot (see the kernel's Documentation/admin-guide/iostats.rst).
 type DiskStats struct {
-	Name         string
+	Name string
+	// Major and Minor are the device number (fields 1 and 2), as stat's
+	// st_dev gives it for a file on the device.
+	Major, Minor uint32
 	ReadIOs      uint64 // reads completed
 	ReadSectors  uint64 // 512-byte sectors read
 	ReadMs       uint64
@@ -52,8 +55,13 @@ func ParseDiskstats(data []byte) (map[string]DiskStats, error) {
 			}
 			nums[i] = v
 		}
+		major, err1 := strconv.ParseUint(f[0], 10, 32)
+		minor, err2 := strconv.ParseUint(f[1], 10, 32)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("sysinfo: diskstats line %d: device number %s:%s is not two decimal numbers", line, f[0], f[1])
+		}
 		d := DiskStats{
-			Name: f[2], ReadIOs: nums[0], ReadSectors: nums[2], ReadMs: nums[3],
+			Name: f[2], Major: uint32(major), Minor: uint32(minor), ReadIOs: nums[0], ReadSectors: nums[2], ReadMs: nums[3],
 			WriteIOs: nums[4], WriteSectors: nums[6], WriteMs: nums[7],
 			InFlight: nums[8], IOMs: nums[9], WeightedMs: nums[10],
 		}
@@ -84,4 +92,17 @@ func ReadDiskstats(root, name string) (DiskStats, error) {
 		return DiskStats{}, fmt.Errorf("%w: %s", ErrNoDevice, name)
 	}
 	return d, nil
+}
+
+// DiskByNumber returns the device with the device number major:minor
+// among parsed diskstats. /proc/diskstats is not namespaced: inside a
+// container whose /sys/dev/block is not the host's (podman masks it), it
+// still names the host's devices by number.
+func DiskByNumber(all map[string]DiskStats, major, minor uint32) (DiskStats, bool) {
+	for _, d := range all {
+		if d.Major == major && d.Minor == minor {
+			return d, true
+		}
+	}
+	return DiskStats{}, false
 }

@@ -21,10 +21,10 @@ func TestParseDiskstats(t *testing.T) {
 		name string
 		want DiskStats
 	}{
-		{"vda", DiskStats{Name: "vda", ReadIOs: 110413, ReadSectors: 5459178, ReadMs: 98903, WriteIOs: 4161395, WriteSectors: 28902376, WriteMs: 301175,
+		{"vda", DiskStats{Name: "vda", Major: 254, ReadIOs: 110413, ReadSectors: 5459178, ReadMs: 98903, WriteIOs: 4161395, WriteSectors: 28902376, WriteMs: 301175,
 			InFlight: 0, IOMs: 275028, WeightedMs: 509921, FlushIOs: 1604658, FlushMs: 106455}},
-		{"vda1", DiskStats{Name: "vda1", ReadIOs: 1000, ReadSectors: 8000, ReadMs: 10, WriteIOs: 2000, WriteSectors: 16000, WriteMs: 20, InFlight: 1, IOMs: 30, WeightedMs: 40}},
-		{"sda", DiskStats{Name: "sda", ReadIOs: 5, ReadSectors: 40, ReadMs: 1, WriteIOs: 6, WriteSectors: 48, WriteMs: 2, IOMs: 3, WeightedMs: 3}},
+		{"vda1", DiskStats{Name: "vda1", Major: 254, Minor: 1, ReadIOs: 1000, ReadSectors: 8000, ReadMs: 10, WriteIOs: 2000, WriteSectors: 16000, WriteMs: 20, InFlight: 1, IOMs: 30, WeightedMs: 40}},
+		{"sda", DiskStats{Name: "sda", Major: 8, ReadIOs: 5, ReadSectors: 40, ReadMs: 1, WriteIOs: 6, WriteSectors: 48, WriteMs: 2, IOMs: 3, WeightedMs: 3}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -33,7 +33,7 @@ func TestParseDiskstats(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"8 0 sda 1 2 3", "8 0 sda 1 2 3 4 5 6 7 8 9 10 x"} {
+	for _, bad := range []string{"8 0 sda 1 2 3", "8 x sda 1 2 3 4 5 6 7 8 9 10 11", "-8 0 sda 1 2 3 4 5 6 7 8 9 10 11", "8 0 sda 1 2 3 4 5 6 7 8 9 10 x"} {
 		if _, err := ParseDiskstats([]byte(bad)); err == nil {
 			t.Errorf("accepted %q", bad)
 		}

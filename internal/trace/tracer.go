@@ -175,7 +175,7 @@ func attach(pid int) (a *attached, err error) {
 // loadError names a missing privilege as ErrPermission.
 func loadError(err error) error {
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
-		return fmt.Errorf("%w (%v): run as root, or with CAP_BPF and CAP_PERFMON", ErrPermission, err)
+		return permissionError(err, selfStatus())
 	}
 	return fmt.Errorf("%w: loading the BPF program: %v", ErrUnsupported, err)
 }

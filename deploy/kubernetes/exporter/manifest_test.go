@@ -92,7 +92,7 @@ func check(t *testing.T, what string, ok bool) {
 
 // TestDaemonSet: host PID namespace (etcd is another pod's process), root
 // with every capability dropped but BPF, PERFMON, SYS_RESOURCE and
-// SYS_PTRACE, read-only root filesystem, no privilege escalation, limits,
+// SYS_PTRACE, the shipped seccomp profile, read-only root filesystem, no privilege escalation, limits,
 // the host's tracefs read-only, the exporter's port, control-plane nodes.
 func TestDaemonSet(t *testing.T) {
 	ds, _, _ := load(t)
@@ -117,7 +117,9 @@ func TestDaemonSet(t *testing.T) {
 	check(t, "allowPrivilegeEscalation must be false", sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation)
 	check(t, "must not be privileged", !f(sc.Privileged))
 	check(t, "runAsUser 0: added capabilities reach only root's effective set", ps.SecurityContext.RunAsUser != nil && *ps.SecurityContext.RunAsUser == 0)
-	check(t, "seccompProfile RuntimeDefault", ps.SecurityContext.SeccompProfile != nil && ps.SecurityContext.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault)
+	sp := ps.SecurityContext.SeccompProfile
+	check(t, "seccompProfile Localhost "+profileFile+" (the runtime's default plus bpf and perf_event_open)",
+		sp != nil && sp.Type == corev1.SeccompProfileTypeLocalhost && sp.LocalhostProfile != nil && *sp.LocalhostProfile == profileFile && c.SecurityContext.SeccompProfile == nil)
 	check(t, "automountServiceAccountToken false", ps.AutomountServiceAccountToken != nil && !*ps.AutomountServiceAccountToken)
 	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		req, okReq := c.Resources.Requests[r]
