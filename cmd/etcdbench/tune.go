@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
-	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/scratch"
@@ -159,31 +157,22 @@ func loadText(l etcdload.Load) string {
 
 // runTune runs every combination's rounds and prints the comparison. Each
 // run's scratch directory is gone before the next starts, and before
-// anything is printed.
+// anything is printed. The text report is tune's table; the others are
+// the reporters' own, of the result that holds every run.
 func runTune(ctx context.Context, s tuneSpec, stdout io.Writer) error {
 	sum, res, err := s.plan.Measure(ctx, tune.Options{SaveDir: s.saveDir, Args: s.args, Progress: s.progress})
-	if res == nil {
-		return err
+	if s.output != "text" {
+		return conclude(ctx, stdout, s.output, res, err)
 	}
-	var rerr error
-	if s.output == "text" {
-		rerr = tune.WriteText(stdout, sum)
-		if rerr == nil {
-			rerr = tuneTrailer(stdout, s, res, len(sum.Runs), len(s.plan.Combinations)*s.plan.Rounds)
+	return concludeWith(res, err, func() error {
+		if err := tune.WriteText(stdout, sum); err != nil {
+			return err
 		}
-	} else {
-		rerr = report.Render(stdout, s.output, []*result.Result{res}, nil)
-	}
-	if rerr == nil {
-		rerr = reportFilesFrom(ctx).Write([]*result.Result{res}, nil) // the root's --html and --textfile
-	}
-	switch {
-	case err != nil || rerr != nil:
-		return errors.Join(err, rerr)
-	case res.Failed():
-		return run.ErrFailed
-	}
-	return nil
+		if err := tuneTrailer(stdout, s, res, len(sum.Runs), len(s.plan.Combinations)*s.plan.Rounds); err != nil {
+			return err
+		}
+		return reportFilesFrom(ctx).Write([]*result.Result{res}, nil) // the root's --html and --textfile
+	})
 }
 
 // tuneTrailer says where the runs were saved and whether the tune was
