@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
 )
@@ -279,4 +281,20 @@ func (f *tlsFlags) check() error {
 		return run.Usagef("--cert and --key go together: give both or neither")
 	}
 	return nil
+}
+
+// onlyEtcd is the pid of the only etcd process under root (procRoot), for
+// a command with --pid: none or several is a usage error that says which
+// of the command's flags to give (none: what to give when no etcd runs,
+// e.g. "--pid PID").
+func onlyEtcd(root, none string) (int, error) {
+	pid, err := etcdproc.FindOne(root)
+	var many *etcdproc.ManyError
+	switch {
+	case errors.Is(err, etcdproc.ErrNone):
+		return 0, run.Usagef("%v; give %s", err, none)
+	case errors.As(err, &many):
+		return 0, run.Usagef("%v; choose one with --pid", err)
+	}
+	return pid, err
 }
