@@ -22,13 +22,14 @@ import (
 
 // tuneFlags are the flags of `etcdbench tune`.
 type tuneFlags struct {
-	dir, saveDir string
-	vary         []string
-	rounds       int
-	workload     string
-	out          outputFlags
-	prog         progressFlags
-	load         loadFlags
+	dir      dirFlag
+	saveDir  string
+	vary     []string
+	rounds   int
+	workload string
+	out      outputFlags
+	prog     progressFlags
+	load     loadFlags
 }
 
 // tuneLoad is the load of tune's runs before the flags: etcd's benchmark
@@ -60,7 +61,7 @@ func (f *tuneFlags) register(fs *pflag.FlagSet) {
 	for _, k := range tuneKinds() {
 		loads = append(loads, string(k.Op))
 	}
-	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test: each run's embedded etcd gets a fresh scratch directory inside it (or vary it: --vary dir=A,B)")
+	f.dir.register(fs, "", "directory on the disk to test: each run's embedded etcd gets a fresh scratch directory inside it (or vary it: --vary dir=A,B)")
 	fs.StringArrayVar(&f.vary, "vary", nil, "a setting and its values, NAME=v1,v2,...; repeat for more settings, every combination runs. NAME: "+strings.Join(names, ", "))
 	fs.IntVar(&f.rounds, "rounds", 3, "runs of each combination, alternating the order (3 or more to tell differences from noise)")
 	fs.StringVar(&f.saveDir, "save-dir", "", "also save every run's result as JSON in this existing directory (for etcdbench report/compare)")
@@ -116,12 +117,14 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 			return s, run.Usagef("--%s and --vary %s are alternatives: give the values in --vary", name, name)
 		}
 	}
-	if f.dir == "" && !varied["dir"] {
-		return s, run.Usagef("--dir is required (the directory on the disk to test), or --vary dir=A,B")
+	if !varied["dir"] {
+		if err := f.dir.require(dirWhat, "--vary dir=A,B"); err != nil {
+			return s, err
+		}
 	}
 	base := tune.Config{Embedded: etcdcluster.Options{Members: 1}}
-	if f.dir != "" {
-		abs, err := scratch.Check(f.dir)
+	if f.dir.path != "" {
+		abs, err := scratch.Check(f.dir.path)
 		if err != nil {
 			return s, err
 		}
