@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"etcdbench/internal/testutil"
 )
 
 // get returns the body of url, or "" when it does not answer.
@@ -75,7 +77,7 @@ func TestExporterWaitsForEtcd(t *testing.T) {
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	p := start(t, runOpts{}, "exporter", "--listen", addr, "--data-dir", t.TempDir(), "--interval", "200ms")
-	waitFor(t, 30*time.Second, "the status page", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "the status page", func() bool {
 		return p.exited() || strings.Contains(get("http://"+addr+"/"), "No etcd process found")
 	})
 	if p.exited() {
@@ -125,7 +127,7 @@ func TestExporterCapabilities(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := fmt.Sprintf("etcdbench_target_up{data_dir=%q,member=\"m0\"} %s", srv.DataDir, tt.up)
-			waitFor(t, 30*time.Second, want, func() bool { return strings.Contains(get("http://"+addr+"/metrics"), want) })
+			testutil.WaitFor(t, 30*time.Second, want, func() bool { return strings.Contains(get("http://"+addr+"/metrics"), want) })
 			m := get("http://" + addr + "/metrics")
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			_ = cmd.Wait() // stderr is complete from here
