@@ -60,7 +60,8 @@ func (f *etcdFlags) where(cmd *cobra.Command) error {
 
 // spec checks the load l (its endpoints are the flags') and the rest of
 // the flags, and builds the run: plan says what the load writes, for the
-// refusal to write to a cluster without --yes.
+// refusal to write to a cluster without --yes (etcd check and etcd
+// capacity refuse before, with their own plan, and give none).
 func (f *etcdFlags) spec(cmd *cobra.Command, stderr io.Writer, l etcdload.Load, plan string) (etcdrun.Spec, error) {
 	s := etcdrun.Spec{Dir: f.dir.path, Args: redactArgs(commandLine(cmd)), After: etcdload.Maintenance{Compact: f.compact, Defrag: f.defrag}}
 	external := len(f.endpoints) > 0
