@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"etcdbench/internal/testutil"
 )
 
 // binPath is the etcdbench binary that TestMain builds.
@@ -196,25 +198,12 @@ func checkNoScratch(t *testing.T, dir string) {
 	}
 }
 
-// waitFor polls cond until it holds or timeout passes; it fails the test
-// with what when it does not.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // waitScratch waits until p has created its scratch directory in dir, with
 // its marker written, and returns its path.
 func waitScratch(t *testing.T, p *process, dir string) string {
 	t.Helper()
 	var path string
-	waitFor(t, 10*time.Second, "the scratch directory and its marker", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the scratch directory and its marker", func() bool {
 		if p.exited() {
 			t.Fatalf("etcdbench exited before creating its scratch directory: %+v", p.res)
 		}

@@ -16,6 +16,7 @@ import (
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -27,7 +28,7 @@ func TestCapacityInterrupted(t *testing.T) {
 	before := snapshot(t, d)
 	p := start(t, runOpts{}, "capacity", "--dir", d, "--start", "2000", "--step-min-runtime", "300ms", "--no-progress", "-o", "json")
 	sd := waitScratch(t, p, d)
-	waitFor(t, 60*time.Second, "the second step", func() bool {
+	testutil.WaitFor(t, 60*time.Second, "the second step", func() bool {
 		_, err := os.Stat(filepath.Join(sd, "disk", "capacity", "step-2"))
 		return err == nil || p.exited()
 	})
@@ -122,10 +123,11 @@ func TestEtcdCapacityInterruptedExternal(t *testing.T) {
 		t.Fatalf("starting an etcd to test against: %v", err)
 	}
 	defer c.Close()
+	nextStep := nextStepWatch(t, c.Endpoints())
 	p := start(t, runOpts{}, "etcd", "capacity", "--endpoints", strings.Join(c.Endpoints(), ","), "--yes",
 		"--step", "2s", "--start", "100", "--no-progress", "-o", "json")
 	// The first step ends after 2 s; interrupt inside the second.
-	time.Sleep(3 * time.Second)
+	nextStep()
 	r := interrupt(t, p)
 	cp := r.Workloads[0].Capacity
 	if !r.Interrupted || cp == nil || !cp.Interrupted || len(cp.Steps) == 0 || cp.Steps[0].Rate != 100 {
@@ -209,11 +211,11 @@ func TestCapacityInterruptedInCPUSide(t *testing.T) {
 	// only that): the interrupt falls inside it.
 	p := start(t, runOpts{}, "capacity", "--dir", d, "--quick", "--start", "150", "--max-rate", "300", "--cpu-step", "5s", "--no-progress", "-o", "json")
 	sd := waitScratch(t, p, d)
-	waitFor(t, 60*time.Second, "the CPU side's etcd", func() bool {
+	testutil.WaitFor(t, 60*time.Second, "the CPU side's etcd", func() bool {
 		_, err := os.Stat(filepath.Join(sd, "etcd", "member0"))
 		return err == nil || p.exited()
 	})
-	time.Sleep(1500 * time.Millisecond) // past its start, into its step
+	waitLoadInWAL(t, p, filepath.Join(sd, "etcd")) // past its start, into its step
 	r := interrupt(t, p)
 	// The disk's answer is whole; the CPU side's steps so far follow it
 	// (none when the interrupt came while its etcd was starting, on a

@@ -7,23 +7,22 @@ import (
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/check"
-	"etcdbench/internal/run"
 )
 
 // wholeCheckFlags are the flags of `etcdbench check` (and of etcdbench with no
 // command).
 type wholeCheckFlags struct {
-	dir             string
-	quick, thorough bool
-	noTrace         bool
-	out             outputFlags
-	prog            progressFlags
+	dir     dirFlag
+	speed   speedFlags
+	noTrace bool
+	out     outputFlags
+	prog    progressFlags
 }
 
 func (f *wholeCheckFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.dir, "dir", ".", "directory on the disk to check (e.g. the filesystem of /var/lib/etcd); a scratch directory is made inside it and removed afterwards")
-	fs.BoolVar(&f.quick, "quick", false, "the quick budget: the WAL idle and under load, a short etcd put/range (about 20 s)")
-	fs.BoolVar(&f.thorough, "thorough", false, "the thorough budget: every disk workload at the seed articles' sizes and longer etcd loads (several minutes)")
+	f.dir.register(fs, ".", "directory on the disk to check (e.g. the filesystem of /var/lib/etcd); a scratch directory is made inside it and removed afterwards")
+	f.speed.register(fs, "the quick budget: the WAL idle and under load, a short etcd put/range (about 20 s)",
+		"the thorough budget: every disk workload at the seed articles' sizes and longer etcd loads (several minutes)")
 	f.out.register(fs)
 	f.prog.register(fs)
 	fs.BoolVar(&f.noTrace, "no-trace", false, "do not time the embedded etcd's own fdatasyncs with eBPF (done by default when allowed, for the prediction)")
@@ -31,14 +30,9 @@ func (f *wholeCheckFlags) register(fs *pflag.FlagSet) {
 
 // budget is the time budget the flags choose.
 func (f *wholeCheckFlags) budget() (check.Budget, error) {
-	name := "default"
-	switch {
-	case f.quick && f.thorough:
-		return check.Budget{}, run.Usagef("--quick and --thorough are alternatives")
-	case f.quick:
-		name = "quick"
-	case f.thorough:
-		name = "thorough"
+	name, err := f.speed.name("default", "", false)
+	if err != nil {
+		return check.Budget{}, err
 	}
 	return check.BudgetNamed(name)
 }
@@ -78,7 +72,7 @@ func runCheckCommand(cmd *cobra.Command, f *wholeCheckFlags, stdout, stderr io.W
 		return err
 	}
 	res, err := check.Run(cmd.Context(), check.Config{
-		Dir: f.dir, Budget: b, Trace: !f.noTrace, Args: commandLine(cmd),
+		Dir: f.dir.path, Budget: b, Trace: !f.noTrace, Args: commandLine(cmd),
 		Progress: f.prog.terminal(stderr, f.out.output),
 	})
 	return conclude(cmd.Context(), stdout, f.out.output, res, err)

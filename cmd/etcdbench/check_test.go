@@ -10,6 +10,7 @@ import (
 
 	"etcdbench/internal/check"
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/fusedelay"
 	"etcdbench/internal/verdict"
 )
@@ -134,8 +135,19 @@ func TestCheckInterrupted(t *testing.T) {
 	d := t.TempDir()
 	before := snapshot(t, d)
 	p := start(t, runOpts{}, "check", "--dir", d, "--no-progress")
-	waitScratch(t, p, d)
-	time.Sleep(2 * time.Second)
+	sd := waitScratch(t, p, d)
+	testutil.WaitFor(t, 60*time.Second, "the check's first workload", func() bool {
+		if p.exited() {
+			t.Fatalf("etcdbench exited before its first workload: %+v", p.res)
+		}
+		ents, _ := os.ReadDir(sd)
+		for _, e := range ents {
+			if e.IsDir() {
+				return true
+			}
+		}
+		return false
+	})
 	p.signal(t, syscall.SIGINT)
 	res := p.wait(t)
 	if res.code != exitInterrupted {

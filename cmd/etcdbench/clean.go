@@ -6,12 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/run"
 	"etcdbench/internal/scratch"
 )
 
 func newCleanCmd(stdout, _ io.Writer) *cobra.Command {
-	var dir string
+	var dir dirFlag
 	cmd := &cobra.Command{
 		Use:   "clean --dir DIR",
 		Short: "Remove scratch directories that killed etcdbench runs left in DIR",
@@ -20,10 +19,10 @@ gone (killed with SIGKILL, or the machine rebooted). Directories of a run that
 is still going, and anything without etcdbench's marker file, are left alone.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("dir") || dir == "" {
-				return run.Usagef("--dir is required: the directory a killed run was testing")
+			if err := dir.require("the directory a killed run was testing", ""); err != nil {
+				return err
 			}
-			abs, err := scratch.Check(dir)
+			abs, err := scratch.Check(dir.path)
 			if err != nil {
 				return err
 			}
@@ -46,6 +45,6 @@ is still going, and anything without etcdbench's marker file, are left alone.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "directory to clean")
+	dir.register(cmd.Flags(), "", "directory to clean")
 	return cmd
 }

@@ -2,58 +2,21 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"etcdbench/internal/diagnose"
-	"etcdbench/internal/result"
 	"etcdbench/internal/run"
-	"etcdbench/internal/sysinfo"
-	"etcdbench/internal/verdict"
 )
 
-// runDiagnoseLogs reads the log (a file, or stdin for "-"), diagnoses
-// and prints the report: exit 1 (run.ErrFailed) when a cause is found.
+// runDiagnoseLogs diagnoses the log (a file, or stdin for "-") and
+// prints the report: exit 1 (run.ErrFailed) when a cause is found.
 func runDiagnoseLogs(ctx context.Context, name, output string, args []string, stdin io.Reader, stdout io.Writer) error {
-	r := stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return run.Usagef("reading the log %s: %v", name, err)
-		}
-		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return run.Usagef("%s is a directory: give a log file, or - for standard input (journalctl -u etcd | etcdbench diagnose logs -)", name)
-		}
-		r = f
-	}
-	if err := ctx.Err(); err != nil {
+	res, err := diagnose.Logs(ctx, diagnose.LogsSpec{Path: name, Stdin: stdin, Args: args})
+	if err != nil {
 		return err
 	}
-	s, err := diagnose.ReadLogs(r)
-	if err != nil {
-		return fmt.Errorf("reading the log %s: %w", name, err)
-	}
-	if s.Lines == 0 {
-		return run.Usagef("the log %s is empty", name)
-	}
-	if s.Formats["other"] == s.Lines {
-		return run.Usagef("no line of %s is an etcd log line (zap JSON, capnslog text or journalctl output of either)", name)
-	}
-	res := run.NewResult(args)
-	ev := diagnose.Evidence{Logs: s, Notes: s.Notes()}
-	rules := diagnose.Rules()
-	fs := diagnose.Diagnose(ev, verdict.DiagnoseDefaults(), rules)
-	w := diagnose.Workload("diagnose-logs", ev, fs, rules)
-	w.Parameters["log"] = name
-	w.Notes = append(w.Notes, "the environment describes the machine etcdbench ran on, not the one that wrote the log")
-	res.Environment = sysinfo.Collect("/", ".")
-	res.Workloads = []result.Workload{w}
-	res.Finish(time.Now().UTC())
 	return finishDiagnosis(ctx, stdout, output, res)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,19 +79,24 @@ func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec,
 	if err := f.tls.check(); err != nil {
 		return s, err
 	}
-	urls := f.metricsURLs
+	urls, flag := f.metricsURLs, "--metrics-url"
 	if len(f.endpoints) > 0 {
-		urls = nil
-		for _, t := range observe.ExternalTargets(withScheme(f.endpoints, tlsGiven)) {
+		eps, err := withScheme(f.endpoints, tlsGiven, "--endpoints")
+		if err != nil {
+			return s, err
+		}
+		urls, flag = nil, "--endpoints"
+		for _, t := range observe.ExternalTargets(eps) {
 			urls = append(urls, t.URL)
 		}
 	}
-	for i, u := range withScheme(urls, tlsGiven) {
+	urls, err = withScheme(urls, tlsGiven, flag)
+	if err != nil {
+		return s, err
+	}
+	for i, u := range urls {
 		if u == "" {
 			return s, run.Usagef("empty URL in the list of members")
-		}
-		if tlsGiven && strings.HasPrefix(u, "http://") {
-			return s, run.Usagef("%s is plain HTTP but TLS flags are given: write https:// or drop the TLS flags", u)
 		}
 		s.targets = append(s.targets, diagnose.Target{Name: fmt.Sprintf("member%d", i), URL: u})
 	}
@@ -100,23 +104,6 @@ func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec,
 		s.client = &f.tls.files
 	}
 	return s, nil
-}
-
-// withScheme gives URLs without a scheme https:// when TLS is configured
-// and http:// otherwise.
-func withScheme(urls []string, tlsGiven bool) []string {
-	out := make([]string, len(urls))
-	for i, u := range urls {
-		switch {
-		case u == "" || strings.Contains(u, "://"):
-			out[i] = u
-		case tlsGiven:
-			out[i] = "https://" + u
-		default:
-			out[i] = "http://" + u
-		}
-	}
-	return out
 }
 
 // runDiagnoseMetrics diagnoses and prints the report: exit 1 (run.ErrFailed)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/fusedelay"
 	"etcdbench/internal/verdict"
 )
@@ -203,7 +204,7 @@ func diagEtcd(t *testing.T, dataDir string) string {
 		}
 		log.Close()
 	})
-	waitFor(t, 30*time.Second, "etcd to be healthy", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "etcd to be healthy", func() bool {
 		select {
 		case <-done:
 			b, _ := os.ReadFile(log.Name())
@@ -254,7 +255,10 @@ func TestDiagnoseMetricsEndToEnd(t *testing.T) {
 			m := fusedelay.Mount(t, memBacking(t), tc.delay)
 			ep := diagEtcd(t, filepath.Join(m.Dir, "data"))
 			load := start(t, runOpts{}, append([]string{"etcd", "put", "--endpoints", ep, "--yes", "--duration", "9s", "-o", "json", "--no-progress"}, tc.load...)...)
-			time.Sleep(time.Second) // the load is under way
+			// The load is under way, past its first second (200 puts at
+			// the healthy case's 200/s): its start, the first commits
+			// that grow etcd's db, is not in the window.
+			waitPuts(t, 200, ep)
 			r := runBin(t, runOpts{}, "diagnose", "metrics", "--endpoints", ep, "--window", "5s", "-o", "json")
 			lr := load.wait(t)
 			if lr.code != exitOK && lr.code != exitFail {

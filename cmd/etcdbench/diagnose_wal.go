@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/strace"
@@ -86,7 +85,7 @@ func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(strin
 		}
 		pid := f.pid
 		if !changed("pid") {
-			if pid, err = etcdproc.FindOne(procRoot); err != nil {
+			if pid, err = onlyEtcd(procRoot, "--pid PID, or --data-dir DIR to read a stopped etcd's WAL"); err != nil {
 				return err
 			}
 		} else if pid <= 0 {

@@ -18,6 +18,7 @@ import (
 	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/strace"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/walfile"
 )
@@ -183,13 +184,13 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run("detaches on "+sig.String(), func(t *testing.T) {
 			p := start(t, runOpts{}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--duration", "60s", "--yes")
-			waitFor(t, 20*time.Second, "strace attached to etcd", func() bool { return tracerPid(t, pid) != 0 })
+			testutil.WaitFor(t, 20*time.Second, "strace attached to etcd", func() bool { return tracerPid(t, pid) != 0 })
 			p.signal(t, sig)
 			r := p.wait(t)
 			if want := 128 + int(sig); sig == syscall.SIGTERM && r.code != want {
 				t.Errorf("exit %d, want %d; stderr %q", r.code, want, r.stderr)
 			}
-			waitFor(t, 20*time.Second, "strace detached from etcd", func() bool { return tracerPid(t, pid) == 0 })
+			testutil.WaitFor(t, 20*time.Second, "strace detached from etcd", func() bool { return tracerPid(t, pid) == 0 })
 		})
 	}
 

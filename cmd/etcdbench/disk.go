@@ -16,20 +16,20 @@ import (
 
 // diskFlags are the flags every `disk <workload>` and `disk all` share.
 type diskFlags struct {
-	dir, preset     string
-	quick, thorough bool
-	out             outputFlags
-	prog            progressFlags
-	params          map[string]*string // the workload's own settings
-	paramOrder      []string
+	dir        dirFlag
+	preset     string
+	speed      speedFlags
+	out        outputFlags
+	prog       progressFlags
+	params     map[string]*string // the workload's own settings
+	paramOrder []string
 }
 
 func (f *diskFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test (etcd's --data-dir); a private scratch directory is created inside it and removed afterwards")
+	f.dir.register(fs, "", dirUsage)
 	f.out.register(fs)
 	fs.StringVar(&f.preset, "preset", "default", "defaults to start from: "+presetNames())
-	fs.BoolVar(&f.quick, "quick", false, "same as --preset quick")
-	fs.BoolVar(&f.thorough, "thorough", false, "same as --preset thorough")
+	f.speed.register(fs, "same as --preset quick", "same as --preset thorough")
 	f.prog.register(fs)
 }
 
@@ -43,20 +43,15 @@ func presetNames() string {
 
 // resolve checks the shared flags and returns the preset.
 func (f *diskFlags) resolve(cmd *cobra.Command) (disk.Preset, error) {
-	if !cmd.Flags().Changed("dir") || f.dir == "" {
-		return disk.Preset{}, run.Usagef("--dir is required: the directory on the disk to test, e.g. --dir /var/lib/etcd")
+	if err := f.dir.require(dirWhat, ""); err != nil {
+		return disk.Preset{}, err
 	}
 	if err := f.out.check(); err != nil {
 		return disk.Preset{}, err
 	}
-	name := f.preset
-	switch {
-	case f.quick && f.thorough, (f.quick || f.thorough) && cmd.Flags().Changed("preset"):
-		return disk.Preset{}, run.Usagef("--quick, --thorough and --preset are alternatives: give at most one")
-	case f.quick:
-		name = "quick"
-	case f.thorough:
-		name = "thorough"
+	name, err := f.speed.name(f.preset, "--preset", cmd.Flags().Changed("preset"))
+	if err != nil {
+		return disk.Preset{}, err
 	}
 	p, err := disk.PresetNamed(name)
 	if err != nil {
@@ -79,7 +74,7 @@ func (f *diskFlags) set(cmd *cobra.Command) map[string]string {
 // run runs the workloads ws and reports them.
 func (f *diskFlags) run(cmd *cobra.Command, ws []disk.Named, stdout, stderr io.Writer, spaceHint string) error {
 	return runDisk(cmd.Context(), disk.Suite{
-		Dir: f.dir, Workloads: ws, Thresholds: verdict.Defaults(), Args: commandLine(cmd),
+		Dir: f.dir.path, Workloads: ws, Thresholds: verdict.Defaults(), Args: commandLine(cmd),
 		Progress: f.prog.terminal(stderr, f.out.output), SpaceHint: spaceHint,
 	}, f.out.output, stdout)
 }

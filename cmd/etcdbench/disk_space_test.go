@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"etcdbench/internal/testutil"
 )
 
 // neededRE finds the amount a not-enough-space message says is needed.
@@ -145,7 +147,7 @@ func fillUp(t *testing.T, dir string, leave int64) {
 // waitStopped waits until every thread of pid is stopped by SIGSTOP.
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()
-	waitFor(t, 5*time.Second, "the process to stop", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the process to stop", func() bool {
 		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
 		for _, s := range stats {
 			b, err := os.ReadFile(s)

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/disk"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 )
 
 // allOrder is the documented order in which `disk all` runs the workloads.
@@ -414,6 +416,15 @@ func TestDiskAllQuick(t *testing.T) {
 // behind, and report the workloads so far, marked interrupted.
 func TestDiskAllInterrupted(t *testing.T) {
 	t.Parallel()
+	// The file each target prepares before its timed part, and its size.
+	quick, err := disk.PresetNamed("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prepared := map[string]struct {
+		file string
+		size int64
+	}{"backend": {"db", quick.Backend.DBSize}, "mixed": {"data", quick.Mixed.Size}}
 	for _, target := range []string{"backend", "mixed"} {
 		t.Run(target, func(t *testing.T) {
 			t.Parallel()
@@ -422,16 +433,17 @@ func TestDiskAllInterrupted(t *testing.T) {
 			p := start(t, runOpts{}, "disk", "all", "--quick", "--dir", d, "-o", "json")
 			sd := waitScratch(t, p, d)
 			sub := filepath.Join(sd, target)
-			waitFor(t, 60*time.Second, "the "+target+" workload to start", func() bool {
+			testutil.WaitFor(t, 60*time.Second, "the "+target+" workload to start", func() bool {
 				if p.exited() {
 					t.Fatalf("etcdbench exited before the %s workload started: %+v", target, p.res)
 				}
 				_, err := os.Stat(sub)
 				return err == nil
 			})
-			// Let it get past its preparation into the timed part (both
-			// run for at least 2 s with the quick preset).
-			time.Sleep(300 * time.Millisecond)
+			// Past its preparation (writing its file) into the timed
+			// part (both run for at least 2 s with the quick preset),
+			// which writes to the file again.
+			waitRewritten(t, p, filepath.Join(sub, prepared[target].file), prepared[target].size)
 			p.signal(t, syscall.SIGINT)
 			res := p.wait(t)
 			if res.code != exitInterrupted {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,7 +18,7 @@ import (
 // the report, the embedded etcd's settings, the maintenance after the
 // load, and etcdctl's TLS and auth flags.
 type etcdFlags struct {
-	dir             string
+	dir             dirFlag
 	endpoints       []string
 	yes             bool
 	compact, defrag bool
@@ -30,7 +29,7 @@ type etcdFlags struct {
 }
 
 func (f *etcdFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test: the embedded etcd's data goes into a scratch directory inside it, removed afterwards")
+	f.dir.register(fs, "", "directory on the disk to test: the embedded etcd's data goes into a scratch directory inside it, removed afterwards")
 	fs.StringSliceVar(&f.endpoints, "endpoints", nil, "client URLs of an external cluster (a,b,c) instead of an embedded etcd; writing to it needs --yes")
 	fs.BoolVar(&f.yes, "yes", false, "write to the external cluster of --endpoints (keys under /etcdbench/<run-id>/, deleted afterwards)")
 	f.out.register(fs)
@@ -46,13 +45,14 @@ func (f *etcdFlags) where(cmd *cobra.Command) error {
 	if err := f.out.check(); err != nil {
 		return err
 	}
-	external := len(f.endpoints) > 0
-	switch {
-	case external && cmd.Flags().Changed("dir"):
-		return run.Usagef("--dir and --endpoints are alternatives: --dir starts an embedded etcd there, --endpoints uses a running cluster")
-	case !external && f.dir == "":
-		return run.Usagef("--dir is required (the directory on the disk to test, e.g. --dir /var/lib/etcd), or --endpoints for a running cluster")
-	case f.embed.members != 1 && f.embed.members != 3:
+	if len(f.endpoints) > 0 {
+		if cmd.Flags().Changed("dir") {
+			return run.Usagef("--dir and --endpoints are alternatives: --dir starts an embedded etcd there, --endpoints uses a running cluster")
+		}
+	} else if err := f.dir.require(dirWhat, "--endpoints for a running cluster"); err != nil {
+		return err
+	}
+	if f.embed.members != 1 && f.embed.members != 3 {
 		return run.Usagef("--members %d: want 1 or 3", f.embed.members)
 	}
 	return nil
@@ -60,9 +60,10 @@ func (f *etcdFlags) where(cmd *cobra.Command) error {
 
 // spec checks the load l (its endpoints are the flags') and the rest of
 // the flags, and builds the run: plan says what the load writes, for the
-// refusal to write to a cluster without --yes.
+// refusal to write to a cluster without --yes (etcd check and etcd
+// capacity refuse before, with their own plan, and give none).
 func (f *etcdFlags) spec(cmd *cobra.Command, stderr io.Writer, l etcdload.Load, plan string) (etcdrun.Spec, error) {
-	s := etcdrun.Spec{Dir: f.dir, Args: redactArgs(commandLine(cmd)), After: etcdload.Maintenance{Compact: f.compact, Defrag: f.defrag}}
+	s := etcdrun.Spec{Dir: f.dir.path, Args: redactArgs(commandLine(cmd)), After: etcdload.Maintenance{Compact: f.compact, Defrag: f.defrag}}
 	external := len(f.endpoints) > 0
 	if l.RunID == "" {
 		l.RunID = etcdload.NewRunID()
@@ -83,8 +84,8 @@ func (f *etcdFlags) spec(cmd *cobra.Command, stderr io.Writer, l etcdload.Load, 
 		return s, err
 	}
 	s.Embedded = opts
-	if external && !f.yes {
-		return s, run.Usagef("not writing to %s without --yes: %s (deleted afterwards)", strings.Join(f.endpoints, ","), plan)
+	if err := f.refuseWrites(plan + " (deleted afterwards)"); err != nil {
+		return s, err
 	}
 	sec, eps, err := f.security.resolve(cmd, l.Client.Endpoints, os.Stdin, cmd.ErrOrStderr())
 	if err != nil {

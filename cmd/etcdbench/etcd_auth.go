@@ -73,13 +73,9 @@ func (f *securityFlags) resolve(cmd *cobra.Command, endpoints []string, stdin *o
 	}
 	eps := append([]string(nil), endpoints...)
 	if !f.tls.files.Empty() {
-		for i, ep := range eps {
-			switch {
-			case strings.HasPrefix(ep, "http://"):
-				return sec, nil, run.Usagef("--endpoints %s is plain HTTP but TLS flags are given: write https:// or drop the TLS flags", ep)
-			case !strings.Contains(ep, "://"):
-				eps[i] = "https://" + ep
-			}
+		var err error
+		if eps, err = withScheme(eps, true, "--endpoints"); err != nil {
+			return sec, nil, err
 		}
 		c, err := f.tls.files.Config()
 		if err != nil {

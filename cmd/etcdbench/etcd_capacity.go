@@ -1,8 +1,8 @@
 package main
 
 import (
+	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,9 +87,8 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	if err := sc.Validate(); err != nil {
 		return etcdrun.Spec{}, run.Usage(err)
 	}
-	if len(f.endpoints) > 0 && !f.yes {
-		return etcdrun.Spec{}, run.Usagef("not writing to %s without --yes: etcd capacity sends puts at rising rates up to %.0f/s for %v a step (deleted after each step)",
-			strings.Join(f.endpoints, ","), maxRate, step)
+	if err := f.refuseWrites(fmt.Sprintf("etcd capacity sends puts at rising rates up to %.0f/s for %v a step (deleted after each step)", maxRate, step)); err != nil {
+		return etcdrun.Spec{}, err
 	}
 	if err := f.where(cmd); err != nil {
 		return etcdrun.Spec{}, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -121,9 +122,8 @@ func resolveCheck(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, c *checkFl
 		}
 		d = v
 	}
-	if len(f.endpoints) > 0 && !f.yes {
-		return etcdrun.Spec{}, run.Usagef("not writing to %s without --yes: etcd check --load %s sends %s (deleted afterwards)",
-			strings.Join(f.endpoints, ","), p.Name, etcdload.CheckPlan(p, d))
+	if err := f.refuseWrites(fmt.Sprintf("etcd check --load %s sends %s (deleted afterwards)", p.Name, etcdload.CheckPlan(p, d))); err != nil {
+		return etcdrun.Spec{}, err
 	}
 	if err := f.where(cmd); err != nil {
 		return etcdrun.Spec{}, err

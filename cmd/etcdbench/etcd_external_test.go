@@ -20,6 +20,7 @@ import (
 
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 )
 
 // checkLoadResult checks a finished load's JSON result: the exit code of
@@ -171,7 +172,7 @@ func TestEtcdExternalProcess(t *testing.T) {
 			cli := s.client(t, "", "")
 			defer cli.Close()
 			p := start(t, runOpts{}, load("put", "--yes", "--duration", "60s", "--clients", "8", "--no-progress")...)
-			waitFor(t, 60*time.Second, "keys under "+etcdload.PrefixRoot, func() bool {
+			testutil.WaitFor(t, 60*time.Second, "keys under "+etcdload.PrefixRoot, func() bool {
 				if p.exited() {
 					t.Fatalf("etcdbench exited before writing: %+v", p.res)
 				}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 )
 
 // memberPIDs returns the running member processes of 3-member embedded
@@ -84,7 +85,7 @@ func TestEtcdPutThreeMembers(t *testing.T) {
 func TestEtcdThreeMembersKilled(t *testing.T) {
 	dir := t.TempDir()
 	p := start(t, runOpts{}, "etcd", "put", "--dir", dir, "--members", "3", "--duration", "60s", "--clients", "2", "--no-progress")
-	waitFor(t, 30*time.Second, "three member processes", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "three member processes", func() bool {
 		if p.exited() {
 			t.Fatalf("etcdbench exited: %+v", p.res)
 		}
@@ -94,7 +95,7 @@ func TestEtcdThreeMembersKilled(t *testing.T) {
 	if res := p.wait(t); res.code != -1 {
 		t.Errorf("exit %d after SIGKILL", res.code)
 	}
-	waitFor(t, 15*time.Second, "the member processes to die with etcdbench", func() bool {
+	testutil.WaitFor(t, 15*time.Second, "the member processes to die with etcdbench", func() bool {
 		return len(memberPIDs(t, dir)) == 0
 	})
 }

@@ -89,8 +89,8 @@ func TestEtcdBadInput(t *testing.T) {
 func TestEtcdInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	p := start(t, runOpts{}, "etcd", "put", "--dir", dir, "--duration", "60s", "--clients", "4", "--no-progress")
-	waitScratch(t, p, dir)
-	time.Sleep(time.Second) // into the load: the embedded etcd starts in well under a second
+	sd := waitScratch(t, p, dir)
+	waitLoadInWAL(t, p, sd)
 	p.signal(t, syscall.SIGINT)
 	res := p.wait(t)
 	if res.code != 130 {

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/testutil"
 )
 
 // etcdStartTimeout bounds an etcd process's start: generous, for a loaded
@@ -138,21 +139,19 @@ func (s *etcdServer) start(t *testing.T, bin string) error {
 
 	cli := s.client(t, "", "")
 	defer cli.Close()
-	deadline := time.Now().Add(etcdStartTimeout)
-	for {
+	testutil.Poll(etcdStartTimeout, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := cli.Get(ctx, "health-probe")
+		_, err = cli.Get(ctx, "health-probe")
 		cancel()
-		switch {
-		case err == nil:
-			return nil
-		case s.exited():
-			return fmt.Errorf("etcd exited: %v", s.cmd.ProcessState)
-		case time.Now().After(deadline):
-			return fmt.Errorf("etcd at %s did not answer within %v: %w", s.Endpoint, etcdStartTimeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err == nil || s.exited()
+	})
+	switch {
+	case err == nil:
+		return nil
+	case s.exited():
+		return fmt.Errorf("etcd exited: %v", s.cmd.ProcessState)
 	}
+	return fmt.Errorf("etcd at %s did not answer within %v: %w", s.Endpoint, etcdStartTimeout, err)
 }
 
 // stop ends the process (SIGTERM, SIGKILL after 10 s) and waits for it.

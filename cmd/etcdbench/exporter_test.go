@@ -80,7 +80,7 @@ func TestExporterWaitsForEtcd(t *testing.T) {
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	p := start(t, runOpts{}, "exporter", "--listen", addr, "--data-dir", t.TempDir(), "--interval", "200ms")
-	waitFor(t, 30*time.Second, "the status page", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "the status page", func() bool {
 		return p.exited() || strings.Contains(get("http://"+addr+"/"), "No etcd process found")
 	})
 	if p.exited() {
@@ -130,7 +130,7 @@ func TestExporterWebConfig(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	waitFor(t, 30*time.Second, "the metrics over TLS", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "the metrics over TLS", func() bool {
 		code, body := status(w.User, w.Password)
 		return p.exited() || code == http.StatusOK && strings.Contains(body, "etcdbench_waiting_for_etcd 1")
 	})
@@ -179,7 +179,7 @@ func TestExporterCapabilities(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := fmt.Sprintf("etcdbench_target_up{data_dir=%q,member=\"m0\"} %s", srv.DataDir, tt.up)
-			waitFor(t, 30*time.Second, want, func() bool { return strings.Contains(get("http://"+addr+"/metrics"), want) })
+			testutil.WaitFor(t, 30*time.Second, want, func() bool { return strings.Contains(get("http://"+addr+"/metrics"), want) })
 			m := get("http://" + addr + "/metrics")
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			_ = cmd.Wait() // stderr is complete from here

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,14 +12,20 @@ import (
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
 )
 
 // The flag groups every command that needs them registers, each defined
 // once, so that a common flag has the same name, help and meaning on every
 // command: the report format, the progress line, an etcd load's settings,
-// the embedded etcd's settings and etcd's TLS files. The root's --html and
+// the embedded etcd's settings, etcd's TLS files, --dir, --quick and
+// --thorough, --wal-p99 and --confidence; and what several commands say
+// the same way: the refusal to write to a cluster without --yes, the
+// scheme given to endpoints without one, the choice of the etcd process
+// of --pid. The root's --html and
 // --textfile are persistent flags (reportFiles).
 
 // outputFlags is -o/--output, the report format on stdout.
@@ -279,4 +287,139 @@ func (f *tlsFlags) check() error {
 		return run.Usagef("--cert and --key go together: give both or neither")
 	}
 	return nil
+}
+
+// onlyEtcd is the pid of the only etcd process under root (procRoot), for
+// a command with --pid: none or several is a usage error that says which
+// of the command's flags to give (none: what to give when no etcd runs,
+// e.g. "--pid PID").
+func onlyEtcd(root, none string) (int, error) {
+	pid, err := etcdproc.FindOne(root)
+	var many *etcdproc.ManyError
+	switch {
+	case errors.Is(err, etcdproc.ErrNone):
+		return 0, run.Usagef("%v; give %s", err, none)
+	case errors.As(err, &many):
+		return 0, run.Usagef("%v; choose one with --pid", err)
+	}
+	return pid, err
+}
+
+// dirFlag is --dir: the directory on the disk a command tests (clean:
+// the directory it cleans).
+type dirFlag struct{ path string }
+
+// dirUsage is the help of --dir for the disk's workloads.
+const dirUsage = "directory on the disk to test (etcd's --data-dir); a private scratch directory is created inside it and removed afterwards"
+
+// dirWhat says what --dir is in the message of a missing one.
+const dirWhat = "the directory on the disk to test, e.g. --dir /var/lib/etcd"
+
+func (f *dirFlag) register(fs *pflag.FlagSet, def, usage string) {
+	fs.StringVar(&f.path, "dir", def, usage)
+}
+
+// require is nil when --dir is given and not empty, else the usage error
+// saying what the directory is (what) and, unless or is "", what the
+// command takes instead.
+func (f *dirFlag) require(what, or string) error {
+	switch {
+	case f.path != "":
+		return nil
+	case or == "":
+		return run.Usagef("--dir is required: %s", what)
+	}
+	return run.Usagef("--dir is required (%s), or %s", what, or)
+}
+
+// speedFlags are --quick and --thorough: the short and the long preset
+// (check's budget) instead of the default.
+type speedFlags struct{ quick, thorough bool }
+
+func (f *speedFlags) register(fs *pflag.FlagSet, quickUsage, thoroughUsage string) {
+	fs.BoolVar(&f.quick, "quick", false, quickUsage)
+	fs.BoolVar(&f.thorough, "thorough", false, thoroughUsage)
+}
+
+// name is the preset the flags choose: "quick", "thorough", or def when
+// neither is given. Both, or one with the flag other (e.g. --preset)
+// when otherGiven, is a usage error.
+func (f *speedFlags) name(def, other string, otherGiven bool) (string, error) {
+	if f.quick && f.thorough || (f.quick || f.thorough) && otherGiven {
+		flags := "--quick and --thorough"
+		if other != "" {
+			flags = "--quick, --thorough and " + other
+		}
+		return "", run.Usagef("%s are alternatives: give at most one", flags)
+	}
+	switch {
+	case f.quick:
+		return "quick", nil
+	case f.thorough:
+		return "thorough", nil
+	}
+	return def, nil
+}
+
+// p99Flags are --wal-p99 and --confidence: the threshold of the WAL
+// fdatasync p99 and how sure its verdict must be.
+type p99Flags struct {
+	walP99     string
+	confidence float64
+}
+
+// defaultConfidence is the confidence of a p99 verdict unless
+// --confidence says otherwise.
+const defaultConfidence = 0.95
+
+func (f *p99Flags) register(fs *pflag.FlagSet) {
+	def := time.Duration(verdict.Defaults().WALFsyncP99.Limit * float64(time.Second))
+	fs.StringVar(&f.walP99, "wal-p99", def.String(), "threshold for the fdatasync p99 (etcd FAQ: 10ms)")
+	fs.Float64Var(&f.confidence, "confidence", defaultConfidence, "confidence of the p99 verdict, between 0 and 1")
+}
+
+// resolve checks both flags and returns the threshold; a --wal-p99 given
+// on the command line (changed) overrides th's.
+func (f *p99Flags) resolve(changed func(string) bool, th *verdict.Thresholds) (time.Duration, error) {
+	p99, err := units.ParseDuration(f.walP99)
+	if err != nil || p99 <= 0 {
+		return 0, run.Usagef("--wal-p99 %q: want a positive duration such as 10ms", f.walP99)
+	}
+	if !(f.confidence > 0 && f.confidence < 1) {
+		return 0, run.Usagef("--confidence must be between 0 and 1 (e.g. 0.95), got %v", f.confidence)
+	}
+	if changed("wal-p99") {
+		th.WALFsyncP99.Override(p99.Seconds(), "--wal-p99")
+	}
+	return p99, nil
+}
+
+// refuseWrites is the refusal to write to the cluster of --endpoints
+// without --yes; plan says what the run would write and what is deleted
+// when.
+func (f *etcdFlags) refuseWrites(plan string) error {
+	if len(f.endpoints) > 0 && !f.yes {
+		return run.Usagef("not writing to %s without --yes: %s", strings.Join(f.endpoints, ","), plan)
+	}
+	return nil
+}
+
+// withScheme gives each URL without a scheme https:// when tls is set
+// and http:// otherwise ("" stays ""). With tls, a plain http:// URL is a
+// usage error naming flag, where the URLs came from.
+func withScheme(urls []string, tls bool, flag string) ([]string, error) {
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		switch {
+		case tls && strings.HasPrefix(u, "http://"):
+			return nil, run.Usagef("%s %s is plain HTTP but TLS flags are given: write https:// or drop the TLS flags", flag, u)
+		case u == "" || strings.Contains(u, "://"):
+			out[i] = u
+		case tls:
+			out[i] = "https://" + u
+		default:
+			out[i] = "http://" + u
+		}
+	}
+	return out, nil
 }

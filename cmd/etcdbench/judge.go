@@ -16,10 +16,9 @@ import (
 // newJudgeCmd makes `judge`: fio's JSON output judged like the WAL check.
 func newJudgeCmd(stdout, _ io.Writer) *cobra.Command {
 	var (
-		of         outputFlags
-		walP99     = "10ms"
-		walBS      = strconv.Itoa(fio.WALWriteSize)
-		confidence = 0.95
+		of    outputFlags
+		p99   p99Flags
+		walBS = strconv.Itoa(fio.WALWriteSize)
 	)
 	cmd := &cobra.Command{
 		Use:   "judge FIO.json",
@@ -48,12 +47,9 @@ verdict fails.`,
 			if err := of.check(); err != nil {
 				return err
 			}
-			p99, err := units.ParseDuration(walP99)
-			if err != nil || p99 <= 0 {
-				return run.Usagef("--wal-p99 %q: want a positive duration such as 10ms", walP99)
-			}
-			if !(confidence > 0 && confidence < 1) {
-				return run.Usagef("--confidence must be between 0 and 1 (e.g. 0.95), got %v", confidence)
+			th := verdict.Defaults()
+			if _, err := p99.resolve(cmd.Flags().Changed, &th); err != nil {
+				return err
 			}
 			wal := fio.DefaultWALSize
 			if cmd.Flags().Changed("wal-bs") {
@@ -63,10 +59,6 @@ verdict fails.`,
 				}
 				wal = fio.WALSize{Bytes: n, Source: "--wal-bs " + walBS}
 			}
-			th := verdict.Defaults()
-			if cmd.Flags().Changed("wal-p99") {
-				th.WALFsyncP99.Override(p99.Seconds(), "--wal-p99")
-			}
 			b, err := readInput(args[0])
 			if err != nil {
 				return err
@@ -75,7 +67,7 @@ verdict fails.`,
 			if err != nil {
 				return run.Usagef("%s: %v (want the output of fio --output-format=json)", args[0], err)
 			}
-			res, err := fio.Judge(fo, fio.JudgeOptions{Thresholds: th, Confidence: confidence, Source: args[0], Args: commandLineWith(cmd, args), WALSize: wal})
+			res, err := fio.Judge(fo, fio.JudgeOptions{Thresholds: th, Confidence: p99.confidence, Source: args[0], Args: commandLineWith(cmd, args), WALSize: wal})
 			if err != nil { // no syncs, a failed job, bad bins: all in the file given
 				return run.Usagef("%s: %v", args[0], err)
 			}
@@ -83,9 +75,8 @@ verdict fails.`,
 		},
 	}
 	of.register(cmd.Flags())
-	cmd.Flags().StringVar(&walP99, "wal-p99", walP99, "threshold for the fdatasync p99 (etcd FAQ: 10ms)")
+	p99.register(cmd.Flags())
 	cmd.Flags().StringVar(&walBS, "wal-bs", walBS, "the size of etcd's WAL batches (bytes, or 8k, 1m... as disk wal --bs) that fio's bs is compared with: the average your etcd writes (etcdbench diagnose wal) or the Kubernetes figure")
-	cmd.Flags().Float64Var(&confidence, "confidence", confidence, "confidence of the p99 verdict, between 0 and 1")
 	return cmd
 }
 

@@ -153,6 +153,9 @@ func TestNoSpaceDuringRun(t *testing.T) {
 		switch {
 		case errors.Is(err, syscall.ENOSPC):
 			full = true
+			// Not a wait for a condition: this loop races the run for
+			// every byte it frees, so it retries at once, only yielding
+			// the CPU for a moment between two tries.
 			time.Sleep(50 * time.Microsecond)
 		case err != nil:
 			t.Fatalf("filling %s: %v", m, err)

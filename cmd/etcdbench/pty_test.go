@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"etcdbench/internal/testutil"
 )
 
 // openPTY returns the two ends of a new pseudo-terminal, or skips the test
@@ -71,11 +73,8 @@ func promptPut(t *testing.T, args []string, password string) (runResult, string)
 		}
 	}()
 	shown := func() string { mu.Lock(); defer mu.Unlock(); return screen.String() }
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(shown(), "Password for"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no password prompt; the terminal shows %q", shown())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testutil.Poll(10*time.Second, func() bool { return strings.Contains(shown(), "Password for") }) {
+		t.Fatalf("no password prompt; the terminal shows %q", shown())
 	}
 	if _, err := ptmx.WriteString(password + "\n"); err != nil {
 		t.Fatal(err)

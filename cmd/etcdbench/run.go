@@ -30,15 +30,23 @@ func runDisk(ctx context.Context, s disk.Suite, output string, stdout io.Writer)
 // emit and returns the command's error: err if the run ended in one, else
 // run.ErrFailed when a verdict failed, else nil.
 func conclude(ctx context.Context, stdout io.Writer, output string, res *result.Result, err error) error {
+	return concludeWith(res, err, func() error {
+		return emit(ctx, stdout, output, []*result.Result{res}, nil)
+	})
+}
+
+// concludeWith is conclude for a command whose report is its own: report
+// writes it (and the root's report files) when there is a result.
+func concludeWith(res *result.Result, err error, report func() error) error {
 	if res != nil {
-		if rerr := emit(ctx, stdout, output, []*result.Result{res}, nil); rerr != nil {
+		if rerr := report(); rerr != nil {
 			return errors.Join(err, rerr)
 		}
 	}
 	switch {
 	case err != nil:
 		return err
-	case res.Failed():
+	case res != nil && res.Failed():
 		return run.ErrFailed
 	}
 	return nil

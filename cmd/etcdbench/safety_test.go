@@ -13,6 +13,7 @@ import (
 
 	"etcdbench/internal/scratch"
 	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/testutil"
 )
 
 // dirWithPrecious returns a new directory holding a file of random content
@@ -71,7 +72,7 @@ func TestSignals(t *testing.T) {
 			p := start(t, runOpts{}, args...)
 			sd := waitScratch(t, p, d)
 			if tc.inLoop {
-				waitFor(t, 10*time.Second, "the WAL segments", func() bool { return hasSegment(sd) || p.exited() })
+				testutil.WaitFor(t, 10*time.Second, "the WAL segments", func() bool { return hasSegment(sd) || p.exited() })
 			}
 			p.signal(t, tc.sigs[0])
 			for _, sig := range tc.sigs[1:] {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/run"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
@@ -68,7 +67,7 @@ and CAP_PERFMON).`,
 // tracePID is the process to trace: --pid, or the only etcd running.
 func tracePID(pid int, given bool) (int, error) {
 	if !given {
-		return etcdproc.FindOne(procRoot)
+		return onlyEtcd(procRoot, "--pid PID")
 	}
 	if pid <= 0 {
 		return 0, run.Usagef("--pid %d: want a process id", pid)

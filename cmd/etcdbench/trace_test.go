@@ -15,6 +15,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/verdict"
 )
 
@@ -24,7 +25,7 @@ func TestTraceEtcdProcess(t *testing.T) {
 	s := startEtcdServer(t, etcdServerOpts{})
 	pid := strconv.Itoa(s.cmd.Process.Pid)
 	load := start(t, runOpts{}, "etcd", "put", "--endpoints", s.Endpoint, "--yes", "--duration", "6s", "--clients", "4", "--val-size", "256", "--no-progress")
-	time.Sleep(time.Second)
+	waitPuts(t, 1, s.Endpoint)
 	res := runBin(t, runOpts{}, "trace", "--pid", pid, "--duration", "3s", "-o", "json")
 	load.wait(t)
 	if strings.Contains(res.stderr, "not allowed to load BPF") || strings.Contains(res.stderr, "kernel cannot run the tracer") {
@@ -167,7 +168,8 @@ type bpfIDs struct{ progs, links []uint32 }
 func attachedBPF(t *testing.T, p *process) bpfIDs {
 	t.Helper()
 	dir := fmt.Sprintf("/proc/%d/fdinfo", p.cmd.Process.Pid)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	var ids bpfIDs
+	testutil.WaitFor(t, 20*time.Second, "the trace process's BPF programs, each attached by its link", func() bool {
 		if p.exited() {
 			res := p.wait(t)
 			if strings.Contains(res.stderr, "not allowed to load BPF") || strings.Contains(res.stderr, "kernel cannot run the tracer") {
@@ -196,21 +198,22 @@ func attachedBPF(t *testing.T, p *process) bpfIDs {
 				}
 			}
 		}
-		// Every program attached: each has its link.
-		if len(links) > 0 && len(links) >= len(progs) {
-			time.Sleep(300 * time.Millisecond) // into the trace proper
-			var ids bpfIDs
-			for id := range progs {
-				ids.progs = append(ids.progs, id)
-			}
-			for id := range links {
-				ids.links = append(ids.links, id)
-			}
-			return ids
+		// Every program attached: each has its link. A signal from
+		// here on ends the trace with its (interrupted) result: the
+		// tracer reads its events once attached, and stops at the
+		// signal wherever it is.
+		if len(links) == 0 || len(links) < len(progs) {
+			return false
 		}
-	}
-	t.Fatalf("the trace process held no attached BPF programs after 20 s")
-	return bpfIDs{}
+		for id := range progs {
+			ids.progs = append(ids.progs, id)
+		}
+		for id := range links {
+			ids.links = append(ids.links, id)
+		}
+		return true
+	})
+	return ids
 }
 
 // checkDetached waits (the kernel frees a program after its last
@@ -235,10 +238,8 @@ func checkDetached(t *testing.T, ids bpfIDs) {
 		return out
 	}
 	var still []string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if still = left(); len(still) == 0 {
-			return
-		}
+	if testutil.Poll(10*time.Second, func() bool { still = left(); return len(still) == 0 }) {
+		return
 	}
 	t.Errorf("still in the kernel after the trace ended: %v (of %d programs, %d links)", still, len(ids.progs), len(ids.links))
 }

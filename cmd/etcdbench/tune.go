@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
-	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/scratch"
@@ -24,13 +22,14 @@ import (
 
 // tuneFlags are the flags of `etcdbench tune`.
 type tuneFlags struct {
-	dir, saveDir string
-	vary         []string
-	rounds       int
-	workload     string
-	out          outputFlags
-	prog         progressFlags
-	load         loadFlags
+	dir      dirFlag
+	saveDir  string
+	vary     []string
+	rounds   int
+	workload string
+	out      outputFlags
+	prog     progressFlags
+	load     loadFlags
 }
 
 // tuneLoad is the load of tune's runs before the flags: etcd's benchmark
@@ -62,7 +61,7 @@ func (f *tuneFlags) register(fs *pflag.FlagSet) {
 	for _, k := range tuneKinds() {
 		loads = append(loads, string(k.Op))
 	}
-	fs.StringVar(&f.dir, "dir", "", "directory on the disk to test: each run's embedded etcd gets a fresh scratch directory inside it (or vary it: --vary dir=A,B)")
+	f.dir.register(fs, "", "directory on the disk to test: each run's embedded etcd gets a fresh scratch directory inside it (or vary it: --vary dir=A,B)")
 	fs.StringArrayVar(&f.vary, "vary", nil, "a setting and its values, NAME=v1,v2,...; repeat for more settings, every combination runs. NAME: "+strings.Join(names, ", "))
 	fs.IntVar(&f.rounds, "rounds", 3, "runs of each combination, alternating the order (3 or more to tell differences from noise)")
 	fs.StringVar(&f.saveDir, "save-dir", "", "also save every run's result as JSON in this existing directory (for etcdbench report/compare)")
@@ -118,12 +117,14 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 			return s, run.Usagef("--%s and --vary %s are alternatives: give the values in --vary", name, name)
 		}
 	}
-	if f.dir == "" && !varied["dir"] {
-		return s, run.Usagef("--dir is required (the directory on the disk to test), or --vary dir=A,B")
+	if !varied["dir"] {
+		if err := f.dir.require(dirWhat, "--vary dir=A,B"); err != nil {
+			return s, err
+		}
 	}
 	base := tune.Config{Embedded: etcdcluster.Options{Members: 1}}
-	if f.dir != "" {
-		abs, err := scratch.Check(f.dir)
+	if f.dir.path != "" {
+		abs, err := scratch.Check(f.dir.path)
 		if err != nil {
 			return s, err
 		}
@@ -159,31 +160,22 @@ func loadText(l etcdload.Load) string {
 
 // runTune runs every combination's rounds and prints the comparison. Each
 // run's scratch directory is gone before the next starts, and before
-// anything is printed.
+// anything is printed. The text report is tune's table; the others are
+// the reporters' own, of the result that holds every run.
 func runTune(ctx context.Context, s tuneSpec, stdout io.Writer) error {
 	sum, res, err := s.plan.Measure(ctx, tune.Options{SaveDir: s.saveDir, Args: s.args, Progress: s.progress})
-	if res == nil {
-		return err
+	if s.output != "text" {
+		return conclude(ctx, stdout, s.output, res, err)
 	}
-	var rerr error
-	if s.output == "text" {
-		rerr = tune.WriteText(stdout, sum)
-		if rerr == nil {
-			rerr = tuneTrailer(stdout, s, res, len(sum.Runs), len(s.plan.Combinations)*s.plan.Rounds)
+	return concludeWith(res, err, func() error {
+		if err := tune.WriteText(stdout, sum); err != nil {
+			return err
 		}
-	} else {
-		rerr = report.Render(stdout, s.output, []*result.Result{res}, nil)
-	}
-	if rerr == nil {
-		rerr = reportFilesFrom(ctx).Write([]*result.Result{res}, nil) // the root's --html and --textfile
-	}
-	switch {
-	case err != nil || rerr != nil:
-		return errors.Join(err, rerr)
-	case res.Failed():
-		return run.ErrFailed
-	}
-	return nil
+		if err := tuneTrailer(stdout, s, res, len(sum.Runs), len(s.plan.Combinations)*s.plan.Rounds); err != nil {
+			return err
+		}
+		return reportFilesFrom(ctx).Write([]*result.Result{res}, nil) // the root's --html and --textfile
+	})
 }
 
 // tuneTrailer says where the runs were saved and whether the tune was

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 )
 
 // tuneArgs is a tiny tune of two values of one setting, one round each.
@@ -179,17 +180,9 @@ func TestTuneInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	p := start(t, runOpts{}, "tune", "--dir", dir, "--vary", "backend-batch-limit=100,10000", "--duration", "60s", "--clients", "4", "--no-progress")
 	sd := waitScratch(t, p, dir)
-	waitFor(t, 30*time.Second, "the embedded etcd's WAL", func() bool {
-		_, err := os.Stat(filepath.Join(sd, "etcd", "member0", "member", "wal"))
-		return err == nil
-	})
-	time.Sleep(time.Second) // into the first run's load
+	waitLoadInWAL(t, p, sd) // into the first run's load
 	p.signal(t, syscall.SIGINT)
-	deadline := time.Now().Add(60 * time.Second)
-	for !p.exited() && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !p.exited() {
+	if !testutil.Poll(60*time.Second, p.exited) {
 		// A hang after the interrupt: the Go runtime's goroutine dump
 		// says where.
 		p.signal(t, syscall.SIGQUIT)

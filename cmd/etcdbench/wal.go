@@ -19,16 +19,18 @@ import (
 
 // walFlags are the raw command-line values of the WAL check.
 type walFlags struct {
-	dir, bs, size, runtime, minRuntime, walP99 string
-	rate                                       string // open loop: entries per second
-	entryBytes                                 int
-	count, minSamples                          int64
-	fromDataDir                                string // --bs auto: decode this etcd's WAL
-	fromPID                                    int    // --bs auto: decode this running etcd's WAL
-	timeBased                                  bool
-	out                                        outputFlags
-	prog                                       progressFlags
-	confidence, minIOPS, heavyIOPS, warnMargin float64
+	dir                            dirFlag
+	bs, size, runtime, minRuntime  string
+	rate                           string // open loop: entries per second
+	entryBytes                     int
+	count, minSamples              int64
+	fromDataDir                    string // --bs auto: decode this etcd's WAL
+	fromPID                        int    // --bs auto: decode this running etcd's WAL
+	timeBased                      bool
+	out                            outputFlags
+	prog                           progressFlags
+	p99                            p99Flags
+	minIOPS, heavyIOPS, warnMargin float64
 }
 
 // walOptions are the validated options of one WAL check.
@@ -40,17 +42,16 @@ type walOptions struct {
 	progress   io.Writer // a terminal for the live line, or nil
 }
 
-func defaultWALFlags(dir string) *walFlags {
+func defaultWALFlags() *walFlags {
 	th := verdict.Defaults()
 	return &walFlags{
-		dir: dir, bs: "2300", entryBytes: 370, runtime: "60s", minRuntime: "10s", minSamples: 1000,
-		walP99: "10ms", confidence: 0.95,
+		bs: "2300", entryBytes: 370, runtime: "60s", minRuntime: "10s", minSamples: 1000,
 		minIOPS: th.SyncIOPSMin.Limit, heavyIOPS: th.SyncIOPSHeavy.Limit, warnMargin: 100 * th.WarnMargin.Limit,
 	}
 }
 
 func (f *walFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.dir, "dir", f.dir, "directory on the disk to test (etcd's --data-dir); a private scratch directory is created inside it and removed afterwards")
+	f.dir.register(fs, "", dirUsage)
 	fs.StringVar(&f.bs, "bs", f.bs, "bytes per write(), i.e. etcd's WAL batch size (2300: the Kubernetes figure of the fio recipe); auto: the median batch of a real etcd's WAL (--from-data-dir or --from-pid)")
 	fs.StringVar(&f.fromDataDir, "from-data-dir", "", "with --bs auto: read the batch size from this etcd data dir's WAL (offline, read-only; see etcdbench diagnose wal)")
 	fs.IntVar(&f.fromPID, "from-pid", 0, "with --bs auto: the batch size of this running etcd's WAL, watched for 5 s by the eBPF tracer (root), else decoded from its segments found in /proc/PID/fd")
@@ -62,8 +63,7 @@ func (f *walFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.timeBased, "time-based", f.timeBased, "run for exactly --runtime instead of stopping when the verdict is decided")
 	fs.StringVar(&f.minRuntime, "min-runtime", f.minRuntime, "adaptive mode: never stop earlier (guards against quiet stretches between periodic stalls)")
 	fs.Int64Var(&f.minSamples, "min-samples", f.minSamples, "adaptive mode: never stop with fewer fdatasyncs")
-	fs.Float64Var(&f.confidence, "confidence", f.confidence, "confidence of the verdict, between 0 and 1")
-	fs.StringVar(&f.walP99, "wal-p99", f.walP99, "threshold for the fdatasync p99 (etcd FAQ: 10ms)")
+	f.p99.register(fs)
 	fs.Float64Var(&f.minIOPS, "min-iops", f.minIOPS, "minimum sequential synced IOPS (etcd hardware guide: 50)")
 	fs.Float64Var(&f.heavyIOPS, "heavy-iops", f.heavyIOPS, "sequential synced IOPS recommended for heavy load (etcd hardware guide: 500)")
 	fs.Float64Var(&f.warnMargin, "warn-margin", f.warnMargin, "WARN when the p99 is within this many percent under its threshold")
@@ -72,7 +72,7 @@ func (f *walFlags) register(fs *pflag.FlagSet) {
 }
 
 func newWALCmd(stdout, stderr io.Writer) *cobra.Command {
-	wf := defaultWALFlags("")
+	wf := defaultWALFlags()
 	cmd := &cobra.Command{
 		Use:   "wal --dir DIR",
 		Short: "etcd's WAL appends: write() + fdatasync() on preallocated segments, judged against the 10 ms p99",
@@ -86,8 +86,8 @@ after --runtime); --size, --count or --time-based give a fixed amount instead.`,
   etcdbench disk wal --dir . --output json > wal.json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("dir") {
-				return run.Usagef("--dir is required: the directory on the disk to test, e.g. --dir /var/lib/etcd")
+			if err := wf.dir.require(dirWhat, ""); err != nil {
+				return err
 			}
 			return runWALCommand(cmd, wf, stdout, stderr)
 		},
@@ -98,10 +98,7 @@ after --runtime); --size, --count or --time-based give a fixed amount instead.`,
 
 // options validates the flags; every mistake is a usage error.
 func (f *walFlags) options(changed func(string) bool, stderr io.Writer) (walOptions, error) {
-	o := walOptions{dir: f.dir, output: f.out.output, thresholds: verdict.Defaults()}
-	if f.dir == "" {
-		return o, run.Usagef("--dir must not be empty")
-	}
+	o := walOptions{dir: f.dir.path, output: f.out.output, thresholds: verdict.Defaults()}
 	if err := f.out.check(); err != nil {
 		return o, err
 	}
@@ -120,12 +117,9 @@ func (f *walFlags) options(changed func(string) bool, stderr io.Writer) (walOpti
 	if err != nil {
 		return o, run.Usagef("--min-runtime: %v", err)
 	}
-	p99, err := units.ParseDuration(f.walP99)
-	if err != nil || p99 <= 0 {
-		return o, run.Usagef("--wal-p99 %q: want a positive duration such as 10ms", f.walP99)
-	}
-	if !(f.confidence > 0 && f.confidence < 1) {
-		return o, run.Usagef("--confidence must be between 0 and 1 (e.g. 0.95), got %v", f.confidence)
+	p99, err := f.p99.resolve(changed, &o.thresholds)
+	if err != nil {
+		return o, err
 	}
 	if f.minSamples < 0 || f.minIOPS < 0 || f.heavyIOPS < 0 || f.warnMargin < 0 || f.warnMargin >= 100 {
 		return o, run.Usagef("--min-samples, --min-iops and --heavy-iops must not be negative, --warn-margin must be 0-99")
@@ -134,7 +128,7 @@ func (f *walFlags) options(changed func(string) bool, stderr io.Writer) (walOpti
 	cfg := disk.WALConfig{
 		BlockSize: int(bs), Runtime: rt, Mode: disk.ModeAdaptive,
 		Rule: stats.StopRule{
-			Threshold: p99, Quantile: 0.99, Confidence: f.confidence,
+			Threshold: p99, Quantile: 0.99, Confidence: f.p99.confidence,
 			MinSamples: f.minSamples, MinDuration: minRT, Interval: time.Second,
 		},
 	}
@@ -193,9 +187,6 @@ func (f *walFlags) options(changed func(string) bool, stderr io.Writer) (walOpti
 	}
 
 	th := &o.thresholds
-	if changed("wal-p99") {
-		th.WALFsyncP99.Override(p99.Seconds(), "--wal-p99")
-	}
 	if changed("min-iops") {
 		th.SyncIOPSMin.Override(f.minIOPS, "--min-iops")
 	}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,6 +31,7 @@ import (
 	"go.uber.org/zap"
 
 	"etcdbench/internal/etcdcluster"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/fusedelay"
 )
 
@@ -88,26 +90,59 @@ func launchEtcd(t *testing.T, name, dataDir, logger string, log io.Writer, peer,
 
 func (p *etcdProc) waitHealthy(t *testing.T) {
 	t.Helper()
-	client := p.Endpoint
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(client + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
+	testutil.WaitFor(t, 30*time.Second, p.Endpoint+" healthy", func() bool {
 		select {
 		case <-p.done:
 			t.Fatalf("etcd exited at start")
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd not healthy in 30 s")
-		}
-		time.Sleep(100 * time.Millisecond)
+		return p.healthy()
+	})
+}
+
+// healthy reports whether p answers its /health with 200 (a member with
+// a leader).
+func (p *etcdProc) healthy() bool {
+	resp, err := http.Get(p.Endpoint + "/health")
+	if err != nil {
+		return false
 	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// metricValue is the value of the first sample of a scrape b whose line
+// starts with series (a name, or a name and the start of its labels),
+// and whether there is one.
+func metricValue(b []byte, series string) (float64, bool) {
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, series) {
+			continue
+		}
+		if i := strings.LastIndexByte(l, ' '); i > 0 {
+			v, err := strconv.ParseFloat(l[i+1:], 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
+// settled scrapes url (the kept families) until etcd's WAL fsync and
+// backend commit counts hold still between two scrapes: what a load
+// left to sync (the last commit) is in the scrape returned.
+func settled(t *testing.T, url string) []byte {
+	t.Helper()
+	var prev, cur []byte
+	counts := func(b []byte) [2]float64 {
+		w, _ := metricValue(b, "etcd_disk_wal_fsync_duration_seconds_count ")
+		c, _ := metricValue(b, "etcd_disk_backend_commit_duration_seconds_count ")
+		return [2]float64{w, c}
+	}
+	testutil.WaitFor(t, 30*time.Second, "etcd's sync counts to hold still at "+url, func() bool {
+		prev, cur = cur, scrapeKept(t, url)
+		return prev != nil && counts(prev) == counts(cur)
+	})
+	return cur
 }
 
 func (p *etcdProc) stop() {
@@ -133,7 +168,7 @@ func (p *etcdProc) pause(t *testing.T, d time.Duration) {
 	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(d)
+	time.Sleep(d) // the pause itself: the simulated starvation
 	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +420,14 @@ func TestCapture(t *testing.T) {
 			p.waitHealthy(t)
 			eps = append(eps, p.Endpoint)
 		}
-		time.Sleep(2 * time.Second) // peer round trips measured before the window
+		// Peer round trips measured before the window: each member has
+		// probed a peer.
+		for _, p := range ps {
+			testutil.WaitFor(t, 30*time.Second, p.Endpoint+"'s first peer round trip", func() bool {
+				v, ok := metricValue(scrapeKept(t, p.Endpoint+"/metrics"), "etcd_network_peer_round_trip_time_seconds_count{")
+				return ok && v > 0
+			})
+		}
 		for i, p := range ps {
 			write(t, fmt.Sprintf("etcd34-3m-before-m%d.txt", i), scrapeKept(t, p.Endpoint+"/metrics"))
 		}
@@ -402,6 +444,8 @@ func TestCapture(t *testing.T) {
 		// the others elect a new leader, the paused one's peers see
 		// round trips of seconds.
 		go func() {
+			// The schedule of the pause under the load: these sleeps are
+			// the simulated starvation, not waits for something.
 			time.Sleep(time.Second)
 			ps[leader].cmd.Process.Signal(syscall.SIGSTOP)
 			time.Sleep(3 * time.Second)
@@ -409,7 +453,16 @@ func TestCapture(t *testing.T) {
 		}()
 		other := ps[(leader+1)%3].Endpoint
 		t.Logf("leader m%d paused; %d puts", leader, putLoad(t, other, 4, 6*time.Second))
-		time.Sleep(time.Second)
+		// The paused member is back: every member healthy (with a
+		// leader) again.
+		testutil.WaitFor(t, 30*time.Second, "every member healthy after the pause", func() bool {
+			for _, p := range ps {
+				if !p.healthy() {
+					return false
+				}
+			}
+			return true
+		})
 		for i, p := range ps {
 			write(t, fmt.Sprintf("etcd34-3m-after-m%d.txt", i), scrapeKept(t, p.Endpoint+"/metrics"))
 		}
@@ -435,21 +488,20 @@ func TestCapture(t *testing.T) {
 			setBin(t)
 			ps, logs := launchCluster(t, logger,
 				"--heartbeat-interval", fmt.Sprint(captureHeartbeat.Milliseconds()), "--election-timeout", fmt.Sprint(captureElection.Milliseconds()))
-			time.Sleep(time.Second)
-			leader := leaderOf(t, ps)
-			if leader < 0 {
-				t.Fatal("no leader")
-			}
+			leader := -1
+			testutil.WaitFor(t, 30*time.Second, "a leader", func() bool { leader = leaderOf(t, ps); return leader >= 0 })
 			t.Logf("%d puts", putLoad(t, ps[leader].Endpoint, 2, time.Second))
 			ps[leader].pause(t, heartbeatPause)
+			// Not a wait for a condition: the leader must stay through
+			// this window (the pause is under the election timeout).
 			time.Sleep(2 * time.Second)
 			if l := leaderOf(t, ps); l != leader {
 				t.Fatalf("the leader moved from m%d to m%d after a %v pause, under the election timeout", leader, l, heartbeatPause)
 			}
 			heartbeat := wholeLines(logs[leader].Bytes())
 			ps[leader].pause(t, leaderLossPause)
-			time.Sleep(3 * time.Second)
-			next := leaderOf(t, ps)
+			next := -1
+			testutil.Poll(30*time.Second, func() bool { next = leaderOf(t, ps); return next >= 0 && next != leader })
 			if next < 0 || next == leader {
 				t.Fatalf("leader m%d after m%d was paused for %v", next, leader, leaderLossPause)
 			}
@@ -464,7 +516,7 @@ func TestCapture(t *testing.T) {
 			log := &lockedBuffer{}
 			p := startEtcdProc(t, filepath.Join(memDir(t), "data"), logger, log, "--quota-backend-bytes", fmt.Sprint(captureQuota))
 			t.Logf("%d puts accepted", fillToQuota(t, p.Endpoint, captureQuota))
-			time.Sleep(200 * time.Millisecond)
+			testutil.WaitFor(t, 30*time.Second, "the NOSPACE alarm in etcd's log", func() bool { return bytes.Contains(log.Bytes(), []byte("NOSPACE")) })
 			p.stop()
 			write(t, name+"-"+logger+"-nospace.log", log.Bytes())
 		})
@@ -485,8 +537,7 @@ func TestCapture(t *testing.T) {
 		p := startEtcdProc(t, filepath.Join(memDir(t), "data"), "zap", log)
 		write(t, "etcd34-before.txt", scrapeKept(t, p.Endpoint+"/metrics"))
 		t.Logf("%d puts", putLoad(t, p.Endpoint, 4, 4*time.Second))
-		time.Sleep(200 * time.Millisecond)
-		write(t, "etcd34-after.txt", scrapeKept(t, p.Endpoint+"/metrics"))
+		write(t, "etcd34-after.txt", settled(t, p.Endpoint+"/metrics"))
 		p.stop()
 		write(t, "etcd34-zap.log", log.Bytes())
 	})
@@ -507,8 +558,7 @@ func TestCapture(t *testing.T) {
 			url := cl.MetricsURLs()[0]
 			write(t, c.name+"-before.txt", scrapeKept(t, url))
 			t.Logf("%d puts", putLoad(t, cl.Endpoints()[0], 16, 4*time.Second))
-			time.Sleep(200 * time.Millisecond)
-			write(t, c.name+"-after.txt", scrapeKept(t, url))
+			write(t, c.name+"-after.txt", settled(t, url))
 		})
 	}
 	t.Run("etcd37 zap log on a disk with 1.1 s fsyncs", func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/etcdload/observe"
+	"etcdbench/internal/testutil"
 )
 
 // startCluster starts an embedded cluster in a temporary directory and
@@ -286,11 +287,7 @@ func TestEmbeddedOwnProcess(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); memberProcessAlive(t, pids[0]); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("member process %d still alive after Close", pids[0])
-		}
-	}
+	testutil.WaitFor(t, 10*time.Second, fmt.Sprintf("member process %d to end after Close", pids[0]), func() bool { return !memberProcessAlive(t, pids[0]) })
 }
 
 func TestIsAddrInUse(t *testing.T) {

@@ -28,6 +28,7 @@ import (
 
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/testutil"
 )
 
 // orphanHelperEnv makes the test binary a stand-in for etcdbench that
@@ -75,25 +76,22 @@ func memberProcessAlive(t *testing.T, pid int) bool {
 // waitGone waits up to 15 s for every pid to be gone.
 func waitGone(t *testing.T, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var alive []int
+	var alive []int
+	if testutil.Poll(15*time.Second, func() bool {
+		alive = nil
 		for _, pid := range pids {
 			if memberProcessAlive(t, pid) {
 				alive = append(alive, pid)
 			}
 		}
-		if len(alive) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, pid := range alive {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Fatalf("member processes %v still run", alive)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return len(alive) == 0
+	}) {
+		return
 	}
+	for _, pid := range alive {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	t.Fatalf("member processes %v still run", alive)
 }
 
 func TestEmbeddedMembersDieWithParent(t *testing.T) {
@@ -362,18 +360,14 @@ func TestEmbeddedThreeMembersHonourOptions(t *testing.T) {
 	// With a batch limit of 1 every applied put is its own commit, on
 	// the followers too once they have applied it.
 	var after []float64
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Poll(10*time.Second, func() bool { // the check below says what is missing
 		after = commits()
 		done := true
 		for i := range after {
 			done = done && after[i]-before[i] >= puts
 		}
-		if done || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return done
+	})
 	for i := range after {
 		if after[i]-before[i] < puts {
 			t.Errorf("member%d: %v backend commits for %d puts with a batch limit of 1", i, after[i]-before[i], puts)

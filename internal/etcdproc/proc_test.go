@@ -1,14 +1,17 @@
 package etcdproc
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-func TestFindFixture(t *testing.T) {
-	root := t.TempDir()
-	mk := func(pid, comm, cmdline string, fds map[string]string) {
+// fakeProc returns a function that writes a process (comm, cmdline and
+// its fds' links) into the fixture tree root.
+func fakeProc(t *testing.T, root string) func(pid, comm, cmdline string, fds map[string]string) {
+	return func(pid, comm, cmdline string, fds map[string]string) {
 		d := filepath.Join(root, pid)
 		if err := os.MkdirAll(filepath.Join(d, "fd"), 0o755); err != nil {
 			t.Fatal(err)
@@ -21,6 +24,11 @@ func TestFindFixture(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestFindFixture(t *testing.T) {
+	root := t.TempDir()
+	mk := fakeProc(t, root)
 	mk("100", "etcd", "/usr/bin/etcd\x00--data-dir\x00/d\x00", map[string]string{
 		"3": "/d/member/wal/0000000000000001-0000000000000010.wal", "4": "/d/member/snap/db", "5": "socket:[1]", "6": "/d/member/wal/1.tmp",
 		"7": "/d/member/wal", "8": "/var/log/etcd.log", "9": "/dev/null", "10": "pipe:[7]", "11": "/proc/100/stat",
@@ -48,5 +56,33 @@ func TestFindFixture(t *testing.T) {
 	}
 	if _, err := ReadFiles(root, 999); err == nil {
 		t.Error("a missing process is not an error")
+	}
+}
+
+// TestFindOne: none is ErrNone, one is its pid, several a *ManyError that
+// lists them; no message names a command's flag.
+func TestFindOne(t *testing.T) {
+	root := t.TempDir()
+	mk := fakeProc(t, root)
+	mk("50", "etcdctl", "etcdctl\x00get\x00", nil)
+	if _, err := FindOne(root); !errors.Is(err, ErrNone) || !strings.Contains(err.Error(), root) {
+		t.Errorf("no etcd: %v, want ErrNone naming %s", err, root)
+	}
+	mk("100", "etcd", "/usr/bin/etcd\x00--name\x00a\x00", nil)
+	if pid, err := FindOne(root); err != nil || pid != 100 {
+		t.Errorf("one etcd: pid %d, %v; want 100", pid, err)
+	}
+	mk("200", "etcd", "/usr/bin/etcd\x00--name\x00"+strings.Repeat("b", 80)+"\x00", nil)
+	_, err := FindOne(root)
+	var many *ManyError
+	if !errors.As(err, &many) || len(many.Procs) != 2 {
+		t.Fatalf("two etcds: %v, want a *ManyError with both", err)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "2 etcd processes: 100 (/usr/bin/etcd --name a); 200 (") || !strings.HasSuffix(msg, "...)") {
+		t.Errorf("two etcds: %q, want both listed, a long command line cut", msg)
+	}
+	if strings.Contains(msg, "--pid") {
+		t.Errorf("%q names a flag: the command adds its own", msg)
 	}
 }

@@ -24,6 +24,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"etcdbench/internal/testutil"
 )
 
 // freePort returns a TCP port free on 127.0.0.1 now.
@@ -102,22 +104,20 @@ func (e *etcdProc) start(t *testing.T) {
 	go func() { _ = e.cmd.Wait(); close(done) }()
 	cli := e.client(t)
 	defer cli.Close()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	if testutil.Poll(30*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := cli.Get(ctx, "probe")
-		cancel()
-		if err == nil {
-			return
-		}
+		defer cancel()
+		_, err = cli.Get(ctx, "probe")
 		select {
 		case <-done:
 			t.Fatalf("etcd exited: %v\n%s", e.cmd.ProcessState, tail(e.log))
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd did not answer in 30 s: %v\n%s", err, tail(e.log))
-		}
+		return err == nil
+	}) {
+		return
 	}
+	t.Fatalf("etcd did not answer in 30 s: %v\n%s", err, tail(e.log))
 }
 
 // PID is the running process's id.
@@ -263,12 +263,12 @@ func startPrometheusWith(t *testing.T, scrapeConfigs string, flags ...string) *p
 			<-done
 		}
 	})
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		resp, err := http.Get(p.URL + "/-/ready")
-		if err == nil {
+	if testutil.Poll(30*time.Second, func() bool {
+		var resp *http.Response
+		if resp, err = http.Get(p.URL + "/-/ready"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return p
+				return true
 			}
 		}
 		select {
@@ -276,10 +276,12 @@ func startPrometheusWith(t *testing.T, scrapeConfigs string, flags ...string) *p
 			t.Fatalf("prometheus exited\n%s", tail(p.log))
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready in 30 s: %v\n%s", err, tail(p.log))
-		}
+		return false
+	}) {
+		return p
 	}
+	t.Fatalf("prometheus not ready in 30 s: %v\n%s", err, tail(p.log))
+	return nil
 }
 
 // query evaluates expr at time at and returns the values of the result
@@ -318,14 +320,29 @@ func (p *promServer) query(t *testing.T, expr string, at time.Time) []float64 {
 	return out
 }
 
+// waitScrapes waits until Prometheus has scraped the exporter n times
+// after now (the timestamps of its up series).
+func (p *promServer) waitScrapes(t *testing.T, n int) {
+	t.Helper()
+	after := float64(time.Now().UnixNano()) / 1e9
+	for i := range n {
+		testutil.WaitFor(t, 30*time.Second, fmt.Sprintf("scrape %d of %d of the exporter", i+1, n), func() bool {
+			v := p.query(t, `timestamp(up{job="etcdbench"})`, time.Now())
+			if len(v) == 0 || v[0] <= after {
+				return false
+			}
+			after = v[0]
+			return true
+		})
+	}
+}
+
 // waitFor queries expr until its first value satisfies ok, for at most d.
 func (p *promServer) waitFor(t *testing.T, what, expr string, ok func(float64) bool, d time.Duration) float64 {
 	t.Helper()
 	var last []float64
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		if last = p.query(t, expr, time.Now()); len(last) > 0 && ok(last[0]) {
-			return last[0]
-		}
+	if testutil.Poll(d, func() bool { last = p.query(t, expr, time.Now()); return len(last) > 0 && ok(last[0]) }) {
+		return last[0]
 	}
 	t.Fatalf("%s: %s was %v for %v\n%s", what, expr, last, d, tail(p.log))
 	return 0

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/verdict"
 )
@@ -102,7 +103,7 @@ func TestExporterWithPrometheus(t *testing.T) {
 	up := fmt.Sprintf(`etcdbench_target_up{data_dir=%q}`, e.DataDir)
 	p.waitFor(t, "the member traced", up, func(v float64) bool { return v == 1 }, 30*time.Second)
 
-	tA, tB, tracerP99, tracerCount := loadWindow(t, e)
+	tA, tB, tracerP99, tracerCount := loadWindow(t, p, e)
 	at := fmt.Sprintf("@ %.3f", float64(tA.UnixNano())/1e9)
 	promP99 := p.query(t, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (etcdbench_sync_duration_seconds_bucket%s - etcdbench_sync_duration_seconds_bucket%s %s))`, sel, sel, at), tB)
 	promCount := p.query(t, fmt.Sprintf(`sum(etcdbench_syncs_total%s) - sum(etcdbench_syncs_total%s %s)`, sel, sel, at), tB)
@@ -132,15 +133,22 @@ func TestExporterWithPrometheus(t *testing.T) {
 	if attaches != 2 {
 		t.Errorf("attached %g times, want 2 (once per etcd process)", attaches)
 	}
-	time.Sleep(2500 * time.Millisecond)
+	p.waitScrapes(t, 1) // of the restarted member, idle: the baseline at tC
 	tC := time.Now()
 	etcdBefore := e.walFsyncs(t)
 	e.put(t, 1000, 4)
 	etcdAfter := e.walFsyncs(t)
-	time.Sleep(2500 * time.Millisecond)
-	after := p.query(t, fmt.Sprintf(`sum(etcdbench_syncs_total%s) - sum(etcdbench_syncs_total%s @ %.3f)`, sel, sel, float64(tC.UnixNano())/1e9), time.Now())
-	resets := p.query(t, fmt.Sprintf(`sum(resets(etcdbench_syncs_total%s[5m]))`, sel), time.Now())
 	etcdDelta := etcdAfter - etcdBefore
+	// Prometheus has the exporter's count of the puts' syncs once it has
+	// scraped it after the exporter read them: wait (a while) for the
+	// count to reach etcd's; the check below says how far off it is
+	// when it never does.
+	var after []float64
+	testutil.Poll(30*time.Second, func() bool {
+		after = p.query(t, fmt.Sprintf(`sum(etcdbench_syncs_total%s) - sum(etcdbench_syncs_total%s @ %.3f)`, sel, sel, float64(tC.UnixNano())/1e9), time.Now())
+		return len(after) == 1 && after[0] >= etcdDelta
+	})
+	resets := p.query(t, fmt.Sprintf(`sum(resets(etcdbench_syncs_total%s[5m]))`, sel), time.Now())
 	t.Logf("after the restart, 1000 puts: the exporter counted %v WAL syncs, etcd's own metric %.0f; counter resets %v", after, etcdDelta, resets)
 	if len(after) != 1 || math.Abs(after[0]-etcdDelta) > 0.05*etcdDelta+5 {
 		t.Errorf("the exporter counted %v WAL syncs after the restart, etcd itself %.0f", after, etcdDelta)
@@ -164,12 +172,13 @@ func TestExporterWithPrometheus(t *testing.T) {
 }
 
 // loadWindow puts 4,000 keys into e while a tracer of the test's own (the
-// statistics mode of 'etcdbench trace') watches it, between a scrape of
-// the idle etcd (before tA) and one after the load (before tB); it
+// statistics mode of 'etcdbench trace') watches it, between scrapes of
+// the idle etcd (one before tA, one after) and two after the load (before
+// tB), as p (Prometheus) shows them; it
 // returns the window and the tracer's WAL sync p99 (seconds) and count.
-func loadWindow(t *testing.T, e *etcdProc) (tA, tB time.Time, p99 float64, count int64) {
+func loadWindow(t *testing.T, p *promServer, e *etcdProc) (tA, tB time.Time, p99 float64, count int64) {
 	t.Helper()
-	time.Sleep(2500 * time.Millisecond) // a scrape of the idle etcd
+	p.waitScrapes(t, 1) // of the idle etcd
 	tA = time.Now()
 	tctx, tcancel := context.WithCancel(context.Background())
 	type outcome struct {
@@ -177,19 +186,28 @@ func loadWindow(t *testing.T, e *etcdProc) (tA, tB time.Time, p99 float64, count
 		err error
 	}
 	traced := make(chan outcome, 1)
+	attached := make(chan struct{})
 	go func() {
-		tr, err := trace.Run(tctx, trace.Options{PID: e.PID(), Duration: 5 * time.Minute})
+		tr, err := trace.Run(tctx, trace.Options{PID: e.PID(), Duration: 5 * time.Minute, Attached: func() { close(attached) }})
 		traced <- outcome{tr, err}
 	}()
-	time.Sleep(1500 * time.Millisecond) // attached
+	select {
+	case <-attached:
+	case o := <-traced:
+		t.Fatalf("the test's own trace ended before attaching: %v", o.err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the test's own trace not attached in 30 s")
+	}
+	// A scrape of the idle etcd inside the window too: increase() over
+	// [tA, tB] starts from the first sample in it.
+	p.waitScrapes(t, 1)
 	e.put(t, 4000, 8)
-	time.Sleep(500 * time.Millisecond)
-	tcancel()
+	tcancel() // the trace reads what its ring buffer holds before it ends
 	o := <-traced
 	if o.err != nil && !errors.Is(o.err, context.Canceled) {
 		t.Fatalf("the test's own trace: %v", o.err)
 	}
-	time.Sleep(2500 * time.Millisecond) // two more scrapes
+	p.waitScrapes(t, 2) // the exporter's count of the load's syncs
 	tB = time.Now()
 	w, err := o.tr.Workload(verdict.Defaults())
 	if err != nil {
@@ -224,7 +242,7 @@ func TestExporterNativeHistograms(t *testing.T) {
 	addr, _, _ := serve(t, e.DataDir)
 	p := startPrometheus(t, addr, "--enable-feature=native-histograms")
 	p.waitFor(t, "the member traced", fmt.Sprintf(`etcdbench_target_up{data_dir=%q}`, e.DataDir), func(v float64) bool { return v == 1 }, 30*time.Second)
-	tA, tB, tracerP99, tracerCount := loadWindow(t, e)
+	tA, tB, tracerP99, tracerCount := loadWindow(t, p, e)
 	sel := fmt.Sprintf(`etcdbench_sync_duration_seconds{data_dir=%q,file="wal"}`, e.DataDir)
 	rng := fmt.Sprintf("[%dms]", tB.Sub(tA).Milliseconds())
 	count := p.query(t, fmt.Sprintf(`histogram_count(sum(increase(%s%s)))`, sel, rng), tB)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	pmetrics "etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/fusedelay"
 )
 
@@ -39,29 +40,32 @@ func TestExporterAgreesWithEtcdOnSlowDisk(t *testing.T) {
 		}
 		return f
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if v, err := pmetrics.ValueOf(scrape("http://"+addr+"/metrics"), "etcdbench_targets"); err == nil && v == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the exporter did not trace etcd in 30 s")
-		}
-	}
-	time.Sleep(time.Second) // attached: the load's syncs are all seen
+	// etcdbench_targets counts a member once its tracer is attached:
+	// every sync from then on is seen.
+	testutil.WaitFor(t, 30*time.Second, "the exporter tracing etcd", func() bool {
+		v, err := pmetrics.ValueOf(scrape("http://"+addr+"/metrics"), "etcdbench_targets")
+		return err == nil && v == 1
+	})
 	etcdBefore, expBefore := scrape(e.Endpoint+"/metrics"), scrape("http://"+addr+"/metrics")
 	e.put(t, 400, 4)
-	time.Sleep(500 * time.Millisecond) // the ring buffer read
-	etcdAfter, expAfter := scrape(e.Endpoint+"/metrics"), scrape("http://"+addr+"/metrics")
-
+	etcdAfter := scrape(e.Endpoint + "/metrics")
 	own, ok := pmetrics.HistogramDelta(etcdBefore, etcdAfter, "etcd_disk_wal_fsync_duration_seconds")
 	if !ok {
 		t.Fatal("etcd's /metrics has no WAL fsync histogram")
 	}
-	byFile, err := pmetrics.HistogramDeltaBy(expBefore, expAfter, "etcdbench_sync_duration_seconds", "file")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exp, ok := byFile["wal"]
+	// The exporter counts a sync when it reads it from the ring buffer:
+	// wait (a while) until it has read as many as etcd made; the checks
+	// below say how far off it is when it never does.
+	var exp pmetrics.Histogram
+	var byFile map[string]pmetrics.Histogram
+	testutil.Poll(10*time.Second, func() bool {
+		var err error
+		if byFile, err = pmetrics.HistogramDeltaBy(expBefore, scrape("http://"+addr+"/metrics"), "etcdbench_sync_duration_seconds", "file"); err != nil {
+			t.Fatal(err)
+		}
+		exp, ok = byFile["wal"]
+		return ok && exp.Count >= own.Count
+	})
 	if !ok {
 		t.Fatalf("the exporter has no WAL sync histogram: %v", byFile)
 	}

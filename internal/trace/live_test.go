@@ -21,6 +21,7 @@ import (
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/verdict"
 )
 
@@ -67,8 +68,9 @@ func traceThis(ctx context.Context, t *testing.T) (before map[string]bool, end f
 		err error
 	}
 	done := make(chan outcome, 1)
+	attached := make(chan struct{})
 	go func() {
-		tr, err := Run(tctx, Options{PID: os.Getpid(), Duration: time.Minute})
+		tr, err := Run(tctx, Options{PID: os.Getpid(), Duration: time.Minute, Attached: func() { close(attached) }})
 		done <- outcome{tr, err}
 	}()
 	end = func() (*Trace, error) {
@@ -80,22 +82,22 @@ func traceThis(ctx context.Context, t *testing.T) (before map[string]bool, end f
 		}
 		return o.tr, o.err
 	}
+	select {
+	case <-attached:
+	case o := <-done: // ended before attaching
+		skipUnlessTraceable(t, o.err)
+		t.Fatalf("the trace ended before attaching its programs: %v", o.err)
+	case <-time.After(20 * time.Second):
+		stop()
+		t.Fatalf("the tracer not attached 20 s into the trace (Run: %v)", (<-done).err)
+	}
 	// The tracer's programs show as descriptors of this process once
 	// loaded; the leak check of TestTraceEmbeddedEtcd relies on seeing
 	// them here.
-	for deadline := time.Now().Add(20 * time.Second); len(bpfFDs(t)) <= len(before); time.Sleep(20 * time.Millisecond) {
-		select {
-		case o := <-done: // ended before loading anything
-			skipUnlessTraceable(t, o.err)
-			t.Fatalf("the trace ended before loading its programs: %v", o.err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("no BPF descriptors in this process 20 s into the trace (Run: %v)", (<-done).err)
-		}
+	if len(bpfFDs(t)) <= len(before) {
+		stop()
+		t.Fatalf("the tracer attached, but no new BPF descriptor in this process (Run: %v)", (<-done).err)
 	}
-	time.Sleep(300 * time.Millisecond) // attached
 	return before, end
 }
 
@@ -122,11 +124,21 @@ func TestTraceEmbeddedEtcd(t *testing.T) {
 		end()
 		t.Fatalf("load: %v", err)
 	}
-	time.Sleep(200 * time.Millisecond) // the last commit
-	ma, err := metrics.Scrape(ctx, nil, murl)
-	if err != nil {
-		t.Fatal(err)
+	// The load's last writes are answered; etcd may still sync what
+	// follows them (the last commit): wait until its WAL fsync count
+	// holds still between two scrapes.
+	var ma metrics.Families
+	walFsyncs := func(f metrics.Families) float64 {
+		h, _ := metrics.HistogramOf(f, etcdload.WALFsyncMetric)
+		return h.Count
 	}
+	testutil.WaitFor(t, 10*time.Second, "etcd's WAL fsync count to hold still after the load", func() bool {
+		prev := ma
+		if ma, err = metrics.Scrape(ctx, nil, murl); err != nil {
+			t.Fatal(err)
+		}
+		return prev != nil && walFsyncs(prev) == walFsyncs(ma)
+	})
 	tr, _ := end()
 	hb, _ := metrics.HistogramOf(mb, etcdload.WALFsyncMetric)
 	ha, _ := metrics.HistogramOf(ma, etcdload.WALFsyncMetric)

@@ -73,6 +73,11 @@ type Options struct {
 	// has its PID, times, Lost and Exited, but no files and an empty
 	// Workload. For traces that last as long as the process (exporter).
 	Observer Observer
+	// Attached, when set, is called once, as Observer.Attached is: the
+	// programs are attached and the files open at the start marked, so
+	// every write and sync from then on is seen. For callers that start
+	// what they trace only then (tests).
+	Attached func()
 }
 
 // Trace is what a finished trace saw.
@@ -212,6 +217,9 @@ func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
 	}
 	if opts.Observer != nil {
 		opts.Observer.Attached()
+	}
+	if opts.Attached != nil {
+		opts.Attached()
 	}
 	var deadline time.Time
 	if opts.Duration > 0 {

@@ -49,7 +49,9 @@ func (p Plan) CheckSpace() error {
 func (p Plan) Measure(ctx context.Context, o Options) (Summary, *result.Result, error) {
 	total := len(p.Combinations) * p.Rounds
 	tuneID := time.Now().UTC().Format("20060102T150405Z")
-	res := run.NewResult(o.Args)
+	// No scratch directory of its own: each run has one, gone before the
+	// next starts.
+	r := &run.Run{Result: run.NewResult(o.Args)}
 	started := 0
 	runOne := func(ctx context.Context, c Combination, sl Slot) (*etcdrun.Measurement, error) {
 		l := c.Config.Load
@@ -75,10 +77,8 @@ func (p Plan) Measure(ctx context.Context, o Options) (Summary, *result.Result, 
 		return Summary{}, nil, err
 	}
 	sum := Summarize(p.Load, p.Combinations, p.Rounds, runs)
-	Combine(res, sum, runs)
-	if run.Interrupted(ctx, err) {
-		res.Interrupted = true
-		res.Finish(time.Now().UTC())
-	}
+	wls, env := Combine(sum, runs)
+	r.Result.Environment = env
+	res, err := r.Finish(ctx, wls, err)
 	return sum, res, err
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
+	"etcdbench/internal/sysinfo"
 )
 
 // Run is one run of one combination.
@@ -110,30 +110,29 @@ func (p Plan) Execute(ctx context.Context, run RunFunc, done func(Run) error) ([
 	return runs, nil
 }
 
-// Combine fills r, the result of the whole tune, with every run's load
-// workload in the order they ran and the summary's workload last; the
-// environment is the first run's (each saved run has its own).
-func Combine(r *result.Result, s Summary, runs []Run) {
+// Combine returns the workloads of the whole tune, every run's load
+// workload in the order they ran and the summary's last, and its
+// environment, the first run's (each saved run has its own).
+func Combine(s Summary, runs []Run) ([]result.Workload, sysinfo.Facts) {
+	var wls []result.Workload
+	var env sysinfo.Facts
+	first := true
 	dirs := map[string]bool{}
 	for _, run := range runs {
 		if run.Result == nil {
 			continue
 		}
-		if len(r.Workloads) == 0 {
-			r.Environment = run.Result.Environment
+		if first {
+			env, first = run.Result.Environment, false
 		}
 		dirs[run.Result.Environment.Dir] = true
 		if w := run.Workload(); w != nil {
-			r.Workloads = append(r.Workloads, *w)
-		}
-		if run.Result.Interrupted {
-			r.Interrupted = true
+			wls = append(wls, *w)
 		}
 	}
 	sw := s.Workload()
 	if len(dirs) > 1 {
 		sw.Notes = append(sw.Notes, "the runs used different directories: the environment is the first run's; each saved run (--save-dir) has its own")
 	}
-	r.Workloads = append(r.Workloads, sw)
-	r.Finish(time.Now().UTC())
+	return append(wls, sw), env
 }
