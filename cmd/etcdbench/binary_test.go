@@ -12,13 +12,32 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"etcdbench/internal/testutil"
 )
+
+// internalPrefix matches the name of an internal package (a directory
+// under internal/) used as an error's prefix, "disk: " or "(etcdload: ".
+// The names that are words a message says in the user's terms ("not an
+// etcdbench result: ...") are left out.
+var internalPrefix = sync.OnceValue(func() *regexp.Regexp {
+	words := []string{"internal", "testdata", "result", "run", "finding", "session", "units"}
+	var names []string
+	_ = filepath.WalkDir(filepath.Join("..", "..", "internal"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && !strings.HasPrefix(d.Name(), "Fuzz") && !slices.Contains(words, d.Name()) {
+			names = append(names, regexp.QuoteMeta(d.Name()))
+		}
+		return nil
+	})
+	return regexp.MustCompile(`(^|[\s(:])(` + strings.Join(names, "|") + `): `)
+})
 
 // binPath is the etcdbench binary that TestMain builds.
 var binPath string
@@ -162,7 +181,8 @@ func runBin(t *testing.T, o runOpts, args ...string) runResult {
 }
 
 // checkOneErrorLine fails unless stderr is exactly one line starting with
-// "etcdbench: " and shows no sign of a crash.
+// "etcdbench: ", the only prefix of the line, in the user's terms (no
+// internal package's name as a prefix), and shows no sign of a crash.
 func checkOneErrorLine(t *testing.T, stderr string) {
 	t.Helper()
 	line, ok := strings.CutSuffix(stderr, "\n")
@@ -171,6 +191,11 @@ func checkOneErrorLine(t *testing.T, stderr string) {
 		t.Errorf("stderr is not exactly one line:\n%s", stderr)
 	case !strings.HasPrefix(line, "etcdbench: "):
 		t.Errorf("stderr does not start with \"etcdbench: \": %q", line)
+	case strings.Count(line, "etcdbench: ") != 1:
+		t.Errorf("stderr says \"etcdbench: \" more than once: %q", line)
+	}
+	if m := internalPrefix().FindString(line); m != "" {
+		t.Errorf("stderr names an internal package (%q): %q", strings.TrimSpace(m), line)
 	}
 	for _, crash := range []string{"panic", "goroutine ", "runtime error"} {
 		if strings.Contains(stderr, crash) {

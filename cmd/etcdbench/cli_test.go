@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -99,6 +100,13 @@ func TestBadInput(t *testing.T) {
 		{"clean with argument", func(d string) []string { return []string{"clean", "--dir", d, "extra"} }},
 		{"capacity --dir /proc", func(d string) []string { return []string{"capacity", "--dir", "/proc"} }},
 		{"check --dir /sys", func(d string) []string { return []string{"check", "--dir", "/sys", "--quick"} }},
+		{"clean --html", func(d string) []string { return []string{"clean", "--dir", d, "--html", filepath.Join(d, "r.html")} }},
+		{"clean --textfile", func(d string) []string { return []string{"clean", "--dir", d, "--textfile", d} }},
+		{"tune -o prom", func(d string) []string { return []string{"tune", "--dir", d, "-o", "prom"} }},
+		{"tune --textfile", func(d string) []string { return []string{"tune", "--dir", d, "--textfile", d} }},
+		{"exporter --html", func(d string) []string { return []string{"exporter", "--html", filepath.Join(d, "r.html")} }},
+		{"etcd without workload", func(d string) []string { return []string{"etcd"} }},
+		{"disk wal --preset", func(d string) []string { return []string{"disk", "wal", "--dir", d, "--preset", "quick"} }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,6 +128,43 @@ func TestBadInput(t *testing.T) {
 			}
 			checkNoScratch(t, d)
 			checkSnapshot(t, d, before)
+		})
+	}
+}
+
+// Errors that come from deeper than the command line (an etcd that does not
+// answer, a file that is not what it should be) reach the user as one line
+// with one "etcdbench: " and no internal package's name.
+func TestErrorsInUserTerms(t *testing.T) {
+	t.Parallel()
+	dead := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	garbage := filepath.Join(t.TempDir(), "garbage.json")
+	if err := os.WriteFile(garbage, []byte("not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // in the line
+	}{
+		{"etcd put against a dead endpoint", []string{"etcd", "put", "--endpoints", dead, "--yes", "--total", "1", "--no-progress"}, "etcd does not answer"},
+		{"diagnose metrics of a dead endpoint", []string{"diagnose", "metrics", "--endpoints", dead, "--no-progress"}, "cannot read /metrics"},
+		{"report of garbage", []string{"report", garbage}, "not an etcdbench result"},
+		{"judge of garbage", []string{"judge", garbage}, "fio"},
+		{"diagnose wal of a missing dir", []string{"diagnose", "wal", "--data-dir", filepath.Join(t.TempDir(), "missing")}, "missing"},
+		{"capacity --start abc", []string{"capacity", "--dir", t.TempDir(), "--start", "abc"}, `--start`},
+		{"disk wal --rate abc", []string{"disk", "wal", "--dir", t.TempDir(), "--rate", "abc"}, `--rate: "abc" is not a number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := runBin(t, runOpts{}, tc.args...)
+			if res.code == exitOK {
+				t.Errorf("exit code 0; stderr:\n%s", res.stderr)
+			}
+			checkOneErrorLine(t, res.stderr)
+			if !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("stderr does not say %q: %q", tc.want, res.stderr)
+			}
 		})
 	}
 }

@@ -43,10 +43,7 @@ then differ for that reason too.`,
 			if format != "text" && format != "json" && format != "html" {
 				return run.Usagef("%s %q: want text, json or html (prom: write each result's metrics with 'etcdbench report FILE -o prom')", flag, format)
 			}
-			files := reportFilesFrom(cmd.Context())
-			if files.Textfile != "" {
-				return run.Usagef("--textfile does not apply to compare: write each result's metrics with 'etcdbench report FILE --textfile DIR'")
-			}
+			files := reportFilesFrom(cmd.Context()) // --textfile is refused: -o offers no prom
 			rs, err := readResults(args)
 			if err != nil {
 				return err
@@ -75,6 +72,6 @@ then differ for that reason too.`,
 			return nil
 		},
 	}
-	registerFormat(cmd.Flags(), &format, "text, json or html")
+	registerFormat(cmd.Flags(), &format, []string{"text", "json", "html"}, "write each result's metrics with 'etcdbench report FILE --textfile DIR'")
 	return cmd
 }

@@ -22,6 +22,7 @@ const procRoot = "/proc"
 type diagnoseWALFlags struct {
 	dataDir, duration string
 	out               outputFlags
+	prog              progressFlags
 	pid               int
 	yes               bool
 }
@@ -53,6 +54,7 @@ Both end with the recommended --bs and the 'etcdbench disk wal' command line.`,
 	fs.StringVar(&f.duration, "duration", f.duration, "how long to trace")
 	fs.BoolVar(&f.yes, "yes", false, "agree to attach strace, which slows etcd down while it is attached")
 	f.out.register(fs)
+	f.prog.register(fs)
 	return cmd
 }
 
@@ -91,10 +93,7 @@ func runDiagnoseWAL(ctx context.Context, f *diagnoseWALFlags, changed func(strin
 		} else if pid <= 0 {
 			return run.Usagef("--pid must be a process id, got %d", pid)
 		}
-		var progress io.Writer
-		if run.IsTerminal(stderr) {
-			progress = stderr
-		}
+		progress := f.prog.terminal(stderr, f.out.output)
 		if wl, walDir, err = strace.TraceWAL(ctx, procRoot, pid, d, f.yes, progress); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,9 +51,31 @@ func flagTable(c *cobra.Command) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, def, strings.ReplaceAll(f.Usage, "|", "\\|"))
 	})
 	if c.HasParent() {
-		b.WriteString("\nAnd the global `--html FILE` and `--textfile DIR` of every command that writes a report ([reports](reports.md)).\n")
+		b.WriteString("\n" + reportFilesSentence(c) + "\n")
 	}
 	return b.String()
+}
+
+// reportFilesSentence says which of the root's --html and --textfile c
+// takes: those of the formats its -o offers (reportFilesAccepted).
+func reportFilesSentence(c *cobra.Command) string {
+	formats := commandFormats(c)
+	html, prom := slices.Contains(formats, "html"), slices.Contains(formats, "prom")
+	switch {
+	case html && prom:
+		return "And the global `--html FILE` and `--textfile DIR` of every command that writes a report ([reports](reports.md))."
+	case html:
+		return "And the global `--html FILE` ([reports](reports.md)); it offers no prom, so `--textfile` is refused."
+	}
+	return "It writes no report: the global `--html` and `--textfile` are refused (exit 2)."
+}
+
+// commandFormats are the report formats c's -o offers (none: no -o).
+func commandFormats(c *cobra.Command) []string {
+	if o := c.LocalFlags().Lookup("output"); o != nil {
+		return o.Annotations[formatsAnnotation]
+	}
+	return nil
 }
 
 func markers(path string) (begin, end string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -106,24 +107,28 @@ func runEtcd(ctx context.Context, s etcdrun.Spec, output string, stdout io.Write
 }
 
 func newEtcdCmd(stdout, stderr io.Writer) *cobra.Command {
+	var names []string // the workloads, from the subcommands registered
 	cmd := &cobra.Command{
 		Use:   "etcd",
 		Short: "Load a real etcd (embedded on --dir, or --endpoints) and read its own disk metrics",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return run.Usagef("unknown etcd workload %q: want put, range, txn, watch, mixed or check", args[0])
+				return run.Usagef("unknown etcd workload %q: want %s or %s", args[0], strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 			}
 			return nil
 		},
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		RunE: func(*cobra.Command, []string) error {
-			return run.Usagef("missing workload: etcdbench etcd put|range|txn|watch|mixed|check")
+			return run.Usagef("missing workload: etcdbench etcd %s", strings.Join(names, "|"))
 		},
 	}
 	for _, k := range etcdload.Kinds() {
 		cmd.AddCommand(newEtcdLoadCmd(k, stdout, stderr))
 	}
 	cmd.AddCommand(newEtcdCheckCmd(stdout, stderr), newEtcdCapacityCmd(stdout, stderr))
+	for _, c := range cmd.Commands() {
+		names = append(names, c.Name())
+	}
 	return cmd
 }
 

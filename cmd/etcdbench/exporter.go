@@ -57,9 +57,6 @@ it waits and says so. --pid and --data-dir narrow what it traces. Needs root
 alerts and cost: docs/exporter.md.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if rf := reportFilesFrom(cmd.Context()); rf.HTML != "" || rf.Textfile != "" {
-				return run.Usagef("--html and --textfile do not apply to the exporter: it writes no report, it serves /metrics")
-			}
 			cfg, err := f.config()
 			if err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdproc"
+	"etcdbench/internal/report"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
@@ -28,18 +30,69 @@ import (
 // of --pid. The root's --html and
 // --textfile are persistent flags (reportFiles).
 
-// outputFlags is -o/--output, the report format on stdout.
-type outputFlags struct{ output string }
-
-// outputUsage is the one help text of -o/--output.
-const outputUsage = "report format: text, json, html (self-contained, with charts) or prom (Prometheus text format)"
-
-func (f *outputFlags) register(fs *pflag.FlagSet) {
-	fs.StringVarP(&f.output, "output", "o", "text", outputUsage)
+// outputFlags is -o/--output, the report format on stdout, and the
+// formats a command offers: registered with the flag (formatsAnnotation),
+// they are what its help lists, what check accepts and which of the root's
+// report files the command writes (reportFilesAccepted).
+type outputFlags struct {
+	output  string
+	formats []string
+	noProm  string
 }
 
-// check rejects a format the reporters do not know.
-func (f *outputFlags) check() error { return checkFormat("--output", f.output) }
+// formatsAnnotation is the annotation of a command's -o/--output flag
+// that lists the formats the command offers.
+const formatsAnnotation = "etcdbench/formats"
+
+// noPromAnnotation is the annotation of -o/--output that says why a
+// command offers no prom (and so takes no --textfile).
+const noPromAnnotation = "etcdbench/no-prom"
+
+// register registers -o/--output offering every report format.
+func (f *outputFlags) register(fs *pflag.FlagSet) { f.registerFormats(fs, report.Formats, "") }
+
+// registerFormats registers -o/--output offering formats only; noProm,
+// when prom is not among them, says why (the refusal of --textfile).
+func (f *outputFlags) registerFormats(fs *pflag.FlagSet, formats []string, noProm string) {
+	f.formats, f.noProm = formats, noProm
+	fs.StringVarP(&f.output, "output", "o", "text", "report format: "+formatsUsage(formats))
+	annotateFormats(fs, "output", formats, noProm)
+}
+
+// annotateFormats records on the flag name of fs the formats it offers.
+func annotateFormats(fs *pflag.FlagSet, name string, formats []string, noProm string) {
+	_ = fs.SetAnnotation(name, formatsAnnotation, formats) // the flag was just registered
+	if noProm != "" {
+		_ = fs.SetAnnotation(name, noPromAnnotation, []string{noProm})
+	}
+}
+
+// formatsUsage describes formats in a flag's help, e.g. "text, json, html
+// (self-contained, with charts) or prom (Prometheus text format)".
+func formatsUsage(formats []string) string {
+	var out []string
+	for _, f := range formats {
+		switch f {
+		case "html":
+			f += " (self-contained, with charts)"
+		case "prom":
+			f += " (Prometheus text format)"
+		}
+		out = append(out, f)
+	}
+	if len(out) < 2 {
+		return strings.Join(out, "")
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " or " + out[len(out)-1]
+}
+
+// check rejects a format the command does not offer.
+func (f *outputFlags) check() error {
+	if f.output == "prom" && f.noProm != "" && !slices.Contains(f.formats, "prom") {
+		return run.Usagef("--output prom: %s", f.noProm)
+	}
+	return checkFormat("--output", f.output, f.formats)
+}
 
 // progressFlags is --no-progress, for commands that draw a live line.
 type progressFlags struct{ noProgress bool }

@@ -139,7 +139,7 @@ func TestJudgeUsageErrors(t *testing.T) {
 			name string
 			args []string
 			want string
-		}{"no syncs", []string{"judge", fioJSONNoSync(t)}, "no job made fsync/fdatasync calls"})
+		}{"no syncs", []string{"judge", fioJSONNoSync(t)}, "no fio job made fsync/fdatasync calls"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -41,7 +41,7 @@ prom one Prometheus exposition. --html FILE writes that page as well, and
 			if err != nil {
 				return err
 			}
-			if err := checkFormat(flag, format); err != nil {
+			if err := checkFormat(flag, format, report.Formats); err != nil {
 				return err
 			}
 			rs, err := readResults(args)
@@ -54,7 +54,7 @@ prom one Prometheus exposition. --html FILE writes that page as well, and
 			return emit(cmd.Context(), stdout, format, rs, args)
 		},
 	}
-	registerFormat(cmd.Flags(), &format, "text, json, html or prom")
+	registerFormat(cmd.Flags(), &format, report.Formats, "")
 	return cmd
 }
 
@@ -76,11 +76,13 @@ func oneTextfileEach(cmd *cobra.Command, rs []*result.Result, sources []string) 
 	return nil
 }
 
-// registerFormat registers -o/--output, as every command has, and
-// -f/--format, the spelling report and compare had first: two names of one
-// report format.
-func registerFormat(fs *pflag.FlagSet, format *string, formats string) {
-	fs.StringVarP(format, "output", "o", *format, "report format: "+formats)
+// registerFormat registers -o/--output offering formats, as every command
+// has (outputFlags.registerFormats; noProm says why prom is not among
+// them), and -f/--format, the spelling report and compare had first: two
+// names of one report format.
+func registerFormat(fs *pflag.FlagSet, format *string, formats []string, noProm string) {
+	fs.StringVarP(format, "output", "o", *format, "report format: "+formatsUsage(formats))
+	annotateFormats(fs, "output", formats, noProm)
 	fs.StringVarP(format, "format", "f", *format, "the same as -o/--output")
 }
 
@@ -126,7 +128,7 @@ func readResult(path string) (*result.Result, error) {
 	}
 	r, err := result.Read(in)
 	if errors.Is(err, result.ErrSchema) {
-		return nil, run.Usagef("%s is not an etcdbench result (save one with -o json): %v", path, err)
+		return nil, run.Usagef("%s: %v (save one with -o json)", path, err)
 	}
 	if err != nil {
 		return nil, run.Usagef("reading %s: %v", path, err)

@@ -214,7 +214,7 @@ func TestReportUsageErrors(t *testing.T) {
 	}{
 		{"no file", []string{"report"}, "missing result file"},
 		{"missing file", []string{"report", filepath.Join(dir, "nope.json")}, "no such file"},
-		{"not a result", []string{"report", notResult}, "is not an etcdbench result"},
+		{"not a result", []string{"report", notResult}, "not an etcdbench result"},
 		{"bad format", []string{"report", fixtureWAL, "--format", "pdf"}, `--format "pdf": want text, json, html, prom`},
 		{"bad -o", []string{"report", fixtureWAL, "-o", "pdf"}, `--output "pdf": want text, json, html, prom`},
 		{"-o and -f", []string{"report", fixtureWAL, "-o", "json", "-f", "text"}, "the same flag: give one"},

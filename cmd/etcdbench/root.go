@@ -44,6 +44,9 @@ on the same disk under load, in one verdict table.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := reportFilesAccepted(cmd, *rf); err != nil {
+				return err
+			}
 			if err := checkReportFiles(*rf); err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/disk"
@@ -52,12 +53,16 @@ func concludeWith(res *result.Result, err error, report func() error) error {
 	return nil
 }
 
-// checkFormat rejects a report format the reporters do not know.
-func checkFormat(flag, format string) error {
-	if slices.Contains(report.Formats, format) {
+// checkFormat rejects a report format that is not among formats (none:
+// every format the reporters know).
+func checkFormat(flag, format string, formats []string) error {
+	if formats == nil {
+		formats = report.Formats
+	}
+	if slices.Contains(formats, format) {
 		return nil
 	}
-	return run.Usagef("%s %q: want %s", flag, format, strings.Join(report.Formats, ", "))
+	return run.Usagef("%s %q: want %s", flag, format, strings.Join(formats, ", "))
 }
 
 // emit renders rs (named by sources when there are several) to w in
@@ -74,7 +79,33 @@ func emit(ctx context.Context, w io.Writer, format string, rs []*result.Result, 
 // registerReportFiles registers the root's --html and --textfile flags.
 func registerReportFiles(fs *pflag.FlagSet, f *report.Files) {
 	fs.StringVar(&f.HTML, "html", "", "also write the report as a self-contained HTML `FILE` (charts, verdicts, environment)")
-	fs.StringVar(&f.Textfile, "textfile", "", "also write the results as Prometheus metrics into `DIR` (node_exporter textfile collector; file etcdbench_<command>.prom, replaced atomically)")
+	fs.StringVar(&f.Textfile, "textfile", "", "also write the results as Prometheus metrics into `DIR` (node_exporter textfile collector; file "+textfileName+", replaced atomically)")
+}
+
+// textfileName is the name of the file --textfile writes, as
+// report.PromFileName makes it.
+const textfileName = "etcdbench_<command>_<dir>.prom, e.g. etcdbench_disk_wal_var_lib_etcd.prom"
+
+// reportFilesAccepted refuses the root's report files a command does not
+// write: --html unless its -o offers html, --textfile unless it offers
+// prom (formatsAnnotation).
+func reportFilesAccepted(cmd *cobra.Command, f report.Files) error {
+	var formats, noProm []string
+	if o := cmd.Flags().Lookup("output"); o != nil {
+		formats, noProm = o.Annotations[formatsAnnotation], o.Annotations[noPromAnnotation]
+	}
+	for _, rf := range []struct{ flag, given, format string }{{"--html", f.HTML, "html"}, {"--textfile", f.Textfile, "prom"}} {
+		switch {
+		case rf.given == "" || slices.Contains(formats, rf.format):
+		case formats == nil:
+			return run.Usagef("%s does not apply to '%s': it writes no report", rf.flag, cmd.CommandPath())
+		case len(noProm) > 0 && rf.format == "prom":
+			return run.Usagef("%s does not apply to '%s': %s", rf.flag, cmd.CommandPath(), noProm[0])
+		default:
+			return run.Usagef("%s does not apply to '%s': its report is %s, not %s", rf.flag, cmd.CommandPath(), strings.Join(formats, ", "), rf.format)
+		}
+	}
+	return nil
 }
 
 // checkReportFiles catches a bad --html or --textfile before a run that

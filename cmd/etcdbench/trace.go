@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -22,9 +23,10 @@ type traceFlags struct {
 	pid      int
 	duration string
 	out      outputFlags
+	prog     progressFlags
 }
 
-func newTraceCmd(stdout, _ io.Writer) *cobra.Command {
+func newTraceCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &traceFlags{}
 	cmd := &cobra.Command{
 		Use:   "trace [--pid PID] [--duration 30s]",
@@ -54,13 +56,15 @@ and CAP_PERFMON).`,
 			if err != nil {
 				return err
 			}
-			return runTrace(cmd.Context(), pid, d, f.out.output, redactArgs(commandLine(cmd)), stdout)
+			progress := f.prog.terminal(stderr, f.out.output)
+			return runTrace(cmd.Context(), pid, d, f.out.output, redactArgs(commandLine(cmd)), stdout, progress)
 		},
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&f.pid, "pid", 0, "the etcd process to trace; default: the only etcd process running")
 	fs.StringVar(&f.duration, "duration", "30s", "how long to trace (it also ends on Ctrl-C and when etcd exits)")
 	f.out.register(fs)
+	f.prog.register(fs)
 	return cmd
 }
 
@@ -75,8 +79,12 @@ func tracePID(pid int, given bool) (int, error) {
 	return pid, nil
 }
 
-// runTrace traces pid and reports; an interrupted trace reports what it saw.
-func runTrace(ctx context.Context, pid int, d time.Duration, output string, args []string, stdout io.Writer) error {
+// runTrace traces pid and reports; an interrupted trace reports what it
+// saw. progress, when not nil, is told that the trace started.
+func runTrace(ctx context.Context, pid int, d time.Duration, output string, args []string, stdout, progress io.Writer) error {
+	if progress != nil {
+		fmt.Fprintf(progress, "tracing etcd (process %d) with eBPF for %s (Ctrl-C ends it early)...\n", pid, d)
+	}
 	res, err := trace.Measure(ctx, trace.Options{PID: pid, Duration: d}, args)
 	if res == nil {
 		return err

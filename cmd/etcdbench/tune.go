@@ -66,7 +66,10 @@ func (f *tuneFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.rounds, "rounds", 3, "runs of each combination, alternating the order (3 or more to tell differences from noise)")
 	fs.StringVar(&f.saveDir, "save-dir", "", "also save every run's result as JSON in this existing directory (for etcdbench report/compare)")
 	fs.StringVar(&f.workload, "workload", "put", "the load of every run: "+strings.Join(loads, ", ")+" (as etcdbench etcd <workload>)")
-	f.out.register(fs)
+	// Every run of a tune is a workload of the same name: one exposition
+	// cannot hold them (it would repeat series), and one file per run is
+	// what --save-dir and report are for.
+	f.out.registerFormats(fs, []string{"text", "json", "html"}, "tune has no Prometheus output (its runs would repeat one series): save the runs with --save-dir DIR and set them side by side with 'etcdbench compare DIR/tune-*.json'")
 	f.prog.register(fs)
 	f.load.register(fs, tuneLoad(etcdload.OpPut), tuneKinds(), "longest run; with --total, whichever comes first")
 	// The defaults shown are put's; mixed reads keys it writes first.
@@ -88,12 +91,6 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 	s := tuneSpec{output: f.out.output, saveDir: f.saveDir, args: redactArgs(commandLine(cmd))}
 	if err := f.out.check(); err != nil {
 		return s, err
-	}
-	// Every run of a tune is a workload of the same name: one exposition
-	// cannot hold them (it would repeat series), and one file per run is
-	// what --save-dir and report are for.
-	if f.out.output == "prom" || reportFilesFrom(cmd.Context()).Textfile != "" {
-		return s, run.Usagef("tune has no Prometheus output (its runs would repeat one series): save the runs with --save-dir DIR and set them side by side with 'etcdbench compare DIR/tune-*.json'")
 	}
 	op := etcdload.Op(f.workload)
 	if !slices.ContainsFunc(tuneKinds(), func(k etcdload.Kind) bool { return k.Op == op }) {

@@ -13,7 +13,7 @@ import (
 )
 
 // ErrBadBudget is returned for an unknown budget name.
-var ErrBadBudget = errors.New("check: unknown time budget")
+var ErrBadBudget = errors.New("unknown time budget")
 
 // Budget is what one time budget runs, as data.
 type Budget struct {

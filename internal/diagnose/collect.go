@@ -12,10 +12,10 @@ import (
 
 // ErrUnreachable is returned by Collect when a member's /metrics cannot
 // be read.
-var ErrUnreachable = errors.New("diagnose: cannot read /metrics")
+var ErrUnreachable = errors.New("cannot read /metrics")
 
 // ErrBadInput is returned for saved metrics that are not Prometheus text.
-var ErrBadInput = errors.New("diagnose: not a /metrics scrape")
+var ErrBadInput = errors.New("not a /metrics scrape")
 
 // Target is one member's /metrics URL and the name its figures carry.
 type Target struct {

@@ -57,7 +57,7 @@ var backendSpec = Spec{
 			return nil, s.err
 		}
 		if b.DBSize < int64(b.Pages+2)*pageSize {
-			return nil, fmt.Errorf("%w: --db-size must hold at least %d pages", ErrBadParam, b.Pages+2)
+			return nil, badSetting(ErrBadParam, "--db-size must hold at least %d pages", b.Pages+2)
 		}
 		return backendWorkload{p: b}, nil
 	},

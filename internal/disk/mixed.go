@@ -63,7 +63,7 @@ var mixedSpec = Spec{
 			return nil, s.err
 		}
 		if m.BlockSize%pageSize != 0 || m.BlockSize > m.Size {
-			return nil, fmt.Errorf("%w: --bs must be a multiple of 4k and at most --size", ErrBadParam)
+			return nil, badSetting(ErrBadParam, "--bs must be a multiple of 4k and at most --size")
 		}
 		return mixedWorkload{p: m}, nil
 	},
@@ -75,7 +75,7 @@ func (w mixedWorkload) SpaceNeeded() int64 { return w.p.Size + 4*mib }
 
 // ErrNoIOUring is returned when --engine io_uring is asked for but the
 // kernel or a seccomp profile refuses it.
-var ErrNoIOUring = errors.New("disk: io_uring is not available")
+var ErrNoIOUring = errors.New("io_uring is not available")
 
 // chooseEngine resolves "auto" and checks that io_uring works if asked for.
 func chooseEngine(want string) (string, string, error) {

@@ -2,7 +2,6 @@ package disk
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -25,13 +24,14 @@ const MaxRate = 200_000
 // minutes to collect the samples a p99 verdict needs.
 const MinRate = 1
 
-// ErrBadRate is wrapped by every error about an open-loop rate.
-var ErrBadRate = errors.New("disk: bad rate")
+// ErrBadRate is matched (errors.Is) by every error about an open-loop
+// rate; the error's text is the rate's message alone.
+var ErrBadRate = errors.New("bad rate")
 
 // ValidateRate checks an open-loop rate in entries per second.
 func ValidateRate(rate float64) error {
 	if math.IsNaN(rate) || rate < MinRate || rate > MaxRate {
-		return fmt.Errorf("%w: %v entries/s: want a rate from %d to %d (the most one process schedules and records)", ErrBadRate, rate, MinRate, MaxRate)
+		return badSetting(ErrBadRate, "%v entries/s: want a rate from %d to %d (the most one process schedules and records)", rate, MinRate, MaxRate)
 	}
 	return nil
 }
@@ -44,7 +44,7 @@ func ParseRate(s string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %q is not a number of entries per second (e.g. 1500 or 2.5k)", ErrBadRate, s)
+		return 0, badSetting(ErrBadRate, "%q is not a number of entries per second (e.g. 1500 or 2.5k)", s)
 	}
 	v *= mult
 	if err := ValidateRate(v); err != nil {

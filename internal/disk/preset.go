@@ -1,7 +1,6 @@
 package disk
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -86,5 +85,5 @@ func PresetNamed(name string) (Preset, error) {
 			return p, nil
 		}
 	}
-	return Preset{}, fmt.Errorf("%w: unknown preset %q (quick, default, thorough)", ErrBadParam, name)
+	return Preset{}, badSetting(ErrBadParam, "unknown preset %q (quick, default, thorough)", name)
 }

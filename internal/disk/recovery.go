@@ -50,7 +50,7 @@ var recoverySpec = Spec{
 			return nil, s.err
 		}
 		if r.BlockSize%pageSize != 0 || r.BlockSize > r.Size {
-			return nil, fmt.Errorf("%w: --bs must be a multiple of 4k and at most --size", ErrBadParam)
+			return nil, badSetting(ErrBadParam, "--bs must be a multiple of 4k and at most --size")
 		}
 		return recoveryWorkload{p: r}, nil
 	},

@@ -69,7 +69,7 @@ func buildSeq(name, desc string, p SeqParams, set map[string]string, periodic bo
 		return nil, s.err
 	}
 	if p.BlockSize > p.Size {
-		return nil, fmt.Errorf("%w: --bs %d is larger than --size %d", ErrBadParam, p.BlockSize, p.Size)
+		return nil, badSetting(ErrBadParam, "--bs %d is larger than --size %d", p.BlockSize, p.Size)
 	}
 	if !periodic {
 		p.SyncEvery = 0

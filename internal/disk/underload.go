@@ -67,10 +67,10 @@ var underLoadSpec = Spec{
 		if v, ok := set["rate"]; ok && s.err == nil {
 			r, err := ParseRate(v)
 			if err != nil {
-				return nil, fmt.Errorf("%w: --rate: %w", ErrBadParam, err)
+				return nil, badSetting(ErrBadParam, "--rate: %w", err)
 			}
 			if _, ok := set["clients"]; ok {
-				return nil, fmt.Errorf("%w: --rate and --clients are alternatives: the rate decides when entries arrive", ErrBadParam)
+				return nil, badSetting(ErrBadParam, "--rate and --clients are alternatives: the rate decides when entries arrive")
 			}
 			u.Rate = r
 		}
@@ -84,7 +84,7 @@ var underLoadSpec = Spec{
 		}
 		for _, b := range strings.Split(u.Background, ",") {
 			if !slices.Contains(backgroundWriters, b) {
-				return nil, fmt.Errorf("%w: --background %q: want a comma-separated list of %v", ErrBadParam, u.Background, backgroundWriters)
+				return nil, badSetting(ErrBadParam, "--background %q: want a comma-separated list of %v", u.Background, backgroundWriters)
 			}
 		}
 		return underLoadWorkload{u: u, wal: w, backend: p.Backend, seq: p.Snapshot}, nil

@@ -83,7 +83,7 @@ type WALRun struct {
 }
 
 // ErrShortWrite is returned when write() wrote less than asked.
-var ErrShortWrite = errors.New("disk: short write")
+var ErrShortWrite = errors.New("short write")
 
 // Validate checks a configuration before anything is written.
 func (c WALConfig) Validate() error {

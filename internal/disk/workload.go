@@ -53,8 +53,24 @@ type Spec struct {
 	Build func(p Preset, set map[string]string) (Workload, error)
 }
 
-// ErrBadParam is wrapped by every error about a workload setting.
-var ErrBadParam = errors.New("disk: bad setting")
+// ErrBadParam is matched (errors.Is) by every error about a workload
+// setting; the error's text is the setting's message alone.
+var ErrBadParam = errors.New("bad setting")
+
+// settingError is an error about a setting, in the user's terms: its text
+// is the message alone (which names the flag), errors.Is matches its
+// sentinel, and it unwraps to the error it was made of.
+type settingError struct{ sentinel, err error }
+
+func (e settingError) Error() string        { return e.err.Error() }
+func (e settingError) Is(target error) bool { return target == e.sentinel }
+func (e settingError) Unwrap() error        { return e.err }
+
+// badSetting makes a settingError matching sentinel (ErrBadParam or
+// ErrBadRate) from format and args, as fmt.Errorf does (%w included).
+func badSetting(sentinel error, format string, args ...any) error {
+	return settingError{sentinel, fmt.Errorf(format, args...)}
+}
 
 // Specs returns the registered workloads in the order `disk all` runs
 // them: the idle WAL first, then what judges commit latency, then the rest
@@ -84,7 +100,7 @@ func (s *settings) size(name string, dst *int64) {
 	if v, ok := s.set[name]; ok && s.err == nil {
 		n, err := units.ParseSize(v)
 		if err != nil || n <= 0 {
-			s.err = fmt.Errorf("%w: --%s %q: want a positive size such as 4k, 1m or 256m", ErrBadParam, name, v)
+			s.err = badSetting(ErrBadParam, "--%s %q: want a positive size such as 4k, 1m or 256m", name, v)
 			return
 		}
 		*dst = n
@@ -95,7 +111,7 @@ func (s *settings) duration(name string, dst *time.Duration, allowZero bool) {
 	if v, ok := s.set[name]; ok && s.err == nil {
 		d, err := units.ParseDuration(v)
 		if err != nil || (d == 0 && !allowZero) {
-			s.err = fmt.Errorf("%w: --%s %q: want a positive duration such as 500ms or 10s", ErrBadParam, name, v)
+			s.err = badSetting(ErrBadParam, "--%s %q: want a positive duration such as 500ms or 10s", name, v)
 			return
 		}
 		*dst = d
@@ -106,7 +122,7 @@ func (s *settings) integer(name string, dst *int, lo, hi int) {
 	if v, ok := s.set[name]; ok && s.err == nil {
 		var n int
 		if _, err := fmt.Sscan(v, &n); err != nil || n < lo || n > hi || fmt.Sprint(n) != v {
-			s.err = fmt.Errorf("%w: --%s %q: want a whole number from %d to %d", ErrBadParam, name, v, lo, hi)
+			s.err = badSetting(ErrBadParam, "--%s %q: want a whole number from %d to %d", name, v, lo, hi)
 			return
 		}
 		*dst = n
@@ -121,6 +137,6 @@ func (s *settings) choice(name string, dst *string, choices ...string) {
 				return
 			}
 		}
-		s.err = fmt.Errorf("%w: --%s %q: want one of %v", ErrBadParam, name, v, choices)
+		s.err = badSetting(ErrBadParam, "--%s %q: want one of %v", name, v, choices)
 	}
 }

@@ -23,7 +23,7 @@ import (
 
 // ErrNotReady is returned by Start when the members did not become
 // ready (elect a leader and serve clients) within Options.StartTimeout.
-var ErrNotReady = errors.New("etcdcluster: embedded etcd not ready")
+var ErrNotReady = errors.New("embedded etcd not ready")
 
 // DefaultStartTimeout bounds how long Start waits for readiness
 // when Options.StartTimeout is zero.
@@ -119,15 +119,15 @@ func start(ctx context.Context, opts Options, pickPorts func(n int) ([]int, erro
 	}
 	n := max(opts.Members, 1)
 	if opts.Dir == "" {
-		return nil, errors.New("etcdcluster: no directory for the embedded etcd's data")
+		return nil, errors.New("no directory for the embedded etcd's data")
 	}
 	level, err := zapcore.ParseLevel(cmp.Or(opts.LogLevel, "warn"))
 	if err != nil {
-		return nil, fmt.Errorf("etcdcluster: log level %q: %w", opts.LogLevel, err)
+		return nil, fmt.Errorf("embedded etcd: log level %q: %w", opts.LogLevel, err)
 	}
 	if n > 1 || opts.OwnProcess {
 		if !hookCalled.Load() {
-			return nil, errors.New("etcdcluster: the members of a 3-member embedded etcd (or one with OwnProcess) run in child processes of this program, " +
+			return nil, errors.New("the members of a 3-member embedded etcd (or one with OwnProcess) run in child processes of this program, " +
 				"and it does not call etcdcluster.MaybeRunMember at the start of main (or TestMain): add the call")
 		}
 		// The members inherit the working directory, but say plainly
@@ -205,7 +205,7 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg.With(zap.String("member", memberName(i))))
 		e, err := embed.StartEtcd(cfg)
 		if err != nil {
-			return fmt.Errorf("etcdcluster: starting %s in %s: %w", memberName(i), cfg.Dir, err)
+			return fmt.Errorf("embedded etcd: starting %s in %s: %w", memberName(i), cfg.Dir, err)
 		}
 		c.members = append(c.members, e)
 		inproc.EtcdMembers.Add(1)
@@ -268,7 +268,7 @@ func (c *Cluster) waitReady(ctx context.Context, timer <-chan time.Time, timeout
 		select {
 		case <-e.Server.ReadyNotify():
 		case err := <-e.Err():
-			return fmt.Errorf("etcdcluster: member%d failed while starting: %w", i, err)
+			return fmt.Errorf("embedded etcd: member%d failed while starting: %w", i, err)
 		case <-timer:
 			return fmt.Errorf("%w: member%d not ready after %v (a slow disk or busy ports?)", ErrNotReady, i, timeout)
 		case <-ctx.Done():
@@ -282,7 +282,7 @@ func (c *Cluster) waitReady(ctx context.Context, timer <-chan time.Time, timeout
 		notReady := -1
 		for i, p := range c.procs {
 			if err := p.exitErr(); err != nil {
-				return fmt.Errorf("etcdcluster: member%d failed while starting: %w", i, err)
+				return fmt.Errorf("embedded etcd: member%d failed while starting: %w", i, err)
 			}
 			if notReady < 0 && !p.isReady() {
 				notReady = i
@@ -315,7 +315,7 @@ func freePorts(n int) ([]int, error) {
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("etcdcluster: finding a free port on 127.0.0.1: %w", err)
+			return nil, fmt.Errorf("embedded etcd: finding a free port on 127.0.0.1: %w", err)
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
@@ -370,7 +370,7 @@ func (c *Cluster) Leader(ctx context.Context) (int, error) {
 		}
 		for i, p := range c.procs {
 			if err := p.exitErr(); err != nil {
-				return -1, fmt.Errorf("etcdcluster: asking who leads: %w", err)
+				return -1, fmt.Errorf("embedded etcd: asking who leads: %w", err)
 			}
 			if p.leader.Load() {
 				lead, leaders = i, leaders+1
@@ -382,7 +382,7 @@ func (c *Cluster) Leader(ctx context.Context) (int, error) {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			return -1, fmt.Errorf("etcdcluster: %d of %d members claim to lead: %w", leaders, len(c.endpoints), ctx.Err())
+			return -1, fmt.Errorf("embedded etcd: %d of %d members claim to lead: %w", leaders, len(c.endpoints), ctx.Err())
 		}
 	}
 }
@@ -453,9 +453,9 @@ func closeMember(i int, e *embed.Etcd, grace time.Duration) error {
 	timer.Reset(grace)
 	select {
 	case <-stopped:
-		return fmt.Errorf("etcdcluster: member%d did not stop within %v (a client connection that never sent a request holds etcd's Close); its server was stopped directly", i, grace)
+		return fmt.Errorf("embedded etcd: member%d did not stop within %v (a client connection that never sent a request holds etcd's Close); its server was stopped directly", i, grace)
 	case <-timer.C:
-		return fmt.Errorf("etcdcluster: member%d did not stop within %v", i, 2*grace)
+		return fmt.Errorf("embedded etcd: member%d did not stop within %v", i, 2*grace)
 	}
 }
 

@@ -101,7 +101,7 @@ func MaybeRunMember() (code int, ok bool) {
 func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 	var spec memberSpec
 	if err := json.Unmarshal([]byte(js), &spec); err != nil {
-		return fmt.Errorf("etcdcluster: bad %s: %w", memberEnv, err)
+		return fmt.Errorf("embedded etcd: bad %s: %w", memberEnv, err)
 	}
 	reports := json.NewEncoder(stdout)
 	report := func(state string, err error) {
@@ -118,7 +118,7 @@ func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 	name := memberName(spec.Index)
 	level, err := zapcore.ParseLevel(cmp.Or(spec.Options.LogLevel, "warn"))
 	if err != nil {
-		return fail(fmt.Errorf("etcdcluster: log level %q: %w", spec.Options.LogLevel, err))
+		return fail(fmt.Errorf("embedded etcd: log level %q: %w", spec.Options.LogLevel, err))
 	}
 	enc := zapcore.NewConsoleEncoder(zap.NewProductionEncoderConfig())
 	lg := zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(stderr)), level)).With(zap.String("member", name))
@@ -129,7 +129,7 @@ func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return fail(fmt.Errorf("etcdcluster: starting %s in %s: %w", name, cfg.Dir, err))
+		return fail(fmt.Errorf("embedded etcd: starting %s in %s: %w", name, cfg.Dir, err))
 	}
 	// Until it is ready, the member is left to die with the process (the
 	// parent kills an unready member): closing a member that waits for
@@ -138,7 +138,7 @@ func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 	case <-e.Server.ReadyNotify():
 		report(reportReady, nil)
 	case err := <-e.Err():
-		return fail(fmt.Errorf("etcdcluster: %s failed while starting: %w", name, err))
+		return fail(fmt.Errorf("embedded etcd: %s failed while starting: %w", name, err))
 	case <-ctx.Done():
 		return nil
 	}
@@ -157,7 +157,7 @@ func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 		select {
 		case <-tick.C:
 		case err := <-e.Err():
-			return fail(fmt.Errorf("etcdcluster: %s stopped: %w", name, err))
+			return fail(fmt.Errorf("embedded etcd: %s stopped: %w", name, err))
 		case <-ctx.Done():
 			return nil
 		}

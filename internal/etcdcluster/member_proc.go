@@ -45,7 +45,7 @@ type memberProc struct {
 func startMemberProc(f *forker, spec memberSpec, log io.Writer, changed chan<- struct{}) (*memberProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("etcdcluster: finding this program to run a member in: %w", err)
+		return nil, fmt.Errorf("embedded etcd: finding this program to run a member in: %w", err)
 	}
 	js, err := json.Marshal(spec)
 	if err != nil {
@@ -72,7 +72,7 @@ func startMemberProc(f *forker, spec memberSpec, log io.Writer, changed chan<- s
 		return nil, err
 	}
 	if err := f.start(cmd); err != nil {
-		return nil, fmt.Errorf("etcdcluster: starting a process for %s: %w", name, err)
+		return nil, fmt.Errorf("embedded etcd: starting a process for %s: %w", name, err)
 	}
 	p := &memberProc{index: spec.Index, dir: memberDir(spec.Options.Dir, spec.Index), cmd: cmd,
 		ready: make(chan struct{}), exited: make(chan struct{})}
@@ -137,7 +137,7 @@ func (p *memberProc) exitErr() error {
 	if err := p.endErr(); err != nil {
 		return err
 	}
-	return fmt.Errorf("etcdcluster: %s in %s exited", memberName(p.index), p.dir)
+	return fmt.Errorf("embedded etcd: %s in %s exited", memberName(p.index), p.dir)
 }
 
 // endErr is the failure of a process that exited: nil after a clean stop.
@@ -146,7 +146,7 @@ func (p *memberProc) endErr() error {
 	case p.failure != "":
 		return errors.New(p.failure)
 	case p.waitErr != nil:
-		return fmt.Errorf("etcdcluster: %s in %s: process %w", memberName(p.index), p.dir, p.waitErr)
+		return fmt.Errorf("embedded etcd: %s in %s: process %w", memberName(p.index), p.dir, p.waitErr)
 	}
 	return nil
 }
@@ -179,7 +179,7 @@ func (p *memberProc) stop(grace time.Duration) error {
 	case <-t.C:
 		_ = p.cmd.Process.Kill()
 		<-p.exited
-		return fmt.Errorf("etcdcluster: %s in %s did not stop within %v of SIGTERM and was killed", memberName(p.index), p.dir, grace)
+		return fmt.Errorf("embedded etcd: %s in %s did not stop within %v of SIGTERM and was killed", memberName(p.index), p.dir, grace)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 
 // ErrBadOptions is returned by Options.Validate (and Start) for an
 // embedded etcd that etcd itself would refuse to start.
-var ErrBadOptions = errors.New("etcdcluster: bad embedded etcd settings")
+var ErrBadOptions = errors.New("bad embedded etcd settings")
 
 // etcd's defaults and limits of the raft timings.
 const (

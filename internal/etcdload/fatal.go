@@ -16,7 +16,7 @@ import (
 // backend reached the space quota (--quota-backend-bytes): etcd has raised
 // its NOSPACE alarm and refuses every put until an operator frees space
 // and disarms the alarm, so the run stops at the first such error.
-var ErrNoSpace = errors.New("etcdload: etcd's database space is exceeded (NOSPACE alarm)")
+var ErrNoSpace = errors.New("etcd's database space is exceeded (NOSPACE alarm)")
 
 // noSpaceHint is etcd's own recovery from a NOSPACE alarm (the space quota
 // section of etcd's maintenance guide).

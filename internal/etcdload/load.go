@@ -64,7 +64,7 @@ const (
 const PrefixRoot = "/etcdbench/"
 
 // ErrBadLoad is returned by Load.Validate for settings that cannot run.
-var ErrBadLoad = errors.New("etcdload: bad load settings")
+var ErrBadLoad = errors.New("bad load settings")
 
 // Load describes one load run. DefaultLoad gives the defaults of etcd's
 // benchmark tool.

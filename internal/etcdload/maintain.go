@@ -47,7 +47,7 @@ func maintain(ctx context.Context, l Load, m Maintenance) ([]result.Figure, []st
 		}
 		cancel()
 		if err != nil {
-			return nil, nil, fmt.Errorf("etcdload: compacting after the load: %w", err)
+			return nil, nil, fmt.Errorf("compacting after the load: %w", err)
 		}
 		notes = append(notes, fmt.Sprintf("compacted the history up to revision %d after the load", resp.Header.Revision))
 	}
@@ -66,7 +66,7 @@ func maintain(ctx context.Context, l Load, m Maintenance) ([]result.Figure, []st
 		}
 		cancel()
 		if err != nil {
-			return figs, notes, fmt.Errorf("etcdload: defragmenting %s after the load: %w", ep, err)
+			return figs, notes, fmt.Errorf("defragmenting %s after the load: %w", ep, err)
 		}
 		name := fmt.Sprintf("member%d", i)
 		figs = append(figs,

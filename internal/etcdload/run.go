@@ -26,11 +26,11 @@ import (
 
 // ErrPrefixNotEmpty is returned by Run when keys already exist under the
 // run's prefix: etcdbench would delete them afterwards, so it refuses.
-var ErrPrefixNotEmpty = errors.New("etcdload: keys already exist under the run's prefix")
+var ErrPrefixNotEmpty = errors.New("keys already exist under the run's prefix")
 
 // ErrUnreachable is returned by Run when the cluster does not answer the
 // first request within the dial timeout.
-var ErrUnreachable = errors.New("etcdload: etcd does not answer")
+var ErrUnreachable = errors.New("etcd does not answer")
 
 // Defaults for Load fields left zero.
 const (
@@ -122,7 +122,7 @@ func Run(ctx context.Context, l Load) (out *Outcome, err error) {
 			// clean up over a new one.
 			fresh, derr := dial(Load{Conns: 1, Client: l.Client}, assign[:1])
 			if derr != nil {
-				err = errors.Join(err, fmt.Errorf("etcdload: deleting the run's keys (etcdctl del --prefix %s removes them): %w", prefix, derr))
+				err = errors.Join(err, fmt.Errorf("deleting the run's keys (etcdctl del --prefix %s removes them): %w", prefix, derr))
 				return
 			}
 			defer fresh[0].Close()
@@ -172,7 +172,7 @@ func dial(l Load, assign [][]string) ([]*clientv3.Client, error) {
 			if isAuthFailure(err) {
 				return nil, fmt.Errorf("%w: user %q at %s: %w; check --user and the password", ErrAuth, l.Client.Username, strings.Join(l.Client.Endpoints, ","), err)
 			}
-			return nil, fmt.Errorf("etcdload: connecting to %s: %w", strings.Join(l.Client.Endpoints, ","), err)
+			return nil, fmt.Errorf("connecting to %s: %w", strings.Join(l.Client.Endpoints, ","), err)
 		}
 		conns = append(conns, c)
 	}
@@ -194,7 +194,7 @@ func checkEmpty(ctx context.Context, c *clientv3.Client, prefix string, timeout 
 	case err != nil && isAuthNeeded(err):
 		return fmt.Errorf("%w at %s: %w; give --user, for a user whose roles may write under %s", ErrAuth, strings.Join(c.Endpoints(), ","), err, PrefixRoot)
 	case err != nil:
-		return fmt.Errorf("etcdload: counting keys under %s: %w", prefix, err)
+		return fmt.Errorf("counting keys under %s: %w", prefix, err)
 	case resp.Count > 0:
 		return fmt.Errorf("%w: %d keys under %s; choose another run id or delete them (etcdctl del --prefix %s)", ErrPrefixNotEmpty, resp.Count, prefix, prefix)
 	}
@@ -207,7 +207,7 @@ func deletePrefix(c *clientv3.Client, prefix string, timeout time.Duration) erro
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if _, err := c.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
-		return fmt.Errorf("etcdload: deleting the run's keys (etcdctl del --prefix %s removes them): %w", prefix, err)
+		return fmt.Errorf("deleting the run's keys (etcdctl del --prefix %s removes them): %w", prefix, err)
 	}
 	return nil
 }
@@ -234,7 +234,7 @@ func populate(ctx context.Context, l Load, conns []*clientv3.Client) error {
 					if ferr := isFatal(err); ferr != nil {
 						return ferr
 					}
-					return fmt.Errorf("etcdload: writing the keys to range over: %w", err)
+					return fmt.Errorf("writing the keys to range over: %w", err)
 				}
 			}
 		})

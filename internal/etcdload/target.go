@@ -10,7 +10,7 @@ import (
 
 // ErrNoLeader is returned by Run with TargetLeader when no endpoint is
 // the leader.
-var ErrNoLeader = errors.New("etcdload: no endpoint is the cluster's leader")
+var ErrNoLeader = errors.New("no endpoint is the cluster's leader")
 
 // assignEndpoints gives each connection its endpoints: with TargetAll
 // connection i gets endpoint i mod n, as etcd's benchmark tool does (with

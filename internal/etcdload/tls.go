@@ -18,15 +18,15 @@ import (
 
 // ErrTLSFiles is returned by TLSFiles.Config when a certificate, key or CA
 // file cannot be read or used.
-var ErrTLSFiles = errors.New("etcdload: TLS files")
+var ErrTLSFiles = errors.New("TLS files")
 
 // ErrTLS is returned by Run when the TLS handshake with an endpoint fails:
 // a CA that does not verify the server, a server that wants a client
 // certificate, or a server that speaks plain HTTP.
-var ErrTLS = errors.New("etcdload: TLS handshake failed")
+var ErrTLS = errors.New("TLS handshake failed")
 
 // ErrAuth is returned by Run when etcd refuses the user name or password.
-var ErrAuth = errors.New("etcdload: etcd refused the user or password")
+var ErrAuth = errors.New("etcd refused the user or password")
 
 // TLSFiles name the client's TLS material as etcdctl's flags do.
 type TLSFiles struct {

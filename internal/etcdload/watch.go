@@ -62,10 +62,10 @@ func openWatchers(ctx context.Context, l Load, conns []*clientv3.Client) (*watch
 			if err == nil {
 				err = fmt.Errorf("the watch was closed")
 			}
-			return nil, fmt.Errorf("etcdload: creating watcher %d of %d on %s: %w", i+1, len(ws.chans), l.Prefix(), err)
+			return nil, fmt.Errorf("creating watcher %d of %d on %s: %w", i+1, len(ws.chans), l.Prefix(), err)
 		case <-timer.C:
 			ws.close()
-			return nil, fmt.Errorf("etcdload: %d of %d watchers not created in time: is the cluster overloaded? try fewer --streams or --watchers-per-stream", len(ws.chans)-i, len(ws.chans))
+			return nil, fmt.Errorf("%d of %d watchers not created in time: is the cluster overloaded? try fewer --streams or --watchers-per-stream", len(ws.chans)-i, len(ws.chans))
 		case <-ctx.Done():
 			ws.close()
 			return nil, ctx.Err()

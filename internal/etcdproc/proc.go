@@ -11,7 +11,7 @@ import (
 )
 
 // ErrNoEtcd is returned when no etcd process is running.
-var ErrNoEtcd = errors.New("diagnose: no etcd process found")
+var ErrNoEtcd = errors.New("no etcd process found")
 
 // Process is a running etcd found under /proc.
 type Process struct {
@@ -25,7 +25,7 @@ type Process struct {
 func Find(procRoot string) ([]Process, error) {
 	ents, err := os.ReadDir(procRoot)
 	if err != nil {
-		return nil, fmt.Errorf("diagnose: listing processes: %w", err)
+		return nil, fmt.Errorf("listing processes: %w", err)
 	}
 	self := os.Getpid()
 	var out []Process
@@ -86,9 +86,9 @@ func ReadFiles(procRoot string, pid int) (Files, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return Files{}, fmt.Errorf("diagnose: reading %s: %w (run as root or as etcd's user)", dir, err)
+			return Files{}, fmt.Errorf("reading %s: %w (run as root or as etcd's user)", dir, err)
 		}
-		return Files{}, fmt.Errorf("diagnose: reading %s: %w (is process %d running?)", dir, err, pid)
+		return Files{}, fmt.Errorf("reading %s: %w (is process %d running?)", dir, err, pid)
 	}
 	links := make(map[int]string)
 	for _, e := range ents {
@@ -105,7 +105,7 @@ func ReadFiles(procRoot string, pid int) (Files, error) {
 			// check refuses a reader whose capabilities are not a superset
 			// of the process's. Seeing none of its files is not the same
 			// as it having none.
-			return Files{}, fmt.Errorf("diagnose: reading %s: %w (the kernel's ptrace access check refused it: reading another process's descriptors needs CAP_SYS_PTRACE, or its user and every capability it has)", filepath.Join(dir, e.Name()), err)
+			return Files{}, fmt.Errorf("reading %s: %w (the kernel's ptrace access check refused it: reading another process's descriptors needs CAP_SYS_PTRACE, or its user and every capability it has)", filepath.Join(dir, e.Name()), err)
 		}
 	}
 	return classifyFiles(links), nil

@@ -14,7 +14,7 @@ import (
 )
 
 // ErrNotEtcd is returned for a --pid that is not an etcd process.
-var ErrNotEtcd = errors.New("exporter: not an etcd process")
+var ErrNotEtcd = errors.New("not an etcd process")
 
 // Target is one etcd process to trace.
 type Target struct {

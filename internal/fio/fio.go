@@ -15,7 +15,7 @@ import (
 )
 
 // ErrNoJobs is returned for output that holds no job.
-var ErrNoJobs = errors.New("fio: output has no jobs")
+var ErrNoJobs = errors.New("fio output has no jobs")
 
 // Output is the part of fio's JSON output etcdbench uses.
 type Output struct {
@@ -98,11 +98,11 @@ func (l Lat) At(p float64) (int64, bool) {
 func Parse(b []byte) (*Output, error) {
 	start := bytes.IndexByte(b, '{')
 	if start < 0 {
-		return nil, errors.New("fio: no JSON object in output")
+		return nil, errors.New("no JSON object in fio output")
 	}
 	var o Output
 	if err := json.NewDecoder(bytes.NewReader(b[start:])).Decode(&o); err != nil {
-		return nil, fmt.Errorf("fio: parsing JSON output: %w", err)
+		return nil, fmt.Errorf("parsing fio's JSON output: %w", err)
 	}
 	if len(o.Jobs) == 0 {
 		return nil, ErrNoJobs

@@ -16,7 +16,7 @@ import (
 
 // ErrNoSync is returned when no job of the output made fsync or fdatasync
 // calls, so there is nothing to judge as a WAL.
-var ErrNoSync = errors.New("fio: no job made fsync/fdatasync calls (run fio with --fdatasync=1, as the etcd recipe does)")
+var ErrNoSync = errors.New("no fio job made fsync/fdatasync calls (run fio with --fdatasync=1, as the etcd recipe does)")
 
 // maxSyncs bounds the sync count of a job: a trillion fdatasyncs would take
 // years, so more means the input is not fio's.
@@ -129,13 +129,13 @@ func Groups(o *Output) ([]Group, error) {
 	for i := range o.Jobs {
 		j := &o.Jobs[i]
 		if j.Error != 0 {
-			return nil, fmt.Errorf("fio: job %q reports error %d (%s): its figures are not valid", j.Name, j.Error, errnoText(j.Error))
+			return nil, fmt.Errorf("fio job %q reports error %d (%s): its figures are not valid", j.Name, j.Error, errnoText(j.Error))
 		}
 		if j.Sync == nil || j.Sync.Lat.N <= 0 {
 			continue
 		}
 		if j.Sync.Lat.N > maxSyncs {
-			return nil, fmt.Errorf("fio: job %q reports %d syncs, more than any real run makes: is this fio's output?", j.Name, j.Sync.Lat.N)
+			return nil, fmt.Errorf("fio job %q reports %d syncs, more than any real run makes: is this fio's output?", j.Name, j.Sync.Lat.N)
 		}
 		g := byID[j.GroupID]
 		if g == nil {
@@ -193,7 +193,7 @@ func Groups(o *Output) ([]Group, error) {
 		g := byID[id]
 		h, exact, err := mergeLats(g.lats)
 		if err != nil {
-			return nil, fmt.Errorf("fio: group %d: %w", id, err)
+			return nil, fmt.Errorf("fio group %d: %w", id, err)
 		}
 		g.Hist, g.Exact = h, exact
 		out = append(out, *g)

@@ -277,7 +277,7 @@ func workloadCharts(idPrefix string, wl *result.Workload) ([]*chart, error) {
 		}
 		h, err := stats.Decode(l.Histogram)
 		if err != nil {
-			return nil, fmt.Errorf("report: workload %s, latency %s: %w", wl.Name, l.Name, err)
+			return nil, fmt.Errorf("workload %s, latency %s: %w", wl.Name, l.Name, err)
 		}
 		th := thresholdOf(wl, l)
 		if i == 0 {

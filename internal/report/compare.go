@@ -18,7 +18,7 @@ import (
 
 // ErrMixedWorkloads is returned by NewComparison for results that did not
 // run the same workloads: their figures cannot be set side by side.
-var ErrMixedWorkloads = errors.New("report: the results ran different workloads")
+var ErrMixedWorkloads = errors.New("the results ran different workloads")
 
 // SimilarWithin is the relative difference under which two figures without
 // a confidence interval are called similar rather than one better.
@@ -83,7 +83,7 @@ func (d DeltaList) MarshalJSON() ([]byte, error) {
 // have run the same workloads in the same order.
 func NewComparison(rs []*result.Result, sources []string) (*Comparison, error) {
 	if len(rs) < 2 {
-		return nil, errors.New("report: compare needs at least two results")
+		return nil, errors.New("compare needs at least two results")
 	}
 	want := workloadNames(rs[0])
 	for i, r := range rs[1:] {
@@ -317,7 +317,7 @@ func CompareJSON(w io.Writer, c *Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(c); err != nil {
-		return fmt.Errorf("report: writing JSON: %w", err)
+		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
 }
@@ -407,7 +407,7 @@ func (c *Comparison) cdfCharts() ([]*chart, error) {
 				}
 				h, err := stats.Decode(x.Histogram)
 				if err != nil {
-					return nil, fmt.Errorf("report: %s, workload %s, latency %s: %w", c.Runs[i].Source, wl.Name, l.Name, err)
+					return nil, fmt.Errorf("%s, workload %s, latency %s: %w", c.Runs[i].Source, wl.Name, l.Name, err)
 				}
 				curves = append(curves, cdfCurve{name: c.Runs[i].Label, h: h})
 			}

@@ -88,7 +88,7 @@ func HTML(w io.Writer, r *result.Result) error {
 
 func executePage(w io.Writer, p *page) error {
 	if err := pageTemplate.Execute(w, p); err != nil {
-		return fmt.Errorf("report: writing HTML: %w", err)
+		return fmt.Errorf("writing HTML: %w", err)
 	}
 	return nil
 }

@@ -20,10 +20,10 @@ import (
 func JSONAll(w io.Writer, rs []*result.Result) error {
 	b, err := json.MarshalIndent(rs, "", "  ")
 	if err != nil {
-		return fmt.Errorf("report: writing JSON: %w", err)
+		return fmt.Errorf("writing JSON: %w", err)
 	}
 	if _, err := w.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("report: writing JSON: %w", err)
+		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
 }
@@ -37,7 +37,7 @@ func JSONAll(w io.Writer, rs []*result.Result) error {
 // HTML's page.
 func HTMLAll(w io.Writer, rs []*result.Result, sources []string) error {
 	if len(rs) == 0 || len(sources) != len(rs) {
-		return errors.New("report: HTMLAll needs results and a source for each")
+		return errors.New("HTMLAll needs results and a source for each")
 	}
 	if len(rs) == 1 {
 		return HTML(w, rs[0])
@@ -57,7 +57,7 @@ func HTMLAll(w io.Writer, rs []*result.Result, sources []string) error {
 	for i, r := range rs {
 		var one bytes.Buffer
 		if err := HTML(&one, r); err != nil {
-			return fmt.Errorf("report: %s: %w", sources[i], err)
+			return fmt.Errorf("%s: %w", sources[i], err)
 		}
 		body, err := pageBody(one.String())
 		if err != nil {
@@ -78,7 +78,7 @@ func pageBody(page string) (string, error) {
 	start := strings.Index(page, "<main>")
 	end := strings.LastIndex(page, "<footer>")
 	if start < 0 || end < start {
-		return "", errors.New("report: the page template has no <main> ... <footer>: HTMLAll cannot take a result's page apart")
+		return "", errors.New("the page template has no <main> ... <footer>: HTMLAll cannot take a result's page apart")
 	}
 	return page[start+len("<main>") : end], nil
 }

@@ -78,7 +78,7 @@ func WriteTextfile(dir string, r *result.Result) (string, error) {
 	// node_exporter reads only *.prom files, so the temporary name is ignored.
 	f, err := os.CreateTemp(dir, ".etcdbench-*.prom.tmp")
 	if err != nil {
-		return "", fmt.Errorf("report: writing the textfile: %w (is --textfile a writable directory?)", err)
+		return "", fmt.Errorf("writing the textfile: %w (is --textfile a writable directory?)", err)
 	}
 	tmp := f.Name()
 	err = Prom(f, r)
@@ -93,7 +93,7 @@ func WriteTextfile(dir string, r *result.Result) (string, error) {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return "", fmt.Errorf("report: writing %s: %w", path, err)
+		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	return path, nil
 }
@@ -135,7 +135,7 @@ func (p *promSet) sample(f *promFamily, suffix string, value float64, labels ...
 	ls := promLabels(labels)
 	key := suffix + ls
 	if f.seen[key] && p.err == nil {
-		p.err = fmt.Errorf("report: two results give the same series %s%s%s; render results of different commands or workloads together, or one at a time", f.name, suffix, ls)
+		p.err = fmt.Errorf("two results give the same series %s%s%s; render results of different commands or workloads together, or one at a time", f.name, suffix, ls)
 	}
 	f.seen[key] = true
 	f.samples = append(f.samples, promSample{name: f.name + suffix, labels: ls, value: value})

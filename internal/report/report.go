@@ -16,7 +16,7 @@ func JSON(w io.Writer, r *result.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("report: writing JSON: %w", err)
+		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
 }

@@ -287,7 +287,7 @@ func (r *Result) Finish(at time.Time) {
 func (r *Result) Failed() bool { return r.Status != nil && *r.Status == verdict.Fail }
 
 // ErrSchema is returned by Read for a file that is not an etcdbench result.
-var ErrSchema = errors.New("result: not an etcdbench result")
+var ErrSchema = errors.New("not an etcdbench result")
 
 // Read parses a saved result and checks its schema.
 func Read(rd io.Reader) (*Result, error) {

@@ -95,13 +95,13 @@ type EncodedHistogram struct {
 func Encode(h *hdr.Histogram) (EncodedHistogram, error) {
 	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
 	if err != nil {
-		return EncodedHistogram{}, fmt.Errorf("stats: encoding histogram: %w", err)
+		return EncodedHistogram{}, fmt.Errorf("encoding histogram: %w", err)
 	}
 	return EncodedHistogram{Encoding: HistogramEncoding, Data: base64.StdEncoding.EncodeToString(b)}, nil
 }
 
 // ErrUnknownEncoding is returned by Decode for an encoding it cannot read.
-var ErrUnknownEncoding = errors.New("stats: unknown histogram encoding")
+var ErrUnknownEncoding = errors.New("unknown histogram encoding")
 
 // Decode unpacks a histogram saved by Encode.
 func Decode(e EncodedHistogram) (*hdr.Histogram, error) {
@@ -110,11 +110,11 @@ func Decode(e EncodedHistogram) (*hdr.Histogram, error) {
 	}
 	b, err := base64.StdEncoding.DecodeString(e.Data)
 	if err != nil {
-		return nil, fmt.Errorf("stats: decoding histogram: %w", err)
+		return nil, fmt.Errorf("decoding histogram: %w", err)
 	}
 	h, err := hdr.Decode(b)
 	if err != nil {
-		return nil, fmt.Errorf("stats: decoding histogram: %w", err)
+		return nil, fmt.Errorf("decoding histogram: %w", err)
 	}
 	return h, nil
 }

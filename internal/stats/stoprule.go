@@ -48,13 +48,13 @@ type StopRule struct {
 func (r StopRule) Validate() error {
 	switch {
 	case r.Threshold <= 0:
-		return fmt.Errorf("stats: threshold must be positive, got %v", r.Threshold)
+		return fmt.Errorf("threshold must be positive, got %v", r.Threshold)
 	case !(r.Quantile > 0 && r.Quantile < 1):
-		return fmt.Errorf("stats: quantile must be between 0 and 1, got %v", r.Quantile)
+		return fmt.Errorf("quantile must be between 0 and 1, got %v", r.Quantile)
 	case !(r.Confidence > 0 && r.Confidence < 1):
-		return fmt.Errorf("stats: confidence must be between 0 and 1, got %v", r.Confidence)
+		return fmt.Errorf("confidence must be between 0 and 1, got %v", r.Confidence)
 	case r.MinSamples < 0 || r.MinDuration < 0 || r.MaxDuration < 0:
-		return fmt.Errorf("stats: minimums and cap must not be negative")
+		return fmt.Errorf("minimums and cap must not be negative")
 	}
 	return nil
 }

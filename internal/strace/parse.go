@@ -50,7 +50,7 @@ type Line struct {
 }
 
 // errSyntax marks a line that is not strace output of the expected shape.
-var errSyntax = errors.New("strace: unexpected line")
+var errSyntax = errors.New("unexpected line")
 
 // ParseLine parses one line of strace output (without its newline).
 // Lines that are not system calls (signals, exits, attach messages, blank)

@@ -59,7 +59,7 @@ func ReadProfile(r io.Reader, files etcdproc.Files) (*Profile, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("diagnose: reading strace output: %w", err)
+		return nil, fmt.Errorf("reading strace's output: %w", err)
 	}
 	p.Orphans, p.Unread = parser.Orphans, parser.Bad
 	return p, nil

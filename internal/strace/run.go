@@ -43,7 +43,7 @@ func Find(ctx context.Context) (Tool, error) {
 	t := Tool{Path: p}
 	out, err := exec.CommandContext(ctx, p, "-V").Output()
 	if err != nil {
-		return t, fmt.Errorf("diagnose: %s -V: %v", p, err)
+		return t, fmt.Errorf("%s -V: %v", p, err)
 	}
 	t.Version = parseVersion(string(out))
 	help, _ := exec.CommandContext(ctx, p, "-h").CombinedOutput()
@@ -109,10 +109,10 @@ func (t Tool) Run(ctx context.Context, pid int, d time.Duration, tmpDir string, 
 		if msg == "" {
 			msg = err.Error()
 		}
-		return out, fmt.Errorf("diagnose: strace could not trace process %d: %s (tracing needs root, or the same user and kernel.yama.ptrace_scope 0)", pid, msg)
+		return out, fmt.Errorf("strace could not trace process %d: %s (tracing needs root, or the same user and kernel.yama.ptrace_scope 0)", pid, msg)
 	}
 	if _, serr := os.Stat(out); serr != nil {
-		return out, fmt.Errorf("diagnose: strace left no output: %v (%s)", serr, msg)
+		return out, fmt.Errorf("strace left no output: %v (%s)", serr, msg)
 	}
 	return out, nil
 }

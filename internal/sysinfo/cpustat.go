@@ -24,7 +24,7 @@ type CPUTimes struct {
 }
 
 // ErrCPUStat is returned for a /proc/stat without a readable "cpu" line.
-var ErrCPUStat = errors.New("sysinfo: malformed /proc/stat")
+var ErrCPUStat = errors.New("malformed /proc/stat")
 
 // ParseCPUStat reads /proc/stat's "cpu" line (proc(5): user nice system
 // idle iowait irq softirq steal guest guest_nice; kernels before 2.6.11
@@ -75,7 +75,7 @@ func ParseCPUStat(b []byte) (CPUTimes, error) {
 func ReadCPUStat(root string) (CPUTimes, error) {
 	b, err := os.ReadFile(filepath.Join(root, "proc", "stat"))
 	if err != nil {
-		return CPUTimes{}, fmt.Errorf("sysinfo: reading the machine's CPU time: %w", err)
+		return CPUTimes{}, fmt.Errorf("reading the machine's CPU time: %w", err)
 	}
 	return ParseCPUStat(b)
 }

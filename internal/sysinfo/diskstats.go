@@ -32,7 +32,7 @@ type DiskStats struct {
 }
 
 // ErrNoDevice is returned when diskstats has no line for a device.
-var ErrNoDevice = errors.New("sysinfo: device not in /proc/diskstats")
+var ErrNoDevice = errors.New("device not in /proc/diskstats")
 
 // ParseDiskstats parses /proc/diskstats. Lines have 14 fields on old
 // kernels, 18 with discard counters (4.18) and 20 with flush counters (5.5).
@@ -45,20 +45,20 @@ func ParseDiskstats(data []byte) (map[string]DiskStats, error) {
 			continue
 		}
 		if len(f) < 14 {
-			return nil, fmt.Errorf("sysinfo: diskstats line %d has %d fields, want at least 14", line, len(f))
+			return nil, fmt.Errorf("/proc/diskstats line %d has %d fields, want at least 14", line, len(f))
 		}
 		nums := make([]uint64, len(f)-3)
 		for i := range nums {
 			v, err := strconv.ParseUint(f[i+3], 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("sysinfo: diskstats line %d field %d: %w", line, i+4, err)
+				return nil, fmt.Errorf("/proc/diskstats line %d field %d: %w", line, i+4, err)
 			}
 			nums[i] = v
 		}
 		major, err1 := strconv.ParseUint(f[0], 10, 32)
 		minor, err2 := strconv.ParseUint(f[1], 10, 32)
 		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("sysinfo: diskstats line %d: device number %s:%s is not two decimal numbers", line, f[0], f[1])
+			return nil, fmt.Errorf("/proc/diskstats line %d: device number %s:%s is not two decimal numbers", line, f[0], f[1])
 		}
 		d := DiskStats{
 			Name: f[2], Major: uint32(major), Minor: uint32(minor), ReadIOs: nums[0], ReadSectors: nums[2], ReadMs: nums[3],
@@ -71,7 +71,7 @@ func ParseDiskstats(data []byte) (map[string]DiskStats, error) {
 		out[d.Name] = d
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("sysinfo: reading diskstats: %w", err)
+		return nil, fmt.Errorf("reading /proc/diskstats: %w", err)
 	}
 	return out, nil
 }

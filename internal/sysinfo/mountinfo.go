@@ -11,7 +11,7 @@ import (
 // ErrMalformedMountInfo is wrapped by ParseMountInfo when a line does not
 // have the layout described in proc(5); callers can test for it with
 // errors.Is.
-var ErrMalformedMountInfo = errors.New("sysinfo: malformed mountinfo")
+var ErrMalformedMountInfo = errors.New("malformed mountinfo")
 
 // Mount is one line of /proc/self/mountinfo. Paths and the source are
 // unescaped (\040 becomes a space); option strings are kept as the kernel

@@ -21,7 +21,7 @@ type ProcStat struct {
 }
 
 // ErrProcStat is returned for a /proc/PID/stat line that does not parse.
-var ErrProcStat = errors.New("sysinfo: malformed /proc stat line")
+var ErrProcStat = errors.New("malformed /proc stat line")
 
 // ParseProcStat reads a /proc/PID/stat line. The command name (field 2)
 // may contain spaces and parentheses, so fields are counted after its last

@@ -51,7 +51,7 @@ const (
 
 // errShortEvent is returned by decodeEvent for a record too short to be
 // an event.
-var errShortEvent = errors.New("trace: ring-buffer record shorter than an event")
+var errShortEvent = errors.New("eBPF tracer: ring-buffer record shorter than an event")
 
 // decodeEvent reads one event in the host's (little-endian) byte order.
 func decodeEvent(b []byte) (event, error) {

@@ -53,7 +53,7 @@ type openFile struct {
 func readFDs(procRoot string, pid int) (map[uint32]openFile, error) {
 	files, err := etcdproc.ReadFiles(procRoot, pid)
 	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	out := map[uint32]openFile{}
 	for _, m := range []struct {

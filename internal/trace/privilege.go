@@ -50,19 +50,19 @@ func parseStatus(data []byte) (procStatus, error) {
 		case "CapEff":
 			v, err := strconv.ParseUint(val, 16, 64)
 			if err != nil {
-				return procStatus{}, fmt.Errorf("trace: status line CapEff %q: %w", val, err)
+				return procStatus{}, fmt.Errorf("/proc status line CapEff %q: %w", val, err)
 			}
 			s.capEff, s.hasCaps = v, true
 		case "Seccomp":
 			v, err := strconv.Atoi(val)
 			if err != nil || v < 0 || v > 2 {
-				return procStatus{}, fmt.Errorf("trace: status line Seccomp %q: want 0, 1 or 2", val)
+				return procStatus{}, fmt.Errorf("/proc status line Seccomp %q: want 0, 1 or 2", val)
 			}
 			s.seccomp, s.hasSeccomp = v, true
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return procStatus{}, fmt.Errorf("trace: reading status: %w", err)
+		return procStatus{}, fmt.Errorf("reading /proc status: %w", err)
 	}
 	return s, nil
 }

@@ -21,12 +21,12 @@ import (
 var (
 	// ErrPermission: the BPF program could not be loaded or attached for
 	// lack of privilege (root, or CAP_BPF with CAP_PERFMON, is needed).
-	ErrPermission = errors.New("trace: not allowed to load BPF programs")
+	ErrPermission = errors.New("not allowed to load the eBPF tracer")
 	// ErrNoProcess: the process to trace does not exist.
-	ErrNoProcess = errors.New("trace: no such process")
+	ErrNoProcess = errors.New("eBPF tracer: no such process")
 	// ErrUnsupported: the kernel lacks what the tracer needs (tracefs,
 	// the syscall tracepoints, BPF ring buffers).
-	ErrUnsupported = errors.New("trace: the kernel cannot run the tracer")
+	ErrUnsupported = errors.New("the kernel cannot run the eBPF tracer")
 )
 
 // pollInterval is how often the ring buffer is read when the BPF program
@@ -150,10 +150,10 @@ type attached struct {
 func attach(pid int) (a *attached, err error) {
 	spec, err := loadBpf()
 	if err != nil {
-		return nil, fmt.Errorf("trace: reading the BPF object: %w", err)
+		return nil, fmt.Errorf("eBPF tracer: reading the BPF object: %w", err)
 	}
 	if err := spec.Variables["target_tgid"].Set(uint32(pid)); err != nil {
-		return nil, fmt.Errorf("trace: setting the traced process: %w", err)
+		return nil, fmt.Errorf("eBPF tracer: setting the traced process: %w", err)
 	}
 	a = &attached{}
 	if err := spec.LoadAndAssign(&a.objs, nil); err != nil {
@@ -172,7 +172,7 @@ func attach(pid int) (a *attached, err error) {
 		a.links = append(a.links, l)
 	}
 	if a.rd, err = ringbuf.NewReader(a.objs.Events); err != nil {
-		return nil, fmt.Errorf("trace: reading the ring buffer: %w", err)
+		return nil, fmt.Errorf("eBPF tracer: reading the ring buffer: %w", err)
 	}
 	return a, nil
 }
@@ -262,7 +262,7 @@ func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			continue
 		case err != nil:
-			runErr = fmt.Errorf("trace: reading events: %w", err)
+			runErr = fmt.Errorf("eBPF tracer: reading events: %w", err)
 		}
 		if runErr != nil {
 			break
@@ -293,7 +293,7 @@ func (a *attached) markOpen(opts Options, col *collector) error {
 	}
 	for fd, f := range fds {
 		if err := a.objs.Fds.Put(fd, uint32(f.Class)); err != nil {
-			return fmt.Errorf("trace: marking descriptor %d: %w", fd, err)
+			return fmt.Errorf("eBPF tracer: marking descriptor %d: %w", fd, err)
 		}
 	}
 	again, err := readFDs(opts.ProcRoot, opts.PID)
@@ -307,7 +307,7 @@ func (a *attached) markOpen(opts Options, col *collector) error {
 			_ = a.objs.Fds.Delete(fd) // gone already: nothing to unmark
 		case g != f:
 			if err := a.objs.Fds.Put(fd, uint32(g.Class)); err != nil {
-				return fmt.Errorf("trace: marking descriptor %d: %w", fd, err)
+				return fmt.Errorf("eBPF tracer: marking descriptor %d: %w", fd, err)
 			}
 		}
 	}

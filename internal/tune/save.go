@@ -45,7 +45,7 @@ func Save(dir, name string, res *result.Result) (string, error) {
 	path := filepath.Join(dir, name)
 	err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.JSON(w, res) })
 	if err != nil {
-		return "", fmt.Errorf("tune: saving a run's result into --save-dir: %w", err)
+		return "", fmt.Errorf("saving a run's result into --save-dir: %w", err)
 	}
 	return path, nil
 }

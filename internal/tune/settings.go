@@ -16,7 +16,7 @@ import (
 // ErrBadVary is wrapped by every error about --vary: an unknown name, a
 // value that does not parse, a combination etcd refuses. The command line
 // turns it into a usage error.
-var ErrBadVary = errors.New("tune: bad --vary")
+var ErrBadVary = errors.New("bad --vary")
 
 // Config is everything one run is made of: the directory the embedded
 // etcd's scratch directory goes into, the embedded etcd's settings and the

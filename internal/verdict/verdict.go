@@ -35,7 +35,7 @@ func (s *Status) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("verdict: unknown status %q", b)
+	return fmt.Errorf("unknown status %q", b)
 }
 
 // Confidence says how sure a verdict is.

@@ -13,7 +13,7 @@ import (
 // errors below keep the "diagnose:" prefix they had before this package
 // was split out of diagnose: users of 'etcdbench diagnose wal' and --bs
 // auto see the same messages.
-var ErrNotFound = errors.New("diagnose: no etcd WAL found")
+var ErrNotFound = errors.New("no etcd WAL found")
 
 // Dirs are the directories of one etcd member found from what the user
 // gave: its data dir (where 'etcdbench disk wal' should test), and the WAL
@@ -30,12 +30,12 @@ type Dirs struct {
 func FindDir(dir string) (Dirs, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return Dirs{}, fmt.Errorf("diagnose: %s: %w", dir, err)
+		return Dirs{}, fmt.Errorf("%s: %w", dir, err)
 	}
 	if fi, err := os.Stat(abs); err != nil {
-		return Dirs{}, fmt.Errorf("diagnose: %w", err)
+		return Dirs{}, fmt.Errorf("%w", err)
 	} else if !fi.IsDir() {
-		return Dirs{}, fmt.Errorf("diagnose: %s is not a directory; give etcd's data dir, its member dir or its wal dir", dir)
+		return Dirs{}, fmt.Errorf("%s is not a directory; give etcd's data dir, its member dir or its wal dir", dir)
 	}
 	for _, c := range []struct{ wal, data string }{
 		{abs, filepath.Dir(filepath.Dir(abs))},         // the wal dir itself
@@ -77,7 +77,7 @@ func segmentNames(dir string) ([]string, error) {
 func ProfileDir(dir string) (*Profile, error) {
 	names, err := segmentNames(dir)
 	if err != nil {
-		return nil, fmt.Errorf("diagnose: reading the WAL directory: %w", err)
+		return nil, fmt.Errorf("reading the WAL directory: %w", err)
 	}
 	if len(names) == 0 {
 		return nil, fmt.Errorf("%w in %s", ErrNotFound, dir)
@@ -90,7 +90,7 @@ func ProfileDir(dir string) (*Profile, error) {
 			if errors.Is(err, os.ErrNotExist) {
 				continue // purged by etcd while we read the others
 			}
-			return nil, fmt.Errorf("diagnose: reading WAL segment: %w", err)
+			return nil, fmt.Errorf("reading WAL segment: %w", err)
 		}
 		p.AddSegment(n, b)
 	}

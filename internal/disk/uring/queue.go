@@ -96,7 +96,7 @@ func (r *Ring) Submit(waitNr uint32) (int, error) {
 		case unix.EINTR:
 			toSubmit = r.sqeTail - atomic.LoadUint32(r.sqHead)
 		default:
-			return submitted, fmt.Errorf("uring: io_uring_enter(submit %d, wait %d): %w", toSubmit, waitNr, errno)
+			return submitted, fmt.Errorf("io_uring_enter(submit %d, wait %d): %w", toSubmit, waitNr, errno)
 		}
 	}
 }
@@ -152,6 +152,6 @@ func (r *Ring) WaitCQE() error {
 		case 0, unix.EINTR:
 			continue
 		}
-		return fmt.Errorf("uring: io_uring_enter(wait 1): %w", errno)
+		return fmt.Errorf("io_uring_enter(wait 1): %w", errno)
 	}
 }

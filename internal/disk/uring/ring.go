@@ -12,10 +12,10 @@ import (
 // lacks it or the features this package needs, or a policy
 // (kernel.io_uring_disabled, a seccomp profile) refuses it. Callers check
 // it with errors.Is and fall back to pread/pwrite.
-var ErrUnsupported = errors.New("uring: io_uring is not available")
+var ErrUnsupported = errors.New("io_uring is not available")
 
 // ErrClosed is returned by Submit and WaitCQE on a Ring after Close.
-var ErrClosed = errors.New("uring: ring is closed")
+var ErrClosed = errors.New("io_uring ring is closed")
 
 // Ring is one io_uring instance: a submission queue and a completion queue
 // shared with the kernel. It is not safe for concurrent use; drive each
@@ -87,11 +87,11 @@ func setupError(entries uint32, errno unix.Errno) error {
 	case unix.EACCES:
 		hint = "refused by a security module; use pread/pwrite"
 	case unix.EINVAL:
-		return fmt.Errorf("uring: io_uring_setup(%d entries): %w (entries must be 1..32768)", entries, errno)
+		return fmt.Errorf("io_uring_setup(%d entries): %w (entries must be 1..32768)", entries, errno)
 	case unix.ENOMEM:
-		return fmt.Errorf("uring: io_uring_setup(%d entries): %w (raise RLIMIT_MEMLOCK on kernels before 5.12, or use fewer entries)", entries, errno)
+		return fmt.Errorf("io_uring_setup(%d entries): %w (raise RLIMIT_MEMLOCK on kernels before 5.12, or use fewer entries)", entries, errno)
 	default:
-		return fmt.Errorf("uring: io_uring_setup(%d entries): %w", entries, errno)
+		return fmt.Errorf("io_uring_setup(%d entries): %w", entries, errno)
 	}
 	return fmt.Errorf("%w: io_uring_setup(%d entries): %w (%s)", ErrUnsupported, entries, errno, hint)
 }
@@ -109,18 +109,18 @@ func (r *Ring) mapRings(p *params) error {
 	}
 	var err error
 	if r.sqMap, err = unix.Mmap(r.fd, offSQRing, sqSize, prot, flags); err != nil {
-		return fmt.Errorf("uring: mmap SQ ring (%d bytes): %w", sqSize, err)
+		return fmt.Errorf("io_uring mmap SQ ring (%d bytes): %w", sqSize, err)
 	}
 	cq := r.sqMap
 	if !single {
 		if r.cqMap, err = unix.Mmap(r.fd, offCQRing, cqSize, prot, flags); err != nil {
-			return fmt.Errorf("uring: mmap CQ ring (%d bytes): %w", cqSize, err)
+			return fmt.Errorf("io_uring mmap CQ ring (%d bytes): %w", cqSize, err)
 		}
 		cq = r.cqMap
 	}
 	sqeSize := int(p.sqEntries) * int(unsafe.Sizeof(sqe{}))
 	if r.sqeMap, err = unix.Mmap(r.fd, offSQEs, sqeSize, prot, flags); err != nil {
-		return fmt.Errorf("uring: mmap SQE array (%d bytes): %w", sqeSize, err)
+		return fmt.Errorf("io_uring mmap SQE array (%d bytes): %w", sqeSize, err)
 	}
 
 	sq := r.sqMap
@@ -163,7 +163,7 @@ func (r *Ring) Close() error {
 	for _, m := range [][]byte{r.sqeMap, r.cqMap, r.sqMap} {
 		if m != nil {
 			if err := unix.Munmap(m); err != nil {
-				errs = append(errs, fmt.Errorf("uring: munmap ring: %w", err))
+				errs = append(errs, fmt.Errorf("io_uring munmap ring: %w", err))
 			}
 		}
 	}
@@ -171,7 +171,7 @@ func (r *Ring) Close() error {
 	r.sqHead, r.sqTail, r.sqFlags, r.cqHead, r.cqTail = nil, nil, nil, nil, nil
 	r.sqArray, r.sqes, r.cqes, r.pins = nil, nil, nil, nil
 	if err := unix.Close(r.fd); err != nil {
-		errs = append(errs, fmt.Errorf("uring: close ring fd %d: %w", r.fd, err))
+		errs = append(errs, fmt.Errorf("io_uring close ring fd %d: %w", r.fd, err))
 	}
 	r.fd = -1
 	return errors.Join(errs...)

@@ -13,14 +13,14 @@ import (
 var (
 	// ErrNoMetric: the scrape has no family of that name (etcd too old,
 	// or not etcd).
-	ErrNoMetric = errors.New("metrics: metric not found")
+	ErrNoMetric = errors.New("metric not found")
 	// ErrNotHistogram: the family has another type.
-	ErrNotHistogram = errors.New("metrics: not a histogram")
+	ErrNotHistogram = errors.New("not a histogram")
 	// ErrBucketsDiffer: the two histograms have different bucket bounds.
-	ErrBucketsDiffer = errors.New("metrics: histogram buckets differ")
+	ErrBucketsDiffer = errors.New("histogram buckets differ")
 	// ErrReset: a count went down between the scrapes, so the process
 	// restarted and the delta means nothing.
-	ErrReset = errors.New("metrics: counter reset between scrapes (member restarted?)")
+	ErrReset = errors.New("counter reset between scrapes (member restarted?)")
 )
 
 // Bucket is one cumulative bucket: the number of observations less than

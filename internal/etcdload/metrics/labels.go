@@ -42,7 +42,7 @@ func ValuesBy(f Families, name, label string) (map[string]float64, error) {
 	for _, m := range fam.GetMetric() {
 		v, ok := scalar(fam.GetType(), m)
 		if !ok {
-			return nil, fmt.Errorf("metrics: %s is a %v, not a counter or gauge", name, fam.GetType())
+			return nil, fmt.Errorf("%s is a %v, not a counter or gauge", name, fam.GetType())
 		}
 		out[labelValue(m, label)] += v
 	}
@@ -137,7 +137,7 @@ func SummaryCount(f Families, name string) (count, sum float64, err error) {
 		return 0, 0, fmt.Errorf("%w: %s", ErrNoMetric, name)
 	}
 	if fam.GetType() != dto.MetricType_SUMMARY {
-		return 0, 0, fmt.Errorf("metrics: %s is a %v, not a summary", name, fam.GetType())
+		return 0, 0, fmt.Errorf("%s is a %v, not a summary", name, fam.GetType())
 	}
 	for _, m := range fam.GetMetric() {
 		count += float64(m.GetSummary().GetSampleCount())

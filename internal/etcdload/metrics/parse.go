@@ -12,7 +12,7 @@ import (
 
 // ErrParse is returned by Parse for text that is not Prometheus' text
 // exposition format.
-var ErrParse = errors.New("metrics: not Prometheus text format")
+var ErrParse = errors.New("not Prometheus text format")
 
 // Families are parsed metric families by name.
 type Families map[string]*dto.MetricFamily

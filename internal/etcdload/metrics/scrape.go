@@ -35,23 +35,23 @@ func Scrape(ctx context.Context, client *http.Client, url string) (Families, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("metrics: scraping %s: %w", url, err)
+		return nil, fmt.Errorf("scraping %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("metrics: scraping %s: HTTP %s", url, resp.Status)
+		return nil, fmt.Errorf("scraping %s: HTTP %s", url, resp.Status)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxScrapeBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("metrics: reading %s: %w", url, err)
+		return nil, fmt.Errorf("reading %s: %w", url, err)
 	}
 	if len(b) > maxScrapeBytes {
-		return nil, fmt.Errorf("metrics: %s sent more than %d bytes", url, maxScrapeBytes)
+		return nil, fmt.Errorf("%s sent more than %d bytes", url, maxScrapeBytes)
 	}
 	f, err := Parse(b)
 	if err != nil {

@@ -23,7 +23,7 @@ func ValueOf(f Families, name string) (float64, error) {
 		case dto.MetricType_UNTYPED:
 			sum += m.GetUntyped().GetValue()
 		default:
-			return 0, fmt.Errorf("metrics: %s is a %v, not a counter or gauge", name, fam.GetType())
+			return 0, fmt.Errorf("%s is a %v, not a counter or gauge", name, fam.GetType())
 		}
 	}
 	return sum, nil

@@ -124,7 +124,7 @@ func scrapeAll(ctx context.Context, client *http.Client, ts []Target) ([]scraped
 		sent := time.Now()
 		f, err := metrics.Scrape(ctx, client, t.URL)
 		if err != nil {
-			return nil, fmt.Errorf("etcdload: %s: %w", t.Name, err)
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
 		}
 		out[i] = scraped{f: f, at: sent.Add(time.Since(sent) / 2)}
 	}
@@ -144,14 +144,14 @@ func deltas(ts []Target, befores, afters []scraped) ([]Member, error) {
 		}{{WALFsyncMetric, &m.WALFsync}, {BackendCommitMetric, &m.BackendCommit}} {
 			b, err := metrics.HistogramOf(before, h.name)
 			if err != nil {
-				return nil, fmt.Errorf("etcdload: %s: %w", t.Name, err)
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
 			}
 			a, err := metrics.HistogramOf(after, h.name)
 			if err != nil {
-				return nil, fmt.Errorf("etcdload: %s: %w", t.Name, err)
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
 			}
 			if *h.dst, err = metrics.Delta(b, a); err != nil {
-				return nil, fmt.Errorf("etcdload: %s %s: %w", t.Name, h.name, err)
+				return nil, fmt.Errorf("%s %s: %w", t.Name, h.name, err)
 			}
 		}
 		out = append(out, m)
