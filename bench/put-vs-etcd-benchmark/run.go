@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -324,6 +325,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			err = cerr
 		}
 	}()
+	load0, err := cmp.LoadAverage()
+	if err != nil {
+		return err
+	}
 	out := jsonFile{Started: time.Now().UTC(), Dir: e.dir, Params: o.params,
 		Fio: "benchmark " + e.benchVersion + " (" + e.benchmark + ")", Etcdbench: e.etcdbench}
 	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
@@ -352,10 +357,16 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	out.Summary = cmp.SummarizePairs(rounds, pairs, ms)
-	if err := renderSummary(stdout, len(rounds), out.Summary); err != nil {
+	var table bytes.Buffer
+	if err := renderSummary(io.MultiWriter(stdout, &table), len(rounds), out.Summary); err != nil {
 		return err
 	}
-	return cmp.RenderFooter(stdout, out.Summary, targetSource)
+	if err := cmp.RenderFooter(stdout, out.Summary, targetSource); err != nil {
+		return err
+	}
+	res := cmp.Result{Bench: name, Source: "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " "),
+		Machine: cmp.Machine(e.dir) + ", " + out.Fio, Rounds: len(rounds), Figures: cmp.RowFigures(out.Summary), Table: table.String()}
+	return cmp.SaveResult(o.Abs(o.Results), res, load0, out.Started)
 }
 
 // renderRound prints one round: its runs in order, then each pair's

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
@@ -38,6 +40,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	defer env.Release(&err)
 	r := runner{fio: env.Fio, etcdbench: env.Etcdbench, dir: env.Dir, bs: o.BS, size: o.Size}
 
+	load0, err := cmp.LoadAverage()
+	if err != nil {
+		return err
+	}
 	out := jsonFile{Started: time.Now().UTC(), Dir: r.dir, BS: o.BS, Size: o.Size,
 		Fio: env.FioVersion, Etcdbench: r.etcdbench}
 	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
@@ -58,7 +64,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	}
 	s := summarize(rounds)
 	out.Summary = &s
-	return renderSummary(stdout, s)
+	var table bytes.Buffer
+	if err := renderSummary(io.MultiWriter(stdout, &table), s); err != nil {
+		return err
+	}
+	res := cmp.Result{Bench: "wal-vs-fio", Source: "measured: " + strings.Join(append([]string{"bench/wal-vs-fio/run"}, o.Args...), " "),
+		Machine: cmp.Machine(r.dir) + ", " + cmp.OrUnknown(out.Fio), Rounds: len(rounds), Figures: cmp.RowFigures(s.Rows), Table: table.String()}
+	return cmp.SaveResult(o.Abs(o.Results), res, load0, out.Started)
 }
 
 // doRound runs fio and etcdbench's fixed-size mode, fio first in odd

@@ -48,8 +48,13 @@ type Common struct {
 	Fio       string
 	// NoFio marks a comparison that does not run fio (e.g. trace-overhead):
 	// no --fio flag, and Setup does not look for it.
-	NoFio     bool
-	JSON      string // "" writes no JSON file
+	NoFio bool
+	JSON  string // "" writes no JSON file
+	// Results is the directory of the committed result files
+	// (bench/<name>/results): "" writes none.
+	Results string
+	// Args is the command line given (after the program's name).
+	Args      []string
 	Base      string // the caller's directory, for relative paths
 	ModuleDir string // where ./cmd/etcdbench is built from
 }
@@ -78,6 +83,7 @@ func (c *Common) Register(fs *flag.FlagSet) {
 		fs.StringVar(&c.Fio, "fio", c.Fio, "fio binary")
 	}
 	fs.StringVar(&c.JSON, "json", c.JSON, "write every run's figures, the tools' raw JSON reports and the summary to this file")
+	fs.StringVar(&c.Results, "results", c.Results, "also write the summary's figures and table, the rounds and the machine's load average, as DIR/<date>.json (commit it in bench/<name>/results: README.md and bench/README.md quote it)")
 }
 
 // Check reports a UsageError for common flags that cannot work.

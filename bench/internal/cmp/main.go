@@ -49,5 +49,6 @@ func ParseFlags(name, about string, c *Common, args []string, stderr io.Writer, 
 	if err := Parse(fs, args); err != nil {
 		return err
 	}
+	c.Args = args
 	return c.Check()
 }
