@@ -24,7 +24,9 @@ import (
 )
 
 // internalPrefix matches the name of an internal package (a directory
-// under internal/) used as an error's prefix, "disk: " or "(etcdload: ".
+// under internal/) used as an error's prefix: at the start, after another
+// prefix or in parentheses ("etcdbench: disk: ", "(etcdload: "), not as a
+// word of a sentence ("nothing to diagnose: ...").
 // The names that are words a message says in the user's terms ("not an
 // etcdbench result: ...") are left out.
 var internalPrefix = sync.OnceValue(func() *regexp.Regexp {
@@ -36,7 +38,7 @@ var internalPrefix = sync.OnceValue(func() *regexp.Regexp {
 		}
 		return nil
 	})
-	return regexp.MustCompile(`(^|[\s(:])(` + strings.Join(names, "|") + `): `)
+	return regexp.MustCompile(`(^|: |\()(` + strings.Join(names, "|") + `): `)
 })
 
 // binPath is the etcdbench binary that TestMain builds.

@@ -54,7 +54,7 @@ func TestExporterBadInput(t *testing.T) {
 		{"pid missing", runOpts{}, []string{"--pid", "999999999"}, exitUsage, "does not exist"},
 		{"malformed listen", runOpts{}, []string{"--listen", "nonsense"}, exitUsage, "--listen"},
 		{"bad interval", runOpts{}, []string{"--interval", "1ms"}, exitUsage, "--interval"},
-		{"a report file", runOpts{}, []string{"--textfile", os.TempDir()}, exitUsage, "do not apply"},
+		{"a report file", runOpts{}, []string{"--textfile", os.TempDir()}, exitUsage, "does not apply"},
 		{"web config missing", runOpts{}, []string{"--web.config.file", "/nonexistent/web.yml"}, exitUsage, "--web.config.file"},
 		{"port in use", runOpts{}, []string{"--listen", busy.Addr().String()}, exitRuntime, "in use"},
 		{"no privilege", runOpts{dir: os.TempDir(), cred: &syscall.Credential{Uid: 65534, Gid: 65534}}, []string{"--listen", "127.0.0.1:0"}, exitRuntime, "CAP_BPF"},

@@ -21,7 +21,7 @@ import (
 var (
 	// ErrPermission: the BPF program could not be loaded or attached for
 	// lack of privilege (root, or CAP_BPF with CAP_PERFMON, is needed).
-	ErrPermission = errors.New("not allowed to load the eBPF tracer")
+	ErrPermission = errors.New("not allowed to load BPF programs")
 	// ErrNoProcess: the process to trace does not exist.
 	ErrNoProcess = errors.New("eBPF tracer: no such process")
 	// ErrUnsupported: the kernel lacks what the tracer needs (tracefs,
