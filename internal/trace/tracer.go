@@ -26,7 +26,7 @@ var (
 	ErrNoProcess = errors.New("eBPF tracer: no such process")
 	// ErrUnsupported: the kernel lacks what the tracer needs (tracefs,
 	// the syscall tracepoints, BPF ring buffers).
-	ErrUnsupported = errors.New("the kernel cannot run the eBPF tracer")
+	ErrUnsupported = errors.New("the kernel cannot run the tracer")
 )
 
 // pollInterval is how often the ring buffer is read when the BPF program
