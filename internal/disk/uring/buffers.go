@@ -20,11 +20,11 @@ const directAlign = 4096
 // inside a timed request.
 func AlignedBuffers(n, size int) ([][]byte, func() error, error) {
 	if n <= 0 || size <= 0 || size%directAlign != 0 || n > math.MaxInt/size {
-		return nil, nil, fmt.Errorf("io_uring AlignedBuffers(%d, %d): want n > 0 and size a positive multiple of %d", n, size, directAlign)
+		return nil, nil, fmt.Errorf("io_uring buffers(%d, %d): want n > 0 and size a positive multiple of %d", n, size, directAlign)
 	}
 	mem, err := unix.Mmap(-1, 0, n*size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
 	if err != nil {
-		return nil, nil, fmt.Errorf("io_uring AlignedBuffers: mmap %d bytes: %w", n*size, err)
+		return nil, nil, fmt.Errorf("io_uring buffers: mmap %d bytes: %w", n*size, err)
 	}
 	bufs := make([][]byte, n)
 	for i := range bufs {
@@ -37,7 +37,7 @@ func AlignedBuffers(n, size int) ([][]byte, func() error, error) {
 		}
 		unmapped = true
 		if err := unix.Munmap(mem); err != nil {
-			return fmt.Errorf("io_uring AlignedBuffers: munmap: %w", err)
+			return fmt.Errorf("io_uring buffers: munmap: %w", err)
 		}
 		return nil
 	}

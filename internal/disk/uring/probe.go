@@ -33,17 +33,17 @@ func Probe() error {
 // nopRoundTrip submits one NOP, waits for it and checks its completion.
 func nopRoundTrip(r *Ring) error {
 	if !r.PrepNop(probeToken) {
-		return errors.New("io_uring no free SQE in a new ring")
+		return errors.New("io_uring: no free SQE in a new ring")
 	}
 	if _, err := r.Submit(1); err != nil {
 		return err
 	}
 	var c [1]CQE
 	if r.Reap(c[:]) != 1 {
-		return errors.New("io_uring NOP submitted and waited for, but no completion arrived")
+		return errors.New("io_uring: NOP submitted and waited for, but no completion arrived")
 	}
 	if c[0].UserData != probeToken || c[0].Res != 0 {
-		return fmt.Errorf("io_uring NOP completed with userData %#x res %d, want %#x res 0", c[0].UserData, c[0].Res, uint64(probeToken))
+		return fmt.Errorf("io_uring: NOP completed with userData %#x res %d, want %#x res 0", c[0].UserData, c[0].Res, uint64(probeToken))
 	}
 	return nil
 }

@@ -109,18 +109,18 @@ func (r *Ring) mapRings(p *params) error {
 	}
 	var err error
 	if r.sqMap, err = unix.Mmap(r.fd, offSQRing, sqSize, prot, flags); err != nil {
-		return fmt.Errorf("io_uring mmap SQ ring (%d bytes): %w", sqSize, err)
+		return fmt.Errorf("io_uring: mmap SQ ring (%d bytes): %w", sqSize, err)
 	}
 	cq := r.sqMap
 	if !single {
 		if r.cqMap, err = unix.Mmap(r.fd, offCQRing, cqSize, prot, flags); err != nil {
-			return fmt.Errorf("io_uring mmap CQ ring (%d bytes): %w", cqSize, err)
+			return fmt.Errorf("io_uring: mmap CQ ring (%d bytes): %w", cqSize, err)
 		}
 		cq = r.cqMap
 	}
 	sqeSize := int(p.sqEntries) * int(unsafe.Sizeof(sqe{}))
 	if r.sqeMap, err = unix.Mmap(r.fd, offSQEs, sqeSize, prot, flags); err != nil {
-		return fmt.Errorf("io_uring mmap SQE array (%d bytes): %w", sqeSize, err)
+		return fmt.Errorf("io_uring: mmap SQE array (%d bytes): %w", sqeSize, err)
 	}
 
 	sq := r.sqMap
@@ -163,7 +163,7 @@ func (r *Ring) Close() error {
 	for _, m := range [][]byte{r.sqeMap, r.cqMap, r.sqMap} {
 		if m != nil {
 			if err := unix.Munmap(m); err != nil {
-				errs = append(errs, fmt.Errorf("io_uring munmap ring: %w", err))
+				errs = append(errs, fmt.Errorf("io_uring: munmap ring: %w", err))
 			}
 		}
 	}
@@ -171,7 +171,7 @@ func (r *Ring) Close() error {
 	r.sqHead, r.sqTail, r.sqFlags, r.cqHead, r.cqTail = nil, nil, nil, nil, nil
 	r.sqArray, r.sqes, r.cqes, r.pins = nil, nil, nil, nil
 	if err := unix.Close(r.fd); err != nil {
-		errs = append(errs, fmt.Errorf("io_uring close ring fd %d: %w", r.fd, err))
+		errs = append(errs, fmt.Errorf("io_uring: close ring fd %d: %w", r.fd, err))
 	}
 	r.fd = -1
 	return errors.Join(errs...)
