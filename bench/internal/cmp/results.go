@@ -123,8 +123,8 @@ func LoadAverage() (float64, error) {
 	return strconv.ParseFloat(f[0], 64)
 }
 
-// SaveResult writes r into dir (--results) as <date>.json, the date of
-// the run's start, with the load average at the end; an empty dir writes
+// SaveResult writes r into dir (--results) as <date>.json (<date>-2.json
+// and so on when that exists), the date of the run's start, with the load average at the end; an empty dir writes
 // nothing. start is the load average at the start.
 func SaveResult(dir string, r Result, start float64, began time.Time) error {
 	if dir == "" {
@@ -139,5 +139,23 @@ func SaveResult(dir string, r Result, start float64, began time.Time) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--results: %w", err)
 	}
-	return WriteJSON(filepath.Join(dir, r.Date+".json"), r)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the table's "<= 1.00" stays readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("--results: %w", err)
+	}
+	// A second run the same day gets its own file.
+	path := filepath.Join(dir, r.Date+".json")
+	for i := 2; ; i++ {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		path = filepath.Join(dir, fmt.Sprintf("%s-%d.json", r.Date, i))
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--results: %w", err)
+	}
+	return nil
 }
