@@ -77,6 +77,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.Rounds, "rounds", o.Rounds, fmt.Sprintf("rounds, each running both tools at both configurations (at least %d)", cmp.MinRounds))
 	fs.StringVar(&o.Etcdbench, "etcdbench", o.Etcdbench, "etcdbench binary; default: go build ./cmd/etcdbench into a temporary directory")
 	fs.StringVar(&o.JSON, "json", o.JSON, "write every run's figures, the tools' raw reports and the summary to this file")
+	fs.StringVar(&o.Results, "results", o.Results, "also write the summary's figures and table, the rounds and the machine's load average, as DIR/<date>.json (commit it in bench/put-vs-etcd-benchmark/results: README.md and bench/README.md quote it)")
 	fs.StringVar(&o.Benchmark, "benchmark", "", "etcd's benchmark binary; default: build go.etcd.io/etcd/v3/tools/benchmark into a temporary directory")
 	fs.StringVar(&versions, "benchmark-versions", versions, "etcd versions to try, in order, when building benchmark")
 	fs.IntVar(&small.Conns, "small-conns", small.Conns, "gRPC connections of the small configuration")
@@ -97,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := cmp.Parse(fs, args); err != nil {
 		return o, err
 	}
+	o.Args = args
 	if err := o.Common.Check(); err != nil {
 		return o, err
 	}

@@ -60,7 +60,8 @@ func ReadResult(path string) (Result, error) {
 // RowFigures names the figures of rows: for each row, its pair and metric
 // as a slug ("etcdbench_fio_fdatasync_p99", or "fdatasync_p99" without a
 // pair) followed by _ratio (the median ratio), _ratio_min, _ratio_max,
-// _fio and _etcdbench (the medians of either side).
+// _fio and _etcdbench (the medians of either side; _fio is the baseline
+// tool's, benchmark's in put-vs-etcd-benchmark).
 func RowFigures(rows []Row) map[string]float64 {
 	out := map[string]float64{}
 	for _, r := range rows {
