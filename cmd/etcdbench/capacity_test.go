@@ -31,6 +31,14 @@ func TestCapacityMarksAreCheckPerfLoads(t *testing.T) {
 		if m := disk.CheckPerfMarks[i]; m.Name != p.Name || m.Rate != p.Rate {
 			t.Errorf("mark %s at %v, check perf preset %s at %v", m.Name, m.Rate, p.Name, p.Rate)
 		}
+		// The sweep bounds its WAL batches by the clients of the load at
+		// each rate, and models its puts' shape.
+		if c := disk.CheckPerfClients(p.Rate); c != p.Clients {
+			t.Errorf("check perf %s: %d clients, the sweep bounds its batches at %d", p.Name, p.Clients, c)
+		}
+		if s := disk.CheckPerfShape; s.KeyBytes != p.KeySize || s.ValueBytes != p.ValSize {
+			t.Errorf("check perf %s: %d-byte keys and %d-byte values, the sweep models %+v", p.Name, p.KeySize, p.ValSize, s)
+		}
 	}
 }
 

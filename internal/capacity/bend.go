@@ -51,7 +51,7 @@ func Bend(steps []result.CapacityStep, limitNs int64) (kind, evidence string) {
 	})
 	fail := -1
 	for i := range s {
-		if !Passed(s[i]) {
+		if Failed(s[i]) {
 			fail = i
 			break
 		}
@@ -67,7 +67,7 @@ func Bend(steps []result.CapacityStep, limitNs int64) (kind, evidence string) {
 	// sync time while the offered rate rises.
 	var capped []result.CapacityStep
 	for _, x := range s[fail:] {
-		if !Passed(x) && x.SyncsPerSec > 0 && x.SyncsPerSec < batching*x.Rate && x.SyncP50Ns >= limitNs/2 {
+		if Failed(x) && x.SyncsPerSec > 0 && x.SyncsPerSec < batching*x.Rate && x.SyncP50Ns >= limitNs/2 {
 			capped = append(capped, x)
 		}
 	}

@@ -104,6 +104,10 @@ type StepFunc func(ctx context.Context, rate, confidence float64) (result.Capaci
 // the rate is carried).
 func Passed(s result.CapacityStep) bool { return s.Status != verdict.Fail && s.Decided }
 
+// Failed reports whether a step failed a limit (an undecided step did
+// not): what bends the curve is read from the steps that failed.
+func Failed(s result.CapacityStep) bool { return s.Status == verdict.Fail }
+
 // Undecided reports whether a step failed no limit but its verdict was
 // not decided: it is not a carried rate (Passed is false), nor a failure
 // the ladder turns on.

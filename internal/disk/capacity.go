@@ -249,6 +249,9 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 			s.Device = dev.step(d0, d1, o.Entries)
 		}
 		if be != nil {
+			if berr := be.failed(); berr != nil && err == nil {
+				err = berr
+			}
 			h, commits := be.takeStep()
 			s.BackendCommits = commits
 			if commits > 0 {
@@ -275,7 +278,10 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 	wl.Process, wl.Device = m.stop()
 	if dev.ok {
 		wl.Figures = append(wl.Figures, result.Figure{Name: "device_background_write_iops", Value: dev.bgIOPS, Unit: "ops/s",
-			Description: "the device's writes per second in the idle second before the sweep (other processes), subtracted from each step's"})
+			Description: "the device's writes per second in the idle second before the sweep: other processes' writes, counted in each step's device figures too"})
+		if lo := lowestDeviceIOPS(c); dev.bgIOPS > 0.1*lo {
+			wl.Notes = append(wl.Notes, fmt.Sprintf("other processes wrote to the device: %.0f writes/s in the idle second before the sweep, against %.0f/s at its lowest step; the device cost per put and the budgets count their writes too, so they overstate etcd's on a shared device", dev.bgIOPS, lo))
+		}
 	}
 	return wl, err
 }
@@ -389,4 +395,16 @@ func sweepReason(c *result.Capacity) string {
 		return fmt.Sprintf("every step passed, up to the highest rate tried (%d steps)", len(c.Steps))
 	}
 	return fmt.Sprintf("%d steps: the knee lies between %.0f and %.0f writes/s", len(c.Steps), c.Rate, c.Upper)
+}
+
+// lowestDeviceIOPS is the device's writes per second at the sweep's
+// lowest step with device figures (0: none).
+func lowestDeviceIOPS(c *result.Capacity) float64 {
+	lo, rate := 0.0, 0.0
+	for _, s := range c.Steps {
+		if s.Device != nil && (rate == 0 || s.Rate < rate) {
+			lo, rate = s.Device.WriteIOPS, s.Rate
+		}
+	}
+	return lo
 }

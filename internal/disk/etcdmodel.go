@@ -16,6 +16,7 @@ import (
 	"go.etcd.io/etcd/server/v3/storage/backend"
 	"go.etcd.io/etcd/server/v3/storage/schema"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"google.golang.org/protobuf/proto"
 
 	"etcdbench/internal/stats"
@@ -85,14 +86,18 @@ type etcdBackend struct {
 	durable atomic.Int64 // WAL bytes durable and not yet applied
 	pending atomic.Int64 // puts applied since the last commit
 
-	mu      sync.Mutex // guards be's replacement, hist, commits, gen
-	be      backend.Backend
-	gen     int
+	// beMu guards be: the applier and the commits use it under the read
+	// lock, a reset replaces it under the write lock.
+	beMu   sync.RWMutex
+	be     backend.Backend
+	gen    int
+	resets int
+
+	mu      sync.Mutex // guards hist and commits
 	hist    *hdr.Histogram
 	commits int64
-	resets  int
 
-	rev   int64
+	rev   atomic.Int64 // the last revision applied
 	key   []byte
 	value []byte
 	stop  chan struct{}
@@ -138,8 +143,22 @@ func startEtcdBackend(dir string, shape PutShape, entryBytes int) (*etcdBackend,
 
 func (b *etcdBackend) path() string { return filepath.Join(b.dir, fmt.Sprintf("db-%d", b.gen)) }
 
-func (b *etcdBackend) open() error {
-	cfg := backend.DefaultBackendConfig(zap.NewNop())
+// backendLogger is etcd's backend's logger: silent, and its Fatal (a
+// failed commit, e.g. on a full disk) panics instead of exiting, so the
+// panic is recovered, becomes the sweep's error, and the scratch
+// directory is still removed.
+var backendLogger = zap.NewNop().WithOptions(zap.WithFatalHook(zapcore.WriteThenPanic))
+
+// recovered turns a panic of etcd's backend into an error.
+func recovered(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("etcd's backend: %v", r)
+	}
+}
+
+func (b *etcdBackend) open() (err error) {
+	defer recovered(&err)
+	cfg := backend.DefaultBackendConfig(backendLogger)
 	cfg.Path = b.path()
 	// etcd's own timer never fires: committer commits on etcd's schedule
 	// and times each commit.
@@ -148,7 +167,7 @@ func (b *etcdBackend) open() error {
 	cfg.BackendFreelistType = bolt.FreelistMapType
 	cfg.MmapSize = uint64(2 * backendDBCap)
 	cfg.Hooks = backend.NewHooks(func(tx backend.UnsafeReadWriter) {
-		schema.UnsafeUpdateConsistentIndexForce(tx, uint64(b.rev)+1, 2)
+		schema.UnsafeUpdateConsistentIndexForce(tx, uint64(b.rev.Load())+1, 2)
 	})
 	be := backend.New(cfg)
 	tx := be.BatchTx()
@@ -161,9 +180,19 @@ func (b *etcdBackend) open() error {
 	return nil
 }
 
+// fail records the first error of the applier or the commits.
+func (b *etcdBackend) fail(err error) {
+	if err != nil {
+		b.err.CompareAndSwap(nil, &err)
+	}
+}
+
 // applier puts every entry the WAL made durable into the backend.
 func (b *etcdBackend) applier() {
 	defer b.wg.Done()
+	var err error
+	defer func() { b.fail(err) }()
+	defer recovered(&err)
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
 	for {
@@ -177,27 +206,44 @@ func (b *etcdBackend) applier() {
 			continue
 		}
 		b.durable.Add(-n * b.entry)
-		b.mu.Lock()
-		be := b.be
-		b.mu.Unlock()
-		for range n {
-			if err := b.put(be); err != nil {
-				b.err.CompareAndSwap(nil, &err)
-				return
-			}
+		if err = b.apply(n); err != nil {
+			return
 		}
 	}
 }
 
+// apply applies n puts.
+func (b *etcdBackend) apply(n int64) error {
+	b.beMu.RLock()
+	defer b.beMu.RUnlock()
+	for range n {
+		if err := b.put(b.be); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commit commits and times it, and returns the database's size.
+func (b *etcdBackend) commit() (time.Duration, int64) {
+	b.beMu.RLock()
+	defer b.beMu.RUnlock()
+	t0 := time.Now()
+	b.be.ForceCommit()
+	return time.Since(t0), b.be.Size()
+}
+
 // put applies one put as etcd's storeTxnWrite.put does.
 func (b *etcdBackend) put(be backend.Backend) error {
-	b.rev++
+	rev := b.rev.Add(1)
 	var rk [17]byte // a revision key: main, '_', sub
-	binary.BigEndian.PutUint64(rk[:8], uint64(b.rev))
+	binary.BigEndian.PutUint64(rk[:8], uint64(rev))
 	rk[8] = '_'
 	binary.BigEndian.PutUint64(rk[9:17], 0)
-	binary.BigEndian.PutUint64(b.key[len(b.key)-min(len(b.key), 8):], uint64(b.rev))
-	d, err := proto.Marshal(&mvccpb.KeyValue{Key: b.key, Value: b.value, CreateRevision: b.rev, ModRevision: b.rev, Version: 1})
+	if len(b.key) >= 8 {
+		binary.BigEndian.PutUint64(b.key[len(b.key)-8:], uint64(rev))
+	}
+	d, err := proto.Marshal(&mvccpb.KeyValue{Key: b.key, Value: b.value, CreateRevision: rev, ModRevision: rev, Version: 1})
 	if err != nil {
 		return err
 	}
@@ -213,6 +259,9 @@ func (b *etcdBackend) put(be backend.Backend) error {
 // puts are pending, and times each commit (backend.run).
 func (b *etcdBackend) committer() {
 	defer b.wg.Done()
+	var err error
+	defer func() { b.fail(err) }()
+	defer recovered(&err)
 	t := time.NewTimer(backendInterval)
 	defer t.Stop()
 	for {
@@ -222,38 +271,42 @@ func (b *etcdBackend) committer() {
 		case <-t.C:
 		}
 		if b.pending.Swap(0) > 0 {
+			d, size := b.commit()
 			b.mu.Lock()
-			t0 := time.Now()
-			b.be.ForceCommit()
-			d := time.Since(t0)
 			stats.Record(b.hist, d)
 			b.commits++
-			if b.be.Size() > backendDBCap {
-				b.resetLocked()
-			}
 			b.mu.Unlock()
+			if size > backendDBCap {
+				b.reset()
+			}
 		}
 		t.Reset(backendInterval)
 	}
 }
 
-// resetLocked starts over with a fresh database (after a commit, so no
-// put is lost from the count; the puts are not read back).
-func (b *etcdBackend) resetLocked() {
+// reset starts over with a fresh database (after a commit, under the
+// write lock: no put is in flight; the puts are not read back).
+func (b *etcdBackend) reset() {
+	b.beMu.Lock()
+	defer b.beMu.Unlock()
 	old, oldPath := b.be, b.path()
 	b.gen++
 	b.resets++
 	if err := b.open(); err != nil {
-		b.err.CompareAndSwap(nil, &err)
+		b.fail(err)
 		b.gen--
 		return
 	}
-	// The applier may still hold old for a put in flight: it finishes
-	// before Close returns (Close commits what it holds).
-	go func() {
-		old.Close()
-		os.Remove(oldPath)
-	}()
+	old.Close()
+	os.Remove(oldPath)
+}
+
+// failed returns the applier's or the commits' error, if any.
+func (b *etcdBackend) failed() error {
+	if p := b.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // takeStep returns the commits since the last call and starts a new
@@ -270,8 +323,8 @@ func (b *etcdBackend) takeStep() (h *hdr.Histogram, commits int64) {
 func (b *etcdBackend) close() error {
 	close(b.stop)
 	b.wg.Wait()
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.beMu.Lock()
+	defer b.beMu.Unlock()
 	b.be.Close()
 	if p := b.err.Load(); p != nil {
 		return *p

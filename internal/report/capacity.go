@@ -9,6 +9,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
 )
 
 // CapacitySummary is a capacity sweep's answer in one line: the rate it
@@ -127,7 +128,7 @@ func textCapacity(ew *errWriter, c *result.Capacity) {
 		s := c.Steps[i]
 		d := func(ns int64) string { return units.FormatDuration(time.Duration(ns)) }
 		status := s.Status.String()
-		if !s.Decided {
+		if !s.Decided && s.Status != verdict.Fail {
 			status += " (undecided: not carried)"
 		}
 		fmt.Fprintf(tw, "  %d %s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n",
@@ -160,6 +161,16 @@ func textCapacity(ew *errWriter, c *result.Capacity) {
 			ew.printf("  step %d: %s\n", i+1, strings.Join(parts, ", "))
 		}
 	}
+}
+
+// costFrom names the step whose cost per put a budget used; a rate over
+// twice that step's is costed high (batches grow with the rate), so the
+// budget is an upper bound.
+func costFrom(b result.CapacityBudget) string {
+	if b.Rate > 2*b.CostFrom {
+		return fmtRate(b.CostFrom) + "/s (upper bound)"
+	}
+	return fmtRate(b.CostFrom) + "/s"
 }
 
 func backendP99(s result.CapacityStep) string {
@@ -200,7 +211,7 @@ func VolumeSummary(c *result.Capacity) string {
 func capacityTables(c *result.Capacity) []htmlTable {
 	var out []htmlTable
 	cost := htmlTable{
-		Title: "device cost at each step (the device's writes, less its idle background)",
+		Title: "device cost at each step (the device's own counters: other writers and the filesystem's journal included)",
 		Head:  []string{"step", "rate/s", "writes/s", "written/s", "flushes/s", "writes/put", "bytes/put", "flushes/put", "writes/sync", "bytes/sync", "max batch", "backend commits"},
 	}
 	for _, i := range stepOrder(c.Steps) {
@@ -225,7 +236,7 @@ func capacityTables(c *result.Capacity) []htmlTable {
 	budget := htmlTable{
 		Title: "the volume each load needs (its rate times the device cost per put of the passing step nearest it)",
 		Head:  []string{"load", "puts/s", "write IOPS", "write MB/s", "flushes/s", "WAL sync p99", "backend commit p99", "cost from", "this volume"},
-		Note:  "Cloud volumes are sold in write IOPS and MB/s; a volume needs both, and its syncs within the latencies, at the load's rate. The cost per put falls as the rate rises (more puts share each sync and each backend commit), so a rate above the steps that passed is costed at the highest.",
+		Note:  "Cloud volumes are sold in write IOPS and MB/s; a volume needs both, and its syncs within the latencies, at the load's rate. The cost per put falls as the rate rises (more puts share each sync and each backend commit), so a rate well above the steps that passed is costed at the highest, an upper bound.",
 	}
 	for _, b := range c.Budgets {
 		fits := "-"
@@ -239,7 +250,7 @@ func capacityTables(c *result.Capacity) []htmlTable {
 		budget.Rows = append(budget.Rows, []string{
 			name, fmtRate(b.Rate), fmt.Sprintf("%.0f", b.WriteIOPS), fmt.Sprintf("%.1f", b.WriteBytesPerSec/1e6), fmt.Sprintf("%.0f", b.FlushesPerSec),
 			"< " + units.FormatDuration(time.Duration(b.SyncP99Ns)), "< " + units.FormatDuration(time.Duration(b.CommitP99Ns)),
-			fmtRate(b.CostFrom) + "/s", fits,
+			costFrom(b), fits,
 		})
 	}
 	return append(out, budget)

@@ -162,8 +162,8 @@ type CapacityVolume struct {
 }
 
 // StepDevice is what the block device did during one step (two reads of
-// /proc/diskstats; other processes' writes included, less the background
-// measured before the sweep): per second and per entry (put).
+// /proc/diskstats; other processes' writes included, and the
+// filesystem's journal): per second and per entry (put).
 type StepDevice struct {
 	WriteIOPS        float64 `json:"write_iops"`
 	WriteBytesPerSec float64 `json:"write_bytes_per_sec"`
