@@ -1,0 +1,54 @@
+package disk
+
+import (
+	"testing"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
+)
+
+func costStep(rate float64, pass bool, iops, perPut float64) result.CapacityStep {
+	s := result.CapacityStep{Phase: "ladder", Rate: rate, Status: verdict.Pass, Decided: true,
+		Device: &result.StepDevice{WriteIOPS: iops, WriteBytesPerSec: 4000 * iops, WritesPerEntry: perPut, BytesPerEntry: 4000 * perPut, FlushesPerEntry: perPut / 3}}
+	if !pass {
+		s.Status = verdict.Fail
+	}
+	return s
+}
+
+// Each load is costed at the passing step nearest its rate; a cap shows
+// as the device's writes flat over the failing steps, and the budgets say
+// whether the volume gives them.
+func TestBudgets(t *testing.T) {
+	c := &result.Capacity{Unit: "writes/s", Marks: CheckPerfMarks, Sizes: ClusterSizes, Steps: []result.CapacityStep{
+		costStep(100, true, 370, 3.7), costStep(200, true, 640, 3.2), costStep(400, false, 990, 2.5),
+		costStep(800, false, 1000, 1.25), costStep(300, true, 900, 3.0),
+	}}
+	undecided := costStep(1600, true, 1010, 0.63)
+	undecided.Decided = false
+	c.Steps = append(c.Steps, undecided)
+	budgets, vol := Budgets(c, verdict.Defaults())
+	if vol == nil || vol.WriteIOPS < 990 || vol.WriteIOPS > 1000 {
+		t.Fatalf("volume %+v, want about 1000 write IOPS from the failing steps", vol)
+	}
+	if len(budgets) != len(CheckPerfMarks)+len(ClusterSizes) {
+		t.Fatalf("%d budgets", len(budgets))
+	}
+	want := map[string]float64{"s": 150 * 3.2, "m": 1000 * 3.0, "small": 200 * 3.2}
+	for _, b := range budgets {
+		if w, ok := want[b.Name]; ok && (b.WriteIOPS < w-0.01 || b.WriteIOPS > w+0.01) {
+			t.Errorf("budget %s: %.1f write IOPS, want %.1f", b.Name, b.WriteIOPS, w)
+		}
+		if b.Fits == nil || *b.Fits != (b.WriteIOPS <= vol.WriteIOPS) {
+			t.Errorf("budget %s: fits %v with %.0f needed and %.0f given", b.Name, b.Fits, b.WriteIOPS, vol.WriteIOPS)
+		}
+		if b.SyncP99Ns != 10e6 || b.CommitP99Ns != 25e6 {
+			t.Errorf("budget %s: latencies %d %d", b.Name, b.SyncP99Ns, b.CommitP99Ns)
+		}
+	}
+	// Writes that rise with the rate are no cap.
+	c.Steps[3].Device.WriteIOPS = 2000
+	if _, vol := Budgets(c, verdict.Defaults()); vol != nil {
+		t.Errorf("volume %+v from rising writes", vol)
+	}
+}
