@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"etcdbench/internal/capacity"
@@ -154,51 +155,53 @@ func nearestCost(steps []result.CapacityStep, rate float64) *result.CapacityStep
 }
 
 // findVolume returns the device's write IOPS when they stayed flat over
-// the failing steps while the offered rate rose: the volume's cap.
+// the failing steps while the offered rate rose: the volume's cap. Flat
+// is within volumeSpread of the failing steps' median, for at least two
+// of them spanning volumeSpan of offered rate; a step outside it (other
+// writers on a shared device) is left out.
 func findVolume(c *result.Capacity) *result.CapacityVolume {
-	var fail []result.CapacityStep
+	var iops []float64
 	for _, s := range c.Steps {
 		if s.Phase != capacity.PhaseRetried && capacity.Failed(s) && s.Device != nil && s.Device.WriteIOPS > 0 {
-			fail = append(fail, s)
+			iops = append(iops, s.Device.WriteIOPS)
 		}
 	}
-	if len(fail) < 2 {
+	if len(iops) < 2 {
 		return nil
 	}
-	lo, hi := fail[0].Device.WriteIOPS, fail[0].Device.WriteIOPS
-	rlo, rhi := fail[0].Rate, fail[0].Rate
+	slices.Sort(iops)
+	med := iops[len(iops)/2]
+	if len(iops)%2 == 0 {
+		med = (iops[len(iops)/2-1] + iops[len(iops)/2]) / 2
+	}
+	var flat []result.CapacityStep
+	for _, s := range c.Steps {
+		if s.Phase != capacity.PhaseRetried && capacity.Failed(s) && s.Device != nil &&
+			s.Device.WriteIOPS*volumeSpread >= med && s.Device.WriteIOPS <= med*volumeSpread {
+			flat = append(flat, s)
+		}
+	}
+	if len(flat) < 2 {
+		return nil
+	}
+	lo, hi := flat[0].Device.WriteIOPS, flat[0].Device.WriteIOPS
+	rlo, rhi := flat[0].Rate, flat[0].Rate
 	var sumIOPS, sumBytes float64
-	for _, s := range fail {
+	for _, s := range flat {
 		lo, hi = min(lo, s.Device.WriteIOPS), max(hi, s.Device.WriteIOPS)
 		rlo, rhi = min(rlo, s.Rate), max(rhi, s.Rate)
 		sumIOPS += s.Device.WriteIOPS
 		sumBytes += s.Device.WriteBytesPerSec
 	}
-	if hi > volumeSpread*lo || rhi < volumeSpan*rlo {
+	if rhi < volumeSpan*rlo {
 		return nil
 	}
-	n := float64(len(fail))
+	n := float64(len(flat))
 	return &result.CapacityVolume{
 		WriteIOPS: sumIOPS / n, WriteBytesPerSec: sumBytes / n,
 		Evidence: fmt.Sprintf("the device's writes stayed at %.0f-%.0f per second over %d failing steps while the offered rate rose %.1fx (%.0f to %.0f %s): a cap on its write IOPS",
-			lo, hi, len(fail), rhi/rlo, rlo, rhi, c.Unit),
+			lo, hi, len(flat), rhi/rlo, rlo, rhi, c.Unit),
 	}
-}
-
-// VolumeSentence says what the volume gives and what each check perf
-// load needs, e.g. "this volume gives about 1000 write IOPS; load m needs
-// about 1900", or "" when no cap was found.
-func VolumeSentence(c *result.Capacity) string {
-	if c.Volume == nil {
-		return ""
-	}
-	s := fmt.Sprintf("this volume gives about %s write IOPS", units.FormatValue(math.Round(c.Volume.WriteIOPS), ""))
-	for _, b := range c.Budgets {
-		if b.Kind == "check-perf" {
-			s += fmt.Sprintf("; load %s needs about %s", b.Name, units.FormatValue(math.Round(b.WriteIOPS), ""))
-		}
-	}
-	return s
 }
 
 // RunCapacityStep runs the capacity sweep's model of etcd (the open-loop

@@ -46,8 +46,14 @@ func TestBudgets(t *testing.T) {
 			t.Errorf("budget %s: latencies %d %d", b.Name, b.SyncP99Ns, b.CommitP99Ns)
 		}
 	}
+	// One step with others' writes on the device does not hide the cap.
+	c.Steps[3].Device.WriteIOPS = 1400
+	c.Steps = append(c.Steps, costStep(1200, false, 1000, 0.8))
+	if _, vol := Budgets(c, verdict.Defaults()); vol == nil || vol.WriteIOPS < 990 || vol.WriteIOPS > 1000 {
+		t.Errorf("volume %+v with an outlier, want about 1000", vol)
+	}
 	// Writes that rise with the rate are no cap.
-	c.Steps[3].Device.WriteIOPS = 2000
+	c.Steps[2].Device.WriteIOPS, c.Steps[3].Device.WriteIOPS, c.Steps[len(c.Steps)-1].Device.WriteIOPS = 600, 1200, 2400
 	if _, vol := Budgets(c, verdict.Defaults()); vol != nil {
 		t.Errorf("volume %+v from rising writes", vol)
 	}
