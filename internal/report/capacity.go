@@ -19,6 +19,8 @@ func CapacitySummary(c *result.Capacity) string {
 	switch {
 	case c.Rate == 0 && c.Upper > 0:
 		fmt.Fprintf(&b, "carries less than %s %s", fmtRate(c.Upper), c.Unit)
+	case c.Upper == 0 && undecidedAbove(c) > 0:
+		fmt.Fprintf(&b, "carries at least %s %s; the step at %s was not decided, so it is not carried", fmtRate(c.Rate), c.Unit, fmtRate(undecidedAbove(c)))
 	case c.Upper == 0:
 		fmt.Fprintf(&b, "carries at least %s %s, every step passed", fmtRate(c.Rate), c.Unit)
 	default:
@@ -59,6 +61,18 @@ func CapacitySummary(c *result.Capacity) string {
 		b.WriteString("; " + s)
 	}
 	return b.String()
+}
+
+// undecidedAbove is the highest rate above the answer whose step was not
+// decided (neither carried nor failed), or 0.
+func undecidedAbove(c *result.Capacity) float64 {
+	r := 0.0
+	for _, s := range c.Steps {
+		if s.Phase != "probe" && s.Phase != "retried" && !s.Decided && s.Status != verdict.Fail && s.Rate > c.Rate {
+			r = max(r, s.Rate)
+		}
+	}
+	return r
 }
 
 // SizesFitted says which cluster sizes of etcd's hardware guide a rate
