@@ -1,7 +1,9 @@
 package disk
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
@@ -56,5 +58,30 @@ func TestBudgets(t *testing.T) {
 	c.Steps[2].Device.WriteIOPS, c.Steps[3].Device.WriteIOPS, c.Steps[len(c.Steps)-1].Device.WriteIOPS = 600, 1200, 2400
 	if _, vol := Budgets(c, verdict.Defaults()); vol != nil {
 		t.Errorf("volume %+v from rising writes", vol)
+	}
+}
+
+// One step of the model: etcd's backend commits what the WAL made durable,
+// every 100 ms, and no sync carries more than the clients' bound.
+func TestRunCapacityStep(t *testing.T) {
+	p, err := PresetNamed("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := p.Capacity
+	cp.Clients = 4
+	s, err := RunCapacityStep(context.Background(), t.TempDir(), cp, 2000, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MaxBatch != 4 || s.EntriesPerSync > 4 || s.Syncs == 0 {
+		t.Errorf("%d syncs of %.1f entries, bound %d", s.Syncs, s.EntriesPerSync, s.MaxBatch)
+	}
+	// 2 s at one commit per 100 ms after the last: 10 to 20 commits.
+	if s.BackendCommits < 5 || s.BackendCommits > 21 || s.BackendCommitP99Ns <= 0 {
+		t.Errorf("%d backend commits, p99 %v", s.BackendCommits, time.Duration(s.BackendCommitP99Ns))
+	}
+	if got := s.BytesPerSync / s.EntriesPerSync; got != float64(CheckPerfShape.WALEntryBytes()) {
+		t.Errorf("%.0f WAL bytes per entry, want %d", got, CheckPerfShape.WALEntryBytes())
 	}
 }
