@@ -7,6 +7,8 @@ import (
 
 	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
 )
 
 // The figures the diagnosis reads, as data.
@@ -25,8 +27,10 @@ const (
 	growth = 1.5
 )
 
-// The cases of a bend found as queueing.
+// The cases of a bend.
 const (
+	// CaseBackend: the backend's commits fail first, the WAL does not.
+	CaseBackend = "backend"
 	// CaseGrowth: the median sync grows with the bytes each flushes.
 	CaseGrowth = "growth"
 	// CaseSlowdown: the syncs slow down, no other shape fits.
@@ -51,7 +55,7 @@ func Bend(steps []result.CapacityStep, limitNs int64) finding.Finding {
 	})
 	fail := -1
 	for i := range s {
-		if !Passed(s[i]) {
+		if Failed(s[i]) {
 			fail = i
 			break
 		}
@@ -60,13 +64,23 @@ func Bend(steps []result.CapacityStep, limitNs int64) finding.Finding {
 		return finding.Finding{Kind: finding.None}
 	}
 	f := s[fail]
+	// The backend's commits fail first: the WAL syncs within their limit,
+	// bbolt's commits (their pages scattered, one write each) over
+	// theirs.
+	if commitLimit := units.FromSeconds(verdict.Defaults().BackendCommitP99.Limit).Nanoseconds(); f.BackendCommitP99Ns >= commitLimit && f.SyncP99Ns < limitNs {
+		return finding.Finding{Kind: finding.Disk, Case: CaseBackend, Facts: []finding.Fact{
+			{Name: "rate", Value: f.Rate, Unit: "1/s"},
+			{Name: "backend_commit_p99", Value: float64(f.BackendCommitP99Ns), Unit: "ns", Limit: float64(commitLimit)},
+			{Name: "sync_p99", Value: float64(f.SyncP99Ns), Unit: "ns", Limit: float64(limitNs)},
+		}}
+	}
 	// A rate cap: the failing steps that batch (fewer syncs than
 	// entries) and whose median sync is itself near the limit (every sync
 	// waits for its slot) keep the same syncs per second and the same
 	// sync time while the offered rate rises.
 	var capped []result.CapacityStep
 	for _, x := range s[fail:] {
-		if !Passed(x) && x.SyncsPerSec > 0 && x.SyncsPerSec < batching*x.Rate && x.SyncP50Ns >= limitNs/2 {
+		if Failed(x) && x.SyncsPerSec > 0 && x.SyncsPerSec < batching*x.Rate && x.SyncP50Ns >= limitNs/2 {
 			capped = append(capped, x)
 		}
 	}
@@ -121,6 +135,9 @@ func BendWords(b finding.Finding) string {
 	case b.Kind == finding.Queueing && b.Case == CaseGrowth:
 		return fmt.Sprintf("the median fdatasync grows from %v at %.0f/s (%.0f bytes a sync) to %v at %.0f/s (%.0f bytes): each sync flushes the queue that built up during the last, so sync time and queue feed each other",
 			dur("base_sync_p50"), v("base_rate"), v("base_bytes_per_sync"), dur("sync_p50"), v("rate"), v("bytes_per_sync"))
+	case b.Kind == finding.Disk && b.Case == CaseBackend:
+		return fmt.Sprintf("at %.0f/s the backend's commits fail first: their p99 is %v, over the %v limit, while the WAL's fdatasync p99 is %v: bbolt's commits write their pages scattered, one I/O each, and the device does not keep up with them",
+			v("rate"), dur("backend_commit_p99"), time.Duration(b.Facts[1].Limit), dur("sync_p99"))
 	case b.Kind == finding.Backlog:
 		return fmt.Sprintf("at %.0f/s the syncs stay under the limit but the writer ended %v behind its schedule", v("rate"), dur("lag_end"))
 	}

@@ -59,7 +59,7 @@ func Counted(s result.CapacityStep) bool {
 }
 
 // ErrConfig is wrapped by every error about a sweep's configuration.
-var ErrConfig = errors.New("capacity: bad sweep")
+var ErrConfig = errors.New("bad capacity sweep")
 
 // Validate checks a configuration.
 func (c Config) Validate() error {
@@ -98,9 +98,20 @@ func (c Config) StepConfidence() float64 {
 // ctx's error.
 type StepFunc func(ctx context.Context, rate, confidence float64) (result.CapacityStep, error)
 
-// Passed reports whether a step met every limit. A WARN (a p99 under
-// the limit but close to it, or not decided) counts as carried.
-func Passed(s result.CapacityStep) bool { return s.Status != verdict.Fail }
+// Passed reports whether a step met every limit and was decided: a WARN
+// whose p99 was shown under the limit (close to it) counts as carried;
+// a step whose verdict was not decided does not (it is no evidence that
+// the rate is carried).
+func Passed(s result.CapacityStep) bool { return s.Status != verdict.Fail && s.Decided }
+
+// Failed reports whether a step failed a limit (an undecided step did
+// not): what bends the curve is read from the steps that failed.
+func Failed(s result.CapacityStep) bool { return s.Status == verdict.Fail }
+
+// Undecided reports whether a step failed no limit but its verdict was
+// not decided: it is not a carried rate (Passed is false), nor a failure
+// the ladder turns on.
+func Undecided(s result.CapacityStep) bool { return s.Status != verdict.Fail && !s.Decided }
 
 // Sweep runs the sweep and returns its answer. An error (or a
 // cancelled ctx) ends it: the steps done so far are returned, marked
@@ -156,6 +167,12 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 		case phase == PhaseProbe: // evidence of the bend, not of the capacity
 		case Passed(s):
 			lo = len(c.Steps) - 1
+		case Undecided(s) && phase == PhaseLadder:
+			// No evidence either way (too few syncs for a p99 at the
+			// step's confidence, or a p99 too close to the limit): the
+			// rate is not carried, and the climb goes on to a rate
+			// that decides.
+			return true, nil
 		default:
 			hi = len(c.Steps) - 1
 		}
@@ -217,9 +234,11 @@ func climb(cfg Config, try func(float64, string) (bool, error)) error {
 		return err
 	}
 	for ok {
-		if r = roundRate(r * cfg.Factor); r > cfg.Max {
+		next := roundRate(r * cfg.Factor)
+		if next > cfg.Max || next <= r {
 			return nil
 		}
+		r = next
 		if ok, err = try(r, PhaseLadder); err != nil {
 			return err
 		}
@@ -228,9 +247,12 @@ func climb(cfg Config, try func(float64, string) (bool, error)) error {
 		return nil // failed on the way up
 	}
 	for !ok {
-		if r = roundRate(r / cfg.Factor); r < cfg.Min {
+		// roundRate may keep a low rate where it is (1/2 rounds to 1).
+		next := roundRate(r / cfg.Factor)
+		if next < cfg.Min || next >= r {
 			return nil
 		}
+		r = next
 		if ok, err = try(r, PhaseDown); err != nil {
 			return err
 		}

@@ -100,10 +100,16 @@ func TestConfig(t *testing.T) {
 }
 
 func step(rate, syncs float64, p50, p99 int64, bytes float64, pass bool) result.CapacityStep {
-	s := result.CapacityStep{Rate: rate, SyncsPerSec: syncs, SyncP50Ns: p50, SyncP99Ns: p99, BytesPerSync: bytes, Status: verdict.Pass}
+	s := result.CapacityStep{Rate: rate, SyncsPerSec: syncs, SyncP50Ns: p50, SyncP99Ns: p99, BytesPerSync: bytes, Status: verdict.Pass, Decided: true}
 	if !pass {
 		s.Status = verdict.Fail
 	}
+	return s
+}
+
+// backend sets a step's backend commit p99.
+func backend(s result.CapacityStep, p99 int64) result.CapacityStep {
+	s.BackendCommitP99Ns = p99
 	return s
 }
 
@@ -132,6 +138,9 @@ func TestBend(t *testing.T) {
 		{"stalls", []result.CapacityStep{
 			step(100, 100, 0.5*ms, 2*ms, 370, true), step(200, 200, 0.5*ms, 30*ms, 370, false),
 		}, finding.Stalls, map[string]float64{"rate": 200, "sync_p99": 30 * ms}},
+		{"the backend's commits first", []result.CapacityStep{
+			step(100, 100, 0.5*ms, 2*ms, 370, true), backend(step(200, 190, 0.6*ms, 3*ms, 380, false), 40*ms),
+		}, finding.Disk, map[string]float64{"rate": 200, "backend_commit_p99": 40 * ms, "sync_p99": 3 * ms}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Bend(tc.steps, 10*ms)
@@ -202,5 +211,50 @@ func TestSweepConfirmsAFailingLadderStep(t *testing.T) {
 	}
 	if confirms != 1 || c.Rate > 1234 || c.Upper <= 1234 {
 		t.Errorf("real limit at 1234: %d confirm steps, found %v..%v", confirms, c.Rate, c.Upper)
+	}
+}
+
+// An undecided step is not a carried rate: the answer is the highest
+// decided pass, whatever undecided steps above it found (issue 22: WARN
+// (undecided) steps were counted as carried). Low undecided steps (too
+// few syncs for a p99) let the climb go on; near the knee they count
+// against it.
+func TestSweepUndecidedIsNotCarried(t *testing.T) {
+	const decidedFrom, k, nearFrom = 400.0, 5000.0, 3000.0
+	step := func(_ context.Context, rate, _ float64) (result.CapacityStep, error) {
+		s := result.CapacityStep{Status: verdict.Pass, Decided: true, DurationNs: 1}
+		switch {
+		case rate > k:
+			s.Status, s.Failed = verdict.Fail, "WAL fdatasync p99"
+		case rate < decidedFrom || rate >= nearFrom:
+			s.Status, s.Decided = verdict.Warn, false
+		}
+		return s, nil
+	}
+	c, err := Sweep(context.Background(), testConfig(), step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rate >= nearFrom || c.Rate < decidedFrom || c.Upper <= c.Rate {
+		t.Errorf("carries %v..%v; want the highest decided pass, from %v and under %v", c.Rate, c.Upper, decidedFrom, nearFrom)
+	}
+	for _, s := range c.Steps {
+		if Passed(s) && !s.Decided {
+			t.Errorf("undecided step at %v counted as passed", s.Rate)
+		}
+	}
+}
+
+// A descent ends at the lowest rate even where rounding keeps a low rate
+// (1/2 rounds to 1): it used to try 1/s forever.
+func TestSweepDescentEnds(t *testing.T) {
+	cfg := testConfig()
+	cfg.Start, cfg.Min = 2, 0.1
+	c, err := Sweep(context.Background(), cfg, knee(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Steps) > cfg.MaxSteps() || c.Rate != 0 {
+		t.Errorf("%d steps, carries %v", len(c.Steps), c.Rate)
 	}
 }

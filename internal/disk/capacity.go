@@ -19,7 +19,14 @@ import (
 // CapacityParams are the settings of the capacity sweep: open-loop WAL
 // steps of rising offered rate (see package capacity).
 type CapacityParams struct {
+	// Shape is the puts the sweep models (check perf's); EntryBytes the
+	// bytes each takes in the WAL (Shape.WALEntryBytes() unless set).
+	Shape      PutShape
 	EntryBytes int
+	// Clients bounds the entries one WAL sync carries, as etcd's clients
+	// bound the proposals waiting for its WAL; 0: the clients of the
+	// check perf load at each step's rate (CheckPerfClients).
+	Clients int
 	// The ladder: the first rate, the ratio between steps, the bounds,
 	// and the bisection's resolution (0.1: 10 %).
 	Start, Factor, Min, Max, Resolution float64
@@ -29,9 +36,10 @@ type CapacityParams struct {
 	StepMinSamples int64
 	StepRuntime    time.Duration
 	Confidence     float64 // overall, shared among the steps
-	// Background is "backend" to run bbolt-like commits every 100 ms
-	// beside the WAL for the whole sweep, as etcd's backend commits what
-	// its WAL took in (see wal-under-load), or "none" for the WAL alone.
+	// Background is "backend" to run etcd's own backend beside the WAL
+	// for the whole sweep, fed every put the WAL made durable and
+	// committing every 100 ms as etcd's (see etcdmodel.go), or "none" for
+	// the WAL alone.
 	Background string
 	// Marks are the reference loads the answer is compared with.
 	Marks []result.CapacityMark
@@ -66,19 +74,24 @@ var capacitySpec = Spec{
 	Name:        "capacity",
 	Description: CapacityDescription,
 	Params: []Param{
-		{Name: "entry-bytes", Usage: "bytes per WAL entry (about 370 for an 8-byte key and a 256-byte value)"},
+		{Name: "entry-bytes", Usage: "bytes per WAL entry (1360: a check perf put, a 256-byte key and a 1024-byte value, in etcd's WAL; the backend's values follow it)"},
+		{Name: "clients", Usage: "most entries one WAL sync carries, as etcd's clients bound its raft batches (0: check perf's clients at each step's rate: 50, 200, 500, 1000)"},
 		{Name: "start", Usage: "first offered rate, entries per second"},
 		{Name: "max-rate", Usage: "highest offered rate tried"},
 		{Name: "factor", Usage: "ratio between two rungs of the ladder (above 1)"},
 		{Name: "resolution", Usage: "the bisection stops when the failing rate is within this fraction above the passing one (e.g. 0.1; large values skip it)"},
 		{Name: "step-runtime", Usage: "cap on each step"},
 		{Name: "step-min-runtime", Usage: "each step never stops earlier"},
-		{Name: "background", Usage: "backend: bbolt-like commits every 100 ms beside the WAL, each as large as what the WAL made durable since the last, as etcd's backend commits; none: the WAL alone"},
+		{Name: "background", Usage: "backend: etcd's own backend (bbolt) beside the WAL, fed every put the WAL made durable and committing every 100 ms, its commit p99 judged; none: the WAL alone"},
 	},
 	Build: func(p Preset, set map[string]string) (Workload, error) {
 		c := p.Capacity
 		s := settings{set: set}
-		s.integer("entry-bytes", &c.EntryBytes, 1, 1<<20)
+		if _, ok := set["entry-bytes"]; ok {
+			s.integer("entry-bytes", &c.EntryBytes, 1, 1<<20)
+			c.Shape = c.Shape.withEntryBytes(c.EntryBytes)
+		}
+		s.integer("clients", &c.Clients, 0, 4096)
 		s.rate("start", &c.Start)
 		s.rate("max-rate", &c.Max)
 		s.fraction("factor", &c.Factor, 1, 100)
@@ -91,10 +104,10 @@ var capacitySpec = Spec{
 		}
 		c.Min = min(c.Min, c.Start)
 		if c.Max < c.Start {
-			return nil, fmt.Errorf("%w: --max-rate %v is below --start %v", ErrBadParam, c.Max, c.Start)
+			return nil, badSetting(ErrBadParam, "--max-rate %v is below --start %v", c.Max, c.Start)
 		}
 		if c.StepRuntime < c.StepMinRuntime {
-			return nil, fmt.Errorf("%w: --step-runtime %v is shorter than --step-min-runtime %v", ErrBadParam, c.StepRuntime, c.StepMinRuntime)
+			return nil, badSetting(ErrBadParam, "--step-runtime %v is shorter than --step-min-runtime %v", c.StepRuntime, c.StepMinRuntime)
 		}
 		return capacityWorkload{p: c}, nil
 	},
@@ -104,7 +117,7 @@ func (s *settings) rate(name string, dst *float64) {
 	if v, ok := s.set[name]; ok && s.err == nil {
 		r, err := ParseRate(v)
 		if err != nil {
-			s.err = fmt.Errorf("%w: --%s: %w", ErrBadParam, name, err)
+			s.err = badSetting(ErrBadParam, "--%s: %w", name, err)
 			return
 		}
 		*dst = r
@@ -116,7 +129,7 @@ func (s *settings) fraction(name string, dst *float64, lo, hi float64) {
 	if v, ok := s.set[name]; ok && s.err == nil {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(f > lo && f < hi) {
-			s.err = fmt.Errorf("%w: --%s %q: want a number above %v and below %v", ErrBadParam, name, v, lo, hi)
+			s.err = badSetting(ErrBadParam, "--%s %q: want a number above %v and below %v", name, v, lo, hi)
 			return
 		}
 		*dst = f
@@ -131,9 +144,17 @@ type capacityWorkload struct {
 // NewCapacityWorkload returns the capacity sweep with p.
 func NewCapacityWorkload(p CapacityParams) Workload { return capacityWorkload{p: p} }
 
+// maxBatch is the most entries one sync carries at rate.
+func (w capacityWorkload) maxBatch(rate float64) int {
+	if w.p.Clients > 0 {
+		return w.p.Clients
+	}
+	return CheckPerfClients(rate)
+}
+
 func (w capacityWorkload) stepConfig(th verdict.Thresholds, rate, confidence float64) WALConfig {
 	return WALConfig{
-		BlockSize: w.p.EntryBytes, Rate: rate, Mode: ModeAdaptive, Runtime: w.p.StepRuntime, plain: w.plain,
+		BlockSize: w.p.EntryBytes, Rate: rate, MaxBatch: w.maxBatch(rate), Mode: ModeAdaptive, Runtime: w.p.StepRuntime, plain: w.plain,
 		Rule: stats.StopRule{
 			Threshold: units.FromSeconds(th.WALFsyncP99.Limit), Quantile: 0.99, Confidence: confidence,
 			MinSamples: w.p.StepMinSamples, MinDuration: w.p.StepMinRuntime, Interval: time.Second,
@@ -141,23 +162,37 @@ func (w capacityWorkload) stepConfig(th verdict.Thresholds, rate, confidence flo
 	}
 }
 
-// capacityDBBytes is the background bbolt file's size: small, since it is
-// filled before the sweep, on storages that may write slowly.
-const capacityDBBytes = 4 * mib
-
 func (w capacityWorkload) SpaceNeeded() int64 {
-	return w.stepConfig(verdict.Defaults(), w.p.Max, w.p.Confidence).SpaceNeeded() + capacityDBBytes + growCap
+	return w.stepConfig(verdict.Defaults(), w.p.Max, w.p.Confidence).SpaceNeeded() + backendSpace
 }
 
 func (w capacityWorkload) sweepConfig(th verdict.Thresholds) capacity.Config {
 	return capacity.Config{
 		Start: w.p.Start, Factor: w.p.Factor, Min: w.p.Min, Max: w.p.Max, Resolution: w.p.Resolution,
 		Confidence: w.p.Confidence, Unit: "writes/s", LimitNs: units.FromSeconds(th.WALFsyncP99.Limit).Nanoseconds(),
-		Criterion: fmt.Sprintf("WAL fdatasync p99 < %v and the offered rate kept (no entry waiting over %v at the end), entries of %d bytes, background: %s",
-			units.FromSeconds(th.WALFsyncP99.Limit), units.FromSeconds(th.ScheduleLag.Limit), w.p.EntryBytes, w.p.Background),
-		Marks: w.p.Marks, Sizes: ClusterSizes,
+		Criterion: w.criterion(th),
+		Marks:     w.p.Marks, Sizes: ClusterSizes,
 	}
 }
+
+// criterion is what every step must meet, in words.
+func (w capacityWorkload) criterion(th verdict.Thresholds) string {
+	c := fmt.Sprintf("WAL fdatasync p99 < %v (decided), the offered rate kept (no entry waiting over %v at the end), the slowest entry under %v (check perf's slowest put)",
+		units.FromSeconds(th.WALFsyncP99.Limit), units.FromSeconds(th.ScheduleLag.Limit), units.FromSeconds(verdict.CheckPerfDefaults().Slowest.Limit))
+	if w.p.Background == "backend" {
+		c += fmt.Sprintf(", etcd's backend commit p99 < %v", units.FromSeconds(th.BackendCommitP99.Limit))
+	}
+	batch := "check perf's clients at each rate"
+	if w.p.Clients > 0 {
+		batch = fmt.Sprintf("%d", w.p.Clients)
+	}
+	return c + fmt.Sprintf("; entries of %d bytes (a %d-byte key and a %d-byte value), at most %s per sync, background: %s",
+		w.p.EntryBytes, w.p.Shape.KeyBytes, w.p.Shape.ValueBytes, batch, w.p.Background)
+}
+
+// idleWindow is how long the device's background writes are measured
+// before the sweep, to subtract them from each step's.
+const idleWindow = time.Second
 
 func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, error) {
 	dir, done, err := workdir(env.Dir, "capacity")
@@ -167,20 +202,30 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 	defer done()
 	m := startMeter(env.Root, deviceName(env))
 	scfg := w.sweepConfig(env.Thresholds)
-	var bg *background
+	var be *etcdBackend
 	if w.p.Background == "backend" {
-		u := UnderLoadParams{Background: "backend", BackendInterval: 100 * time.Millisecond}
-		bp := BackendParams{Pages: 16, DBSize: capacityDBBytes}
-		if bg, err = startBackground(filepath.Join(dir, "bg"), u, bp); err != nil {
+		bgDir := filepath.Join(dir, "bg")
+		if err := unix.Mkdir(bgDir, 0o700); err != nil {
+			return result.Workload{}, fmt.Errorf("creating %s: %w", bgDir, err)
+		}
+		if be, err = startEtcdBackend(bgDir, w.p.Shape, w.p.EntryBytes); err != nil {
 			return result.Workload{}, err
 		}
+	}
+	dev := newDeviceProbe(env.Root, deviceName(env))
+	if err := dev.idle(ctx, idleWindow); err != nil {
+		if be != nil {
+			be.close()
+		}
+		return result.Workload{}, err
 	}
 	n := 0
 	step := func(ctx context.Context, rate, confidence float64) (result.CapacityStep, error) {
 		n++
 		cfg := w.stepConfig(env.Thresholds, rate, confidence)
-		if bg != nil {
-			cfg.Durable = &bg.durable
+		if be != nil {
+			cfg.Durable = &be.durable
+			be.takeStep() // the commits between two steps belong to neither
 		}
 		if env.OnSecond != nil {
 			label := fmt.Sprintf("step %d at %s writes/s:", n, units.FormatValue(rate, ""))
@@ -191,32 +236,81 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 			return result.CapacityStep{}, fmt.Errorf("creating %s: %w", stepDir, err)
 		}
 		defer removeAll(stepDir)
+		d0 := dev.read()
 		run, err := RunWAL(ctx, stepDir, cfg)
 		if run == nil {
 			return result.CapacityStep{}, err
 		}
+		d1 := dev.read()
 		s, werr := stepOf(run, env)
 		if err == nil {
 			err = werr
 		}
+		s.MaxBatch = cfg.maxBatch()
+		if o := run.Open; o != nil {
+			s.Device = dev.step(d0, d1, o.Entries)
+		}
+		if be != nil {
+			if berr := be.failed(); berr != nil && err == nil {
+				err = berr
+			}
+			h, commits := be.takeStep()
+			s.BackendCommits = commits
+			if commits > 0 {
+				s.BackendCommitP99Ns = h.ValueAtQuantile(99)
+			}
+			judgeBackend(&s, env.Thresholds)
+		}
+		judgeUndecided(&s)
 		return s, err
 	}
 	c, err := capacity.Sweep(ctx, scfg, step)
-	if bg != nil {
-		if bgErr := bg.stop(); bgErr != nil && err == nil {
-			err = fmt.Errorf("background writer: %w", bgErr)
+	if be != nil {
+		if bgErr := be.close(); bgErr != nil && err == nil {
+			err = fmt.Errorf("etcd's backend: %w", bgErr)
 		}
 	}
 	if c == nil {
 		return result.Workload{}, err
 	}
+	if dev.ok {
+		c.Budgets, c.Volume = Budgets(c, env.Thresholds)
+	}
 	wl := w.workload(c, env.Thresholds)
 	wl.Process, wl.Device = m.stop()
+	if dev.ok {
+		wl.Figures = append(wl.Figures, result.Figure{Name: "device_background_write_iops", Value: dev.bgIOPS, Unit: "ops/s",
+			Description: "the device's writes per second in the idle second before the sweep: other processes' writes, counted in each step's device figures too"})
+		if lo := lowestDeviceIOPS(c); dev.bgIOPS > 0.1*lo {
+			wl.Notes = append(wl.Notes, fmt.Sprintf("other processes wrote to the device: %.0f writes/s in the idle second before the sweep, against %.0f/s at its lowest step; the device cost per put and the budgets count their writes too, so they overstate etcd's on a shared device", dev.bgIOPS, lo))
+		}
+	}
 	return wl, err
 }
 
+// judgeBackend fails a step whose backend commit p99 reached etcd's limit.
+func judgeBackend(s *result.CapacityStep, th verdict.Thresholds) {
+	limit := units.FromSeconds(th.BackendCommitP99.Limit)
+	if s.BackendCommits == 0 || time.Duration(s.BackendCommitP99Ns) < limit {
+		return
+	}
+	s.Status = verdict.Fail
+	if s.Failed == "" {
+		s.Failed = fmt.Sprintf("%s: %v over %d commits, limit %v (etcd's backend, fed the step's puts)", th.BackendCommitP99.Title,
+			time.Duration(s.BackendCommitP99Ns).Round(10*time.Microsecond), s.BackendCommits, limit)
+	}
+}
+
+// judgeUndecided says why a step whose p99 verdict was not decided is not
+// a carried rate (see capacity.Passed).
+func judgeUndecided(s *result.CapacityStep) {
+	if !s.Decided && s.Status != verdict.Fail && s.Failed == "" {
+		s.Failed = "undecided: the WAL fdatasync p99 was neither shown under nor over the limit before the step's cap, so the rate is not counted as carried"
+	}
+}
+
 // stepOf turns one open-loop run into a step of the sweep: its verdict is
-// the worst of the p99 and the schedule.
+// the worst of the p99, the schedule and the slowest entry.
 func stepOf(run *WALRun, env Env) (result.CapacityStep, error) {
 	s := result.CapacityStep{
 		Decided: run.Decision.Outcome != stats.Undecided, DurationNs: run.Elapsed.Nanoseconds(), Syncs: run.Ops,
@@ -228,6 +322,7 @@ func stepOf(run *WALRun, env Env) (result.CapacityStep, error) {
 	if o := run.Open; o != nil {
 		s.Achieved = o.Achieved(run.Elapsed)
 		s.CommitP50Ns, s.CommitP99Ns = o.Commit.ValueAtPercentile(50), o.Commit.ValueAtPercentile(99)
+		s.CommitMaxNs = o.Commit.Max()
 		s.BacklogMax, s.LagEndNs = float64(o.BacklogMax), o.LagEnd.Nanoseconds()
 		if run.Ops > 0 {
 			s.EntriesPerSync = float64(o.Entries) / float64(run.Ops)
@@ -249,6 +344,13 @@ func stepOf(run *WALRun, env Env) (result.CapacityStep, error) {
 			s.Failed = v.Title + ": " + v.Detail
 		}
 	}
+	if slow := verdict.CheckPerfDefaults().Slowest; s.CommitMaxNs > 0 && time.Duration(s.CommitMaxNs) > units.FromSeconds(slow.Limit) {
+		s.Status = verdict.Fail
+		if s.Failed == "" {
+			s.Failed = fmt.Sprintf("slowest entry: %v from its scheduled arrival to its fdatasync, limit %v (%s)",
+				time.Duration(s.CommitMaxNs).Round(time.Millisecond), units.FromSeconds(slow.Limit), slow.Source)
+		}
+	}
 	return s, nil
 }
 
@@ -261,7 +363,7 @@ func (w capacityWorkload) workload(c *result.Capacity, th verdict.Thresholds) re
 			"resolution": w.p.Resolution, "confidence": w.p.Confidence, "step_confidence": c.StepConfidence,
 			"step_runtime_ns": w.p.StepRuntime.Nanoseconds(), "step_min_runtime_ns": w.p.StepMinRuntime.Nanoseconds(),
 			"step_min_samples": w.p.StepMinSamples, "threshold_ns": units.FromSeconds(th.WALFsyncP99.Limit).Nanoseconds(),
-			"background": w.p.Background,
+			"background": w.p.Background, "key_bytes": w.p.Shape.KeyBytes, "value_bytes": w.p.Shape.ValueBytes, "clients": w.p.Clients,
 		},
 		Stop:      result.Stop{Mode: "sweep", Reason: sweepReason(c)},
 		Latencies: []result.Latency{},
@@ -295,4 +397,16 @@ func sweepReason(c *result.Capacity) string {
 		return fmt.Sprintf("every step passed, up to the highest rate tried (%d steps)", len(c.Steps))
 	}
 	return fmt.Sprintf("%d steps: the knee lies between %.0f and %.0f writes/s", len(c.Steps), c.Rate, c.Upper)
+}
+
+// lowestDeviceIOPS is the device's writes per second at the sweep's
+// lowest step with device figures (0: none).
+func lowestDeviceIOPS(c *result.Capacity) float64 {
+	lo, rate := 0.0, 0.0
+	for _, s := range c.Steps {
+		if s.Device != nil && (rate == 0 || s.Rate < rate) {
+			lo, rate = s.Device.WriteIOPS, s.Rate
+		}
+	}
+	return lo
 }

@@ -72,7 +72,7 @@ func Presets() []Preset {
 // minRuntime..runtime and at least minSamples syncs.
 func capacityPreset(resolution float64, minRuntime time.Duration, minSamples int64, runtime time.Duration) CapacityParams {
 	return CapacityParams{
-		EntryBytes: 370, Start: 100, Factor: 2, Min: 10, Max: MaxRate, Resolution: resolution,
+		Shape: CheckPerfShape, EntryBytes: CheckPerfShape.WALEntryBytes(), Start: 100, Factor: 2, Min: 10, Max: MaxRate, Resolution: resolution,
 		StepMinRuntime: minRuntime, StepMinSamples: minSamples, StepRuntime: runtime, Confidence: 0.95,
 		Background: "backend", Marks: CheckPerfMarks,
 	}

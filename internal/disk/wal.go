@@ -43,6 +43,10 @@ type WALConfig struct {
 	// write() carries every entry waiting at that moment (see
 	// openloop.go). Exclusive with Clients.
 	Rate float64
+	// MaxBatch > 0 bounds the entries one open-loop write() carries: etcd
+	// saves every proposal waiting at each raft Ready, and no more are
+	// waiting than its clients have in flight (see CheckPerfClients).
+	MaxBatch int
 	// OnSecond, if set, is called once a second between operations.
 	OnSecond func(Progress)
 	// Durable, if set, is added the bytes of each write once its
@@ -167,6 +171,8 @@ func (c WALConfig) SpaceNeeded() int64 {
 // maxBatch is the most blocks one write() carries.
 func (c WALConfig) maxBatch() int {
 	switch {
+	case c.Rate > 0 && c.MaxBatch > 0:
+		return min(maxOpenBatch(c.Rate, c.BlockSize), c.MaxBatch)
 	case c.Rate > 0:
 		return maxOpenBatch(c.Rate, c.BlockSize)
 	case c.Clients > 1:

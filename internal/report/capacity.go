@@ -9,6 +9,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
 )
 
 // CapacitySummary is a capacity sweep's answer in one line: the rate it
@@ -18,6 +19,8 @@ func CapacitySummary(c *result.Capacity) string {
 	switch {
 	case c.Rate == 0 && c.Upper > 0:
 		fmt.Fprintf(&b, "carries less than %s %s", fmtRate(c.Upper), c.Unit)
+	case c.Upper == 0 && undecidedAbove(c) > 0:
+		fmt.Fprintf(&b, "carries at least %s %s; the step at %s was not decided, so it is not carried", fmtRate(c.Rate), c.Unit, fmtRate(undecidedAbove(c)))
 	case c.Upper == 0:
 		fmt.Fprintf(&b, "carries at least %s %s, every step passed", fmtRate(c.Rate), c.Unit)
 	default:
@@ -58,6 +61,18 @@ func CapacitySummary(c *result.Capacity) string {
 		b.WriteString("; " + s)
 	}
 	return b.String()
+}
+
+// undecidedAbove is the highest rate above the answer whose step was not
+// decided (neither carried nor failed), or 0.
+func undecidedAbove(c *result.Capacity) float64 {
+	r := 0.0
+	for _, s := range c.Steps {
+		if s.Phase != "probe" && s.Phase != "retried" && !s.Decided && s.Status != verdict.Fail && s.Rate > c.Rate {
+			r = max(r, s.Rate)
+		}
+	}
+	return r
 }
 
 // SizesFitted says which cluster sizes of etcd's hardware guide a rate
@@ -114,25 +129,42 @@ func textCapacity(ew *errWriter, c *result.Capacity) {
 	if e := c.Etcd; e != nil {
 		ew.printf("  %s: %s\n", EstimateSummary(e), e.Evidence)
 	}
+	if v := VolumeSummary(c); v != "" {
+		ew.printf("  %s\n", v)
+	}
 	if c.Interrupted {
 		ew.printf("  INTERRUPTED after %d steps: the answer is only as far as they went\n", len(c.Steps))
 	}
 	ew.printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  step\trate/s\tkept/s\tsync p50\tsync p99\tcommit p50\tcommit p99\tsyncs/s\tper sync\tbytes/sync\tbacklog max\ttime\tverdict\t\n")
+	fmt.Fprintf(tw, "  step\trate/s\tkept/s\tsync p50\tsync p99\tcommit p50\tcommit p99\tbackend p99\tsyncs/s\tper sync\tbytes/sync\tbacklog max\ttime\tverdict\t\n")
 	for _, i := range stepOrder(c.Steps) {
 		s := c.Steps[i]
 		d := func(ns int64) string { return units.FormatDuration(time.Duration(ns)) }
 		status := s.Status.String()
-		if !s.Decided {
-			status += " (undecided)"
+		if !s.Decided && s.Status != verdict.Fail {
+			status += " (undecided: not carried)"
 		}
-		fmt.Fprintf(tw, "  %d %s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n",
-			i+1, s.Phase, s.Rate, s.Achieved, d(s.SyncP50Ns), d(s.SyncP99Ns), d(s.CommitP50Ns), d(s.CommitP99Ns),
+		fmt.Fprintf(tw, "  %d %s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n",
+			i+1, s.Phase, s.Rate, s.Achieved, d(s.SyncP50Ns), d(s.SyncP99Ns), d(s.CommitP50Ns), d(s.CommitP99Ns), backendP99(s),
 			s.SyncsPerSec, s.EntriesPerSync, s.BytesPerSync, s.BacklogMax, units.FormatDuration(time.Duration(s.DurationNs).Round(time.Millisecond)), status)
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
+	}
+	for _, t := range capacityTables(c) {
+		ew.printf("\n  %s\n", t.Title)
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "  %s\t\n", strings.Join(t.Head, "\t"))
+		for _, r := range t.Rows {
+			fmt.Fprintf(tw, "  %s\t\n", strings.Join(r, "\t"))
+		}
+		if err := tw.Flush(); err != nil && ew.err == nil {
+			ew.err = err
+		}
+		if t.Note != "" {
+			ew.printf("  %s\n", t.Note)
+		}
 	}
 	for _, i := range stepOrder(c.Steps) {
 		var parts []string
@@ -143,6 +175,99 @@ func textCapacity(ew *errWriter, c *result.Capacity) {
 			ew.printf("  step %d: %s\n", i+1, strings.Join(parts, ", "))
 		}
 	}
+}
+
+// costFrom names the step whose cost per put a budget used; a rate over
+// twice that step's is costed high (batches grow with the rate), so the
+// budget is an upper bound.
+func costFrom(b result.CapacityBudget) string {
+	if b.Rate > 2*b.CostFrom {
+		return fmtRate(b.CostFrom) + "/s (upper bound)"
+	}
+	return fmtRate(b.CostFrom) + "/s"
+}
+
+func backendP99(s result.CapacityStep) string {
+	if s.BackendCommits == 0 {
+		return "-"
+	}
+	return units.FormatDuration(time.Duration(s.BackendCommitP99Ns))
+}
+
+// VolumeSummary says what the volume gives and what each check perf load
+// needs, when a cap on the device's writes bent the curve: "this volume
+// gives about 1000 write IOPS; load s needs about 480, m about 1900, ...",
+// or "".
+func VolumeSummary(c *result.Capacity) string {
+	if c.Volume == nil {
+		return ""
+	}
+	var needs []string
+	for _, b := range c.Budgets {
+		if b.Kind == "check-perf" {
+			if len(needs) == 0 {
+				needs = append(needs, fmt.Sprintf("load %s needs about %s", b.Name, fmtRate(math.Round(b.WriteIOPS))))
+			} else {
+				needs = append(needs, fmt.Sprintf("%s about %s", b.Name, fmtRate(math.Round(b.WriteIOPS))))
+			}
+		}
+	}
+	s := fmt.Sprintf("this volume gives about %s write IOPS (%s/s)", fmtRate(math.Round(c.Volume.WriteIOPS)), units.FormatBytes(int64(c.Volume.WriteBytesPerSec)))
+	if len(needs) > 0 {
+		s += "; " + strings.Join(needs, ", ")
+	}
+	return s + " (" + c.Volume.Evidence + ")"
+}
+
+// capacityTables are a sweep's device cost per put at each step and the
+// budgets a volume needs for each reference load, for the text and HTML
+// reports; none without device figures.
+func capacityTables(c *result.Capacity) []htmlTable {
+	var out []htmlTable
+	cost := htmlTable{
+		Title: "device cost at each step (the device's own counters: other writers and the filesystem's journal included)",
+		Head:  []string{"step", "rate/s", "writes/s", "written/s", "flushes/s", "writes/put", "bytes/put", "flushes/put", "writes/sync", "bytes/sync", "max batch", "backend commits"},
+	}
+	for _, i := range stepOrder(c.Steps) {
+		s := c.Steps[i]
+		d := s.Device
+		if d == nil {
+			continue
+		}
+		cost.Rows = append(cost.Rows, []string{
+			fmt.Sprintf("%d %s", i+1, s.Phase), fmtRate(s.Rate), fmt.Sprintf("%.0f", d.WriteIOPS), units.FormatBytes(int64(d.WriteBytesPerSec)),
+			fmt.Sprintf("%.0f", d.FlushesPerSec), fmt.Sprintf("%.2f", d.WritesPerEntry), units.FormatBytes(int64(d.BytesPerEntry)),
+			fmt.Sprintf("%.2f", d.FlushesPerEntry), fmt.Sprintf("%.2f", d.WritesPerEntry*s.EntriesPerSync),
+			units.FormatBytes(int64(d.BytesPerEntry * s.EntriesPerSync)), fmt.Sprint(s.MaxBatch), fmt.Sprint(s.BackendCommits),
+		})
+	}
+	if len(cost.Rows) > 0 {
+		out = append(out, cost)
+	}
+	if len(c.Budgets) == 0 {
+		return out
+	}
+	budget := htmlTable{
+		Title: "the volume each load needs (its rate times the device cost per put of the passing step nearest it)",
+		Head:  []string{"load", "puts/s", "write IOPS", "write MB/s", "flushes/s", "WAL sync p99", "backend commit p99", "cost from", "this volume"},
+		Note:  "Cloud volumes are sold in write IOPS and MB/s; a volume needs both, and its syncs within the latencies, at the load's rate. The cost per put falls as the rate rises (more puts share each sync and each backend commit), so a rate well above the steps that passed is costed at the highest, an upper bound.",
+	}
+	for _, b := range c.Budgets {
+		fits := "-"
+		if b.Fits != nil {
+			fits = map[bool]string{true: "gives it", false: "too few IOPS"}[*b.Fits]
+		}
+		name := b.Name
+		if b.Kind == "check-perf" {
+			name = "check perf " + b.Name
+		}
+		budget.Rows = append(budget.Rows, []string{
+			name, fmtRate(b.Rate), fmt.Sprintf("%.0f", b.WriteIOPS), fmt.Sprintf("%.1f", b.WriteBytesPerSec/1e6), fmt.Sprintf("%.0f", b.FlushesPerSec),
+			"< " + units.FormatDuration(time.Duration(b.SyncP99Ns)), "< " + units.FormatDuration(time.Duration(b.CommitP99Ns)),
+			costFrom(b), fits,
+		})
+	}
+	return append(out, budget)
 }
 
 // stepOrder is the steps' indices by offered rate.
@@ -172,7 +297,7 @@ func capacityCharts(idPrefix string, wl *result.Workload) []*chart {
 	llo, lhi := math.Inf(1), 0.0
 	for _, s := range c.Steps {
 		rlo, rhi = math.Min(rlo, s.Rate), math.Max(rhi, s.Rate)
-		for _, v := range []int64{s.SyncP50Ns, s.SyncP99Ns, s.CommitP99Ns} {
+		for _, v := range []int64{s.SyncP50Ns, s.SyncP99Ns, s.CommitP99Ns, s.BackendCommitP99Ns} {
 			if v > 0 {
 				llo, lhi = math.Min(llo, float64(v)), math.Max(lhi, float64(v))
 			}
@@ -201,6 +326,7 @@ func capacityCharts(idPrefix string, wl *result.Workload) []*chart {
 		{"fdatasync p50", func(s result.CapacityStep) int64 { return s.SyncP50Ns }, false},
 		{"fdatasync p99", func(s result.CapacityStep) int64 { return s.SyncP99Ns }, false},
 		{"entry commit p99", func(s result.CapacityStep) int64 { return s.CommitP99Ns }, true},
+		{"backend commit p99", func(s result.CapacityStep) int64 { return s.BackendCommitP99Ns }, true},
 	}
 	for i, sr := range series {
 		l := line{name: sr.name, color: palette[i%len(palette)], dashed: sr.dashed}
@@ -218,13 +344,20 @@ func capacityCharts(idPrefix string, wl *result.Workload) []*chart {
 		lat.vmarks = append(lat.vmarks, mark{at: c.Rate, label: "knee: carries " + fmtRate(c.Rate) + "/s", color: colorAxis})
 	}
 	lat.note = CapacitySummary(c) + ". What bends it: " + c.Evidence
+	if v := VolumeSummary(c); v != "" {
+		lat.note += ". " + v
+	}
 	if e := c.Etcd; e != nil {
 		lat.note += ". " + EstimateSummary(e) + ": " + e.Evidence
 	}
 
 	plo, phi := rlo, rhi
 	for _, s := range c.Steps {
-		for _, v := range []float64{s.SyncsPerSec, s.Achieved} {
+		dw := 0.0
+		if s.Device != nil {
+			dw = s.Device.WriteIOPS
+		}
+		for _, v := range []float64{s.SyncsPerSec, s.Achieved, dw} {
 			if v > 0 {
 				plo, phi = math.Min(plo, v), math.Max(phi, v)
 			}
@@ -247,9 +380,21 @@ func capacityCharts(idPrefix string, wl *result.Workload) []*chart {
 		}
 	}
 	rate.lines = []line{syncs, kept}
+	dev := line{name: "device writes/s", color: palette[3%len(palette)]}
+	for _, j := range order {
+		if s := c.Steps[j]; s.Device != nil && s.Device.WriteIOPS > 0 {
+			dev.points = append(dev.points, [2]float64{s.Rate, s.Device.WriteIOPS})
+		}
+	}
+	if len(dev.points) > 0 {
+		rate.lines = append(rate.lines, dev)
+	}
+	if v := c.Volume; v != nil {
+		rate.hmarks = append(rate.hmarks, mark{at: v.WriteIOPS, label: fmt.Sprintf("the volume's cap: about %.0f write IOPS", v.WriteIOPS), color: colorThreshold})
+	}
 	if c.Rate > 0 {
 		rate.vmarks = append(rate.vmarks, mark{at: c.Rate, label: "knee", color: colorAxis})
 	}
-	rate.note = "A rate cap shows as syncs per second flat while the offered rate rises; a rate the disk cannot keep, as entries kept per second falling below the offered rate."
+	rate.note = "A rate cap shows as syncs per second (or the device's writes per second) flat while the offered rate rises; a rate the disk cannot keep, as entries kept per second falling below the offered rate."
 	return []*chart{lat, rate}
 }

@@ -46,8 +46,18 @@ type htmlWorkload struct {
 	Confidence                                               []string
 	Charts                                                   []htmlChart
 	Figures                                                  [][3]string
+	Tables                                                   []htmlTable
 	Facts, Notes                                             []string
 	Params                                                   [][2]string
+}
+
+// htmlTable is a workload's table of its own kind (a capacity sweep's
+// device cost and volume budgets).
+type htmlTable struct {
+	Title string
+	Head  []string
+	Rows  [][]string
+	Note  string
 }
 
 var pageTemplate = template.Must(template.ParseFS(assets, "assets/report.html"))
@@ -197,6 +207,9 @@ func htmlWorkloadOf(i int, wl *result.Workload) (htmlWorkload, error) {
 	}
 	for _, c := range charts {
 		hw.Charts = append(hw.Charts, htmlChart{SVG: template.HTML(c.svg()), Note: c.note}) // #nosec: svg() escapes every string it embeds
+	}
+	if c := wl.Capacity; c != nil {
+		hw.Tables = capacityTables(c)
 	}
 	for _, f := range wl.Figures {
 		hw.Figures = append(hw.Figures, [3]string{f.Name, units.FormatValue(f.Value, f.Unit), f.Description})

@@ -117,6 +117,63 @@ type Capacity struct {
 	// expected to sustain (the disk sweep of `capacity` only, when the
 	// CPU side was measured).
 	Etcd *CapacityEstimate `json:"etcd,omitempty"`
+	// Budgets are what a volume must give etcd for each reference load
+	// (check perf's and the hardware guide's), from the device cost per
+	// put the sweep measured (the disk sweep only, when the device's
+	// counters were read).
+	Budgets []CapacityBudget `json:"budgets,omitempty"`
+	// Volume is what the volume was found to give, when the device's
+	// writes per second stayed flat while the offered rate rose (a cap
+	// bends the curve); nil otherwise.
+	Volume *CapacityVolume `json:"volume,omitempty"`
+}
+
+// CapacityBudget is what a volume must give etcd for one reference load:
+// the load's rate times the device cost per put measured at the nearest
+// passing step, and the latency limits every step was judged against.
+type CapacityBudget struct {
+	Name string  `json:"name"` // the mark's or size's name
+	Rate float64 `json:"rate"` // puts per second
+	// Kind is "check-perf" (a check perf load) or "cluster-size" (a size
+	// of etcd's hardware guide).
+	Kind string `json:"kind"`
+	// WriteIOPS, WriteBytesPerSec and FlushesPerSec are the device's
+	// writes, bytes written and flushes per second at Rate.
+	WriteIOPS        float64 `json:"write_iops"`
+	WriteBytesPerSec float64 `json:"write_bytes_per_sec"`
+	FlushesPerSec    float64 `json:"flushes_per_sec"`
+	// SyncP99Ns and CommitP99Ns are the latencies the volume must keep
+	// at that load: the WAL fdatasync p99 and the backend commit p99.
+	SyncP99Ns   int64 `json:"sync_p99_ns"`
+	CommitP99Ns int64 `json:"commit_p99_ns"`
+	// CostFrom is the offered rate of the step whose cost per put was
+	// used (the passing step nearest Rate).
+	CostFrom float64 `json:"cost_from"`
+	// Fits says whether the volume found (Capacity.Volume) gives that
+	// many write IOPS; absent when no cap was found.
+	Fits *bool `json:"fits,omitempty"`
+}
+
+// CapacityVolume is what a volume was found to give: the write IOPS at
+// which the device's writes per second stayed while the offered rate
+// rose, and the bytes per second meanwhile.
+type CapacityVolume struct {
+	WriteIOPS        float64 `json:"write_iops"`
+	WriteBytesPerSec float64 `json:"write_bytes_per_sec"`
+	// Evidence says which steps showed it, in words.
+	Evidence string `json:"evidence"`
+}
+
+// StepDevice is what the block device did during one step (two reads of
+// /proc/diskstats; other processes' writes included, and the
+// filesystem's journal): per second and per entry (put).
+type StepDevice struct {
+	WriteIOPS        float64 `json:"write_iops"`
+	WriteBytesPerSec float64 `json:"write_bytes_per_sec"`
+	FlushesPerSec    float64 `json:"flushes_per_sec"`
+	WritesPerEntry   float64 `json:"writes_per_entry"`
+	BytesPerEntry    float64 `json:"bytes_per_entry"`
+	FlushesPerEntry  float64 `json:"flushes_per_entry"`
 }
 
 // CapacityEstimate is the put rate an etcd is expected to sustain on a
@@ -173,6 +230,21 @@ type CapacityStep struct {
 	BytesPerSync   float64 `json:"bytes_per_sync"`
 	BacklogMax     float64 `json:"backlog_max"`
 	LagEndNs       int64   `json:"lag_end_ns"`
+	// CommitMaxNs is the slowest entry's latency from its scheduled
+	// arrival (check perf's slowest request); 0 when not measured.
+	CommitMaxNs int64 `json:"commit_max_ns,omitempty"`
+	// BackendCommitP99Ns and BackendCommits are the p99 and the number of
+	// the backend commits during the step (the disk sweep's etcd
+	// backend); absent when none ran.
+	BackendCommitP99Ns int64 `json:"backend_commit_p99_ns,omitempty"`
+	BackendCommits     int64 `json:"backend_commits,omitempty"`
+	// MaxBatch is the most entries one sync could carry (etcd's raft
+	// saves at most the proposals its clients have in flight); 0: no
+	// bound recorded.
+	MaxBatch int `json:"max_batch,omitempty"`
+	// Device is what the block device did during the step; nil when its
+	// counters could not be read.
+	Device *StepDevice `json:"device,omitempty"`
 	// Extra holds figures of one kind of sweep (etcd's backend commit
 	// p99, leader changes...).
 	Extra []Figure `json:"extra,omitempty"`

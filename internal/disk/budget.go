@@ -1,0 +1,242 @@
+package disk
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"etcdbench/internal/capacity"
+	"etcdbench/internal/result"
+	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/units"
+	"etcdbench/internal/verdict"
+)
+
+// withEntryBytes is the shape whose puts take n bytes in the WAL: the
+// value shrinks or grows, the key only when the value cannot shrink more.
+func (s PutShape) withEntryBytes(n int) PutShape {
+	if v := n - s.KeyBytes - walEntryOverhead; v >= 0 {
+		s.ValueBytes = v
+		return s
+	}
+	s.KeyBytes, s.ValueBytes = max(n-walEntryOverhead, 8), 0
+	return s
+}
+
+// deviceProbe reads the block device's counters around each step, and
+// the background its other writers make (measured idle before the sweep).
+type deviceProbe struct {
+	root, name                 string
+	ok                         bool
+	bgIOPS, bgBytes, bgFlushes float64 // per second, idle
+}
+
+type devReading struct {
+	t  time.Time
+	ds sysinfo.DiskStats
+	ok bool
+}
+
+func newDeviceProbe(root, name string) *deviceProbe {
+	p := &deviceProbe{root: root, name: name}
+	p.ok = name != "" && p.read().ok
+	return p
+}
+
+func (p *deviceProbe) read() devReading {
+	if p.name == "" {
+		return devReading{}
+	}
+	ds, err := sysinfo.ReadDiskstats(p.root, p.name)
+	return devReading{t: time.Now(), ds: ds, ok: err == nil}
+}
+
+// idle measures the device's background writes for d.
+func (p *deviceProbe) idle(ctx context.Context, d time.Duration) error {
+	if !p.ok {
+		return nil
+	}
+	a := p.read()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	b := p.read()
+	if secs := b.t.Sub(a.t).Seconds(); a.ok && b.ok && secs > 0 {
+		p.bgIOPS = float64(b.ds.WriteIOs-a.ds.WriteIOs) / secs
+		p.bgBytes = float64(b.ds.WriteSectors-a.ds.WriteSectors) * 512 / secs
+		p.bgFlushes = float64(b.ds.FlushIOs-a.ds.FlushIOs) / secs
+	}
+	return nil
+}
+
+// step is what the device did between a and b for entries puts.
+func (p *deviceProbe) step(a, b devReading, entries int64) *result.StepDevice {
+	secs := b.t.Sub(a.t).Seconds()
+	if !a.ok || !b.ok || secs <= 0 || b.ds.WriteIOs < a.ds.WriteIOs {
+		return nil
+	}
+	// Not less the idle background: on a shared machine one idle second
+	// says little about the next fifteen (measured: 1-4,000 writes/s
+	// from one second to the next), so the figures are the device's, and
+	// a note says when others wrote meanwhile.
+	d := &result.StepDevice{
+		WriteIOPS:        float64(b.ds.WriteIOs-a.ds.WriteIOs) / secs,
+		WriteBytesPerSec: float64(b.ds.WriteSectors-a.ds.WriteSectors) * 512 / secs,
+		FlushesPerSec:    float64(b.ds.FlushIOs-a.ds.FlushIOs) / secs,
+	}
+	if entries > 0 {
+		perSec := float64(entries) / secs
+		d.WritesPerEntry, d.BytesPerEntry, d.FlushesPerEntry = d.WriteIOPS/perSec, d.WriteBytesPerSec/perSec, d.FlushesPerSec/perSec
+	}
+	return d
+}
+
+// Volume detection: the device's writes per second within volumeSpread
+// over at least two failing steps spanning volumeSpan of offered rate.
+const volumeSpread, volumeSpan = 1.25, 1.5
+
+// Budgets returns what a volume must give for each of the sweep's marks
+// and sizes, from the device cost per put of the passing step nearest
+// each rate (in ratio), and the volume found when a cap on the device's
+// writes bends the curve (nil otherwise).
+func Budgets(c *result.Capacity, th verdict.Thresholds) ([]result.CapacityBudget, *result.CapacityVolume) {
+	vol := findVolume(c)
+	var out []result.CapacityBudget
+	add := func(kind string, marks []result.CapacityMark) {
+		for _, m := range marks {
+			s := nearestCost(c.Steps, m.Rate)
+			if s == nil {
+				continue
+			}
+			b := result.CapacityBudget{
+				Name: m.Name, Rate: m.Rate, Kind: kind, CostFrom: s.Rate,
+				WriteIOPS: m.Rate * s.Device.WritesPerEntry, WriteBytesPerSec: m.Rate * s.Device.BytesPerEntry,
+				FlushesPerSec: m.Rate * s.Device.FlushesPerEntry,
+				SyncP99Ns:     units.FromSeconds(th.WALFsyncP99.Limit).Nanoseconds(),
+				CommitP99Ns:   units.FromSeconds(th.BackendCommitP99.Limit).Nanoseconds(),
+			}
+			if vol != nil {
+				fits := vol.WriteIOPS >= b.WriteIOPS
+				b.Fits = &fits
+			}
+			out = append(out, b)
+		}
+	}
+	add("check-perf", c.Marks)
+	add("cluster-size", c.Sizes)
+	return out, vol
+}
+
+// nearestCost is the passing, counted step with device figures whose rate
+// is nearest rate in ratio; when none passed, the nearest counted one
+// (its batches are those of a struggling disk, but its cost per put is
+// the best figure there is); nil when no step has device figures.
+func nearestCost(steps []result.CapacityStep, rate float64) *result.CapacityStep {
+	for _, passing := range []bool{true, false} {
+		var best *result.CapacityStep
+		for i := range steps {
+			s := &steps[i]
+			if !capacity.Counted(*s) || (passing && !capacity.Passed(*s)) || s.Device == nil || s.Device.WritesPerEntry <= 0 {
+				continue
+			}
+			if best == nil || math.Abs(math.Log(s.Rate/rate)) < math.Abs(math.Log(best.Rate/rate)) {
+				best = s
+			}
+		}
+		if best != nil {
+			return best
+		}
+	}
+	return nil
+}
+
+// findVolume returns the device's write IOPS when they stayed flat over
+// the failing steps while the offered rate rose: the volume's cap. Flat
+// is within volumeSpread of the failing steps' median, for at least two
+// of them spanning volumeSpan of offered rate; a step outside it (other
+// writers on a shared device) is left out.
+func findVolume(c *result.Capacity) *result.CapacityVolume {
+	var iops []float64
+	for _, s := range c.Steps {
+		if s.Phase != capacity.PhaseRetried && capacity.Failed(s) && s.Device != nil && s.Device.WriteIOPS > 0 {
+			iops = append(iops, s.Device.WriteIOPS)
+		}
+	}
+	if len(iops) < 2 {
+		return nil
+	}
+	slices.Sort(iops)
+	med := iops[len(iops)/2]
+	if len(iops)%2 == 0 {
+		med = (iops[len(iops)/2-1] + iops[len(iops)/2]) / 2
+	}
+	var flat []result.CapacityStep
+	for _, s := range c.Steps {
+		if s.Phase != capacity.PhaseRetried && capacity.Failed(s) && s.Device != nil &&
+			s.Device.WriteIOPS*volumeSpread >= med && s.Device.WriteIOPS <= med*volumeSpread {
+			flat = append(flat, s)
+		}
+	}
+	if len(flat) < 2 {
+		return nil
+	}
+	lo, hi := flat[0].Device.WriteIOPS, flat[0].Device.WriteIOPS
+	rlo, rhi := flat[0].Rate, flat[0].Rate
+	var sumIOPS, sumBytes float64
+	for _, s := range flat {
+		lo, hi = min(lo, s.Device.WriteIOPS), max(hi, s.Device.WriteIOPS)
+		rlo, rhi = min(rlo, s.Rate), max(rhi, s.Rate)
+		sumIOPS += s.Device.WriteIOPS
+		sumBytes += s.Device.WriteBytesPerSec
+	}
+	if rhi < volumeSpan*rlo {
+		return nil
+	}
+	n := float64(len(flat))
+	return &result.CapacityVolume{
+		WriteIOPS: sumIOPS / n, WriteBytesPerSec: sumBytes / n,
+		Evidence: fmt.Sprintf("the device's writes stayed at %.0f-%.0f per second over %d failing steps while the offered rate rose %.1fx (%.0f to %.0f %s): a cap on its write IOPS",
+			lo, hi, len(flat), rhi/rlo, rlo, rhi, c.Unit),
+	}
+}
+
+// RunCapacityStep runs the capacity sweep's model of etcd (the open-loop
+// WAL with p's entries and batch bound, and etcd's backend unless
+// p.Background is "none") in dir at rate for d, and returns the step as
+// the sweep records it (unjudged: its status is the WAL verdicts' only).
+// bench/device-cost measures it beside a real etcd.
+func RunCapacityStep(ctx context.Context, dir string, p CapacityParams, rate float64, d time.Duration) (result.CapacityStep, error) {
+	w := capacityWorkload{p: p}
+	cfg := w.stepConfig(verdict.Defaults(), rate, p.Confidence)
+	cfg.Mode, cfg.Runtime = ModeTime, d
+	var be *etcdBackend
+	if p.Background == "backend" {
+		var err error
+		if be, err = startEtcdBackend(dir, p.Shape, p.EntryBytes); err != nil {
+			return result.CapacityStep{}, err
+		}
+		defer be.close()
+		cfg.Durable = &be.durable
+	}
+	run, err := RunWAL(ctx, dir, cfg)
+	if run == nil {
+		return result.CapacityStep{}, err
+	}
+	s, werr := stepOf(run, Env{Thresholds: verdict.Defaults()})
+	if err == nil {
+		err = werr
+	}
+	s.Rate, s.MaxBatch = rate, cfg.maxBatch()
+	if be != nil {
+		h, commits := be.takeStep()
+		s.BackendCommits = commits
+		if commits > 0 {
+			s.BackendCommitP99Ns = h.ValueAtQuantile(99)
+		}
+	}
+	return s, err
+}

@@ -1,0 +1,87 @@
+package disk
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
+)
+
+func costStep(rate float64, pass bool, iops, perPut float64) result.CapacityStep {
+	s := result.CapacityStep{Phase: "ladder", Rate: rate, Status: verdict.Pass, Decided: true,
+		Device: &result.StepDevice{WriteIOPS: iops, WriteBytesPerSec: 4000 * iops, WritesPerEntry: perPut, BytesPerEntry: 4000 * perPut, FlushesPerEntry: perPut / 3}}
+	if !pass {
+		s.Status = verdict.Fail
+	}
+	return s
+}
+
+// Each load is costed at the passing step nearest its rate; a cap shows
+// as the device's writes flat over the failing steps, and the budgets say
+// whether the volume gives them.
+func TestBudgets(t *testing.T) {
+	c := &result.Capacity{Unit: "writes/s", Marks: CheckPerfMarks, Sizes: ClusterSizes, Steps: []result.CapacityStep{
+		costStep(100, true, 370, 3.7), costStep(200, true, 640, 3.2), costStep(400, false, 990, 2.5),
+		costStep(800, false, 1000, 1.25), costStep(300, true, 900, 3.0),
+	}}
+	undecided := costStep(1600, true, 1010, 0.63)
+	undecided.Decided = false
+	c.Steps = append(c.Steps, undecided)
+	budgets, vol := Budgets(c, verdict.Defaults())
+	if vol == nil || vol.WriteIOPS < 990 || vol.WriteIOPS > 1000 {
+		t.Fatalf("volume %+v, want about 1000 write IOPS from the failing steps", vol)
+	}
+	if len(budgets) != len(CheckPerfMarks)+len(ClusterSizes) {
+		t.Fatalf("%d budgets", len(budgets))
+	}
+	want := map[string]float64{"s": 150 * 3.2, "m": 1000 * 3.0, "small": 200 * 3.2}
+	for _, b := range budgets {
+		if w, ok := want[b.Name]; ok && (b.WriteIOPS < w-0.01 || b.WriteIOPS > w+0.01) {
+			t.Errorf("budget %s: %.1f write IOPS, want %.1f", b.Name, b.WriteIOPS, w)
+		}
+		if b.Fits == nil || *b.Fits != (b.WriteIOPS <= vol.WriteIOPS) {
+			t.Errorf("budget %s: fits %v with %.0f needed and %.0f given", b.Name, b.Fits, b.WriteIOPS, vol.WriteIOPS)
+		}
+		if b.SyncP99Ns != 10e6 || b.CommitP99Ns != 25e6 {
+			t.Errorf("budget %s: latencies %d %d", b.Name, b.SyncP99Ns, b.CommitP99Ns)
+		}
+	}
+	// One step with others' writes on the device does not hide the cap.
+	c.Steps[3].Device.WriteIOPS = 1400
+	c.Steps = append(c.Steps, costStep(1200, false, 1000, 0.8))
+	if _, vol := Budgets(c, verdict.Defaults()); vol == nil || vol.WriteIOPS < 990 || vol.WriteIOPS > 1000 {
+		t.Errorf("volume %+v with an outlier, want about 1000", vol)
+	}
+	// Writes that rise with the rate are no cap.
+	c.Steps[2].Device.WriteIOPS, c.Steps[3].Device.WriteIOPS, c.Steps[len(c.Steps)-1].Device.WriteIOPS = 600, 1200, 2400
+	if _, vol := Budgets(c, verdict.Defaults()); vol != nil {
+		t.Errorf("volume %+v from rising writes", vol)
+	}
+}
+
+// One step of the model: etcd's backend commits what the WAL made durable,
+// every 100 ms, and no sync carries more than the clients' bound.
+func TestRunCapacityStep(t *testing.T) {
+	p, err := PresetNamed("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := p.Capacity
+	cp.Clients = 4
+	s, err := RunCapacityStep(context.Background(), t.TempDir(), cp, 2000, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MaxBatch != 4 || s.EntriesPerSync > 4 || s.Syncs == 0 {
+		t.Errorf("%d syncs of %.1f entries, bound %d", s.Syncs, s.EntriesPerSync, s.MaxBatch)
+	}
+	// 2 s at one commit per 100 ms after the last: 10 to 20 commits.
+	if s.BackendCommits < 5 || s.BackendCommits > 21 || s.BackendCommitP99Ns <= 0 {
+		t.Errorf("%d backend commits, p99 %v", s.BackendCommits, time.Duration(s.BackendCommitP99Ns))
+	}
+	if got := s.BytesPerSync / s.EntriesPerSync; got != float64(CheckPerfShape.WALEntryBytes()) {
+		t.Errorf("%.0f WAL bytes per entry, want %d", got, CheckPerfShape.WALEntryBytes())
+	}
+}

@@ -1,0 +1,333 @@
+package disk
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	bolt "go.etcd.io/bbolt"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/server/v3/storage/backend"
+	"go.etcd.io/etcd/server/v3/storage/schema"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"google.golang.org/protobuf/proto"
+
+	"etcdbench/internal/stats"
+)
+
+// PutShape is the shape of the puts a capacity sweep models: etcdctl
+// check perf's are new 256-byte keys with 1024-byte values.
+type PutShape struct {
+	KeyBytes, ValueBytes int
+}
+
+// CheckPerfShape is etcdctl check perf's put (every load, s to xl).
+var CheckPerfShape = PutShape{KeyBytes: 256, ValueBytes: 1024}
+
+// walEntryOverhead is what etcd's WAL adds to a put's key and value: the
+// raft entry (term, index, type), the InternalRaftRequest around the
+// PutRequest, the WAL record (type, CRC) and its length frame, padded to
+// 8 bytes, and its share of the HardState record each Save adds.
+// Measured (bench/device-cost): etcd_disk_wal_write_bytes_total per put
+// of 256-byte keys and 1024-byte values was 1,341-1,371 bytes on etcd
+// 3.7 (1,371 at one entry per Save, 1,341 at nine), so about 64 per entry
+// and 27 per Save; the sweep writes one size per entry, the mean.
+const walEntryOverhead = 80
+
+// WALEntryBytes is the bytes a put of s takes in etcd's WAL.
+func (s PutShape) WALEntryBytes() int { return s.KeyBytes + s.ValueBytes + walEntryOverhead }
+
+// checkPerfClients are etcdctl check perf's clients per load (the
+// clients of etcdload.CheckPresets; cmd's tests keep the two equal):
+// each has one put in flight, so etcd never has more proposals waiting
+// for its WAL than that.
+var checkPerfClients = []struct {
+	Rate    float64
+	Clients int
+}{{150, 50}, {1000, 200}, {8000, 500}, {15000, 1000}}
+
+// CheckPerfClients is the number of clients of the smallest check perf
+// load that asks for at least rate puts/s (the largest's above xl), as
+// `etcd capacity` drives each step.
+func CheckPerfClients(rate float64) int {
+	for _, c := range checkPerfClients {
+		if c.Rate >= rate {
+			return c.Clients
+		}
+	}
+	return checkPerfClients[len(checkPerfClients)-1].Clients
+}
+
+// etcdBackend is etcd's own backend (go.etcd.io/etcd/server/v3's
+// storage/backend: bbolt with etcd's options, its batch transaction and
+// its commit hooks) fed the puts the WAL made durable, as etcd's apply
+// feeds it: each put is a new revision key in the key bucket holding the
+// marshalled mvccpb.KeyValue (storeTxnWrite.put), each in its own locked
+// batch transaction, and the consistent index is written to the meta
+// bucket before every commit (etcd's cindex hook). It commits every
+// backendInterval after the last commit ended, when puts are pending
+// (backend.run), or when backendBatchLimit puts are pending (untimed,
+// inside etcd's batch transaction; above 100,000 puts/s only). So the
+// pages a commit writes, and where, are bbolt's own for that rate and
+// shape, not a model of them. Its commits are timed as etcd's
+// backend_commit_duration is, and kept per step.
+type etcdBackend struct {
+	dir   string
+	shape PutShape
+	entry int64 // WAL bytes per put, to count puts from durable bytes
+
+	durable atomic.Int64 // WAL bytes durable and not yet applied
+	pending atomic.Int64 // puts applied since the last commit
+
+	// beMu guards be: the applier and the commits use it under the read
+	// lock, a reset replaces it under the write lock.
+	beMu   sync.RWMutex
+	be     backend.Backend
+	gen    int
+	resets int
+
+	mu      sync.Mutex // guards hist and commits
+	hist    *hdr.Histogram
+	commits int64
+
+	rev   atomic.Int64 // the last revision applied
+	key   []byte
+	value []byte
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	err   atomic.Pointer[error]
+}
+
+// The backend's settings, etcd's defaults (storage/backend/backend.go:
+// defaultBatchInterval, defaultBatchLimit; embed's default freelist type
+// is the map).
+const (
+	backendInterval   = 100 * time.Millisecond
+	backendBatchLimit = 10000
+	// backendDBCap is the size at which the database starts over
+	// between two commits (a fresh file), so a sweep's puts (a million on
+	// a fast disk) do not fill the volume; etcd would compact and
+	// defragment instead.
+	backendDBCap = 128 * mib
+	// backendSpace is the space the database needs: the cap, bbolt's
+	// growth step beyond it (16 MiB) and the last commit's pages.
+	backendSpace = backendDBCap + 64*mib
+)
+
+// startEtcdBackend opens etcd's backend in dir and starts its applier
+// and its commits.
+func startEtcdBackend(dir string, shape PutShape, entryBytes int) (*etcdBackend, error) {
+	b := &etcdBackend{dir: dir, shape: shape, entry: int64(max(entryBytes, 1)), hist: stats.NewLatencyHistogram(),
+		key: make([]byte, shape.KeyBytes), value: make([]byte, shape.ValueBytes), stop: make(chan struct{})}
+	if _, err := rand.Read(b.value); err != nil {
+		return nil, err
+	}
+	if _, err := rand.Read(b.key); err != nil {
+		return nil, err
+	}
+	if err := b.open(); err != nil {
+		return nil, err
+	}
+	b.wg.Add(2)
+	go b.applier()
+	go b.committer()
+	return b, nil
+}
+
+func (b *etcdBackend) path() string { return filepath.Join(b.dir, fmt.Sprintf("db-%d", b.gen)) }
+
+// backendLogger is etcd's backend's logger: silent, and its Fatal (a
+// failed commit, e.g. on a full disk) panics instead of exiting, so the
+// panic is recovered, becomes the sweep's error, and the scratch
+// directory is still removed.
+var backendLogger = zap.NewNop().WithOptions(zap.WithFatalHook(zapcore.WriteThenPanic))
+
+// recovered turns a panic of etcd's backend into an error.
+func recovered(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("etcd's backend: %v", r)
+	}
+}
+
+func (b *etcdBackend) open() (err error) {
+	defer recovered(&err)
+	cfg := backend.DefaultBackendConfig(backendLogger)
+	cfg.Path = b.path()
+	// etcd's own timer never fires: committer commits on etcd's schedule
+	// and times each commit.
+	cfg.BatchInterval = 24 * time.Hour
+	cfg.BatchLimit = backendBatchLimit
+	cfg.BackendFreelistType = bolt.FreelistMapType
+	cfg.MmapSize = uint64(2 * backendDBCap)
+	cfg.Hooks = backend.NewHooks(func(tx backend.UnsafeReadWriter) {
+		schema.UnsafeUpdateConsistentIndexForce(tx, uint64(b.rev.Load())+1, 2)
+	})
+	be := backend.New(cfg)
+	tx := be.BatchTx()
+	tx.LockOutsideApply()
+	tx.UnsafeCreateBucket(schema.Key)
+	schema.UnsafeCreateMetaBucket(tx)
+	tx.Unlock()
+	be.ForceCommit()
+	b.be = be
+	return nil
+}
+
+// fail records the first error of the applier or the commits.
+func (b *etcdBackend) fail(err error) {
+	if err != nil {
+		b.err.CompareAndSwap(nil, &err)
+	}
+}
+
+// applier puts every entry the WAL made durable into the backend.
+func (b *etcdBackend) applier() {
+	defer b.wg.Done()
+	var err error
+	defer func() { b.fail(err) }()
+	defer recovered(&err)
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		}
+		n := b.durable.Load() / b.entry
+		if n == 0 {
+			continue
+		}
+		b.durable.Add(-n * b.entry)
+		if err = b.apply(n); err != nil {
+			return
+		}
+	}
+}
+
+// apply applies n puts.
+func (b *etcdBackend) apply(n int64) error {
+	b.beMu.RLock()
+	defer b.beMu.RUnlock()
+	for range n {
+		if err := b.put(b.be); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commit commits and times it, and returns the database's size.
+func (b *etcdBackend) commit() (time.Duration, int64) {
+	b.beMu.RLock()
+	defer b.beMu.RUnlock()
+	t0 := time.Now()
+	b.be.ForceCommit()
+	return time.Since(t0), b.be.Size()
+}
+
+// put applies one put as etcd's storeTxnWrite.put does.
+func (b *etcdBackend) put(be backend.Backend) error {
+	rev := b.rev.Add(1)
+	var rk [17]byte // a revision key: main, '_', sub
+	binary.BigEndian.PutUint64(rk[:8], uint64(rev))
+	rk[8] = '_'
+	binary.BigEndian.PutUint64(rk[9:17], 0)
+	if len(b.key) >= 8 {
+		binary.BigEndian.PutUint64(b.key[len(b.key)-8:], uint64(rev))
+	}
+	d, err := proto.Marshal(&mvccpb.KeyValue{Key: b.key, Value: b.value, CreateRevision: rev, ModRevision: rev, Version: 1})
+	if err != nil {
+		return err
+	}
+	tx := be.BatchTx()
+	tx.LockInsideApply()
+	tx.UnsafeSeqPut(schema.Key, rk[:], d)
+	tx.Unlock()
+	b.pending.Add(1)
+	return nil
+}
+
+// committer commits backendInterval after the last commit ended, when
+// puts are pending, and times each commit (backend.run).
+func (b *etcdBackend) committer() {
+	defer b.wg.Done()
+	var err error
+	defer func() { b.fail(err) }()
+	defer recovered(&err)
+	t := time.NewTimer(backendInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		}
+		if b.pending.Swap(0) > 0 {
+			d, size := b.commit()
+			b.mu.Lock()
+			stats.Record(b.hist, d)
+			b.commits++
+			b.mu.Unlock()
+			if size > backendDBCap {
+				b.reset()
+			}
+		}
+		t.Reset(backendInterval)
+	}
+}
+
+// reset starts over with a fresh database (after a commit, under the
+// write lock: no put is in flight; the puts are not read back).
+func (b *etcdBackend) reset() {
+	b.beMu.Lock()
+	defer b.beMu.Unlock()
+	old, oldPath := b.be, b.path()
+	b.gen++
+	b.resets++
+	if err := b.open(); err != nil {
+		b.fail(err)
+		b.gen--
+		return
+	}
+	old.Close()
+	os.Remove(oldPath)
+}
+
+// failed returns the applier's or the commits' error, if any.
+func (b *etcdBackend) failed() error {
+	if p := b.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// takeStep returns the commits since the last call and starts a new
+// count.
+func (b *etcdBackend) takeStep() (h *hdr.Histogram, commits int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, commits = b.hist, b.commits
+	b.hist, b.commits = stats.NewLatencyHistogram(), 0
+	return h, commits
+}
+
+// close stops the applier and the commits and closes the database.
+func (b *etcdBackend) close() error {
+	close(b.stop)
+	b.wg.Wait()
+	b.beMu.Lock()
+	defer b.beMu.Unlock()
+	b.be.Close()
+	if p := b.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
