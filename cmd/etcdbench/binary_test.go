@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -90,6 +91,9 @@ type runOpts struct {
 	cred *syscall.Credential // run as another user; nil: as the test
 	// stdout, if set, is the process's standard output instead of a buffer.
 	stdout *os.File
+	// timeout bounds the process (0: processTimeout), for a run whose
+	// steps are long by design.
+	timeout time.Duration
 }
 
 // runResult is what a finished run left.
@@ -111,7 +115,7 @@ type process struct {
 // did not wait for it.
 func start(t *testing.T, o runOpts, args ...string) *process {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), processTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(o.timeout, processTimeout))
 	p := &process{cancel: cancel, done: make(chan struct{})}
 	p.cmd = exec.CommandContext(ctx, binPath, args...)
 	p.cmd.Dir = o.dir

@@ -86,8 +86,9 @@ func TestCapacityCPUSide(t *testing.T) {
 	// A step carries its rate only when its p99 was decided: 20 s at
 	// 150/s (3,000 syncs) decides on a disk with a few slow syncs, where
 	// the quick preset's 8 s (1,200) did not on the busy development VM;
-	// one rate keeps the test short.
-	res := runBin(t, runOpts{}, "capacity", "--dir", d, "--quick", "--start", "150", "--max-rate", "150",
+	// one rate keeps the test short, unless the disk fails it and the
+	// sweep descends (a busy machine): 4 minutes bound that.
+	res := runBin(t, runOpts{timeout: 4 * time.Minute}, "capacity", "--dir", d, "--quick", "--start", "150", "--max-rate", "150",
 		"--step-runtime", "20s", "--cpu-step", "1s", "--no-progress", "-o", "json")
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit code %d; stderr:\n%s", res.code, res.stderr)

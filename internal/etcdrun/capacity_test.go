@@ -97,7 +97,7 @@ func TestLimitingResource(t *testing.T) {
 		e StepEvidence
 	}
 	step := func(rate float64, failed string, set ...func(*StepEvidence)) stepEv {
-		s := result.CapacityStep{Rate: rate, Status: verdict.Pass, SyncP99Ns: int64(3 * time.Millisecond)}
+		s := result.CapacityStep{Rate: rate, Status: verdict.Pass, Decided: true, SyncP99Ns: int64(3 * time.Millisecond)}
 		e := StepEvidence{WAL: 3 * time.Millisecond, Commit: 5 * time.Millisecond, SlowApplies: nan, ClientCPU: 0.3, Host: &observe.Host{Busy: 0.4, CPUs: 2},
 			Members: []MemberCPU{{"member0", 0.5}}, Cores: 2, Pending: 3, Unapplied: 0, PeerRTT: nan, Traced: nan, TracedNoWait: nan}
 		if failed != "" {
@@ -147,7 +147,7 @@ func TestLimitingResource(t *testing.T) {
 			finding.Leader, "", map[string]float64{"slow_applies": 3}},
 		{"proposal backlog", []stepEv{ok, step(200, "check_perf_slowest", func(e *StepEvidence) { e.Pending = 350 })}, false,
 			finding.Leader, "", map[string]float64{"proposals_pending_max": 350}},
-		{"a stall: a faster step passed", []stepEv{ok, step(150, "wal_fsync_p99"), {result.CapacityStep{Phase: "probe", Rate: 300, Status: verdict.Pass, SyncP99Ns: int64(time.Millisecond)}, StepEvidence{}}}, false,
+		{"a stall: a faster step passed", []stepEv{ok, step(150, "wal_fsync_p99"), {result.CapacityStep{Phase: "probe", Rate: 300, Status: verdict.Pass, Decided: true, SyncP99Ns: int64(time.Millisecond)}, StepEvidence{}}}, false,
 			finding.Disk, "", map[string]float64{"rate": 150, FactPassedAbove: 300}},
 		{"traced: the syncs waited for a CPU", []stepEv{ok, step(200, "wal_fsync_p99", traced(0.014, 0.002))}, false,
 			finding.CPU, CaseTraced, map[string]float64{"traced_wal_sync_p99": 0.014, "traced_wal_sync_no_cpu_wait_p99": 0.002}},

@@ -78,7 +78,7 @@ const (
 func limitingResource(c *result.Capacity, evs []StepEvidence, lc limitContext) (finding.Finding, string) {
 	fi := -1
 	for i := range c.Steps {
-		if s := &c.Steps[i]; capacity.Counted(*s) && !capacity.Passed(*s) && (fi < 0 || s.Rate < c.Steps[fi].Rate) {
+		if s := &c.Steps[i]; capacity.Counted(*s) && capacity.Failed(*s) && (fi < 0 || s.Rate < c.Steps[fi].Rate) {
 			fi = i
 		}
 	}
