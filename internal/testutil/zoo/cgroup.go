@@ -86,9 +86,9 @@ func contains(s []string, x string) bool {
 	return false
 }
 
-// deviceOf returns the whole disk ("MAJ:MIN") under the filesystem that
+// DeviceOf returns the whole disk ("MAJ:MIN") under the filesystem that
 // holds dir: blk-throttle takes rules on disks, not partitions.
-func deviceOf(dir string) (string, error) {
+func DeviceOf(dir string) (string, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err != nil {
 		return "", err
@@ -123,7 +123,7 @@ func NewCgroup(dir, name string, lim Limits) (*Cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	dev, err := deviceOf(dir)
+	dev, err := DeviceOf(dir)
 	if err != nil {
 		return nil, err
 	}
