@@ -58,6 +58,9 @@ type params struct {
 	EntryBytes int     `json:"capacity_entry_bytes"`
 	EtcdStep   string  `json:"etcd_capacity_step"`
 	Limits     limits  `json:"limits"`
+	// RAMDisk is the size of the RAM disk the storages are made on (0:
+	// --dir's disk).
+	RAMDisk int64 `json:"ramdisk_bytes,omitempty"`
 }
 
 type options struct {
@@ -101,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Debian, "debian-etcd", o.Debian, "Debian's etcd 3.4 binary")
 	fs.StringVar(&o.Benchmark, "benchmark", "", "etcd's benchmark binary; default: build go.etcd.io/etcd/v3/tools/benchmark")
 	fs.StringVar(&versions, "benchmark-versions", versions, "etcd versions to try, in order, when building benchmark")
+	fs.Int64Var(&o.RAMDisk, "ramdisk", 0, "make the storages on an ext4 RAM disk of this many bytes (a loop device over /dev/shm; e.g. 3221225472) instead of --dir's disk: other processes on a shared disk then neither slow it nor show in its diskstats")
 	fs.StringVar(&o.Step, "step", o.Step, "length of each fixed-rate step of the real etcds")
 	fs.Float64Var(&o.Start, "start", o.Start, "the real etcds' first rate (puts/s); the ladder doubles it")
 	fs.IntVar(&o.Conns, "conns", o.Conns, "benchmark's gRPC connections")
@@ -141,6 +145,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if d, err := time.ParseDuration(o.EtcdStep); err != nil || d < time.Second {
 		return bad("--etcd-step %q: want a duration of at least 1s", o.EtcdStep)
 	}
+	if o.RAMDisk < 0 || (o.RAMDisk > 0 && o.Dir != "") {
+		return bad("--ramdisk %d: want a size in bytes, and no --dir beside it", o.RAMDisk)
+	}
 	if o.Start < 10 || o.Conns < 1 || o.Clients < o.Conns || o.EntryBytes <= 0 {
 		return bad("--start (at least 10), --conns, --clients (at least --conns) and --entry-bytes must be positive")
 	}
@@ -176,6 +183,15 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	stores, err := zoo.Lookup(zoo.Default(), o.Storages)
 	if err != nil {
 		return cmp.UsageError{Err: err}
+	}
+	if o.RAMDisk > 0 {
+		rd, err := zoo.NewRAMDisk(ctx, o.RAMDisk)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, rd.Close()) }()
+		o.Dir = rd.Dir
+		fmt.Fprintf(stderr, "RAM disk %s on %s\n", rd.Loop, rd.Dir)
 	}
 	env, err := cmp.Setup(ctx, o.Common, name, stderr)
 	if err != nil {

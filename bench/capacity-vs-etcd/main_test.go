@@ -22,7 +22,7 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("defaults %+v", o)
 	}
 	for _, args := range [][]string{{"--storages", "floppy"}, {"--etcds", "etcd-2"}, {"--step", "soon"}, {"--step", "10ms"},
-		{"--rounds", "0"}, {"--start", "1"}, {"--clients", "10", "--conns", "20"}, {"extra"}} {
+		{"--rounds", "0"}, {"--start", "1"}, {"--ramdisk", "-1"}, {"--ramdisk", "1000000", "--dir", "/tmp"}, {"--clients", "10", "--conns", "20"}, {"extra"}} {
 		if _, err := parseFlags(args, io.Discard); !errors.As(err, new(cmp.UsageError)) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}

@@ -2,6 +2,7 @@ package zoo
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -267,5 +268,54 @@ func TestCompetingWriter(t *testing.T) {
 	// its file.
 	if _, err := os.Stat(filepath.Join(dir, "competing-writer")); !os.IsNotExist(err) {
 		t.Errorf("the writer's file is still there after Close: %v", err)
+	}
+}
+
+func TestRAMDisk(t *testing.T) {
+	d, err := NewRAMDisk(context.Background(), 64<<20)
+	if errors.Is(err, ErrUnavailable) {
+		t.Skipf("skipping: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			d.Close()
+		}
+	})
+	dev, err := DeviceOf(d.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(d.Loop), "dev"))
+	if err != nil || strings.TrimSpace(string(want)) != dev {
+		t.Fatalf("the RAM disk's directory is on %s, its loop device is %q (%v)", dev, want, err)
+	}
+	// The block throttle holds a cgroup's writes on it too.
+	const limit = 300
+	p := IOPSCap(limit).SetupT(t, d.Dir)
+	took := ddSync(t, p, 4096, 100)
+	ios, _, err := p.Cgroup.Writes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("on the RAM disk, capped at %d: %.0f syncs/s, %.0f writes/s", limit, 100/took.Seconds(), float64(ios)/took.Seconds())
+	if rate := float64(ios) / took.Seconds(); ios < 100 || rate > 1.5*limit {
+		t.Errorf("%d writes, %.0f/s on the RAM disk capped at %d", ios, rate, limit)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed = true
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if isMounted(d.Dir) {
+		t.Errorf("%s is still mounted", d.Dir)
+	}
+	if _, err := os.Stat(d.image); !os.IsNotExist(err) {
+		t.Errorf("the image %s is still there: %v", d.image, err)
 	}
 }
