@@ -61,6 +61,9 @@ type params struct {
 	// RAMDisk is the size of the RAM disk the storages are made on (0:
 	// --dir's disk).
 	RAMDisk int64 `json:"ramdisk_bytes,omitempty"`
+	// FirstRound numbers this run's first round, so that runs made one
+	// after another alternate the order as the rounds of one run do.
+	FirstRound int `json:"first_round"`
 }
 
 type options struct {
@@ -89,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	c.NoFio, c.Rounds = true, 1
 	o := options{Common: c, Debian: "/usr/bin/etcd", params: params{
 		Storages: "all", Etcds: strings.Join(kindNames, ","), Sweeps: strings.Join(sweepNames, ","), Step: "10s", Start: 100,
-		Conns: 50, Clients: 50, KeySize: 256, ValSize: 1024, EntryBytes: 1400, EtcdStep: "3s", Limits: defaultLimits}}
+		Conns: 50, Clients: 50, KeySize: 256, ValSize: 1024, EntryBytes: 1400, EtcdStep: "3s", Limits: defaultLimits, FirstRound: 1}}
 	versions := strings.Join(cmp.DefaultBenchmarkVersions, ",")
 	var names []string
 	for _, s := range zoo.Default() {
@@ -105,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Benchmark, "benchmark", "", "etcd's benchmark binary; default: build go.etcd.io/etcd/v3/tools/benchmark")
 	fs.StringVar(&versions, "benchmark-versions", versions, "etcd versions to try, in order, when building benchmark")
 	fs.Int64Var(&o.RAMDisk, "ramdisk", 0, "make the storages on an ext4 RAM disk of this many bytes (a loop device over /dev/shm; e.g. 3221225472) instead of --dir's disk: other processes on a shared disk then neither slow it nor show in its diskstats")
+	fs.IntVar(&o.FirstRound, "first-round", o.FirstRound, "number of this run's first round (the order of a round's runs alternates with its number): continue an earlier run")
 	fs.StringVar(&o.Step, "step", o.Step, "length of each fixed-rate step of the real etcds")
 	fs.Float64Var(&o.Start, "start", o.Start, "the real etcds' first rate (puts/s); the ladder doubles it")
 	fs.IntVar(&o.Conns, "conns", o.Conns, "benchmark's gRPC connections")
@@ -123,8 +127,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, cmp.UsageError{Err: fmt.Errorf(format, a...)}
 	}
 	// One round is allowed: a full round takes over an hour.
-	if o.Rounds < 1 {
-		return bad("--rounds %d: want at least 1", o.Rounds)
+	if o.Rounds < 1 || o.FirstRound < 1 {
+		return bad("--rounds %d, --first-round %d: want at least 1", o.Rounds, o.FirstRound)
 	}
 	for _, w := range strings.Split(o.Sweeps, ",") {
 		if w != "" && !contains(sweepNames, w) {

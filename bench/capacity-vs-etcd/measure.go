@@ -93,7 +93,7 @@ func loadavg() string {
 // cannot make is skipped with the reason.
 func (m measurer) storage(ctx context.Context, st zoo.Storage) (row, error) {
 	r := row{Storage: st.Name, About: st.About}
-	for n := 1; n <= m.o.Rounds; n++ {
+	for n := m.o.FirstRound; n < m.o.FirstRound+m.o.Rounds; n++ {
 		rd := round{N: n}
 		type job struct {
 			name string
