@@ -126,7 +126,11 @@ func (m measurer) storage(ctx context.Context, st zoo.Storage) (row, error) {
 		for _, j := range cmp.Alternate(n, jobs) {
 			rd.Order, rd.Load = append(rd.Order, j.name), append(rd.Load, loadavg())
 			fmt.Fprintf(m.progress, "%s round %d: %s (load %s) ...\n", st.Name, n, j.name, rd.Load[len(rd.Load)-1])
-			err := m.in(ctx, st, j.do, &rd.Notes)
+			var notes []string
+			err := m.in(ctx, st, j.do, &notes)
+			for _, n := range notes {
+				rd.Notes = append(rd.Notes, j.name+": "+n)
+			}
 			if errors.Is(err, zoo.ErrUnavailable) {
 				r.Skipped = err.Error()
 				fmt.Fprintf(m.progress, "%s: skipped: %v\n", st.Name, err)
