@@ -112,3 +112,11 @@ func TestLookup(t *testing.T) {
 		seen[s.Name] = true
 	}
 }
+
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{`/mnt/a\040b`: "/mnt/a b", "/plain": "/plain", `/tab\011x`: "/tab\tx", `/odd\0`: `/odd\0`} {
+		if got := unescapeMount(in); got != want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
