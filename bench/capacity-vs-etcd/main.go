@@ -1,282 +1,282 @@
-// Command capacity-vs-etcd (bench/capacity-vs-etcd/run) measures how well `etcdbench capacity`
-// predicts the highest put rate a real etcd sustains within its limits
-// (`etcdbench etcd capacity`: an embedded etcd, a process of its own,
-// under open-loop puts of etcdctl check perf's shape), on the same storage
-// (issue 14). capacity's prediction is its estimate of etcd's rate: the
-// lower of its two sides, the WAL's sweep on the storage and the CPUs'
-// (an embedded etcd without fsync swept up to the disk's limit). It runs
-// both commands on three storages:
+// Command capacity-vs-etcd (bench/capacity-vs-etcd/run) measures how well
+// `etcdbench capacity` predicts the highest put rate a real etcd sustains
+// within its limits, on every storage of the zoo (internal/testutil/zoo),
+// with the truth taken from outside etcdbench (issue 22):
 //
-//   - plain: the directory itself;
-//   - rate-cap: a FUSE passthrough of it (internal/testutil/fusedelay)
-//     whose syncs obey a token bucket of --cap syncs/s, burst 4, as a
-//     cloud volume's IOPS limit;
-//   - slow-sync: the same passthrough whose syncs wait --delay plus the
-//     bytes written since the last sync at --bandwidth bytes/s, a slower
-//     device whose sync time grows with what it flushes.
+//   - truth: a real etcd as its own process, run in the storage (inside
+//     its cgroup for the block-throttle storages): Debian's etcd 3.4
+//     (/usr/bin/etcd) and the embedded etcd of go.mod (the
+//     put-vs-etcd-benchmark helper), each driven at fixed rates by etcd's
+//     own benchmark tool (`benchmark put --rate R`, etcdctl check perf's
+//     shape: 50 clients, 256-byte keys, 1 KiB values, new keys) for --step
+//     per rate. A rate passes when etcd's own WAL fsync p99 < 10 ms and
+//     backend commit p99 < 25 ms (its /metrics' histogram deltas over the
+//     step), benchmark had no errors and achieved 90 % of the rate. A
+//     ladder (x2) and a bisection find the highest passing rate to 10 %.
+//   - beside it, `etcdbench etcd capacity` (the sweep of a real etcd);
+//   - the prediction: `etcdbench capacity`'s estimate, run in the same
+//     storage (inside the cgroup).
 //
-// The disk sweep runs --quick (a 20 % resolution); its entries are --entry-bytes (1400: a check perf put, a
-// 256-byte key and a 1024-byte value, as a WAL record). For each storage
-// it prints the estimate, its two sides, etcd's rate and the ratio
-// predicted / real (goal: within 1.5x). Rounds alternate the order of the
-// two runs. It is a measurement, not a test: exit 0 whatever the ratios,
-// 1 when a tool failed to run, 2 for bad flags, 130 when interrupted.
-// FUSE needs root and /dev/fuse.
+// Each measurement gets the storage set up afresh (a burst bucket's
+// credits full, a competing writer started). For each storage it prints
+// the rounds' figures and the ratio estimate / real etcd's highest
+// passing rate, and the device's writes, bytes and flushes per put at
+// that rate (/proc/diskstats: the whole device, other processes
+// included). --json writes every step of every run. It is a measurement,
+// not a test: exit 0 whatever the ratios, 1 when a tool failed to run, 2
+// for bad flags, 130 when interrupted. Needs root (cgroups, FUSE).
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
-	"etcdbench/internal/result"
-	"etcdbench/internal/testutil/fusedelay"
+	"etcdbench/internal/testutil/zoo"
 )
 
 const name = "capacity-vs-etcd"
 
+// params are the bench's settings, saved with the results.
 type params struct {
-	Cap        float64 `json:"cap_syncs_per_sec"`
-	Delay      string  `json:"delay"`
-	Bandwidth  int64   `json:"bandwidth_bytes_per_sec"`
-	EntryBytes int     `json:"entry_bytes"`
-	Step       string  `json:"etcd_step"`
 	Storages   string  `json:"storages"`
+	Etcds      string  `json:"etcds"`
+	Sweeps     string  `json:"sweeps"`
+	Step       string  `json:"step"`
+	Start      float64 `json:"start_rate"`
+	Conns      int     `json:"conns"`
+	Clients    int     `json:"clients"`
+	KeySize    int     `json:"key_size"`
+	ValSize    int     `json:"val_size"`
+	EntryBytes int     `json:"capacity_entry_bytes"`
+	EtcdStep   string  `json:"etcd_capacity_step"`
+	Limits     limits  `json:"limits"`
+	// RAMDisk is the size of the RAM disk the storages are made on (0:
+	// --dir's disk).
+	RAMDisk int64 `json:"ramdisk_bytes,omitempty"`
+	// FirstRound numbers this run's first round, so that runs made one
+	// after another alternate the order as the rounds of one run do.
+	FirstRound int `json:"first_round"`
 }
 
 type options struct {
 	cmp.Common
 	params
+	Debian            string
+	Benchmark         string
+	BenchmarkVersions []string
+	step              time.Duration
 }
 
 func main() { cmp.Main(name, parseFlags, run) }
+
+// kindNames are the real etcds --etcds chooses from, sweepNames
+// etcdbench's sweeps --sweeps does.
+var (
+	kindNames  = []string{"etcd-3.4", "embedded"}
+	sweepNames = []string{"capacity", "etcd-capacity"}
+)
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	c, err := cmp.DefaultCommon()
 	if err != nil {
 		return options{}, err
 	}
-	c.NoFio, c.Rounds = true, 3
-	o := options{Common: c, params: params{Cap: 80, Delay: "2ms", Bandwidth: 1_000_000, EntryBytes: 1400, Step: "3s", Storages: "plain,rate-cap,slow-sync"}}
-	err = cmp.ParseFlags(name, "How well `etcdbench capacity` predicts the put rate a real etcd sustains within its limits, on a plain and two slowed storages.", &o.Common, args, stderr,
-		func(fs *flag.FlagSet) {
-			fs.Float64Var(&o.Cap, "cap", o.Cap, "rate-cap storage: syncs per second of its token bucket")
-			fs.StringVar(&o.Delay, "delay", o.Delay, "slow-sync storage: fixed wait of each sync")
-			fs.Int64Var(&o.Bandwidth, "bandwidth", o.Bandwidth, "slow-sync storage: bytes per second each sync waits for what was written since the last")
-			fs.IntVar(&o.EntryBytes, "entry-bytes", o.EntryBytes, "the disk sweep's entry size")
-			fs.StringVar(&o.Step, "etcd-step", o.Step, "length of each etcd capacity step")
-			fs.StringVar(&o.Storages, "storages", o.Storages, "the storages to measure, comma-separated: plain, rate-cap, slow-sync")
-		})
-	if err != nil {
+	c.NoFio, c.Rounds = true, 1
+	o := options{Common: c, Debian: "/usr/bin/etcd", params: params{
+		Storages: "all", Etcds: strings.Join(kindNames, ","), Sweeps: strings.Join(sweepNames, ","), Step: "10s", Start: 100,
+		Conns: 50, Clients: 50, KeySize: 256, ValSize: 1024, EntryBytes: 1400, EtcdStep: "3s", Limits: defaultLimits, FirstRound: 1}}
+	versions := strings.Join(cmp.DefaultBenchmarkVersions, ",")
+	var names []string
+	for _, s := range zoo.Default() {
+		names = append(names, s.Name)
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.Common.Register(fs)
+	fs.StringVar(&o.Storages, "storages", o.Storages, "storages to measure, comma-separated, or all: "+strings.Join(names, ", "))
+	fs.StringVar(&o.Etcds, "etcds", o.Etcds, "real etcds to bisect, comma-separated: "+strings.Join(kindNames, ", "))
+	fs.StringVar(&o.Sweeps, "sweeps", o.Sweeps, "etcdbench's sweeps to run beside them, comma-separated (\"\": none): "+strings.Join(sweepNames, ", "))
+	fs.StringVar(&o.Debian, "debian-etcd", o.Debian, "Debian's etcd 3.4 binary")
+	fs.StringVar(&o.Benchmark, "benchmark", "", "etcd's benchmark binary; default: build go.etcd.io/etcd/v3/tools/benchmark")
+	fs.StringVar(&versions, "benchmark-versions", versions, "etcd versions to try, in order, when building benchmark")
+	fs.Int64Var(&o.RAMDisk, "ramdisk", 0, "make the storages on an ext4 RAM disk of this many bytes (a loop device over /dev/shm; e.g. 3221225472) instead of --dir's disk: other processes on a shared disk then neither slow it nor show in its diskstats")
+	fs.IntVar(&o.FirstRound, "first-round", o.FirstRound, "number of this run's first round (the order of a round's runs alternates with its number): continue an earlier run")
+	fs.StringVar(&o.Step, "step", o.Step, "length of each fixed-rate step of the real etcds")
+	fs.Float64Var(&o.Start, "start", o.Start, "the real etcds' first rate (puts/s); the ladder doubles it")
+	fs.IntVar(&o.Conns, "conns", o.Conns, "benchmark's gRPC connections")
+	fs.IntVar(&o.Clients, "clients", o.Clients, "benchmark's clients")
+	fs.IntVar(&o.EntryBytes, "entry-bytes", o.EntryBytes, "etcdbench capacity's entry size")
+	fs.StringVar(&o.EtcdStep, "etcd-step", o.EtcdStep, "length of each `etcd capacity` step")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: bench/%s/run [flags]\n\n%s\n\nFlags:\n", name,
+			"How well `etcdbench capacity` predicts the put rate a real etcd (Debian's 3.4 and the embedded one, driven by etcd's benchmark tool) sustains, on every storage of the zoo.")
+		fs.PrintDefaults()
+	}
+	if err := cmp.Parse(fs, args); err != nil {
 		return o, err
 	}
-	if d, err := time.ParseDuration(o.Delay); err != nil || d < 0 {
-		return o, cmp.UsageError{Err: fmt.Errorf("--delay %q: want a duration", o.Delay)}
+	bad := func(format string, a ...any) (options, error) {
+		return o, cmp.UsageError{Err: fmt.Errorf(format, a...)}
 	}
-	for _, s := range strings.Split(o.Storages, ",") {
-		if !slices.Contains([]string{"plain", "rate-cap", "slow-sync"}, s) {
-			return o, cmp.UsageError{Err: fmt.Errorf("--storages: unknown storage %q (want plain, rate-cap, slow-sync)", s)}
+	// One round is allowed: a full round takes over an hour.
+	if o.Rounds < 1 || o.FirstRound < 1 {
+		return bad("--rounds %d, --first-round %d: want at least 1", o.Rounds, o.FirstRound)
+	}
+	for _, w := range strings.Split(o.Sweeps, ",") {
+		if w != "" && !contains(sweepNames, w) {
+			return bad("--sweeps: unknown sweep %q (want %s)", w, strings.Join(sweepNames, ", "))
 		}
 	}
-	if o.Cap <= 0 || o.Bandwidth <= 0 || o.EntryBytes <= 0 {
-		return o, cmp.UsageError{Err: fmt.Errorf("--cap, --bandwidth and --entry-bytes must be positive")}
+	if _, err := zoo.Lookup(zoo.Default(), o.Storages); err != nil {
+		return bad("--storages: %v", err)
+	}
+	for _, k := range strings.Split(o.Etcds, ",") {
+		if !contains(kindNames, k) {
+			return bad("--etcds: unknown etcd %q (want %s)", k, strings.Join(kindNames, ", "))
+		}
+	}
+	if o.step, err = time.ParseDuration(o.Step); err != nil || o.step < time.Second {
+		return bad("--step %q: want a duration of at least 1s", o.Step)
+	}
+	if d, err := time.ParseDuration(o.EtcdStep); err != nil || d < time.Second {
+		return bad("--etcd-step %q: want a duration of at least 1s", o.EtcdStep)
+	}
+	if o.RAMDisk < 0 || (o.RAMDisk > 0 && o.Dir != "") {
+		return bad("--ramdisk %d: want a size in bytes, and no --dir beside it", o.RAMDisk)
+	}
+	if o.Start < 10 || o.Conns < 1 || o.Clients < o.Conns || o.EntryBytes <= 0 {
+		return bad("--start (at least 10), --conns, --clients (at least --conns) and --entry-bytes must be positive")
+	}
+	for _, v := range strings.Split(versions, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			o.BenchmarkVersions = append(o.BenchmarkVersions, v)
+		}
 	}
 	return o, nil
 }
 
-// storage is one place both sweeps run.
-type storage struct {
-	Name  string `json:"name"`
-	About string `json:"about"`
-	dir   string
-	close func() error
+func contains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
-// measured is one sweep's answer.
-type measured struct {
-	Rate, Upper float64
-	// Disk and CPU are the two sides of capacity's estimate.
-	Disk, CPU float64
-	Bend      string
-	Evidence  string
-	Wall      time.Duration
-	Raw       json.RawMessage
-}
-
-type row struct {
-	Storage   string     `json:"storage"`
-	Predicted []float64  `json:"predicted"` // capacity's estimate of etcd's rate per round
-	DiskSide  []float64  `json:"disk_side"` // its two sides
-	CPUSide   []float64  `json:"cpu_side"`
-	Real      []float64  `json:"real"` // etcd capacity per round
-	Ratios    []float64  `json:"ratios"`
-	Median    float64    `json:"median_ratio"`
-	Bends     [][]string `json:"bends"`    // disk bend, etcd limit, per round
-	Evidence  [][]string `json:"evidence"` // the same, in words
-	DiskWall  []float64  `json:"disk_wall_s"`
-	EtcdWall  []float64  `json:"etcd_wall_s"`
+// resultsFile is the --json file: everything measured, rewritten after
+// each storage so that an interrupted run keeps what it finished.
+type resultsFile struct {
+	Started   time.Time `json:"started"`
+	Params    params    `json:"params"`
+	Benchmark string    `json:"benchmark"`
+	Etcdbench string    `json:"etcdbench"`
+	Rows      []row     `json:"rows"`
+	Error     string    `json:"error,omitempty"`
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+	stores, err := zoo.Lookup(zoo.Default(), o.Storages)
+	if err != nil {
+		return cmp.UsageError{Err: err}
+	}
+	if o.RAMDisk > 0 {
+		rd, err := zoo.NewRAMDisk(ctx, o.RAMDisk)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, rd.Close()) }()
+		o.Dir = rd.Dir
+		fmt.Fprintf(stderr, "RAM disk %s on %s\n", rd.Loop, rd.Dir)
+	}
 	env, err := cmp.Setup(ctx, o.Common, name, stderr)
 	if err != nil {
 		return err
 	}
 	defer env.Release(&err)
-	stores, err := makeStorages(env.Dir, o.params)
-	defer func() {
-		for _, s := range stores {
-			if cerr := s.close(); cerr != nil && err == nil {
-				err = cerr
-			}
-		}
-	}()
+	dev, err := zoo.DeviceOf(env.Dir)
 	if err != nil {
 		return err
 	}
-	var rows []row
-	for _, s := range stores {
-		if !slices.Contains(strings.Split(o.Storages, ","), s.Name) {
-			continue
-		}
-		r := row{Storage: s.Name + ": " + s.About}
-		for round := range o.Rounds {
-			runs := []func() (measured, error){
-				func() (measured, error) {
-					return sweep(ctx, env.Etcdbench, "capacity", s.dir, "--quick", "--entry-bytes", fmt.Sprint(o.EntryBytes))
-				},
-				func() (measured, error) {
-					return sweep(ctx, env.Etcdbench, "etcd-capacity", s.dir, "--step", o.Step, "--no-trace")
-				},
-			}
-			order := []int{0, 1}
-			if round%2 == 1 {
-				order = []int{1, 0}
-			}
-			var got [2]measured
-			for _, i := range order {
-				fmt.Fprintf(stderr, "%s round %d: %s ...\n", s.Name, round+1, []string{"capacity", "etcd capacity"}[i])
-				if got[i], err = runs[i](); err != nil {
-					return err
-				}
-			}
-			r.Predicted = append(r.Predicted, got[0].Rate)
-			r.DiskSide, r.CPUSide = append(r.DiskSide, got[0].Disk), append(r.CPUSide, got[0].CPU)
-			r.Real = append(r.Real, got[1].Rate)
-			r.Ratios = append(r.Ratios, ratio(got[0].Rate, got[1].Rate))
-			r.Bends = append(r.Bends, []string{got[0].Bend, got[1].Bend})
-			r.Evidence = append(r.Evidence, []string{got[0].Evidence, got[1].Evidence})
-			r.DiskWall = append(r.DiskWall, got[0].Wall.Seconds())
-			r.EtcdWall = append(r.EtcdWall, got[1].Wall.Seconds())
-		}
-		r.Median = median(r.Ratios)
-		rows = append(rows, r)
+	bin, err := os.MkdirTemp("", name+"-bin-")
+	if err != nil {
+		return err
 	}
-	print(stdout, rows)
-	if o.JSON != "" {
-		return cmp.WriteJSON(o.JSON, map[string]any{"params": o.params, "rows": rows})
-	}
-	return nil
-}
-
-// makeStorages returns the plain directory and the two FUSE storages,
-// each on a subdirectory of dir.
-func makeStorages(dir string, p params) ([]storage, error) {
-	stores := []storage{{Name: "plain", About: "the directory itself", dir: dir, close: func() error { return nil }}}
-	delay, _ := time.ParseDuration(p.Delay)
-	for _, s := range []struct {
-		name, about string
-		set         func(*fusedelay.FS)
-	}{
-		{"rate-cap", fmt.Sprintf("syncs capped at %g/s (token bucket, burst 4)", p.Cap), func(f *fusedelay.FS) { f.SetRateCap(p.Cap, 4) }},
-		{"slow-sync", fmt.Sprintf("each sync waits %v + its bytes at %d B/s", delay, p.Bandwidth), func(f *fusedelay.FS) { f.SetDelay(delay); f.SetBandwidth(p.Bandwidth) }},
-	} {
-		backing, mount := filepath.Join(dir, s.name+"-backing"), filepath.Join(dir, s.name)
-		for _, d := range []string{backing, mount} {
-			if err := os.Mkdir(d, 0o700); err != nil {
-				return stores, err
-			}
+	defer os.RemoveAll(bin)
+	bench, version := o.Abs(o.Benchmark), "given by --benchmark"
+	if o.Benchmark == "" {
+		if bench, version, err = cmp.BuildBenchmark(ctx, o.BenchmarkVersions, bin, stderr); err != nil {
+			return err
 		}
-		f, err := fusedelay.New(backing, mount, 0)
+	}
+	kinds, err := etcdKinds(ctx, o, bin)
+	if err != nil {
+		return err
+	}
+	out := resultsFile{Started: time.Now().UTC(), Params: o.params, Benchmark: bench + " " + version, Etcdbench: env.Etcdbench}
+	save := func() error {
+		if o.JSON == "" {
+			return nil
+		}
+		return cmp.WriteJSON(o.Abs(o.JSON), out)
+	}
+	defer func() {
 		if err != nil {
-			return stores, errors.Join(err, os.Remove(mount), os.RemoveAll(backing))
+			out.Error = err.Error()
+			err = errors.Join(err, save())
 		}
-		s.set(f)
-		stores = append(stores, storage{Name: s.name, About: s.about, dir: mount, close: func() error {
-			if err := f.Close(); err != nil {
-				return err
-			}
-			return errors.Join(os.Remove(mount), os.RemoveAll(backing))
-		}})
-	}
-	return stores, nil
-}
-
-// sweep runs `etcdbench capacity` or `etcdbench etcd capacity` on dir.
-func sweep(ctx context.Context, bin, which, dir string, extra ...string) (measured, error) {
-	args := []string{"capacity", "--dir", dir, "--no-progress", "-o", "json"}
-	if which == "etcd-capacity" {
-		args = append([]string{"etcd"}, args...)
-	}
-	c, err := cmp.RunChild(ctx, []int{0, 1}, bin, append(args, extra...)...)
-	if err != nil {
-		return measured{}, err
-	}
-	r, err := result.Read(bytes.NewReader(c.Stdout))
-	if err != nil {
-		return measured{}, fmt.Errorf("%s on %s: %w", which, dir, err)
-	}
-	for _, w := range r.Workloads {
-		if cp := w.Capacity; cp != nil && w.Name != "cpu-capacity" {
-			m := measured{Rate: cp.Rate, Upper: cp.Upper, Bend: string(cp.Bend), Evidence: cp.Evidence, Wall: c.Wall}
-			if e := cp.Etcd; e != nil {
-				// capacity's estimate of etcd's rate: the lower of the
-				// disk's side and the CPUs' side.
-				m.Rate, m.Upper, m.Bend = e.Rate, e.Upper, string(cp.Bend+", limited by "+e.LimitedBy)
-				m.Evidence += "; " + e.Evidence
-				m.Disk, m.CPU = e.DiskRate, e.CPURate
-			}
-			return m, nil
+	}()
+	s := stepper{benchmark: bench, conns: o.Conns, clients: o.Clients, keySize: o.KeySize, valSize: o.ValSize, dur: o.step, lim: o.Limits}
+	srch := search{Start: o.Start, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000}
+	fmt.Fprintf(stdout, "%s: %d storages, %d rounds, real etcds %s (device %s under %s)\n", name, len(stores), o.Rounds, o.Etcds, dev, env.Dir)
+	m := measurer{env: env, dev: dev, o: o, kinds: kinds, step: s, search: srch, progress: stderr}
+	for _, st := range stores {
+		r, err := m.storage(ctx, st)
+		out.Rows = append(out.Rows, r)
+		if err != nil {
+			return err
+		}
+		if err := save(); err != nil {
+			return err
 		}
 	}
-	return measured{}, fmt.Errorf("%s on %s: no capacity in the result", which, dir)
+	return printTable(stdout, out.Rows)
 }
 
-func ratio(a, b float64) float64 {
-	if b <= 0 {
-		return math.Inf(1)
+// etcdKinds are the real etcds --etcds names, ready to start.
+func etcdKinds(ctx context.Context, o options, bin string) ([]etcdKind, error) {
+	var ks []etcdKind
+	for _, n := range strings.Split(o.Etcds, ",") {
+		switch n {
+		case "etcd-3.4":
+			path := o.Abs(o.Debian)
+			if _, err := os.Stat(path); err != nil {
+				return nil, cmp.UsageError{Err: fmt.Errorf("--debian-etcd %s: %w (apt-get install etcd-server, or --etcds embedded)", path, err)}
+			}
+			ks = append(ks, etcdKind{Name: n, start: func(ctx context.Context, p *zoo.Place) (server, error) {
+				return startBinary(ctx, p, path)
+			}})
+		case "embedded":
+			helper, err := cmp.BuildEtcdServer(ctx, o.ModuleDir, filepath.Join(bin))
+			if err != nil {
+				return nil, err
+			}
+			ks = append(ks, etcdKind{Name: n, start: func(ctx context.Context, p *zoo.Place) (server, error) {
+				s, err := cmp.StartEtcdServerIn(ctx, p.Wrap, helper, p.Dir)
+				if err != nil {
+					return nil, err
+				}
+				return embedded{s}, nil
+			}})
+		}
 	}
-	return a / b
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	return s[len(s)/2]
-}
-
-func print(w io.Writer, rows []row) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "storage\tpredicted (capacity's estimate, puts/s)\tdisk side\tCPU side\treal (etcd capacity, puts/s)\tratio median\twithin 1.5x\tbends (capacity / etcd)\twall capacity / etcd capacity (s)")
-	for _, r := range rows {
-		ok := r.Median >= 1/1.5 && r.Median <= 1.5
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%v\t%v\t%.2f\t%v\t%v\t%v / %v\n", r.Storage, r.Predicted, r.DiskSide, r.CPUSide, r.Real, r.Median, ok, r.Bends, r.DiskWall, r.EtcdWall)
-	}
-	tw.Flush()
+	return ks, nil
 }

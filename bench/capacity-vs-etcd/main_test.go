@@ -2,11 +2,15 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"strings"
 	"testing"
+	"time"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/internal/etcdload/metrics"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -14,24 +18,142 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Cap != 80 || o.Delay != "2ms" || o.Bandwidth != 1_000_000 || o.EntryBytes != 1400 || o.Rounds != 3 {
+	if o.step != 10*time.Second || o.Clients != 50 || o.KeySize != 256 || o.ValSize != 1024 || o.Rounds != 1 || o.Storages != "all" {
 		t.Errorf("defaults %+v", o)
 	}
-	for _, args := range [][]string{{"--cap", "0"}, {"--delay", "soon"}, {"--bandwidth", "-1"}, {"--rounds", "1"}, {"extra"}} {
+	for _, args := range [][]string{{"--storages", "floppy"}, {"--etcds", "etcd-2"}, {"--step", "soon"}, {"--step", "10ms"},
+		{"--rounds", "0"}, {"--start", "1"}, {"--ramdisk", "-1"}, {"--ramdisk", "1000000", "--dir", "/tmp"}, {"--clients", "10", "--conns", "20"}, {"extra"}} {
 		if _, err := parseFlags(args, io.Discard); !errors.As(err, new(cmp.UsageError)) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
 	}
 }
 
-func TestRatioAndMedian(t *testing.T) {
-	if r := ratio(300, 200); r != 1.5 {
-		t.Errorf("ratio(300, 200) = %v", r)
+func TestJudge(t *testing.T) {
+	ok := step{Offered: 1000, Achieved: 995, WALP99: 3 * time.Millisecond, CommitP99: 12 * time.Millisecond}
+	for _, tc := range []struct {
+		name string
+		mod  func(*step)
+		pass bool
+		why  string
+	}{
+		{"within every limit", func(*step) {}, true, "WAL p99 3.0ms"},
+		{"slow WAL", func(s *step) { s.WALP99 = 10 * time.Millisecond }, false, "WAL fsync p99 10.0ms >= 10ms"},
+		{"slow commit", func(s *step) { s.CommitP99 = 30 * time.Millisecond }, false, "backend commit p99 30.0ms >= 25ms"},
+		{"rate not reached", func(s *step) { s.Achieved = 850 }, false, "achieved 850/s < 90% of 1000/s"},
+		{"errors", func(s *step) { s.Errors = 2 }, false, "2 errors"},
+		{"timed out", func(s *step) { s.TimedOut, s.Broken, s.Achieved = true, "benchmark did not finish in time", 0 }, false, "did not finish in time"},
+		{"no summary", func(s *step) { s.Broken = "benchmark's summary: no 99% line" }, false, "no 99% line"},
+		{"no fsync observed", func(s *step) { s.WALP99 = time.Duration(math.MaxInt64) }, false, "none observed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ok
+			tc.mod(&s)
+			s.judge(defaultLimits)
+			if s.Pass != tc.pass || !strings.Contains(s.Why, tc.why) {
+				t.Errorf("pass %v (%s), want %v with %q", s.Pass, s.Why, tc.pass, tc.why)
+			}
+		})
+	}
+}
+
+// promHist is Prometheus text of a histogram with etcd's disk buckets.
+func promHist(name string, counts ...int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# TYPE %s histogram\n", name)
+	for i, le := range []string{"0.001", "0.002", "0.004", "0.008", "0.016", "0.032", "+Inf"} {
+		fmt.Fprintf(&b, "%s_bucket{le=%q} %d\n", name, le, counts[i])
+	}
+	fmt.Fprintf(&b, "%s_sum 0\n%s_count %d\n", name, name, counts[len(counts)-1])
+	return b.String()
+}
+
+func TestEvidence(t *testing.T) {
+	parse := func(s string) metrics.Families {
+		f, err := metrics.Parse([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	before := parse(promHist(walFsync, 0, 0, 0, 0, 0, 0, 0) + promHist(backendCommit, 0, 0, 0, 0, 0, 0, 0))
+	// 100 fsyncs, all under 2 ms; 10 commits, one over 16 ms.
+	after := parse(promHist(walFsync, 50, 100, 100, 100, 100, 100, 100) + promHist(backendCommit, 0, 0, 5, 9, 9, 10, 10))
+	var s step
+	s.evidence(before, after)
+	if s.WALFsyncs != 100 || s.Commits != 10 {
+		t.Errorf("counts %g %g, want 100 and 10", s.WALFsyncs, s.Commits)
+	}
+	if s.WALP99 > 2*time.Millisecond || s.CommitP99 < 16*time.Millisecond || s.CommitP99 > 32*time.Millisecond {
+		t.Errorf("p99s %v and %v, want under 2ms and in 16-32ms", s.WALP99, s.CommitP99)
+	}
+}
+
+func TestSearch(t *testing.T) {
+	s := search{Start: 100, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000}
+	// A storage whose etcd passes up to 730 puts/s.
+	var ts []trial
+	for r := s.next(nil); r > 0; r = s.next(ts) {
+		if len(ts) > 30 {
+			t.Fatalf("no end: %v", ts)
+		}
+		ts = append(ts, trial{r, r <= 730})
+	}
+	lo, hi := bounds(ts)
+	if lo > 730 || hi <= 730 || hi/lo > 1.1 {
+		t.Errorf("bounds %g..%g after %v, want around 730 within 10%%", lo, hi, ts)
+	}
+	if ts[0].Rate != 100 || ts[1].Rate != 200 {
+		t.Errorf("ladder %v, want 100, 200, ...", ts)
+	}
+	// Nothing passes: the ladder goes down to Min and gives up.
+	ts = nil
+	for r := s.next(nil); r > 0; r = s.next(ts) {
+		ts = append(ts, trial{r, false})
+	}
+	if lo, _ := bounds(ts); lo != 0 || ts[len(ts)-1].Rate < 10 {
+		t.Errorf("nothing passing: %v", ts)
+	}
+	// A pass above a failure (noise) does not move the bounds.
+	if lo, hi := bounds([]trial{{100, true}, {200, false}, {400, true}}); lo != 100 || hi != 200 {
+		t.Errorf("bounds %g..%g, want 100..200", lo, hi)
+	}
+}
+
+func TestParseDiskstats(t *testing.T) {
+	in := []byte(" 253       0 zram0 1 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n" +
+		" 254       0 vda 9019 3184 712026 3215 61841 51021 4207162 57313 0 48456 65780 0 0 0 0 5733 5250\n")
+	d, err := parseDiskstats(in, "254:0")
+	if err != nil || d != (diskCounters{Writes: 61841, SectorsWrite: 4207162, Flushes: 5733}) {
+		t.Errorf("got %+v, %v", d, err)
+	}
+	if _, err := parseDiskstats(in, "8:0"); err == nil {
+		t.Error("a missing device: no error")
+	}
+}
+
+func TestCostAt(t *testing.T) {
+	tr := truth{HighestPass: 500, Steps: []step{
+		{Offered: 500, Pass: true, Puts: 5000, Seconds: 10, WALFsyncs: 2500, Commits: 100, Device: diskCounters{Writes: 15000, SectorsWrite: 40000, Flushes: 5000}},
+		{Offered: 1000, Pass: false, Puts: 10000},
+	}}
+	c, ok := costAt(tr)
+	if !ok || c.DeviceWrites != 3 || c.DeviceBytes != 4096 || c.DeviceFlushes != 1 || c.WALFsyncsPerPut != 0.5 || c.CommitsPerSec != 10 {
+		t.Errorf("got %+v %v", c, ok)
+	}
+	if _, ok := costAt(truth{}); ok {
+		t.Error("no passing step: a cost")
+	}
+}
+
+func TestSpread(t *testing.T) {
+	if s := spread([]float64{3, 1, 2}, "%.0f"); s != "2 (1-3)" {
+		t.Errorf("spread = %q", s)
+	}
+	if s := spread([]float64{1.5}, "%.2f"); s != "1.50" {
+		t.Errorf("spread of one = %q", s)
 	}
 	if r := ratio(300, 0); !math.IsInf(r, 1) {
-		t.Errorf("ratio against a zero real rate: %v, want +Inf", r)
-	}
-	if m := median([]float64{3, 1, 2}); m != 2 {
-		t.Errorf("median = %v", m)
+		t.Errorf("ratio against zero = %v", r)
 	}
 }

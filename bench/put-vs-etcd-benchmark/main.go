@@ -56,9 +56,8 @@ type options struct {
 
 func main() { cmp.Main(name, parseFlags, run) }
 
-// defaultVersions: the etcd of go.mod first (its tools module is not on
-// the module proxy as of v3.7.3), then the one seen to build.
-const defaultVersions = "v3.7.3,v3.6.5"
+// defaultVersions are cmp.DefaultBenchmarkVersions, as a flag's value.
+var defaultVersions = strings.Join(cmp.DefaultBenchmarkVersions, ",")
 
 // parseFlags turns the command line into options.
 func parseFlags(args []string, stderr io.Writer) (options, error) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -90,7 +89,7 @@ func setup(ctx context.Context, o options, stderr io.Writer) (e *env, err error)
 	}
 	if o.Benchmark != "" {
 		e.benchmark, e.benchVersion = o.Abs(o.Benchmark), "given by --benchmark"
-	} else if e.benchmark, e.benchVersion, err = buildBenchmark(ctx, o.BenchmarkVersions, bin, stderr); err != nil {
+	} else if e.benchmark, e.benchVersion, err = cmp.BuildBenchmark(ctx, o.BenchmarkVersions, bin, stderr); err != nil {
 		return e, err
 	}
 	helper, err := cmp.BuildEtcdServer(ctx, o.ModuleDir, bin)
@@ -103,78 +102,6 @@ func setup(ctx context.Context, o options, stderr io.Writer) (e *env, err error)
 	}
 	e.url = e.server.URL
 	return e, nil
-}
-
-// goCmd runs the go command in dir with extra environment variables.
-func goCmd(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	b, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		return b, ctx.Err()
-	}
-	return b, err
-}
-
-const benchmarkPkg = "go.etcd.io/etcd/v3/tools/benchmark"
-
-// buildBenchmark builds etcd's benchmark tool into binDir: for each
-// version, `go install PKG@VERSION`, and when that is refused (the module
-// go.etcd.io/etcd/v3 has replace directives, so go install pkg@version
-// fails for v3.6.x) a build inside a throwaway module that requires the
-// etcd modules of that version. Its source stays in the module cache.
-func buildBenchmark(ctx context.Context, versions []string, binDir string, stderr io.Writer) (path, version string, err error) {
-	out := filepath.Join(binDir, "benchmark")
-	var errs []error
-	for _, v := range versions {
-		fmt.Fprintf(stderr, "building etcd's benchmark tool %s ...\n", v)
-		b, ierr := goCmd(ctx, binDir, []string{"GOBIN=" + binDir, "GOFLAGS=-mod=mod"}, "install", benchmarkPkg+"@"+v)
-		if ierr == nil {
-			return out, v, nil
-		}
-		if ctx.Err() != nil {
-			return "", "", ctx.Err()
-		}
-		errs = append(errs, fmt.Errorf("go install %s@%s: %w%s", benchmarkPkg, v, ierr, cmp.Tail(b)))
-		b, merr := buildInModule(ctx, v, out)
-		if merr == nil {
-			return out, v, nil
-		}
-		if ctx.Err() != nil {
-			return "", "", ctx.Err()
-		}
-		errs = append(errs, fmt.Errorf("building %s %s in a throwaway module: %w%s", benchmarkPkg, v, merr, cmp.Tail(b)))
-	}
-	return "", "", fmt.Errorf("could not build etcd's benchmark tool (pass --benchmark PATH): %w", errors.Join(errs...))
-}
-
-// buildInModule builds benchmark version v into out from a temporary
-// module requiring go.etcd.io/etcd/v3 and its sibling modules at v.
-func buildInModule(ctx context.Context, v, out string) ([]byte, error) {
-	mod, err := os.MkdirTemp("", name+"-mod-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(mod)
-	files := map[string]string{
-		"go.mod":   "module benchmarkbuild\n\ngo 1.24\n",
-		"tools.go": "//go:build tools\n\npackage tools\n\nimport _ \"" + benchmarkPkg + "\"\n",
-	}
-	for f, s := range files {
-		if err := os.WriteFile(filepath.Join(mod, f), []byte(s), 0o644); err != nil {
-			return nil, err
-		}
-	}
-	get := []string{"get", benchmarkPkg + "@" + v}
-	for _, m := range []string{"api/v3", "client/v3", "client/pkg/v3", "server/v3", "pkg/v3"} {
-		get = append(get, "go.etcd.io/etcd/"+m+"@"+v)
-	}
-	env := []string{"GOFLAGS=-mod=mod", "GOWORK=off"}
-	if b, err := goCmd(ctx, mod, env, get...); err != nil {
-		return b, err
-	}
-	return goCmd(ctx, mod, env, "build", "-o", out, benchmarkPkg)
 }
 
 // runner runs one tool at one configuration.
@@ -222,7 +149,7 @@ func (r runner) runBenchmark(ctx context.Context, op string, c config) (cmp.Meas
 	if err != nil {
 		return cmp.Measurement{}, nil, err
 	}
-	rep, err := parseBenchmark(ch.Stdout)
+	rep, err := cmp.ParseBenchmark(ch.Stdout)
 	if err != nil {
 		return cmp.Measurement{}, nil, err
 	}

@@ -3,5 +3,7 @@
 // the seed corpora of fuzz targets, a self-signed CA with a server
 // certificate and an exporter-toolkit web config (NewWebTLS), and waiting
 // on a condition with a deadline (WaitFor). Its subpackage fusedelay is a
-// FUSE filesystem with slow syncs.
+// FUSE filesystem with slow syncs; zoo is the storage zoo tests and
+// benches share (block throttle caps, FUSE models, a latency tail, a
+// burst bucket, a competing writer).
 package testutil

@@ -30,8 +30,17 @@ type Child struct {
 // interrupts the child with SIGINT, so that it removes its files, kills it
 // 30 s later, and returns ctx's error.
 func RunChild(ctx context.Context, okExit []int, name string, args ...string) (Child, error) {
+	return RunChildIn(ctx, okExit, nil, name, args...)
+}
+
+// RunChildIn is RunChild with the command passed through wrap (nil: none)
+// before it starts, e.g. a storage's wrapper that puts it in a cgroup.
+func RunChildIn(ctx context.Context, okExit []int, wrap func(*exec.Cmd), name string, args ...string) (Child, error) {
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
+	if wrap != nil {
+		wrap(cmd)
+	}
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 	cmd.WaitDelay = 30 * time.Second

@@ -65,7 +65,16 @@ func ServeEtcd(ctx context.Context, moduleDir, dir string, stderr io.Writer) (s 
 // StartEtcdServer starts the helper with its data in dir and waits for
 // its client URL.
 func StartEtcdServer(ctx context.Context, helper, dir string) (*EtcdServer, error) {
+	return StartEtcdServerIn(ctx, nil, helper, dir)
+}
+
+// StartEtcdServerIn is StartEtcdServer with the helper's command passed
+// through wrap (nil: none) before it starts, e.g. into a cgroup.
+func StartEtcdServerIn(ctx context.Context, wrap func(*exec.Cmd), helper, dir string) (*EtcdServer, error) {
 	cmd := exec.Command(helper, "--dir", dir)
+	if wrap != nil {
+		wrap(cmd)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

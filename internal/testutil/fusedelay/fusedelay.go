@@ -43,6 +43,8 @@ type FS struct {
 	server *fuse.Server
 	delay  atomic.Int64 // nanoseconds
 	syncs  atomic.Int64
+	// delayFn, when set, draws each sync's delay in place of delay.
+	delayFn atomic.Pointer[func() time.Duration]
 	// bandwidth in bytes per second (0: none) and the bytes written
 	// since the last sync, which the next sync waits for.
 	bandwidth atomic.Int64
@@ -57,6 +59,17 @@ type FS struct {
 
 // SetDelay changes the delay of the following syncs.
 func (f *FS) SetDelay(d time.Duration) { f.delay.Store(int64(d)) }
+
+// SetDelayFunc makes each following sync wait next() in place of the
+// fixed delay (a latency drawn from a distribution); nil goes back to
+// the fixed delay. next is called from many goroutines at once.
+func (f *FS) SetDelayFunc(next func() time.Duration) {
+	if next == nil {
+		f.delayFn.Store(nil)
+		return
+	}
+	f.delayFn.Store(&next)
+}
 
 // SetRateCap caps syncs at perSec per second with a token bucket that
 // holds burst tokens (at least one), full at first: a sync takes a token,
@@ -78,6 +91,9 @@ func (f *FS) SetBandwidth(bytesPerSec int64) { f.bandwidth.Store(bytesPerSec) }
 // the delay and its bytes' time.
 func (f *FS) wait(now time.Time) time.Duration {
 	d := time.Duration(f.delay.Load())
+	if fn := f.delayFn.Load(); fn != nil {
+		d = (*fn)()
+	}
 	bytes := f.dirty.Swap(0)
 	if bw := f.bandwidth.Load(); bw > 0 {
 		d += time.Duration(float64(bytes) / float64(bw) * float64(time.Second))

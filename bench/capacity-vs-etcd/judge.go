@@ -1,0 +1,197 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"etcdbench/internal/etcdload/metrics"
+)
+
+// limits are what a real etcd's step must stay within to pass: the
+// limits etcd's own docs and tuning guide give its disk histograms
+// (/work/shared/ETCD-IO.md: WAL fsync p99 under 10 ms, backend commit
+// p99 under 25 ms) and etcdctl check perf's rule on the rate achieved
+// (over 90 % of the rate asked for).
+type limits struct {
+	WALP99      time.Duration `json:"wal_fsync_p99"`
+	CommitP99   time.Duration `json:"backend_commit_p99"`
+	MinAchieved float64       `json:"min_achieved_fraction"`
+}
+
+var defaultLimits = limits{WALP99: 10 * time.Millisecond, CommitP99: 25 * time.Millisecond, MinAchieved: 0.9}
+
+// The histograms a step reads from etcd's /metrics.
+const (
+	walFsync      = "etcd_disk_wal_fsync_duration_seconds"
+	backendCommit = "etcd_disk_backend_commit_duration_seconds"
+)
+
+// diskCounters are a block device's counters from /proc/diskstats.
+type diskCounters struct {
+	Writes       int64 `json:"writes"`
+	SectorsWrite int64 `json:"sectors_written"`
+	Flushes      int64 `json:"flushes"`
+}
+
+// parseDiskstats finds the device major:minor in /proc/diskstats' text:
+// "MAJ MIN NAME reads rmerged rsectors rms writes wmerged wsectors wms
+// inflight ioms weighted discards dmerged dsectors dms flushes fms".
+// Kernels before 5.5 have no flush fields (0 then).
+func parseDiskstats(b []byte, dev string) (diskCounters, error) {
+	maj, min, _ := strings.Cut(dev, ":")
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 11 || f[0] != maj || f[1] != min {
+			continue
+		}
+		n := func(i int) int64 {
+			if i >= len(f) {
+				return 0
+			}
+			v, _ := strconv.ParseInt(f[i], 10, 64)
+			return v
+		}
+		return diskCounters{Writes: n(7), SectorsWrite: n(9), Flushes: n(18)}, nil
+	}
+	return diskCounters{}, fmt.Errorf("/proc/diskstats has no device %s", dev)
+}
+
+func (a diskCounters) sub(b diskCounters) diskCounters {
+	return diskCounters{Writes: a.Writes - b.Writes, SectorsWrite: a.SectorsWrite - b.SectorsWrite, Flushes: a.Flushes - b.Flushes}
+}
+
+// step is one fixed-rate run of etcd's benchmark against a real etcd.
+type step struct {
+	Offered  float64 `json:"offered_puts_per_sec"`
+	Achieved float64 `json:"achieved_puts_per_sec"` // benchmark's Requests/sec
+	Puts     int64   `json:"puts"`
+	Errors   int64   `json:"errors"`
+	TimedOut bool    `json:"timed_out,omitempty"` // benchmark did not finish in time and was stopped
+	// Broken says why benchmark's report is missing or incomplete.
+	Broken string `json:"broken,omitempty"`
+	// WALP99 and CommitP99 are etcd's own, from its histograms' deltas
+	// over the step (NaN when it observed none).
+	WALP99    time.Duration `json:"wal_fsync_p99_ns"`
+	CommitP99 time.Duration `json:"backend_commit_p99_ns"`
+	WALFsyncs float64       `json:"wal_fsyncs"`
+	Commits   float64       `json:"backend_commits"`
+	// Device is the whole device's counters over the step (other
+	// processes on the disk included); Cgroup the throttled cgroup's own
+	// writes, when the storage has one.
+	Device       diskCounters `json:"device"`
+	CgroupWrites int64        `json:"cgroup_writes,omitempty"`
+	CgroupBytes  int64        `json:"cgroup_bytes,omitempty"`
+	Seconds      float64      `json:"seconds"`
+	Pass         bool         `json:"pass"`
+	Why          string       `json:"why"`
+}
+
+// evidence fills the step's etcd figures from two scrapes of /metrics.
+func (s *step) evidence(before, after metrics.Families) {
+	p99 := func(name string) (time.Duration, float64) {
+		h, ok := metrics.HistogramDelta(before, after, name)
+		if !ok || h.Count == 0 {
+			return time.Duration(math.MaxInt64), 0
+		}
+		return time.Duration(metrics.Quantile(0.99, h) * float64(time.Second)), h.Count
+	}
+	s.WALP99, s.WALFsyncs = p99(walFsync)
+	s.CommitP99, s.Commits = p99(backendCommit)
+}
+
+// judge decides the step, with the reason.
+func (s *step) judge(l limits) {
+	var fails []string
+	if s.Broken != "" {
+		fails = append(fails, s.Broken)
+	}
+	if s.Achieved < l.MinAchieved*s.Offered {
+		fails = append(fails, fmt.Sprintf("achieved %.0f/s < %.0f%% of %.0f/s", s.Achieved, l.MinAchieved*100, s.Offered))
+	}
+	if s.Errors > 0 {
+		fails = append(fails, fmt.Sprintf("%d errors", s.Errors))
+	}
+	if s.WALP99 >= l.WALP99 {
+		fails = append(fails, fmt.Sprintf("WAL fsync p99 %s >= %v", fmtDur(s.WALP99), l.WALP99))
+	}
+	if s.CommitP99 >= l.CommitP99 {
+		fails = append(fails, fmt.Sprintf("backend commit p99 %s >= %v", fmtDur(s.CommitP99), l.CommitP99))
+	}
+	s.Pass = len(fails) == 0
+	if s.Pass {
+		s.Why = fmt.Sprintf("WAL p99 %s, commit p99 %s, %.0f/s achieved", fmtDur(s.WALP99), fmtDur(s.CommitP99), s.Achieved)
+	} else {
+		s.Why = strings.Join(fails, "; ")
+	}
+}
+
+func fmtDur(d time.Duration) string {
+	if d == time.Duration(math.MaxInt64) {
+		return "none observed"
+	}
+	return fmt.Sprintf("%.1fms", float64(d)/1e6)
+}
+
+// search is the bisection of a real etcd's highest passing rate: a
+// geometric ladder up (or down) from Start by Factor until a step
+// passes and one fails, then bisection (geometric means) until the
+// lowest failing rate is within Resolution of the highest passing one.
+type search struct {
+	Start, Factor, Resolution float64
+	Min, Max                  float64 // the rates it gives up below and above
+}
+
+// trial is one rate tried and its verdict.
+type trial struct {
+	Rate float64
+	Pass bool
+}
+
+// bounds are the highest passing rate below the lowest failing one (0
+// when none) and that failing rate (+Inf when none). A rate that passed
+// above a failing one (noise) counts for nothing.
+func bounds(ts []trial) (lo, hi float64) {
+	hi = math.Inf(1)
+	for _, t := range ts {
+		if !t.Pass && t.Rate < hi {
+			hi = t.Rate
+		}
+	}
+	for _, t := range ts {
+		if t.Pass && t.Rate < hi && t.Rate > lo {
+			lo = t.Rate
+		}
+	}
+	return lo, hi
+}
+
+// next is the rate to try after ts, or 0 when the search is done.
+func (s search) next(ts []trial) float64 {
+	if len(ts) == 0 {
+		return math.Round(s.Start)
+	}
+	lo, hi := bounds(ts)
+	var r float64
+	switch {
+	case math.IsInf(hi, 1):
+		r = lo * s.Factor
+		if r > s.Max {
+			return 0
+		}
+	case lo == 0:
+		r = hi / s.Factor
+		if r < s.Min {
+			return 0
+		}
+	case hi/lo <= s.Resolution:
+		return 0
+	default:
+		if r = math.Round(math.Sqrt(lo * hi)); r <= lo || r >= hi {
+			return 0 // no whole rate left between them
+		}
+	}
+	return math.Round(r)
+}

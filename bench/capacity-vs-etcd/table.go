@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// goal is issue 22's: capacity's estimate within 1.25x of the real
+// etcd's highest passing rate.
+const goal = 1.25
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return math.Inf(1)
+	}
+	return a / b
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	return s[len(s)/2]
+}
+
+// spread prints values as "median (min-max)", or the one value.
+func spread(v []float64, format string) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	m := fmt.Sprintf(format, median(s))
+	if len(s) == 1 || s[0] == s[len(s)-1] {
+		return m
+	}
+	return m + " (" + fmt.Sprintf(format, s[0]) + "-" + fmt.Sprintf(format, s[len(s)-1]) + ")"
+}
+
+// truthOf is round rd's bisection of the etcd named k, nil when absent.
+func truthOf(rd round, k string) *truth {
+	for i := range rd.Truths {
+		if rd.Truths[i].Etcd == k {
+			return &rd.Truths[i]
+		}
+	}
+	return nil
+}
+
+// summary is one row of the table, figures per round.
+type summary struct {
+	estimate, disk, cpu, etcdCap []float64
+	pass, fail                   map[string][]string
+	ratios                       map[string][]float64
+	load                         []string
+}
+
+func summarize(r row) summary {
+	s := summary{pass: map[string][]string{}, fail: map[string][]string{}, ratios: map[string][]float64{}}
+	for _, rd := range r.Rounds {
+		if c := rd.Capacity; c != nil {
+			s.estimate, s.disk, s.cpu = append(s.estimate, c.Rate), append(s.disk, c.Disk), append(s.cpu, c.CPU)
+		}
+		if c := rd.EtcdCapacity; c != nil {
+			s.etcdCap = append(s.etcdCap, c.Rate)
+		}
+		for _, k := range kindNames {
+			t := truthOf(rd, k)
+			if t == nil {
+				continue
+			}
+			s.pass[k] = append(s.pass[k], fmt.Sprintf("%.0f", t.HighestPass))
+			fail := "-"
+			if t.LowestFail > 0 {
+				fail = fmt.Sprintf("%.0f", t.LowestFail)
+			}
+			s.fail[k] = append(s.fail[k], fail)
+			if rd.Capacity != nil {
+				s.ratios[k] = append(s.ratios[k], ratio(rd.Capacity.Rate, t.HighestPass))
+			}
+		}
+		s.load = append(s.load, strings.Join(rd.Load, ","))
+	}
+	return s
+}
+
+// printTable prints one row per storage, then each real etcd's device
+// cost per put at its highest passing rate.
+func printTable(w io.Writer, rows []row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nstorage\trounds\tcapacity's estimate (puts/s)\tdisk / CPU side\tetcd capacity\tetcd 3.4 passes / fails at\tembedded passes / fails at\testimate / etcd 3.4\testimate / embedded\tload (1 min) at each run")
+	for _, r := range rows {
+		if r.Skipped != "" {
+			fmt.Fprintf(tw, "%s\tskipped: %s\n", r.Storage, r.Skipped)
+			continue
+		}
+		s := summarize(r)
+		pf := func(k string) string {
+			if len(s.pass[k]) == 0 {
+				return "-"
+			}
+			return strings.Join(s.pass[k], ",") + " / " + strings.Join(s.fail[k], ",")
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Storage, len(r.Rounds), spread(s.estimate, "%.0f"),
+			spread(s.disk, "%.0f"), spread(s.cpu, "%.0f"), spread(s.etcdCap, "%.0f"), pf("etcd-3.4"), pf("embedded"),
+			spread(s.ratios["etcd-3.4"], "%.2f"), spread(s.ratios["embedded"], "%.2f"), strings.Join(s.load, " | "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nA real etcd's cost per put at its highest passing rate (device: /proc/diskstats, the whole device; cgroup: its own writes)")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "storage\tetcd\tround\trate\tdevice writes/put\tdevice KiB/put\tdevice flushes/put\tcgroup writes/put\tcgroup KiB/put\tWAL fsyncs/put\tcommits/s")
+	for _, r := range rows {
+		for _, rd := range r.Rounds {
+			for _, t := range rd.Truths {
+				c, ok := costAt(t)
+				if !ok {
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.3f\t%.1f\n", r.Storage, t.Etcd, rd.N, c.Rate,
+					c.DeviceWrites, c.DeviceBytes/1024, c.DeviceFlushes, c.CgroupWrites, c.CgroupBytes/1024, c.WALFsyncsPerPut, c.CommitsPerSec)
+			}
+		}
+	}
+	return tw.Flush()
+}

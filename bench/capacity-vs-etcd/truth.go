@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"etcdbench/bench/internal/cmp"
+	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/testutil/zoo"
+)
+
+// server is a real etcd running in a storage.
+type server interface {
+	URL() string
+	Stop() error
+}
+
+// etcdKind is one real etcd the bench bisects: Debian's etcd 3.4 or the
+// embedded etcd of go.mod in a process of its own.
+type etcdKind struct {
+	Name  string
+	start func(ctx context.Context, p *zoo.Place) (server, error)
+}
+
+// lockedBuffer is a bytes.Buffer for a child's output, read after it
+// exits or while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 1<<20 { // keep the start and stop writing: a tail is in the error
+		return len(p), nil
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.b.Bytes()...)
+}
+
+// procEtcd is an etcd binary run as a child process in the place, with its
+// data in a directory of its own there.
+type procEtcd struct {
+	url, data string
+	cmd       *exec.Cmd
+	out       *lockedBuffer
+	done      chan error
+}
+
+func (e *procEtcd) URL() string { return e.url }
+
+// Stop stops etcd with SIGTERM (SIGKILL after 30 s) and removes its data.
+func (e *procEtcd) Stop() error {
+	_ = e.cmd.Process.Signal(syscall.SIGTERM)
+	var err error
+	select {
+	case err = <-e.done:
+	case <-time.After(30 * time.Second):
+		_ = e.cmd.Process.Kill()
+		err = errors.Join(errors.New("etcd did not stop within 30 s of SIGTERM"), <-e.done)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		err = nil // killed by our signal, or exited non-zero on it: the run is over
+	}
+	return errors.Join(err, os.RemoveAll(e.data))
+}
+
+// freePort returns a 127.0.0.1 port free at the time of the call.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startBinary runs the etcd at path as one member in p, inside its cgroup
+// when it has one, and waits until it is healthy.
+func startBinary(ctx context.Context, p *zoo.Place, path string) (server, error) {
+	data, err := os.MkdirTemp(p.Dir, "etcd-")
+	if err != nil {
+		return nil, err
+	}
+	cport, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	pport, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	curl, purl := "http://127.0.0.1:"+strconv.Itoa(cport), "http://127.0.0.1:"+strconv.Itoa(pport)
+	cmd := exec.Command(path, "--name", "zoo", "--data-dir", data,
+		"--listen-client-urls", curl, "--advertise-client-urls", curl,
+		"--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
+		"--initial-cluster", "zoo="+purl, "--logger", "zap", "--log-level", "warn")
+	e := &procEtcd{url: curl, data: data, cmd: cmd, out: &lockedBuffer{}, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = e.out, e.out
+	p.Wrap(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, errors.Join(fmt.Errorf("starting %s: %w", path, err), os.RemoveAll(data))
+	}
+	go func() { e.done <- cmd.Wait() }()
+	if err := waitHealthy(ctx, curl, e.done); err != nil {
+		return nil, errors.Join(fmt.Errorf("%s: %w%s", path, err, cmp.Tail(e.out.Bytes())), e.Stop())
+	}
+	return e, nil
+}
+
+// waitHealthy polls url/health until etcd says it is healthy, for at most
+// a minute, or until the process exits.
+func waitHealthy(ctx context.Context, url string, exited chan error) error {
+	deadline := time.Now().Add(time.Minute)
+	client := &http.Client{Timeout: 2 * time.Second, Transport: metrics.NoKeepAlive()}
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
+		if resp, err := client.Do(req); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"true"`)) {
+				return nil
+			}
+		}
+		select {
+		case err := <-exited:
+			exited <- err // for Stop
+			return fmt.Errorf("etcd exited before it was healthy: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return errors.New("etcd was not healthy within a minute")
+		}
+	}
+}
+
+// embedded is the bench's embedded etcd helper (cmp.EtcdServer).
+type embedded struct{ s *cmp.EtcdServer }
+
+func (e embedded) URL() string { return e.s.URL }
+func (e embedded) Stop() error { return e.s.Stop() }
+
+// stepper runs fixed-rate steps of etcd's benchmark against a server.
+type stepper struct {
+	benchmark string
+	conns     int
+	clients   int
+	keySize   int
+	valSize   int
+	dur       time.Duration
+	lim       limits
+}
+
+// run offers rate puts/s for s.dur and judges the step from etcd's
+// /metrics, the device's counters and the place's cgroup's.
+func (s stepper) run(ctx context.Context, srv server, p *zoo.Place, dev string, rate float64) (step, error) {
+	st := step{Offered: rate}
+	before, err := metrics.Scrape(ctx, nil, srv.URL()+"/metrics")
+	if err != nil {
+		return st, err
+	}
+	devBefore, err := readDiskstats(dev)
+	if err != nil {
+		return st, err
+	}
+	var cgW, cgB int64
+	if p.Cgroup != nil {
+		if cgW, cgB, err = p.Cgroup.Writes(); err != nil {
+			return st, err
+		}
+	}
+	total := int64(rate * s.dur.Seconds())
+	args := []string{"--endpoints", srv.URL(), "--conns", strconv.Itoa(s.conns), "--clients", strconv.Itoa(s.clients), "--precise",
+		"put", "--rate", strconv.Itoa(int(rate)), "--total", strconv.FormatInt(total, 10),
+		"--key-size", strconv.Itoa(s.keySize), "--val-size", strconv.Itoa(s.valSize), "--key-space-size", "1000000000"}
+	// A rate far past what the storage carries would take total/achieved
+	// seconds: stop it at twice the step's time.
+	sctx, cancel := context.WithTimeout(ctx, 2*s.dur+10*time.Second)
+	defer cancel()
+	start := time.Now()
+	ch, err := cmp.RunChild(sctx, nil, s.benchmark, args...)
+	st.Seconds = time.Since(start).Seconds()
+	switch {
+	case ctx.Err() != nil:
+		return st, ctx.Err()
+	case sctx.Err() != nil:
+		st.TimedOut = true
+		st.Broken = "benchmark did not finish in time"
+		st.Puts = total
+		st.Achieved = 0
+	case err != nil:
+		return st, err
+	default:
+		rep, err := cmp.ParseBenchmark(ch.Stdout)
+		st.Achieved, st.Puts, st.Errors = rep.OpsPerSec, rep.Requests, rep.Errors
+		if err != nil && rep.OpsPerSec == 0 {
+			// benchmark prints only the percentiles its requests fill (no
+			// 99 % line under 100 requests): only a missing rate matters.
+			st.Broken = fmt.Sprintf("benchmark's summary: %v%s", err, cmp.Tail(ch.Stdout))
+		}
+	}
+	after, err := metrics.Scrape(ctx, nil, srv.URL()+"/metrics")
+	if err != nil {
+		return st, err
+	}
+	devAfter, err := readDiskstats(dev)
+	if err != nil {
+		return st, err
+	}
+	st.Device = devAfter.sub(devBefore)
+	if p.Cgroup != nil {
+		w, b, err := p.Cgroup.Writes()
+		if err != nil {
+			return st, err
+		}
+		st.CgroupWrites, st.CgroupBytes = w-cgW, b-cgB
+	}
+	st.evidence(before, after)
+	st.judge(s.lim)
+	return st, nil
+}
+
+func readDiskstats(dev string) (diskCounters, error) {
+	b, err := os.ReadFile("/proc/diskstats")
+	if err != nil {
+		return diskCounters{}, err
+	}
+	return parseDiskstats(b, dev)
+}
+
+// truth is one real etcd's bisection on one storage.
+type truth struct {
+	Etcd        string  `json:"etcd"`
+	HighestPass float64 `json:"highest_pass"` // 0: none passed
+	LowestFail  float64 `json:"lowest_fail"`  // 0: none failed
+	Steps       []step  `json:"steps"`
+	Wall        float64 `json:"wall_s"`
+}
+
+// bisect starts k in p and searches its highest passing rate.
+func bisect(ctx context.Context, k etcdKind, p *zoo.Place, dev string, s stepper, srch search, progress io.Writer) (truth, error) {
+	t := truth{Etcd: k.Name}
+	start := time.Now()
+	srv, err := k.start(ctx, p)
+	if err != nil {
+		return t, err
+	}
+	defer func() { t.Wall = time.Since(start).Seconds() }()
+	var ts []trial
+	for r := srch.next(nil); r > 0; r = srch.next(ts) {
+		st, err := s.run(ctx, srv, p, dev, r)
+		if err != nil {
+			return t, errors.Join(err, srv.Stop())
+		}
+		verdict := "FAIL"
+		if st.Pass {
+			verdict = "pass"
+		}
+		fmt.Fprintf(progress, "    %s %6.0f puts/s: %s (%s)\n", k.Name, r, verdict, st.Why)
+		t.Steps = append(t.Steps, st)
+		ts = append(ts, trial{Rate: r, Pass: st.Pass})
+	}
+	lo, hi := bounds(ts)
+	t.HighestPass = lo
+	if hi < 1e18 {
+		t.LowestFail = hi
+	}
+	return t, srv.Stop()
+}
+
+// perPut is a real etcd's device cost per put at its highest passing
+// rate.
+type perPut struct {
+	Rate            float64 `json:"rate"`
+	DeviceWrites    float64 `json:"device_writes_per_put"`
+	DeviceBytes     float64 `json:"device_bytes_per_put"`
+	DeviceFlushes   float64 `json:"device_flushes_per_put"`
+	CgroupWrites    float64 `json:"cgroup_writes_per_put,omitempty"`
+	CgroupBytes     float64 `json:"cgroup_bytes_per_put,omitempty"`
+	WALFsyncsPerPut float64 `json:"wal_fsyncs_per_put"`
+	CommitsPerSec   float64 `json:"backend_commits_per_sec"`
+}
+
+// costAt is t's step at its highest passing rate, per put.
+func costAt(t truth) (perPut, bool) {
+	for _, st := range t.Steps {
+		if st.Pass && st.Offered == t.HighestPass && st.Puts > 0 {
+			n := float64(st.Puts)
+			return perPut{Rate: st.Offered,
+				DeviceWrites: float64(st.Device.Writes) / n, DeviceBytes: float64(st.Device.SectorsWrite) * 512 / n,
+				DeviceFlushes: float64(st.Device.Flushes) / n,
+				CgroupWrites:  float64(st.CgroupWrites) / n, CgroupBytes: float64(st.CgroupBytes) / n,
+				WALFsyncsPerPut: st.WALFsyncs / n, CommitsPerSec: st.Commits / st.Seconds}, true
+		}
+	}
+	return perPut{}, false
+}
+
+// placeDir makes a fresh directory for one measurement in dir.
+func placeDir(dir, storage string) (string, error) {
+	return os.MkdirTemp(dir, strings.ReplaceAll(storage, "/", "-")+"-")
+}
