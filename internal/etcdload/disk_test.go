@@ -11,22 +11,6 @@ import (
 	"etcdbench/internal/verdict"
 )
 
-// etcdHist builds a histogram on etcd's disk buckets (1 ms .. 8.192 s)
-// from per-bucket (not cumulative) counts of the first buckets.
-func etcdHist(per ...float64) metrics.Histogram {
-	var h metrics.Histogram
-	var cum float64
-	for i := range 14 {
-		if i < len(per) {
-			cum += per[i]
-		}
-		h.Buckets = append(h.Buckets, metrics.Bucket{UpperBound: 0.001 * math.Pow(2, float64(i)), Count: cum})
-	}
-	h.Buckets = append(h.Buckets, metrics.Bucket{UpperBound: math.Inf(1), Count: cum})
-	h.Count = cum
-	return h
-}
-
 func TestJudgeDisk(t *testing.T) {
 	tg := observe.Target{Name: "member0", About: "the embedded member"}
 	cases := []struct {
@@ -36,15 +20,15 @@ func TestJudgeDisk(t *testing.T) {
 		beStatus  verdict.Status
 	}{
 		// all under 1 ms: p99 = 0.99 ms
-		{"fast", etcdHist(100), etcdHist(100), verdict.Pass, verdict.Pass},
+		{"fast", metrics.DiskHistogram(100), metrics.DiskHistogram(100), verdict.Pass, verdict.Pass},
 		// p99 rank 99 of 100, 50 in (4,8] and 50 in (8,16]: 8 + 8*49/50 = 15.84 ms
-		{"slow wal", etcdHist(0, 0, 0, 50, 50), etcdHist(100), verdict.Fail, verdict.Pass},
+		{"slow wal", metrics.DiskHistogram(0, 0, 0, 50, 50), metrics.DiskHistogram(100), verdict.Fail, verdict.Pass},
 		// commits all in (8,16]: p99 = 8 + 8*0.99 = 15.92 ms, under 25 ms
-		{"commit under 25 ms", etcdHist(100), etcdHist(0, 0, 0, 0, 100), verdict.Pass, verdict.Pass},
+		{"commit under 25 ms", metrics.DiskHistogram(100), metrics.DiskHistogram(0, 0, 0, 0, 100), verdict.Pass, verdict.Pass},
 		// 100 in (16,32]: p99 = 16 + 16*0.99 = 31.84 ms
-		{"slow commit", etcdHist(100), etcdHist(0, 0, 0, 0, 0, 100), verdict.Pass, verdict.Fail},
+		{"slow commit", metrics.DiskHistogram(100), metrics.DiskHistogram(0, 0, 0, 0, 0, 100), verdict.Pass, verdict.Fail},
 		// 99 in (4,8], 1 in (8,16]: p99 = 4 + 4*99/99 = 8 ms, within 20 % of 10 ms
-		{"wal near the limit", etcdHist(0, 0, 0, 99, 1), etcdHist(100), verdict.Warn, verdict.Pass},
+		{"wal near the limit", metrics.DiskHistogram(0, 0, 0, 99, 1), metrics.DiskHistogram(100), verdict.Warn, verdict.Pass},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,12 +52,12 @@ func TestJudgeDisk(t *testing.T) {
 }
 
 func TestJudgeDiskEmpty(t *testing.T) {
-	vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: etcdHist(), BackendCommit: etcdHist(100)}})
+	vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(), BackendCommit: metrics.DiskHistogram(100)}})
 	if len(vs) != 1 || vs[0].Check != "backend_commit_p99" || len(notes) != 1 {
 		t.Errorf("verdicts %+v, notes %v: want only the commit verdict and one note", vs, notes)
 	}
 	// 99 slow calls are not enough evidence for a p99.
-	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: etcdHist(0, 0, 0, 0, 99), BackendCommit: etcdHist(100)}})
+	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 0, 99), BackendCommit: metrics.DiskHistogram(100)}})
 	if len(vs) != 1 || len(notes) != 1 || !strings.Contains(notes[0], "too few") {
 		t.Errorf("99 observations: verdicts %+v, notes %v: want a note instead of the WAL verdict", vs, notes)
 	}

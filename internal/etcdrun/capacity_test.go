@@ -17,22 +17,6 @@ import (
 	"etcdbench/internal/verdict"
 )
 
-// etcdHist builds a histogram on etcd's disk buckets (1 ms .. 8.192 s)
-// from per-bucket (not cumulative) counts of the first buckets.
-func etcdHist(per ...float64) metrics.Histogram {
-	var h metrics.Histogram
-	var cum float64
-	for i := range 14 {
-		if i < len(per) {
-			cum += per[i]
-		}
-		h.Buckets = append(h.Buckets, metrics.Bucket{UpperBound: 0.001 * math.Pow(2, float64(i)), Count: cum})
-	}
-	h.Buckets = append(h.Buckets, metrics.Bucket{UpperBound: math.Inf(1), Count: cum})
-	h.Count = cum
-	return h
-}
-
 // A step's point and evidence come from the load's typed members: the
 // worst member for the disk, leader and backlog, each member's CPU, the
 // fewest cores.
@@ -52,9 +36,9 @@ func TestStepOf(t *testing.T) {
 		Host: &observe.Host{Busy: 0.8, CPUs: 4},
 		Members: []observe.Member{
 			// 3300 syncs: p99 in (1,2] ms; commits p99 in (2,4] ms
-			member("member0", etcdHist(0, 3300), etcdHist(0, 0, 100), 0, 1.2, 4, observe.Backlog{Pending: 12, Unapplied: 7, Samples: 5}, nan),
+			member("member0", metrics.DiskHistogram(0, 3300), metrics.DiskHistogram(0, 0, 100), 0, 1.2, 4, observe.Backlog{Pending: 12, Unapplied: 7, Samples: 5}, nan),
 			// p99 in (8,16] ms; commits in (16,32] ms
-			member("member1", etcdHist(0, 0, 0, 0, 100), etcdHist(0, 0, 0, 0, 0, 100), 1, 0.4, 2, observe.Backlog{Pending: 40, Samples: 5}, 0.0004),
+			member("member1", metrics.DiskHistogram(0, 0, 0, 0, 100), metrics.DiskHistogram(0, 0, 0, 0, 0, 100), 1, 0.4, 2, observe.Backlog{Pending: 40, Samples: 5}, 0.0004),
 		},
 	}
 	s, e := stepOf(out)

@@ -182,3 +182,21 @@ func ensureMonotonic(b []Bucket) {
 		}
 	}
 }
+
+// DiskHistogram builds a histogram on etcd's disk buckets (its WAL fsync
+// and backend commit histograms: ExponentialBuckets(0.001, 2, 14), 1 ms
+// to 8.192 s) from per-bucket, not cumulative, counts of the first
+// buckets: what a member's delta looks like, for tests and models.
+func DiskHistogram(perBucket ...float64) Histogram {
+	var h Histogram
+	var cum float64
+	for i := range 14 {
+		if i < len(perBucket) {
+			cum += perBucket[i]
+		}
+		h.Buckets = append(h.Buckets, Bucket{UpperBound: 0.001 * math.Pow(2, float64(i)), Count: cum})
+	}
+	h.Buckets = append(h.Buckets, Bucket{UpperBound: math.Inf(1), Count: cum})
+	h.Count = cum
+	return h
+}

@@ -105,3 +105,14 @@ func TestDelta(t *testing.T) {
 		})
 	}
 }
+
+func TestDiskHistogram(t *testing.T) {
+	// 50 in (4, 8] ms and 50 in (8, 16] ms: p99 = 8 + 8*49/50 ms.
+	h := DiskHistogram(0, 0, 0, 50, 50)
+	if h.Count != 100 || len(h.Buckets) != 15 || h.Buckets[13].UpperBound != 8.192 {
+		t.Fatalf("histogram %+v", h)
+	}
+	if q := Quantile(0.99, h); q < 0.01583 || q > 0.01585 {
+		t.Errorf("p99 %v, want 15.84 ms", q)
+	}
+}

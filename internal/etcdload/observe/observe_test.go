@@ -18,22 +18,6 @@ func families(t *testing.T, text string) metrics.Families {
 	return f
 }
 
-// etcdHist builds a histogram on etcd's disk buckets (1 ms .. 8.192 s)
-// from per-bucket (not cumulative) counts of the first buckets.
-func etcdHist(per ...float64) metrics.Histogram {
-	var h metrics.Histogram
-	var cum float64
-	for i := range 14 {
-		if i < len(per) {
-			cum += per[i]
-		}
-		h.Buckets = append(h.Buckets, metrics.Bucket{UpperBound: 0.001 * math.Pow(2, float64(i)), Count: cum})
-	}
-	h.Buckets = append(h.Buckets, metrics.Bucket{UpperBound: math.Inf(1), Count: cum})
-	h.Count = cum
-	return h
-}
-
 func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 
 func TestObserveCPU(t *testing.T) {
@@ -83,7 +67,7 @@ func TestBacklogObserve(t *testing.T) {
 
 func TestFigures(t *testing.T) {
 	nan := math.NaN()
-	m := Member{Target: Target{Name: "member0"}, WALFsync: etcdHist(0, 0, 0, 50, 50), BackendCommit: etcdHist(),
+	m := Member{Target: Target{Name: "member0"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 50, 50), BackendCommit: metrics.DiskHistogram(),
 		ApplyP99: nan, PeerRTTP99: nan, LeaderChanges: 0, SlowApplies: nan, DBSize: nan, CPU: 0.5, Cores: nan,
 		Backlog: Backlog{Pending: 3, Unapplied: 1, Samples: 4}}
 	w := result.Workload{Figures: Figures([]Member{m})}
