@@ -9,6 +9,7 @@ import (
 
 	"etcdbench/internal/capacity"
 	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdcapacity"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/run"
@@ -104,7 +105,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	p.Rate = maxRate
 	s.Space = etcdrun.CheckSpace(p, step, f.embed.members)
 	s.Name = "etcd-capacity"
-	s.Bench = etcdrun.CapacityBench(etcdrun.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
-		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdrun.LimitDefaults(), Trace: !cf.noTrace})
+	s.Bench = etcdcapacity.CapacityBench(etcdcapacity.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
+		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdcapacity.LimitDefaults(), Trace: !cf.noTrace})
 	return s, nil
 }

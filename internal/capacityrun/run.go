@@ -10,6 +10,7 @@ import (
 
 	"etcdbench/internal/capacity"
 	"etcdbench/internal/disk"
+	"etcdbench/internal/etcdcapacity"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
@@ -138,7 +139,7 @@ func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, st
 	l.Total, l.Duration = 0, step
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
-	bench := etcdrun.CapacityBench(etcdrun.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults()})
+	bench := etcdcapacity.CapacityBench(etcdcapacity.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults()})
 	o, err := bench(ctx, l, bo)
 	if o == nil {
 		return result.Workload{}, err

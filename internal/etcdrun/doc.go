@@ -1,10 +1,10 @@
 // Package etcdrun is one measured etcd run, the engine behind `etcd
-// put|range|txn|watch|mixed`, `etcd check`, `etcd capacity` and every run
-// of `tune`: it starts the session's embedded etcd (scratch/etcd, each
-// member in a process of its own, as deployed) or takes a running
-// cluster's endpoints, runs a load with the members' metrics scraped
-// around it, and stops and removes everything before it returns. Its
-// `etcd capacity` sweep (CapacityBench) and limit classifier also serve
-// the CPU side of `capacity` (package capacityrun) and the eBPF trace of
-// a member (TraceMember) the etcd half of `check`.
+// put|range|txn|watch|mixed`, `etcd check`, `etcd capacity` (whose sweep,
+// package etcdcapacity, is its load) and every run of `tune`: it starts
+// the session's embedded etcd (scratch/etcd, each member in a process of
+// its own, as deployed) or takes a running cluster's endpoints, runs a
+// load with the members' metrics scraped around it, and stops and
+// removes everything before it returns. TraceMember, the eBPF trace of a
+// member's WAL syncs, serves the etcd half of `check` and `etcd
+// capacity`'s steps.
 package etcdrun

@@ -15,9 +15,11 @@ import (
 // then the run lifecycle and the formats, then the model, then the facts
 // and numbers everything shares.
 var layerOf = map[string]int{
-	"cmd/etcdbench": 9,
+	"cmd/etcdbench": 10,
 
-	"check": 8, "tune": 8, "capacityrun": 8,
+	"check": 9, "tune": 9, "capacityrun": 9,
+
+	"etcdcapacity": 8,
 
 	"etcdrun": 7, "diagnose": 7, "exporter": 7,
 

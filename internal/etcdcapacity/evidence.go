@@ -1,4 +1,4 @@
-package etcdrun
+package etcdcapacity
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
+	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
@@ -124,9 +125,9 @@ func (e *StepEvidence) addTrace(lats []result.Latency) {
 			continue
 		}
 		switch l.Name {
-		case TracedSync:
+		case etcdrun.TracedSync:
 			e.Traced, e.TracedSyncs = time.Duration(p99).Seconds(), l.Count
-		case TracedSyncNoWait:
+		case etcdrun.TracedSyncNoWait:
 			e.TracedNoWait = time.Duration(p99).Seconds()
 		}
 	}

@@ -1,4 +1,4 @@
-package etcdrun
+package etcdcapacity
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"etcdbench/internal/capacity"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
@@ -61,7 +62,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			sl.Client, sl.OnSecond, sl.RunID = l.Client, l.OnSecond, etcdload.NewRunID()
 			var stopTrace func() ([]result.Latency, string)
 			if s.Trace && notTraced == "" {
-				stopTrace = TraceMember(ctx, o.PIDs[0])
+				stopTrace = etcdrun.TraceMember(ctx, o.PIDs[0])
 			}
 			out, err := etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: sl, Thresholds: s.Thresholds}, o)
 			var traced []result.Latency

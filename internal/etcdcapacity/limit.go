@@ -1,4 +1,4 @@
-package etcdrun
+package etcdcapacity
 
 import (
 	"fmt"
