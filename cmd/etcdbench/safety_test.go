@@ -21,6 +21,13 @@ import (
 func dirWithPrecious(t *testing.T) string {
 	t.Helper()
 	d := t.TempDir()
+	writePrecious(t, d)
+	return d
+}
+
+// writePrecious writes the file a run must leave as it was into d.
+func writePrecious(t *testing.T, d string) {
+	t.Helper()
 	b := make([]byte, 256<<10)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -28,7 +35,6 @@ func dirWithPrecious(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(d, "precious.dat"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return d
 }
 
 // hasSegment reports whether the scratch directory holds a second WAL
