@@ -19,6 +19,12 @@ func Estimate(d, c *result.Capacity) *result.CapacityEstimate {
 		e.Rate, e.Upper, e.LimitedBy = c.Rate, c.Upper, finding.CPU
 		e.Evidence = fmt.Sprintf("the CPUs carry %s puts/s (an etcd without fsync fails check perf's rules at %s/s) while the disk carries %s writes/s: etcd's CPU work, not the disk, sets the rate on this machine",
 			fmtRate(c.Rate), fmtRate(c.Upper), atLeast(d))
+	case d.Upper > 0 && c.Upper == 0 && c.Rate < d.Rate:
+		// The CPU side's ladder stopped below the disk's rate without a
+		// failure: the CPUs are shown to carry only that much.
+		e.Rate, e.Upper, e.LimitedBy = c.Rate, d.Upper, finding.None
+		e.Evidence = fmt.Sprintf("the CPUs carry at least %s puts/s (the CPU side's ladder stopped there, below the disk's %s-%s writes/s): etcd carries at least %s puts/s on this machine and at most the disk's %s; which of the two gives out first between them was not measured",
+			fmtRate(c.Rate), fmtRate(d.Rate), fmtRate(d.Upper), fmtRate(c.Rate), fmtRate(d.Upper))
 	case d.Upper > 0:
 		e.Rate, e.Upper, e.LimitedBy = d.Rate, d.Upper, finding.Disk
 		e.Evidence = fmt.Sprintf("the disk carries %s-%s writes/s (%s) while the CPUs carry %s puts/s: the disk sets the rate",

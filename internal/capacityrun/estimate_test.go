@@ -26,6 +26,10 @@ func TestEstimate(t *testing.T) {
 		// The CPUs lower than a disk with a knee.
 		{"cpu lower", result.Capacity{Rate: 20000, Upper: 23000}, result.Capacity{Rate: 9600, Upper: 10500}, finding.CPU, 9600, 10500},
 		{"none", result.Capacity{Rate: 102000}, result.Capacity{Rate: 102000}, finding.None, 102000, 0},
+		// A 5,000-IOPS cap (the zoo bench, 2026-11-26): the disk fails at
+		// 8,400/s, the CPU side passed 4,800 and its ladder's next rung
+		// was above the disk's limit. Only 4,800 is shown carried by both.
+		{"cpu side short of the disk", result.Capacity{Rate: 7610, Upper: 8400}, result.Capacity{Rate: 4800}, finding.None, 4800, 8400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := Estimate(&tc.disk, &tc.cpu)
