@@ -294,7 +294,7 @@ func TestDiagnoseMetricsTLS(t *testing.T) {
 	s := startEtcdServer(t, etcdServerOpts{TLS: true})
 	ep := strings.TrimPrefix(s.Endpoint, "https://") // no scheme: TLS flags make it https
 	r := runBin(t, runOpts{}, "diagnose", "metrics", "--endpoints", ep, "--window", "1s", "-o", "json",
-		"--cacert", s.PKI.ca, "--cert", s.PKI.clientCert, "--key", s.PKI.clientKey)
+		"--cacert", s.PKI.CA, "--cert", s.PKI.ClientCert, "--key", s.PKI.ClientKey)
 	if r.code != exitOK && r.code != exitFail {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}

@@ -162,9 +162,9 @@ func TestEtcdExternalProcess(t *testing.T) {
 		}
 	})
 	t.Run("wrong CA", func(t *testing.T) {
-		wrong := newTestPKI(t, t.TempDir(), "wrong")
+		wrong := testutil.NewPKI(t, t.TempDir(), "wrong")
 		res := runBin(t, runOpts{}, "etcd", "put", "--endpoints", s.Endpoint, "--yes", "--total", "10",
-			"--cacert", wrong.ca, "--cert", s.PKI.clientCert, "--key", s.PKI.clientKey)
+			"--cacert", wrong.CA, "--cert", s.PKI.ClientCert, "--key", s.PKI.ClientKey)
 		checkErrorRun(t, res, exitRuntime, s.Endpoint, "x509", "--cacert")
 	})
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
@@ -197,7 +197,7 @@ func TestEtcdExternalProcess(t *testing.T) {
 	// Auth: user root with the root role, then auth on.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tcfg := tcfgFor(t, etcdload.TLSFiles{CACert: s.PKI.ca, Cert: s.PKI.clientCert, Key: s.PKI.clientKey})
+	tcfg := tcfgFor(t, etcdload.TLSFiles{CACert: s.PKI.CA, Cert: s.PKI.ClientCert, Key: s.PKI.ClientKey})
 	enableAuth(t, ctx, []string{s.Endpoint}, tcfg, "pw-s3cret")
 	t.Run("auth with the right password", func(t *testing.T) {
 		res := runBin(t, runOpts{}, load("put", "--yes", "-o", "json", "--total", "200", "--clients", "2", "--user", "root:pw-s3cret")...)

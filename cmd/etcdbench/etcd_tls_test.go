@@ -2,14 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,87 +16,21 @@ import (
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
 )
-
-// testPKI is a throwaway CA with a server certificate for 127.0.0.1 and a
-// client certificate, as PEM files in a temporary directory.
-type testPKI struct {
-	ca, serverCert, serverKey, clientCert, clientKey string
-}
-
-// newTestPKI writes a CA named name and certificates it signed into dir.
-func newTestPKI(t *testing.T, dir, name string) testPKI {
-	t.Helper()
-	caKey := newKey(t)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := testPKI{ca: filepath.Join(dir, name+"-ca.pem")}
-	writePEM(t, p.ca, "CERTIFICATE", caDER)
-	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage) (certFile, keyFile string) {
-		key := newKey(t)
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		certFile, keyFile = filepath.Join(dir, name+"-"+cn+".pem"), filepath.Join(dir, name+"-"+cn+"-key.pem")
-		writePEM(t, certFile, "CERTIFICATE", der)
-		writePEM(t, keyFile, "EC PRIVATE KEY", kder)
-		return certFile, keyFile
-	}
-	p.serverCert, p.serverKey = leaf(2, "server", x509.ExtKeyUsageServerAuth)
-	p.clientCert, p.clientKey = leaf(3, "client", x509.ExtKeyUsageClientAuth)
-	return p
-}
-
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestEtcdTLSAndAuth runs against one embedded etcd that serves clients
 // over TLS with client certificates: a put, a wrong CA, plain HTTP mixed
 // up with TLS, then auth enabled: the right and a wrong password.
 func TestEtcdTLSAndAuth(t *testing.T) {
 	dir := t.TempDir()
-	pki := newTestPKI(t, dir, "good")
-	wrong := newTestPKI(t, dir, "wrong")
+	pki := testutil.NewPKI(t, dir, "good")
+	wrong := testutil.NewPKI(t, dir, "wrong")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := etcdcluster.Start(ctx, etcdcluster.Options{
 		Dir:       filepath.Join(dir, "data"),
-		ClientTLS: etcdcluster.TLSFiles{Cert: pki.serverCert, Key: pki.serverKey, CACert: pki.ca},
+		ClientTLS: etcdcluster.TLSFiles{Cert: pki.ServerCert, Key: pki.ServerKey, CACert: pki.CA},
 	})
 	if err != nil {
 		t.Fatalf("starting an etcd with client TLS: %v", err)
@@ -114,12 +40,12 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 	if !strings.HasPrefix(eps, "https://") {
 		t.Fatalf("endpoints %s, want https://", eps)
 	}
-	tlsArgs := []string{"--cacert", pki.ca, "--cert", pki.clientCert, "--key", pki.clientKey}
+	tlsArgs := []string{"--cacert", pki.CA, "--cert", pki.ClientCert, "--key", pki.ClientKey}
 	put := func(o runOpts, extra ...string) runResult {
 		args := append([]string{"etcd", "put", "--endpoints", eps, "--yes", "--total", "100", "--clients", "2", "-o", "json"}, extra...)
 		return runBin(t, o, args...)
 	}
-	tlsFiles := etcdload.TLSFiles{CACert: pki.ca, Cert: pki.clientCert, Key: pki.clientKey}
+	tlsFiles := etcdload.TLSFiles{CACert: pki.CA, Cert: pki.ClientCert, Key: pki.ClientKey}
 	tcfg, err := tlsFiles.Config()
 	if err != nil {
 		t.Fatal(err)
@@ -166,9 +92,9 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 		code int
 		want string
 	}{
-		{"wrong CA", []string{"--cacert", wrong.ca, "--cert", pki.clientCert, "--key", pki.clientKey}, exitRuntime, "x509"},
-		{"no client certificate", []string{"--cacert", pki.ca}, exitRuntime, "client certificate"},
-		{"unreadable key", []string{"--cacert", pki.ca, "--cert", pki.clientCert, "--key", filepath.Join(dir, "nope.pem")}, exitRuntime, "nope.pem"},
+		{"wrong CA", []string{"--cacert", wrong.CA, "--cert", pki.ClientCert, "--key", pki.ClientKey}, exitRuntime, "x509"},
+		{"no client certificate", []string{"--cacert", pki.CA}, exitRuntime, "client certificate"},
+		{"unreadable key", []string{"--cacert", pki.CA, "--cert", pki.ClientCert, "--key", filepath.Join(dir, "nope.pem")}, exitRuntime, "nope.pem"},
 	}
 	for _, tc := range errCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,7 +113,7 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		defer srv.Close()
 		ep := strings.Replace(srv.URL, "http://", "https://", 1)
-		res := runBin(t, runOpts{}, "etcd", "put", "--endpoints", ep, "--yes", "--total", "10", "--cacert", pki.ca)
+		res := runBin(t, runOpts{}, "etcd", "put", "--endpoints", ep, "--yes", "--total", "10", "--cacert", pki.CA)
 		if res.code != exitRuntime {
 			t.Errorf("exit %d, want %d; stderr:\n%s", res.code, exitRuntime, res.stderr)
 		}

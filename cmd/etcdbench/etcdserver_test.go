@@ -48,7 +48,7 @@ type etcdServer struct {
 	MetricsURL string
 	// PKI is the CA and the server's and a client's certificates when TLS
 	// was asked.
-	PKI testPKI
+	PKI testutil.PKI
 	// DataDir is the member's --data-dir; LogPath holds its log.
 	DataDir, LogPath string
 
@@ -68,7 +68,7 @@ func startEtcdServer(t *testing.T, o etcdServerOpts) *etcdServer {
 	dir := t.TempDir()
 	s := &etcdServer{opts: o, DataDir: filepath.Join(dir, "data")}
 	if o.TLS {
-		s.PKI = newTestPKI(t, dir, "etcd")
+		s.PKI = testutil.NewPKI(t, dir, "etcd")
 	}
 	// A port found free may be taken before etcd binds it: try again with
 	// other ports.
@@ -108,8 +108,8 @@ func (s *etcdServer) start(t *testing.T, bin string) error {
 		args = append(args, "--listen-metrics-urls", strings.TrimSuffix(s.MetricsURL, "/metrics"))
 	}
 	if s.opts.TLS {
-		args = append(args, "--cert-file", s.PKI.serverCert, "--key-file", s.PKI.serverKey,
-			"--trusted-ca-file", s.PKI.ca, "--client-cert-auth")
+		args = append(args, "--cert-file", s.PKI.ServerCert, "--key-file", s.PKI.ServerKey,
+			"--trusted-ca-file", s.PKI.CA, "--client-cert-auth")
 	}
 	if s.opts.QuotaBackendBytes > 0 {
 		args = append(args, "--quota-backend-bytes", strconv.FormatInt(s.opts.QuotaBackendBytes, 10))
@@ -205,7 +205,7 @@ func (s *etcdServer) tlsArgs() []string {
 	if !s.opts.TLS {
 		return nil
 	}
-	return []string{"--cacert", s.PKI.ca, "--cert", s.PKI.clientCert, "--key", s.PKI.clientKey}
+	return []string{"--cacert", s.PKI.CA, "--cert", s.PKI.ClientCert, "--key", s.PKI.ClientKey}
 }
 
 // client returns a client of the server, as user (none if empty).
@@ -214,7 +214,7 @@ func (s *etcdServer) client(t *testing.T, user, password string) *clientv3.Clien
 	cfg := clientv3.Config{Endpoints: []string{s.Endpoint}, DialTimeout: 5 * time.Second,
 		Username: user, Password: password, Logger: zap.NewNop()}
 	if s.opts.TLS {
-		tc, err := etcdload.TLSFiles{CACert: s.PKI.ca, Cert: s.PKI.clientCert, Key: s.PKI.clientKey}.Config()
+		tc, err := etcdload.TLSFiles{CACert: s.PKI.CA, Cert: s.PKI.ClientCert, Key: s.PKI.ClientKey}.Config()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,23 +32,22 @@ type WebTLS struct {
 	User, Password string
 }
 
-// NewWebTLS writes a fresh self-signed CA, a server certificate it signed
-// for 127.0.0.1 and localhost, and a web configuration file serving that
-// certificate to basic auth user with password (stored as its bcrypt
-// hash), into a temporary directory of t.
-func NewWebTLS(t *testing.T, user, password string) WebTLS {
+// PKI is a throwaway CA with a server certificate for 127.0.0.1 and
+// localhost and a client certificate it signed, as PEM files.
+type PKI struct {
+	CA, ServerCert, ServerKey, ClientCert, ClientKey string
+}
+
+// NewPKI writes a CA named name and the certificates it signed into dir,
+// each file's name starting with name.
+func NewPKI(t *testing.T, dir, name string) PKI {
 	t.Helper()
-	dir := t.TempDir()
 	now := time.Now()
 	caKey := newKey(t)
 	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "etcdbench test CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
@@ -58,35 +57,50 @@ func NewWebTLS(t *testing.T, user, password string) WebTLS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srvKey := newKey(t)
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "etcdbench exporter"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+	p := PKI{CA: filepath.Join(dir, name+"-ca.pem")}
+	writePEM(t, p.CA, "CERTIFICATE", caDER)
+	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage) (certFile, keyFile string) {
+		key := newKey(t)
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
+			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		certFile, keyFile = filepath.Join(dir, name+"-"+cn+".pem"), filepath.Join(dir, name+"-"+cn+"-key.pem")
+		writePEM(t, certFile, "CERTIFICATE", der)
+		writePEM(t, keyFile, "EC PRIVATE KEY", kder)
+		return certFile, keyFile
 	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvKeyDER, err := x509.MarshalECPrivateKey(srvKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p.ServerCert, p.ServerKey = leaf(2, "server", x509.ExtKeyUsageServerAuth)
+	p.ClientCert, p.ClientKey = leaf(3, "client", x509.ExtKeyUsageClientAuth)
+	return p
+}
+
+// NewWebTLS writes a fresh CA (NewPKI), its server certificate for
+// 127.0.0.1 and localhost, and a web configuration file serving that
+// certificate to basic auth user with password (stored as its bcrypt
+// hash), into a temporary directory of t.
+func NewWebTLS(t *testing.T, user, password string) WebTLS {
+	t.Helper()
+	dir := t.TempDir()
+	p := NewPKI(t, dir, "web")
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := WebTLS{Config: filepath.Join(dir, "web-config.yml"), CAFile: filepath.Join(dir, "ca.crt"), User: user, Password: password}
-	writePEM(t, w.CAFile, "CERTIFICATE", caDER)
-	writePEM(t, filepath.Join(dir, "tls.crt"), "CERTIFICATE", srvDER)
-	writePEM(t, filepath.Join(dir, "tls.key"), "EC PRIVATE KEY", srvKeyDER)
+	w := WebTLS{Config: filepath.Join(dir, "web-config.yml"), CAFile: p.CA, User: user, Password: password}
 	// Relative paths: the toolkit reads them from the file's directory.
-	conf := fmt.Sprintf("tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  %s: %s\n", user, hash)
+	conf := fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  %s: %s\n",
+		filepath.Base(p.ServerCert), filepath.Base(p.ServerKey), user, hash)
 	if err := os.WriteFile(w.Config, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
