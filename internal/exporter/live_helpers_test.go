@@ -6,208 +6,42 @@ package exporter
 // temporary config. Each skips the test when its program is missing.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-
 	"etcdbench/internal/testutil"
+	"etcdbench/internal/testutil/hostetcd"
 )
 
 // freePort returns a TCP port free on 127.0.0.1 now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return hostetcd.FreePort(t) }
 
-// etcdProc is an etcd server process.
-type etcdProc struct {
-	Name, DataDir, Endpoint string
-	bin, log, peer          string
-	cmd                     *exec.Cmd
-	done                    chan struct{}
-}
-
-// startEtcd starts etcd named name with its data in a new temporary
-// directory; it is stopped when t ends. It skips t without etcd.
-func startEtcd(t *testing.T, name string) *etcdProc {
+// startEtcd starts Debian's etcd named name with its data in a new
+// temporary directory; it is stopped when t ends. It skips t without
+// etcd.
+func startEtcd(t *testing.T, name string) *hostetcd.Etcd {
 	t.Helper()
 	return startEtcdIn(t, name, "")
 }
 
 // startEtcdIn starts etcd with its data dir in dataDir ("": a new
-// temporary directory).
-func startEtcdIn(t *testing.T, name, dataDir string) *etcdProc {
+// temporary directory). A snapshot every 1,000 entries: the loads make a
+// few, whose syncs the exporter counts under file="snap".
+func startEtcdIn(t *testing.T, name, dataDir string) *hostetcd.Etcd {
 	t.Helper()
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		t.Skip("etcd is not on PATH (Debian: apt-get install etcd-server): skipping the end-to-end test")
-	}
-	dir := t.TempDir()
-	if dataDir == "" {
-		dataDir = filepath.Join(dir, "data")
-	}
-	e := &etcdProc{Name: name, DataDir: dataDir, bin: bin, log: filepath.Join(dir, "etcd.log")}
-	e.Endpoint = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	e.peer = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	t.Cleanup(e.stop)
-	e.start(t)
-	return e
+	return hostetcd.Start(t, name, dataDir, "--snapshot-count", "1000")
 }
 
-// start runs etcd (again, on the same data dir and ports) and waits
-// until it answers.
-func (e *etcdProc) start(t *testing.T) {
-	t.Helper()
-	logf, err := os.OpenFile(e.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	e.cmd = exec.Command(e.bin, "--name", e.Name, "--data-dir", e.DataDir,
-		"--listen-client-urls", e.Endpoint, "--advertise-client-urls", e.Endpoint,
-		"--listen-peer-urls", e.peer, "--initial-advertise-peer-urls", e.peer,
-		"--initial-cluster", e.Name+"="+e.peer, "--initial-cluster-state", "new",
-		// A snapshot every 1,000 entries: the loads make a few, whose
-		// syncs the exporter counts under file="snap".
-		"--snapshot-count", "1000")
-	e.cmd.Stdout, e.cmd.Stderr = logf, logf
-	for _, kv := range os.Environ() { // etcd reads ETCD_* as flags
-		if !strings.HasPrefix(kv, "ETCD_") {
-			e.cmd.Env = append(e.cmd.Env, kv)
-		}
-	}
-	if err := e.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	e.done = done
-	go func() { _ = e.cmd.Wait(); close(done) }()
-	cli := e.client(t)
-	defer cli.Close()
-	if testutil.Poll(30*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_, err = cli.Get(ctx, "probe")
-		select {
-		case <-done:
-			t.Fatalf("etcd exited: %v\n%s", e.cmd.ProcessState, tail(e.log))
-		default:
-		}
-		return err == nil
-	}) {
-		return
-	}
-	t.Fatalf("etcd did not answer in 30 s: %v\n%s", err, tail(e.log))
-}
-
-// PID is the running process's id.
-func (e *etcdProc) PID() int { return e.cmd.Process.Pid }
-
-// stop ends etcd with SIGTERM (SIGKILL after 10 s) and waits for it.
-func (e *etcdProc) stop() {
-	if e.cmd == nil || e.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-e.done:
-		return
-	default:
-	}
-	_ = e.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-e.done:
-	case <-time.After(10 * time.Second):
-		_ = e.cmd.Process.Kill()
-		<-e.done
-	}
-}
-
-func (e *etcdProc) client(t *testing.T) *clientv3.Client {
-	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{e.Endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cli
-}
-
-// put writes n keys from clients concurrent clients.
-func (e *etcdProc) put(t *testing.T, n, clients int) {
-	t.Helper()
-	cli := e.client(t)
-	defer cli.Close()
-	errs := make(chan error, clients)
-	val := strings.Repeat("v", 256)
-	for c := range clients {
-		go func() {
-			var err error
-			for i := c; i < n && err == nil; i += clients {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				_, err = cli.Put(ctx, fmt.Sprintf("/k/%d", i), val)
-				cancel()
-			}
-			errs <- err
-		}()
-	}
-	for range clients {
-		if err := <-errs; err != nil {
-			t.Fatalf("put: %v", err)
-		}
-	}
-}
-
-// walFsyncs is etcd's own count of WAL fsyncs (etcd_disk_wal_fsync_duration_seconds_count).
-func (e *etcdProc) walFsyncs(t *testing.T) float64 {
-	t.Helper()
-	resp, err := http.Get(e.Endpoint + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "etcd_disk_wal_fsync_duration_seconds_count "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	t.Fatal("etcd's /metrics has no etcd_disk_wal_fsync_duration_seconds_count")
-	return 0
-}
-
-func tail(path string) string {
-	b, _ := os.ReadFile(path)
-	if len(b) > 3000 {
-		b = b[len(b)-3000:]
-	}
-	return string(b)
-}
+func tail(path string) string { return hostetcd.Tail(path) }
 
 // promServer is a Prometheus server scraping one target every second.
 type promServer struct {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"etcdbench/internal/testutil"
+	"etcdbench/internal/testutil/hostetcd"
 	"etcdbench/internal/trace"
 	"etcdbench/internal/verdict"
 )
@@ -122,12 +123,12 @@ func TestExporterWithPrometheus(t *testing.T) {
 
 	// Restart etcd under the exporter.
 	pid1 := e.PID()
-	e.stop()
+	e.Stop()
 	p.waitFor(t, "the stopped member down", up, func(v float64) bool { return v == 0 }, 20*time.Second)
 	if st := ex.Status(); len(st.Active) != 0 || len(st.Gone) != 1 || st.Gone[0].PID != pid1 {
 		t.Errorf("status after etcd stopped: %+v", st)
 	}
-	e.start(t)
+	e.Restart(t)
 	p.waitFor(t, "the restarted member traced", up, func(v float64) bool { return v == 1 }, 30*time.Second)
 	attaches := p.waitFor(t, "two attaches", fmt.Sprintf(`etcdbench_target_attaches_total{data_dir=%q}`, e.DataDir), func(v float64) bool { return v >= 2 }, 10*time.Second)
 	if attaches != 2 {
@@ -135,9 +136,9 @@ func TestExporterWithPrometheus(t *testing.T) {
 	}
 	p.waitScrapes(t, 1) // of the restarted member, idle: the baseline at tC
 	tC := time.Now()
-	etcdBefore := e.walFsyncs(t)
-	e.put(t, 1000, 4)
-	etcdAfter := e.walFsyncs(t)
+	etcdBefore := e.WALFsyncs(t)
+	e.Put(t, 1000, 4)
+	etcdAfter := e.WALFsyncs(t)
 	etcdDelta := etcdAfter - etcdBefore
 	// Prometheus has the exporter's count of the puts' syncs once it has
 	// scraped it after the exporter read them: wait (a while) for the
@@ -176,7 +177,7 @@ func TestExporterWithPrometheus(t *testing.T) {
 // the idle etcd (one before tA, one after) and two after the load (before
 // tB), as p (Prometheus) shows them; it
 // returns the window and the tracer's WAL sync p99 (seconds) and count.
-func loadWindow(t *testing.T, p *promServer, e *etcdProc) (tA, tB time.Time, p99 float64, count int64) {
+func loadWindow(t *testing.T, p *promServer, e *hostetcd.Etcd) (tA, tB time.Time, p99 float64, count int64) {
 	t.Helper()
 	p.waitScrapes(t, 1) // of the idle etcd
 	tA = time.Now()
@@ -201,7 +202,7 @@ func loadWindow(t *testing.T, p *promServer, e *etcdProc) (tA, tB time.Time, p99
 	// A scrape of the idle etcd inside the window too: increase() over
 	// [tA, tB] starts from the first sample in it.
 	p.waitScrapes(t, 1)
-	e.put(t, 4000, 8)
+	e.Put(t, 4000, 8)
 	tcancel() // the trace reads what its ring buffer holds before it ends
 	o := <-traced
 	if o.err != nil && !errors.Is(o.err, context.Canceled) {

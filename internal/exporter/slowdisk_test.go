@@ -47,7 +47,7 @@ func TestExporterAgreesWithEtcdOnSlowDisk(t *testing.T) {
 		return err == nil && v == 1
 	})
 	etcdBefore, expBefore := scrape(e.Endpoint+"/metrics"), scrape("http://"+addr+"/metrics")
-	e.put(t, 400, 4)
+	e.Put(t, 400, 4)
 	etcdAfter := scrape(e.Endpoint + "/metrics")
 	own, ok := pmetrics.HistogramDelta(etcdBefore, etcdAfter, "etcd_disk_wal_fsync_duration_seconds")
 	if !ok {

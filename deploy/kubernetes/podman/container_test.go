@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/testutil/hostetcd"
 )
 
 // labelsOf is a sample's labels by name.
@@ -44,7 +45,9 @@ func TestContainers(t *testing.T) {
 	t.Run("check Job", func(t *testing.T) { runJob(t, p.on(t), job.Spec.Template.Spec) })
 	t.Run("exporter DaemonSet", func(t *testing.T) {
 		tracefsMounted(t)
-		e := startEtcd(t)
+		// Debian's etcd on the host, a process of its own: what a static
+		// pod's etcd is to the exporter's pod.
+		e := hostetcd.Start(t, "podman-test", "")
 		t.Run("shipped seccomp profile traces etcd", func(t *testing.T) { runExporter(t, p.on(t), ds.Spec.Template.Spec, e) })
 		t.Run("RuntimeDefault refuses bpf and says so", func(t *testing.T) { runExporterRuntimeDefault(t, p.on(t), ds.Spec.Template.Spec) })
 	})
@@ -171,7 +174,7 @@ func exporterPort(t *testing.T, ps corev1.PodSpec) int32 {
 // runExporter runs the DaemonSet's pod with the shipped profile installed
 // in a kubelet seccomp directory as docs/exporter.md says, and counts the
 // host etcd's WAL syncs through the exporter's /metrics.
-func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostEtcd) {
+func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd) {
 	seccompDir := t.TempDir()
 	sp := ps.SecurityContext.SeccompProfile
 	if sp == nil || sp.LocalhostProfile == nil {
@@ -233,10 +236,10 @@ func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostEtcd) {
 		v, _ := value(f, "etcdbench_syncs_total", map[string]string{"data_dir": e.DataDir, "file": "wal"})
 		return v
 	}
-	exp0, etcd0 := walSyncs(up), e.walFsyncs(t)
+	exp0, etcd0 := walSyncs(up), e.WALFsyncs(t)
 	const puts = 300
-	e.put(t, puts)
-	etcdDelta := e.walFsyncs(t) - etcd0
+	e.Put(t, puts, 1) // one at a time: each a WAL fdatasync
+	etcdDelta := e.WALFsyncs(t) - etcd0
 	f := until(fmt.Sprintf("%.0f WAL syncs counted (etcd's own count)", etcdDelta), 30*time.Second, func(f metrics.Families) bool {
 		return walSyncs(f)-exp0 >= etcdDelta
 	})
