@@ -93,14 +93,19 @@ func NewWebTLS(t *testing.T, user, password string) WebTLS {
 	t.Helper()
 	dir := t.TempDir()
 	p := NewPKI(t, dir, "web")
+	// The names a Kubernetes TLS Secret's keys have (the chart mounts one).
+	for from, to := range map[string]string{p.CA: "ca.crt", p.ServerCert: "tls.crt", p.ServerKey: "tls.key"} {
+		if err := os.Rename(from, filepath.Join(dir, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := WebTLS{Config: filepath.Join(dir, "web-config.yml"), CAFile: p.CA, User: user, Password: password}
+	w := WebTLS{Config: filepath.Join(dir, "web-config.yml"), CAFile: filepath.Join(dir, "ca.crt"), User: user, Password: password}
 	// Relative paths: the toolkit reads them from the file's directory.
-	conf := fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  %s: %s\n",
-		filepath.Base(p.ServerCert), filepath.Base(p.ServerKey), user, hash)
+	conf := fmt.Sprintf("tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  %s: %s\n", user, hash)
 	if err := os.WriteFile(w.Config, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
