@@ -102,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	o.Common.Register(fs)
 	fs.StringVar(&o.Storages, "storages", o.Storages, "storages to measure, comma-separated, or all: "+strings.Join(names, ", "))
-	fs.StringVar(&o.Etcds, "etcds", o.Etcds, "real etcds to bisect, comma-separated: "+strings.Join(kindNames, ", "))
+	fs.StringVar(&o.Etcds, "etcds", o.Etcds, "real etcds to bisect, comma-separated (\"\": none, the sweeps alone): "+strings.Join(kindNames, ", "))
 	fs.StringVar(&o.Sweeps, "sweeps", o.Sweeps, "etcdbench's sweeps to run beside them, comma-separated (\"\": none): "+strings.Join(sweepNames, ", "))
 	fs.StringVar(&o.Debian, "debian-etcd", o.Debian, "Debian's etcd 3.4 binary")
 	fs.StringVar(&o.Benchmark, "benchmark", "", "etcd's benchmark binary; default: build go.etcd.io/etcd/v3/tools/benchmark")
@@ -139,7 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return bad("--storages: %v", err)
 	}
 	for _, k := range strings.Split(o.Etcds, ",") {
-		if !contains(kindNames, k) {
+		if k != "" && !contains(kindNames, k) {
 			return bad("--etcds: unknown etcd %q (want %s)", k, strings.Join(kindNames, ", "))
 		}
 	}
@@ -256,6 +256,7 @@ func etcdKinds(ctx context.Context, o options, bin string) ([]etcdKind, error) {
 	var ks []etcdKind
 	for _, n := range strings.Split(o.Etcds, ",") {
 		switch n {
+		case "": // --etcds "": the sweeps alone
 		case "etcd-3.4":
 			path := o.Abs(o.Debian)
 			if _, err := os.Stat(path); err != nil {

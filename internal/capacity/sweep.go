@@ -79,7 +79,7 @@ func (c Config) Validate() error {
 // MaxSteps is the most steps the sweep can take: the longer side of the
 // ladder (up to Max or down to Min) and the bisection.
 func (c Config) MaxSteps() int {
-	up := math.Floor(math.Log(c.Max/c.Start)/math.Log(c.Factor)) + 1
+	up := math.Ceil(math.Log(c.Max/c.Start)/math.Log(c.Factor)) + 1 // the last rung is Max
 	down := math.Floor(math.Log(c.Start/c.Min)/math.Log(c.Factor)) + 1
 	bisect := math.Ceil(math.Log2(math.Log(c.Factor) / math.Log1p(c.Resolution)))
 	// The ladder step that fails is repeated once (PhaseConfirm); one
@@ -234,8 +234,15 @@ func climb(cfg Config, try func(float64, string) (bool, error)) error {
 		return err
 	}
 	for ok {
+		// The last rung is Max itself: a ladder whose next rung lies
+		// beyond it would otherwise stop short of the rate it was asked
+		// to reach (the CPU side's ladder, bounded by the disk's limit,
+		// stopped at 1,200 below a disk limit of 1,600-1,900).
 		next := roundRate(r * cfg.Factor)
-		if next > cfg.Max || next <= r {
+		if next > cfg.Max {
+			next = cfg.Max
+		}
+		if next <= r {
 			return nil
 		}
 		r = next

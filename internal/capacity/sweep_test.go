@@ -54,9 +54,17 @@ func TestSweepFindsTheKnee(t *testing.T) {
 func TestSweepBounds(t *testing.T) {
 	cfg := testConfig()
 	c, err := Sweep(context.Background(), cfg, knee(1e9))
-	if err != nil || c.Upper != 0 || c.Rate < cfg.Max/cfg.Factor || c.Bend != finding.None {
-		t.Fatalf("a storage that carries everything: %+v %v", c, err)
+	if err != nil || c.Upper != 0 || c.Rate != cfg.Max || c.Bend != finding.None {
+		t.Fatalf("a storage that carries everything: rate %v upper %v bend %v %v, want %v carried", c.Rate, c.Upper, c.Bend, err, cfg.Max)
 	}
+	// A Max off the ladder is its last rung (the CPU side's ladder is
+	// bounded by the disk's limit): 1200, then 1900, not 1200 alone.
+	cfg.Start, cfg.Max = 1200, 1900
+	c, err = Sweep(context.Background(), cfg, knee(1e9))
+	if err != nil || c.Rate != 1900 || len(c.Steps) != 2 {
+		t.Fatalf("Max 1900 from 1200: rate %v after %d steps %v, want 1900 after 2", c.Rate, len(c.Steps), err)
+	}
+	cfg = testConfig()
 	c, err = Sweep(context.Background(), cfg, knee(1))
 	if err != nil || c.Rate != 0 || c.Upper > 2*cfg.Min {
 		t.Fatalf("a storage that carries nothing: rate %v upper %v %v", c.Rate, c.Upper, err)

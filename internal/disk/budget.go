@@ -234,9 +234,7 @@ func RunCapacityStep(ctx context.Context, dir string, p CapacityParams, rate flo
 	if be != nil {
 		h, commits := be.takeStep()
 		s.BackendCommits = commits
-		if commits > 0 {
-			s.BackendCommitP99Ns = h.ValueAtQuantile(99)
-		}
+		s.BackendCommitP99Ns = etcdReportedP99(h)
 	}
 	return s, err
 }

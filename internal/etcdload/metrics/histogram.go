@@ -183,6 +183,14 @@ func ensureMonotonic(b []Bucket) {
 	}
 }
 
+// DiskBuckets is the number of finite buckets of etcd's disk histograms.
+const DiskBuckets = 14
+
+// DiskBucketBound is the upper bound, in seconds, of finite bucket i of
+// etcd's disk histograms (server/storage/backend/metrics.go and
+// server/storage/wal/metrics.go: prometheus.ExponentialBuckets(0.001, 2, 14)).
+func DiskBucketBound(i int) float64 { return 0.001 * math.Pow(2, float64(i)) }
+
 // DiskHistogram builds a histogram on etcd's disk buckets (its WAL fsync
 // and backend commit histograms: ExponentialBuckets(0.001, 2, 14), 1 ms
 // to 8.192 s) from per-bucket, not cumulative, counts of the first
@@ -190,11 +198,11 @@ func ensureMonotonic(b []Bucket) {
 func DiskHistogram(perBucket ...float64) Histogram {
 	var h Histogram
 	var cum float64
-	for i := range 14 {
+	for i := range DiskBuckets {
 		if i < len(perBucket) {
 			cum += perBucket[i]
 		}
-		h.Buckets = append(h.Buckets, Bucket{UpperBound: 0.001 * math.Pow(2, float64(i)), Count: cum})
+		h.Buckets = append(h.Buckets, Bucket{UpperBound: DiskBucketBound(i), Count: cum})
 	}
 	h.Buckets = append(h.Buckets, Bucket{UpperBound: math.Inf(1), Count: cum})
 	h.Count = cum
