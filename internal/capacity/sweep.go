@@ -314,6 +314,30 @@ func finish(c *result.Capacity, cfg Config, lo, hi *result.CapacityStep) {
 	c.Bend, c.Evidence = b.Kind, BendWords(b)+RetriedNote(c)
 }
 
+// Discount lowers a finished sweep's answer to rate, a passing step's
+// (0: none), when the passes above it do not hold (why, in words, ends
+// the evidence): its upper bound becomes the lowest counted step above
+// rate, and the marks and sizes are judged again.
+func Discount(c *result.Capacity, rate float64, why string) {
+	if rate >= c.Rate {
+		return
+	}
+	up := c.Upper
+	for _, s := range c.Steps {
+		if Counted(s) && s.Rate > rate && (up == 0 || s.Rate < up) {
+			up = s.Rate
+		}
+	}
+	c.Rate, c.Upper = rate, up
+	for i := range c.Marks {
+		c.Marks[i].Carried = c.Rate >= c.Marks[i].Rate
+	}
+	for i := range c.Sizes {
+		c.Sizes[i].Carried = c.Rate >= c.Sizes[i].Rate
+	}
+	c.Evidence += "; " + why
+}
+
 // RetriedNote says which steps failed once and passed when repeated, to
 // end an evidence with, or "".
 func RetriedNote(c *result.Capacity) string {

@@ -131,6 +131,38 @@ func Budgets(c *result.Capacity, th verdict.Thresholds) ([]result.CapacityBudget
 	return out, vol
 }
 
+// Burst finds a volume that gave an earlier, passing step well more
+// writes per second (volumeSpread over) than its cap at the failing
+// steps: a burst bucket whose credits the sweep spent (gp2's volumes, or
+// any throttle with a burst allowance), or a cache that filled. It
+// records the burst in c.Volume and lowers the answer to the highest
+// passing step the sustained cap gave: the passes on the burst hold
+// only while credits last. No-op without a volume.
+func Burst(c *result.Capacity) {
+	v := c.Volume
+	if v == nil {
+		return
+	}
+	limit := v.WriteIOPS * volumeSpread
+	var burst, sustained float64
+	for _, s := range c.Steps {
+		if !capacity.Counted(s) || !capacity.Passed(s) || s.Device == nil {
+			continue
+		}
+		if s.Device.WriteIOPS > limit {
+			burst = max(burst, s.Device.WriteIOPS)
+		} else {
+			sustained = max(sustained, s.Rate)
+		}
+	}
+	if burst == 0 {
+		return
+	}
+	v.BurstWriteIOPS = burst
+	v.Evidence += fmt.Sprintf("; earlier steps got up to %.0f writes/s: the volume bursts above its cap while it can (I/O credits) and sustains about %.0f", burst, v.WriteIOPS)
+	capacity.Discount(c, sustained, fmt.Sprintf("the passes above %.0f %s ran on the volume's burst (up to %.0f writes/s, against about %.0f sustained) and hold only while its credits last", sustained, c.Unit, burst, v.WriteIOPS))
+}
+
 // nearestCost is the passing, counted step with device figures whose rate
 // is nearest rate in ratio; when none passed, the nearest counted one
 // (its batches are those of a struggling disk, but its cost per put is

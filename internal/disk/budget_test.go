@@ -117,3 +117,83 @@ func TestEtcdReportedP99(t *testing.T) {
 		t.Error("no commits: want 0")
 	}
 }
+
+// A burst bucket: the ladder passed on credits at up to 3,000 writes/s,
+// then every step got about 600. The answer falls to the highest pass the
+// sustained cap gave, and the burst is named.
+func TestBurst(t *testing.T) {
+	c := &result.Capacity{Unit: "writes/s", Rate: 1600, Upper: 1900, Marks: CheckPerfMarks, Sizes: ClusterSizes, Steps: []result.CapacityStep{
+		costStep(100, true, 290, 2.9), costStep(200, true, 560, 2.6), costStep(400, true, 990, 2.5),
+		costStep(800, true, 1900, 2.4), costStep(1600, true, 3000, 1.9), costStep(3200, false, 610, 0.2),
+		costStep(2260, false, 600, 0.3), costStep(1900, false, 590, 0.3),
+	}}
+	for i := range c.Marks {
+		c.Marks[i].Carried = c.Marks[i].Rate <= c.Rate
+	}
+	c.Budgets, c.Volume = Budgets(c, verdict.Defaults())
+	Burst(c)
+	if c.Volume == nil || c.Volume.BurstWriteIOPS != 3000 || c.Volume.WriteIOPS < 590 || c.Volume.WriteIOPS > 610 {
+		t.Fatalf("volume %+v, want about 600 sustained and a burst of 3000", c.Volume)
+	}
+	if c.Rate != 200 || c.Upper != 400 {
+		t.Errorf("answer %v..%v, want 200..400: the passes from 400 up ran on the burst", c.Rate, c.Upper)
+	}
+	for _, m := range c.Marks {
+		if m.Carried != (m.Rate <= 200) {
+			t.Errorf("mark %s (%v/s) carried %v at 200", m.Name, m.Rate, m.Carried)
+		}
+	}
+	// A plain cap: the passes stay under it, nothing changes.
+	c = &result.Capacity{Unit: "writes/s", Rate: 400, Upper: 800, Steps: []result.CapacityStep{
+		costStep(200, true, 560, 2.6), costStep(400, true, 990, 2.5), costStep(800, false, 1000, 1.25), costStep(1600, false, 1010, 0.6),
+	}}
+	c.Budgets, c.Volume = Budgets(c, verdict.Defaults())
+	Burst(c)
+	if c.Volume == nil || c.Volume.BurstWriteIOPS != 0 || c.Rate != 400 {
+		t.Errorf("a plain cap: volume %+v rate %v, want no burst and 400", c.Volume, c.Rate)
+	}
+}
+
+// A step whose WAL passed goes on while its backend commits are too few
+// to judge near the limit; a run held by its backend stops at its cap.
+func TestHoldStep(t *testing.T) {
+	limit := 25 * time.Millisecond
+	b := &etcdBackend{hist: stats.NewLatencyHistogram()}
+	if b.holdStep(limit) {
+		t.Error("no commits yet: nothing to hold for")
+	}
+	record := func(n int, d time.Duration) {
+		for range n {
+			stats.Record(b.hist, d)
+			b.commits++
+		}
+	}
+	record(30, 3*time.Millisecond)
+	if b.holdStep(limit) {
+		t.Error("30 commits of 3 ms: far under the limit, want no hold")
+	}
+	record(1, 15*time.Millisecond)
+	if !b.holdStep(limit) {
+		t.Error("31 commits, the slowest 15 ms: want the step held")
+	}
+	record(backendFullCommits, 3*time.Millisecond)
+	if b.holdStep(limit) {
+		t.Error("a full hundred commits: want no hold")
+	}
+
+	// The WAL's decision waits for the hold, and the cap ends it.
+	held := 0
+	sm := newSampled(stats.StopRule{Threshold: 10 * time.Millisecond, Quantile: 0.99, Confidence: 0.5, Interval: time.Second}, ModeAdaptive, nil)
+	sm.hold = func() bool { held++; return held < 3 }
+	start := time.Now()
+	sm.begin(start)
+	stopped := 0
+	for i := 1; i <= 5000 && stopped == 0; i++ {
+		if sm.add(time.Microsecond, start.Add(time.Duration(i)*time.Millisecond)) {
+			stopped = i
+		}
+	}
+	if held != 3 || stopped == 0 || sm.Decision.Outcome != stats.Pass {
+		t.Errorf("held %d times, stopped after %d ms with %q: want a pass that waited for the third look", held, stopped, sm.Decision.Outcome)
+	}
+}

@@ -243,6 +243,8 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 		cfg := w.stepConfig(env.Thresholds, rate, confidence)
 		if be != nil {
 			cfg.Durable = &be.durable
+			limit := units.FromSeconds(env.Thresholds.BackendCommitP99.Limit)
+			cfg.Hold = func() bool { return be.holdStep(limit) }
 			be.takeStep() // the commits between two steps belong to neither
 		}
 		if env.OnSecond != nil {
@@ -291,6 +293,7 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 	}
 	if dev.ok {
 		c.Budgets, c.Volume = Budgets(c, env.Thresholds)
+		Burst(c)
 	}
 	wl := w.workload(c, env.Thresholds)
 	wl.Process, wl.Device = m.stop()

@@ -29,6 +29,7 @@ type Sampled struct {
 	start, nextTick time.Time
 	second          int
 	onSecond        func(Progress)
+	hold            func() bool // see WALConfig.Hold
 }
 
 func newSampled(rule stats.StopRule, mode string, onSecond func(Progress)) *Sampled {
@@ -70,7 +71,7 @@ func (s *Sampled) tick() bool {
 			s.Looks++
 		}
 		s.Decision = s.Rule.Decide(s.Ops, s.Exceed, stats.DesignEffect(s.Series.Batches()), s.Elapsed)
-		if s.Decision.Outcome != stats.Undecided {
+		if s.Decision.Outcome != stats.Undecided && !(s.Decision.Outcome == stats.Pass && s.hold != nil && s.hold()) {
 			s.Reason = "verdict decided: " + s.Decision.Reason
 			decided = true
 		}

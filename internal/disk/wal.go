@@ -54,6 +54,10 @@ type WALConfig struct {
 	// as many bytes of pages as the WAL made durable since the last one,
 	// as etcd's backend applies each committed entry.
 	Durable *atomic.Int64
+	// Hold, if set, keeps an adaptive run going past a passing decision
+	// while it returns true (never past Runtime): the capacity sweep's
+	// backend holds a step until its commits can be judged.
+	Hold func() bool
 	// plain makes the write and fdatasync ordinary Go system calls: a
 	// test whose filesystem this same process serves (fusedelay) needs
 	// them, since a raw call would keep a garbage collection waiting
@@ -207,6 +211,7 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 	}
 	cfg.Rule.MaxDuration = cfg.Runtime // the cap bounds the looks
 	sm := newSampled(cfg.Rule, cfg.Mode, cfg.OnSecond)
+	sm.hold = cfg.Hold
 	run := &WALRun{Sampled: sm, Config: cfg, Sync: sm.Hist, Write: stats.NewLatencyHistogram()}
 	buf := make([]byte, cfg.BlockSize*cfg.maxBatch())
 	if _, err := rand.Read(buf); err != nil { // incompressible, like real records

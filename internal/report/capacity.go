@@ -213,6 +213,9 @@ func VolumeSummary(c *result.Capacity) string {
 		}
 	}
 	s := fmt.Sprintf("this volume gives about %s write IOPS (%s/s)", fmtRate(math.Round(c.Volume.WriteIOPS)), units.FormatBytes(int64(c.Volume.WriteBytesPerSec)))
+	if b := c.Volume.BurstWriteIOPS; b > 0 {
+		s += fmt.Sprintf(" sustained, up to %s while its burst lasts", fmtRate(math.Round(b)))
+	}
 	if len(needs) > 0 {
 		s += "; " + strings.Join(needs, ", ")
 	}
@@ -391,6 +394,9 @@ func capacityCharts(idPrefix string, wl *result.Workload) []*chart {
 	}
 	if v := c.Volume; v != nil {
 		rate.hmarks = append(rate.hmarks, mark{at: v.WriteIOPS, label: fmt.Sprintf("the volume's cap: about %.0f write IOPS", v.WriteIOPS), color: colorThreshold})
+		if v.BurstWriteIOPS > 0 {
+			rate.hmarks = append(rate.hmarks, mark{at: v.BurstWriteIOPS, label: fmt.Sprintf("its burst: up to %.0f write IOPS", v.BurstWriteIOPS), color: colorAxis})
+		}
 	}
 	if c.Rate > 0 {
 		rate.vmarks = append(rate.vmarks, mark{at: c.Rate, label: "knee", color: colorAxis})

@@ -160,6 +160,11 @@ type CapacityBudget struct {
 type CapacityVolume struct {
 	WriteIOPS        float64 `json:"write_iops"`
 	WriteBytesPerSec float64 `json:"write_bytes_per_sec"`
+	// BurstWriteIOPS is the most writes per second the device gave an
+	// earlier, passing step, when that is well above WriteIOPS: the
+	// volume gave more while it could (burst credits) than it sustains,
+	// and the passes on that burst are not counted; 0 otherwise.
+	BurstWriteIOPS float64 `json:"burst_write_iops,omitempty"`
 	// Evidence says which steps showed it, in words.
 	Evidence string `json:"evidence"`
 }
