@@ -28,6 +28,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -70,6 +71,7 @@ type options struct {
 	cmp.Common
 	params
 	Debian            string
+	From              string
 	Benchmark         string
 	BenchmarkVersions []string
 	step              time.Duration
@@ -115,6 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.Clients, "clients", o.Clients, "benchmark's clients")
 	fs.IntVar(&o.EntryBytes, "entry-bytes", o.EntryBytes, "etcdbench capacity's entry size")
 	fs.StringVar(&o.EtcdStep, "etcd-step", o.EtcdStep, "length of each `etcd capacity` step")
+	fs.StringVar(&o.From, "from", "", "measure nothing: print the table of earlier --json files (comma-separated; their rounds merged by storage) and, with --results, save it")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: bench/%s/run [flags]\n\n%s\n\nFlags:\n", name,
 			"How well `etcdbench capacity` predicts the put rate a real etcd (Debian's 3.4 and the embedded one, driven by etcd's benchmark tool) sustains, on every storage of the zoo.")
@@ -184,6 +187,9 @@ type resultsFile struct {
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+	if o.From != "" {
+		return merged(o, stdout)
+	}
 	stores, err := zoo.Lookup(zoo.Default(), o.Storages)
 	if err != nil {
 		return cmp.UsageError{Err: err}
@@ -248,7 +254,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 	}
-	return printTable(stdout, out.Rows)
+	var table bytes.Buffer
+	if err := printTable(io.MultiWriter(stdout, &table), out.Rows); err != nil {
+		return err
+	}
+	return saveResult(o, out.Rows, table.String(), out.Started)
 }
 
 // etcdKinds are the real etcds --etcds names, ready to start.

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +157,41 @@ func TestSpread(t *testing.T) {
 	}
 	if r := ratio(300, 0); !math.IsInf(r, 1) {
 		t.Errorf("ratio against zero = %v", r)
+	}
+}
+
+// --from merges earlier runs' rounds by storage and saves the figures the
+// READMEs quote: the estimate and its ratio to each real etcd.
+func TestMergedResults(t *testing.T) {
+	dir := t.TempDir()
+	write := func(file string, n int, est, pass float64) string {
+		rf := resultsFile{Started: time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC), Rows: []row{{Storage: "iops-1000", Rounds: []round{{N: n,
+			Capacity: &measured{Rate: est},
+			Truths:   []truth{{Etcd: "etcd-3.4", HighestPass: pass, LowestFail: pass * 1.1}}}}}}}
+		path := filepath.Join(dir, file)
+		if err := cmp.WriteJSON(path, rf); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	a, b := write("a.json", 1, 480, 476), write("b.json", 2, 600, 400)
+	o, err := parseFlags([]string{"--from", a + "," + b, "--results", filepath.Join(dir, "results")}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := run(context.Background(), o, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "iops-1000  2 ") {
+		t.Errorf("want one row of two rounds:\n%s", out.String())
+	}
+	r, err := cmp.ReadResult(filepath.Join(dir, "results", "2026-11-26.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := r.Figures
+	if r.Rounds != 2 || f["iops_1000_etcd_3_4_ratio_min"] != 480.0/476 || f["iops_1000_etcd_3_4_ratio_max"] != 1.5 || f["ratios"] != 1 || f["ratios_within_goal"] != 0 {
+		t.Errorf("rounds %d, figures %v", r.Rounds, f)
 	}
 }

@@ -16,12 +16,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
@@ -106,6 +108,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	cmds := commands()
 	out := jsonFile{Started: time.Now().UTC(), Dir: env.Dir, Etcdbench: env.Etcdbench, Commands: cmds}
 	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
+	load0, err := cmp.LoadAverage()
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "%s: wall time of etcdbench capacity, etcd capacity and check (the default), %d rounds, on %s\n\n", name, o.Rounds, env.Dir)
 	for n := 1; n <= o.Rounds; n++ {
 		var round []timed
@@ -124,7 +130,38 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	out.Summary = summarize(cmds, out.Runs)
-	return renderSummary(stdout, o.Rounds, out.Summary)
+	var table bytes.Buffer
+	if err := renderSummary(io.MultiWriter(stdout, &table), o.Rounds, out.Summary); err != nil {
+		return err
+	}
+	res := cmp.Result{Bench: name, Source: "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " "),
+		Machine: cmp.Machine(env.Dir), Rounds: o.Rounds, Figures: resultFigures(out.Summary), Table: summaryTable(table.String())}
+	return cmp.SaveResult(o.Abs(o.Results), res, load0, out.Started)
+}
+
+// resultFigures are the figures the READMEs quote, per command (slugged):
+// the median, min and max wall time in seconds, and the median answer.
+func resultFigures(rows []summaryRow) map[string]float64 {
+	f := map[string]float64{}
+	for _, r := range rows {
+		k := cmp.Slug(r.Command)
+		f[k+"_wall_s"], f[k+"_wall_min_s"], f[k+"_wall_max_s"] = r.Median.Seconds(), r.Min.Seconds(), r.Max.Seconds()
+		f[k+"_answer"] = r.RateMedian
+	}
+	return f
+}
+
+// summaryTable is the summary's table without its heading and notes.
+func summaryTable(s string) string {
+	lines := strings.Split(s, "\n")
+	var out []string
+	for _, l := range lines[1:] {
+		if l == "" {
+			break
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n") + "\n"
 }
 
 // rotate returns cmds in round n's order: round 1 as given, each later

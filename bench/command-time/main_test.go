@@ -121,3 +121,22 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("summary:\n%s", out)
 	}
 }
+
+// The result file keeps the summary's table alone and each command's
+// wall times and answer by name.
+func TestResultFigures(t *testing.T) {
+	rows := []summaryRow{{Command: "etcd capacity", Rounds: 3, Median: 90 * time.Second, Min: 80 * time.Second, Max: 100 * time.Second,
+		Limit: 3 * time.Minute, Met: true, Within: 3, RateMedian: 4800, Unit: "puts/s", Outcomes: []string{"PASS (exit 0) x3"}}}
+	var b strings.Builder
+	if err := renderSummary(&b, 3, rows); err != nil {
+		t.Fatal(err)
+	}
+	table := summaryTable(b.String())
+	if lines := strings.Split(strings.TrimSpace(table), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "command") || !strings.HasPrefix(lines[1], "etcd capacity") {
+		t.Errorf("table:\n%s", table)
+	}
+	f := resultFigures(rows)
+	if f["etcd_capacity_wall_s"] != 90 || f["etcd_capacity_wall_min_s"] != 80 || f["etcd_capacity_wall_max_s"] != 100 || f["etcd_capacity_answer"] != 4800 {
+		t.Errorf("figures %v", f)
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"etcdbench/bench/internal/cmp"
+)
+
+// merged prints the table of the --from files, their rounds merged by
+// storage (in the order first seen), and saves it with --results.
+func merged(o options, stdout io.Writer) error {
+	var rows []row
+	var started time.Time
+	index := map[string]int{}
+	for _, f := range strings.Split(o.From, ",") {
+		var in resultsFile
+		b, err := os.ReadFile(o.Abs(f))
+		if err == nil {
+			err = json.Unmarshal(b, &in)
+		}
+		if err != nil {
+			return cmp.UsageError{Err: fmt.Errorf("--from %s: %w", f, err)}
+		}
+		if started.IsZero() || in.Started.Before(started) {
+			started = in.Started
+		}
+		for _, r := range in.Rows {
+			i, ok := index[r.Storage]
+			if !ok {
+				index[r.Storage], i = len(rows), len(rows)
+				rows = append(rows, row{Storage: r.Storage, About: r.About, Skipped: r.Skipped})
+			}
+			rows[i].Rounds = append(rows[i].Rounds, r.Rounds...)
+		}
+	}
+	for i := range rows {
+		sort.SliceStable(rows[i].Rounds, func(a, b int) bool { return rows[i].Rounds[a].N < rows[i].Rounds[b].N })
+	}
+	var table bytes.Buffer
+	if err := printTable(io.MultiWriter(stdout, &table), rows); err != nil {
+		return err
+	}
+	return saveResult(o, rows, table.String(), started)
+}
+
+// saveResult writes the --results file: the table as printed and, per
+// storage, the estimate's median and its ratio to each real etcd's
+// highest passing rate (median, min, max over the rounds).
+func saveResult(o options, rows []row, table string, started time.Time) error {
+	if o.Results == "" {
+		return nil
+	}
+	figures := map[string]float64{}
+	rounds, within, ratios := 0, 0, 0
+	for _, r := range rows {
+		if r.Skipped != "" {
+			continue
+		}
+		s := summarize(r)
+		rounds = max(rounds, len(r.Rounds))
+		st := cmp.Slug(r.Storage)
+		if len(s.estimate) > 0 {
+			figures[st+"_estimate"] = median(s.estimate)
+		}
+		for _, k := range kindNames {
+			v := s.ratios[k]
+			if len(v) == 0 {
+				continue
+			}
+			lo, hi := v[0], v[0]
+			for _, x := range v {
+				lo, hi = math.Min(lo, x), math.Max(hi, x)
+			}
+			m := median(v)
+			key := st + "_" + cmp.Slug(k) + "_ratio"
+			figures[key], figures[key+"_min"], figures[key+"_max"] = m, lo, hi
+			ratios++
+			if m <= goal && m >= 1/goal {
+				within++
+			}
+		}
+	}
+	figures["ratios"], figures["ratios_within_goal"] = float64(ratios), float64(within)
+	source := "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " ")
+	dir := o.Dir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	res := cmp.Result{Bench: name, Source: source, Machine: cmp.Machine(dir), Rounds: rounds, Figures: figures, Table: table}
+	load, err := cmp.LoadAverage()
+	if err != nil {
+		return err
+	}
+	return cmp.SaveResult(o.Abs(o.Results), res, load, started)
+}
