@@ -25,6 +25,9 @@ func TestEstimate(t *testing.T) {
 		{"disk lower", result.Capacity{Rate: 800, Upper: 900}, result.Capacity{Rate: 800, Upper: 900}, finding.Disk, 800, 900},
 		// The CPUs lower than a disk with a knee.
 		{"cpu lower", result.Capacity{Rate: 20000, Upper: 23000}, result.Capacity{Rate: 9600, Upper: 10500}, finding.CPU, 9600, 10500},
+		// The etcd side fails first on its own disk histograms: syncs and
+		// CPU work together, named as its sweep named them.
+		{"etcd side's disk", result.Capacity{Rate: 1600, Upper: 1900}, result.Capacity{Rate: 1200, Upper: 1345, Bend: finding.Disk}, finding.Disk, 1200, 1345},
 		{"none", result.Capacity{Rate: 102000}, result.Capacity{Rate: 102000}, finding.None, 102000, 0},
 		// A 5,000-IOPS cap (the zoo bench, 2026-11-26): the disk fails at
 		// 8,400/s, the CPU side passed 4,800 and its ladder's next rung

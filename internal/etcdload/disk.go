@@ -24,16 +24,19 @@ const histogramDetail = "from etcd's own histogram (%s, the difference of two sc
 	"its buckets are 1 ms wide at the bottom and double from there (8-16 ms around 10 ms), " +
 	"so the p99 is interpolated linearly within its bucket as Prometheus' histogram_quantile does"
 
-// minObservations is the fewest observations whose p99 JudgeDisk judges:
-// with fewer, the 99th percentile is the slowest call or two, and one
-// slow call would decide the verdict.
+// minObservations is the fewest observations whose p99 JudgeDisk judges
+// by default: with fewer, the 99th percentile is the slowest call or two,
+// and one slow call would decide the verdict.
 const minObservations = 100
 
 // JudgeDisk judges every target's WAL fsync p99 against t.WALFsyncP99
 // (WARN within t.WarnMargin under it) and backend commit p99 against
-// t.BackendCommitP99. A histogram with fewer than minObservations
-// observations gives a note instead of a verdict.
-func JudgeDisk(t verdict.Thresholds, mds []observe.Member) (vs []verdict.Verdict, notes []string) {
+// t.BackendCommitP99. A histogram with fewer than min observations (0:
+// minObservations) gives a note instead of a verdict.
+func JudgeDisk(t verdict.Thresholds, mds []observe.Member, min int) (vs []verdict.Verdict, notes []string) {
+	if min <= 0 {
+		min = minObservations
+	}
 	for _, md := range mds {
 		for _, c := range []struct {
 			th     verdict.Threshold
@@ -50,9 +53,9 @@ func JudgeDisk(t verdict.Thresholds, mds []observe.Member) (vs []verdict.Verdict
 				notes = append(notes, fmt.Sprintf("%s: no %s observations during the load, so no %s verdict", md.Target.Name, c.metric, c.th.Title))
 				continue
 			}
-			if c.h.Count < minObservations {
+			if c.h.Count < float64(min) {
 				notes = append(notes, fmt.Sprintf("%s: only %.0f %s observations during the load (p99 %v), too few to judge a p99 (at least %d); run the load longer for a %s verdict",
-					md.Target.Name, c.h.Count, c.metric, secs(p99), minObservations, c.th.Title))
+					md.Target.Name, c.h.Count, c.metric, secs(p99), min, c.th.Title))
 				continue
 			}
 			vs = append(vs, judgeP99(c.th, c.margin, p99, md.Target, c.metric, c.h.Count, c.advice))
@@ -105,6 +108,11 @@ type BenchOptions struct {
 	// PIDs are the embedded members' process IDs (none for an external
 	// cluster): a bench may trace them.
 	PIDs []int
+	// MinObservations is the fewest observations of a member's disk
+	// histogram whose p99 is judged (0: 100). A capacity sweep's short
+	// steps judge fewer: its failing steps are repeated, so one slow
+	// commit does not set the answer.
+	MinObservations int
 }
 
 // Bench runs l with two scrapes of every target's /metrics around it and
@@ -154,7 +162,7 @@ func Bench(ctx context.Context, l Load, o BenchOptions) (out *Outcome, err error
 		out.Members = ms
 		w := &out.Workload
 		w.Figures = append(w.Figures, observe.Figures(ms)...)
-		vs, vnotes := JudgeDisk(o.Thresholds, ms)
+		vs, vnotes := JudgeDisk(o.Thresholds, ms, o.MinObservations)
 		w.Verdicts = append(w.Verdicts, vs...)
 		w.Verdicts = append(w.Verdicts, JudgeHealth(verdict.DiagnoseDefaults(), ms)...)
 		w.Notes = append(w.Notes, vnotes...)

@@ -32,7 +32,7 @@ func TestJudgeDisk(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: tg, WALFsync: tc.wal, BackendCommit: tc.be}})
+			vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: tg, WALFsync: tc.wal, BackendCommit: tc.be}}, 0)
 			if len(vs) != 2 || len(notes) != 0 {
 				t.Fatalf("verdicts %+v notes %v: want 2 verdicts", vs, notes)
 			}
@@ -52,14 +52,20 @@ func TestJudgeDisk(t *testing.T) {
 }
 
 func TestJudgeDiskEmpty(t *testing.T) {
-	vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(), BackendCommit: metrics.DiskHistogram(100)}})
+	vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(), BackendCommit: metrics.DiskHistogram(100)}}, 0)
 	if len(vs) != 1 || vs[0].Check != "backend_commit_p99" || len(notes) != 1 {
 		t.Errorf("verdicts %+v, notes %v: want only the commit verdict and one note", vs, notes)
 	}
 	// 99 slow calls are not enough evidence for a p99.
-	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 0, 99), BackendCommit: metrics.DiskHistogram(100)}})
+	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 0, 99), BackendCommit: metrics.DiskHistogram(100)}}, 0)
 	if len(vs) != 1 || len(notes) != 1 || !strings.Contains(notes[0], "too few") {
 		t.Errorf("99 observations: verdicts %+v, notes %v: want a note instead of the WAL verdict", vs, notes)
+	}
+	// A capacity step judges fewer: 30 commits, three of them in the
+	// 16-32 ms bucket, fail the 25 ms limit.
+	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(30), BackendCommit: metrics.DiskHistogram(0, 0, 0, 27, 0, 3)}}, 20)
+	if len(vs) != 2 || len(notes) != 0 || vs[1].Check != "backend_commit_p99" || vs[1].Status != verdict.Fail {
+		t.Errorf("30 observations, 20 enough: verdicts %+v, notes %v: want both judged, the commits failing", vs, notes)
 	}
 }
 
