@@ -13,16 +13,16 @@ import (
 )
 
 // newCapacityCmd makes `capacity`: the disk's capacity sweep (the same
-// registered workload as `disk capacity`) and the CPU side, an embedded
-// etcd without fsync swept the same way as `etcd capacity`, which
+// registered workload as `disk capacity`) and the etcd side, an embedded
+// etcd on the same storage swept the same way as `etcd capacity`, which
 // together estimate the put rate an etcd on this disk and machine
 // sustains.
 func newCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 	spec, _ := disk.Lookup("capacity")
 	cmd, df := workloadCmd(spec, stdout, stderr)
 	f := cmd.Flags()
-	cpu := f.Bool("cpu", true, "also sweep an embedded etcd started with --unsafe-no-fsync (the CPU side) up to the disk's limit, and estimate etcd's put rate on this disk and machine; --cpu=false: the disk alone, as 'disk capacity'")
-	cpuStep := f.String("cpu-step", "3s", "how long each step of the CPU side's sweep runs")
+	cpu := f.Bool("cpu", true, "also sweep an embedded etcd on the same storage, fsyncs on (the etcd side, cpu-capacity), up to the disk's limit, and estimate etcd's put rate on this disk and machine; --cpu=false: the disk alone, as 'disk capacity'")
+	cpuStep := f.String("cpu-step", "3s", "how long each step of the etcd side's sweep runs")
 	diskRun := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if !*cpu {
@@ -59,12 +59,12 @@ kept), the curve, what bends it (a sync rate cap, queueing, stalls), and which
 of etcdctl check perf's loads (s 150, m 1000, l 8000, xl 15000 puts/s) it
 carries, and the cluster sizes of etcd's hardware guide it fits.
 
-Then the CPU side (--cpu, on by default): an embedded etcd in the scratch
-directory, started with etcd's --unsafe-no-fsync so that its syncs cost
-nothing, swept like 'etcd capacity' (--cpu-step per step) up to the disk's
-limit: what this machine's CPUs carry, shared by etcd and the load generator.
-The lower side is the estimate of the put rate an etcd on this disk and
-machine sustains, and names what gives out first. Ctrl-C prints the steps
+Then the etcd side (--cpu, on by default): an embedded etcd in the scratch
+directory, its fsyncs on, swept like 'etcd capacity' (--cpu-step per step) up
+to the disk's limit: what an etcd carries whose syncs and CPU work share this
+machine (with the load generator), as a real etcd's do. The lower side is the
+estimate of the put rate an etcd on this disk and machine sustains, and names
+what gives out first. Ctrl-C prints the steps
 done so far and removes the scratch directory.`
 	cmd.Example = `  etcdbench capacity --dir /var/lib/etcd
   etcdbench capacity --dir /var/lib/etcd --quick --cpu=false

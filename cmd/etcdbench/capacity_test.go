@@ -77,8 +77,8 @@ func TestEtcdCapacityEmbedded(t *testing.T) {
 	checkSnapshot(t, d, before)
 }
 
-// capacity with its CPU side: the disk's sweep, then an embedded etcd
-// without fsync swept up to the disk's limit, and the estimate of etcd's
+// capacity with its etcd side: the disk's sweep, then an embedded etcd
+// on the same storage swept up to the disk's limit, and the estimate of etcd's
 // rate from the two, with the cluster sizes it fits; nothing left behind.
 func TestCapacityCPUSide(t *testing.T) {
 	// The disk side must carry its rate for the CPU side to run: in

@@ -127,6 +127,11 @@ type Load struct {
 	// are written, right before the timed load: Bench takes its first
 	// scrape there, so that writing them is not counted as the load's.
 	ready func(ctx context.Context) error
+	// finished, if set, is called with the timed load's error right after
+	// it, before the run's keys are deleted: Bench takes its second scrape
+	// there, so that the delete (a tombstone per key, in one backend
+	// commit) is not counted as the load's either.
+	finished func(err error)
 }
 
 // DefaultLoad returns etcd's benchmark defaults for op: one connection,

@@ -151,6 +151,9 @@ func Run(ctx context.Context, l Load) (out *Outcome, err error) {
 		}
 	}
 	out, err = drive(ctx, l, conns)
+	if l.finished != nil {
+		l.finished(err)
+	}
 	if out != nil {
 		out.Workload.Notes = append(out.Workload.Notes, targetNote)
 	}
