@@ -19,6 +19,7 @@ import (
 func merged(o options, stdout io.Writer) error {
 	var rows []row
 	var started time.Time
+	ramdisk := false
 	index := map[string]int{}
 	for _, f := range strings.Split(o.From, ",") {
 		var in resultsFile
@@ -32,6 +33,7 @@ func merged(o options, stdout io.Writer) error {
 		if started.IsZero() || in.Started.Before(started) {
 			started = in.Started
 		}
+		ramdisk = ramdisk || in.Params.RAMDisk > 0
 		for _, r := range in.Rows {
 			i, ok := index[r.Storage]
 			if !ok {
@@ -48,6 +50,9 @@ func merged(o options, stdout io.Writer) error {
 	if err := printTable(io.MultiWriter(stdout, &table), rows); err != nil {
 		return err
 	}
+	if ramdisk {
+		o.RAMDisk = 1
+	}
 	return saveResult(o, rows, table.String(), started)
 }
 
@@ -59,7 +64,7 @@ func saveResult(o options, rows []row, table string, started time.Time) error {
 		return nil
 	}
 	figures := map[string]float64{}
-	rounds, within, ratios := 0, 0, 0
+	rounds, within, ratios, undefined := 0, 0, 0, 0
 	for _, r := range rows {
 		if r.Skipped != "" {
 			continue
@@ -80,21 +85,33 @@ func saveResult(o options, rows []row, table string, started time.Time) error {
 				lo, hi = math.Min(lo, x), math.Max(hi, x)
 			}
 			m := median(v)
+			if math.IsInf(m, 0) || math.IsNaN(m) {
+				// Both sides carried nothing (0/0): no ratio, counted apart.
+				undefined++
+				continue
+			}
 			key := st + "_" + cmp.Slug(k) + "_ratio"
 			figures[key], figures[key+"_min"], figures[key+"_max"] = m, lo, hi
+			if math.IsInf(hi, 0) {
+				delete(figures, key+"_max")
+			}
 			ratios++
 			if m <= goal && m >= 1/goal {
 				within++
 			}
 		}
 	}
-	figures["ratios"], figures["ratios_within_goal"] = float64(ratios), float64(within)
+	figures["ratios"], figures["ratios_within_goal"], figures["ratios_undefined"] = float64(ratios), float64(within), float64(undefined)
 	source := "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " ")
 	dir := o.Dir
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	res := cmp.Result{Bench: name, Source: source, Machine: cmp.Machine(dir), Rounds: rounds, Figures: figures, Table: table}
+	machine := cmp.Machine(dir)
+	if o.RAMDisk > 0 {
+		machine += ", the storages on an ext4 RAM disk (a loop device over /dev/shm)"
+	}
+	res := cmp.Result{Bench: name, Source: source, Machine: machine, Rounds: rounds, Figures: figures, Table: strings.TrimLeft(table, "\n")}
 	load, err := cmp.LoadAverage()
 	if err != nil {
 		return err
