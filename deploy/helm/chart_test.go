@@ -532,4 +532,136 @@ func TestValuesDocumented(t *testing.T) {
 	if n < 30 {
 		t.Errorf("only %d values found: the test is not reading values.yaml", n)
 	}
+	checkReadmeDefaults(t, string(readme), vals)
+}
+
+// checkReadmeDefaults holds the default column of the README's values
+// table to values.yaml for scalar values (strings, numbers, booleans).
+// A row names its values as `top.key`, then `.key` for a sibling of the
+// one before; its defaults are separated by commas outside backquotes.
+// With one value, the whole column is its default. With one default for
+// several values, a `literal` must be every scalar's value and prose
+// stands for the group. Otherwise the defaults go one per value or one
+// per scalar value, in order: a scalar's default is its `literal`, on or
+// off for a boolean, and prose only for an empty string (a default the
+// chart computes: "the chart's appVersion", "none").
+func checkReadmeDefaults(t *testing.T, readme string, vals map[string]any) {
+	t.Helper()
+	lookup := func(path string) (any, bool) {
+		var v any = vals
+		for _, k := range strings.Split(path, ".") {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if v, ok = m[k]; !ok {
+				return nil, false
+			}
+		}
+		return v, true
+	}
+	scalar := func(v any) (string, bool) {
+		switch v := v.(type) {
+		case string:
+			return v, true
+		case bool, float64, int, int64:
+			return fmt.Sprint(v), true
+		}
+		return "", false
+	}
+	// check compares default d of value name (v scalar).
+	check := func(name string, v any, d string, prose bool) {
+		s, _ := scalar(v)
+		lit, quoted := strings.CutPrefix(d, "`")
+		lit, closed := strings.CutSuffix(lit, "`")
+		switch {
+		case quoted && closed:
+			if lit != s {
+				t.Errorf("the chart's README gives %s the default `%s`; values.yaml has %q", name, lit, s)
+			}
+		case d == "on" || d == "off":
+			if b, ok := v.(bool); !ok || b != (d == "on") {
+				t.Errorf("the chart's README gives %s the default %s; values.yaml has %q", name, d, s)
+			}
+		case s != "" && !prose:
+			t.Errorf("the chart's README gives %s the default %q; values.yaml has %q: write it as `%s`", name, d, s, s)
+		}
+	}
+	rows := 0
+	for _, line := range strings.Split(readme, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if !strings.HasPrefix(line, "| `") || len(cells) != 3 {
+			continue
+		}
+		rows++
+		var names []string
+		parent := ""
+		for _, n := range splitOutsideQuotes(cells[0]) {
+			n = strings.Trim(n, "`")
+			if strings.HasPrefix(n, ".") {
+				n = parent + n
+			} else if i := strings.LastIndex(n, "."); i >= 0 {
+				parent = n[:i]
+			} else {
+				parent = ""
+			}
+			names = append(names, n)
+		}
+		var values, scalars []any
+		var scalarNames []string
+		for _, n := range names {
+			v, ok := lookup(n)
+			if !ok {
+				t.Errorf("the chart's README names value %s, which values.yaml does not have", n)
+				continue
+			}
+			values = append(values, v)
+			if _, ok := scalar(v); ok {
+				scalars, scalarNames = append(scalars, v), append(scalarNames, n)
+			}
+		}
+		if len(values) != len(names) || len(scalars) == 0 {
+			continue
+		}
+		defaults := splitOutsideQuotes(cells[1])
+		switch {
+		case len(names) == 1:
+			check(names[0], values[0], strings.TrimSpace(cells[1]), false)
+		case len(defaults) == 1:
+			for i, v := range scalars {
+				check(scalarNames[i], v, defaults[0], true)
+			}
+		case len(defaults) == len(names):
+			for i, v := range values {
+				if _, ok := scalar(v); ok {
+					check(names[i], v, defaults[i], false)
+				}
+			}
+		case len(defaults) == len(scalars):
+			for i, v := range scalars {
+				check(scalarNames[i], v, defaults[i], false)
+			}
+		default:
+			t.Errorf("the chart's README row of %s gives %d defaults for %d values (%d scalar): give one per value", cells[0], len(defaults), len(names), len(scalars))
+		}
+	}
+	if rows < 15 {
+		t.Errorf("only %d rows in the chart's README's values table: the test is not reading it", rows)
+	}
+}
+
+// splitOutsideQuotes splits s at the commas outside backquotes, trimmed.
+func splitOutsideQuotes(s string) []string {
+	var out []string
+	in, start := false, 0
+	for i, r := range s {
+		switch {
+		case r == '`':
+			in = !in
+		case r == ',' && !in:
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+	}
+	return append(out, strings.TrimSpace(s[start:]))
 }
