@@ -7,12 +7,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
+
+	"etcdbench/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite "+profileFile+" from the container runtime's default profile on this machine")
@@ -26,6 +29,10 @@ const (
 	// (Debian 12: golang-github-containers-common 0.50.1), the one podman
 	// and CRI-O apply for RuntimeDefault.
 	runtimeDefault = "/usr/share/containers/seccomp.json"
+	// sourceFile records the package and version runtimeDefault came
+	// from when profileFile was made ("PACKAGE VERSION", dpkg's words):
+	// another version's default is not expected to give the same profile.
+	sourceFile = "etcdbench-exporter-seccomp.source"
 )
 
 // The profile is the runtime's default for the exporter's container on
@@ -187,21 +194,60 @@ func containerCaps(t *testing.T) []string {
 	return caps
 }
 
+// installedSource is the package owning runtimeDefault and its
+// installed version, as dpkg names them ("PACKAGE VERSION").
+func installedSource() (string, error) {
+	out, err := exec.Command("dpkg-query", "-S", runtimeDefault).Output()
+	if err != nil {
+		return "", fmt.Errorf("dpkg-query -S %s: %w", runtimeDefault, err)
+	}
+	pkg, _, ok := strings.Cut(strings.TrimSpace(string(out)), ":")
+	if !ok || strings.Contains(pkg, ",") {
+		return "", fmt.Errorf("dpkg-query -S %s: %q: not one package", runtimeDefault, out)
+	}
+	v, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", pkg).Output()
+	if err != nil {
+		return "", fmt.Errorf("dpkg-query -W %s: %w", pkg, err)
+	}
+	return pkg + " " + strings.TrimSpace(string(v)), nil
+}
+
 // TestSeccompProfile: the shipped profile is what exporterProfile makes
-// of this machine's default profile; -update rewrites it.
+// of this machine's default profile; -update rewrites it and records the
+// default's package version in sourceFile. With another version
+// installed (a Debian update of containers-common), or one dpkg cannot
+// name, the test skips: regenerate with -update and review the
+// difference. Without the default profile it skips (fails under CI=true).
 func TestSeccompProfile(t *testing.T) {
 	def, err := os.ReadFile(runtimeDefault)
 	if err != nil {
-		t.Skipf("no runtime default profile to compare with (%v): install podman's containers-common", err)
+		testutil.Missing(t, "no runtime default profile to compare with (%v): install podman's containers-common (Debian: apt-get install podman)", err)
 	}
 	want, err := exporterProfile(def, containerCaps(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	installed, err := installedSource()
 	if *update {
+		if err != nil {
+			t.Fatalf("cannot record which version of %s the profile is made from: %v", runtimeDefault, err)
+		}
 		if err := os.WriteFile(profileFile, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		if err := os.WriteFile(sourceFile, []byte(installed+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recorded, rerr := os.ReadFile(sourceFile)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if err != nil {
+		t.Skipf("%s was made from %s; which version this machine's %s is cannot be told (%v): not compared; regenerate with -update on a machine where dpkg knows it", profileFile, strings.TrimSpace(string(recorded)), runtimeDefault, err)
+	}
+	if r := strings.TrimSpace(string(recorded)); r != installed {
+		t.Skipf("%s was made from %s, this machine has %s: not compared; regenerate with go test ./deploy/kubernetes/exporter -run TestSeccompProfile -update and review the difference", profileFile, r, installed)
 	}
 	got, err := os.ReadFile(profileFile)
 	if err != nil {
