@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/hostetcd"
 )
 
@@ -45,6 +47,9 @@ func TestContainers(t *testing.T) {
 	t.Run("check Job", func(t *testing.T) { runJob(t, p.on(t), job.Spec.Template.Spec) })
 	t.Run("exporter DaemonSet", func(t *testing.T) {
 		tracefsMounted(t)
+		if _, err := exec.LookPath("etcd"); err != nil {
+			testutil.Missing(t, "etcd is not on PATH (Debian: apt-get install etcd-server): the exporter has nothing to trace")
+		}
 		// Debian's etcd on the host, a process of its own: what a static
 		// pod's etcd is to the exporter's pod.
 		e := hostetcd.Start(t, "podman-test", "")
@@ -144,7 +149,7 @@ func extractResult(log string) string {
 
 // tracefsMounted makes sure the host has tracefs at /sys/kernel/tracing,
 // as a node does (the DaemonSet mounts the host's); one mounted here is
-// unmounted when the test ends.
+// unmounted when the test ends. Without it, t skips (fails under CI=true).
 func tracefsMounted(t *testing.T) {
 	t.Helper()
 	const dir = "/sys/kernel/tracing"
@@ -152,7 +157,7 @@ func tracefsMounted(t *testing.T) {
 		return
 	}
 	if err := unix.Mount("tracefs", dir, "tracefs", 0, ""); err != nil {
-		t.Skipf("tracefs is not at %s and cannot be mounted there: %v", dir, err)
+		testutil.Missing(t, "tracefs is not at %s and cannot be mounted there (mount -t tracefs nodev %s): %v", dir, dir, err)
 	}
 	t.Cleanup(func() {
 		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {

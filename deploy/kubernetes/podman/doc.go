@@ -5,6 +5,7 @@
 // ignores hostPID and seccompProfile, so the mapping is done here, and a
 // field it does not know fails the test), and run them: the Job must
 // print its result record, the exporter must trace a real etcd on the
-// host under the shipped seccomp profile. They skip without root, podman
-// or etcd. What they show: docs/kubernetes.md and docs/exporter.md.
+// host under the shipped seccomp profile. They skip without root, podman,
+// runc, tracefs or etcd, and fail without them under CI=true. What they
+// show: docs/kubernetes.md and docs/exporter.md.
 package podman

@@ -20,6 +20,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"golang.org/x/sys/unix"
+
+	"etcdbench/internal/testutil"
 )
 
 // containersConf is the podman configuration the tests run with, in a
@@ -51,21 +53,22 @@ type podman struct {
 	made []string // of blobCache, deepest first
 }
 
-// newPodman skips t without root or podman, and sets up podman's
-// storage in a temporary directory.
+// newPodman skips t without root, podman or runc (fails it under
+// CI=true: testutil.Missing), and sets up podman's storage in a
+// temporary directory.
 func newPodman(t *testing.T) *podman {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs containers")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("the container tests run rootful podman: run them as root")
+		testutil.Missing(t, "the container tests run rootful podman: run them as root")
 	}
 	if _, err := exec.LookPath("podman"); err != nil {
-		t.Skip("podman is not installed (Debian: apt-get install podman runc): skipping the container tests")
+		testutil.Missing(t, "podman is not installed (Debian: apt-get install podman runc): skipping the container tests")
 	}
 	if _, err := exec.LookPath("runc"); err != nil {
-		t.Skip("runc is not installed (Debian: apt-get install runc): skipping the container tests")
+		testutil.Missing(t, "runc is not installed (Debian: apt-get install runc): skipping the container tests")
 	}
 	dir := t.TempDir()
 	for _, d := range []string{"root", "runroot", "tmp", "buildtmp", "net.d"} {
