@@ -1,6 +1,7 @@
 package podman
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,8 @@ func labelsOf(m *dto.Metric) map[string]string {
 
 // TestContainers builds the image and runs the shipped pod specs in
 // podman: the check Job, the exporter DaemonSet under its Localhost
-// seccomp profile, and the DaemonSet under the runtime's default profile.
+// seccomp profile, the DaemonSet under the runtime's default profile, and
+// the Helm chart's DaemonSet (default values) with its profile installer.
 func TestContainers(t *testing.T) {
 	p := newPodman(t)
 	job, ds := loadJob(t), loadDaemonSet(t)
@@ -53,8 +55,31 @@ func TestContainers(t *testing.T) {
 		// Debian's etcd on the host, a process of its own: what a static
 		// pod's etcd is to the exporter's pod.
 		e := hostetcd.Start(t, "podman-test", "")
-		t.Run("shipped seccomp profile traces etcd", func(t *testing.T) { runExporter(t, p.on(t), ds.Spec.Template.Spec, e) })
+		t.Run("shipped seccomp profile traces etcd", func(t *testing.T) {
+			ps := ds.Spec.Template.Spec
+			runExporter(t, p.on(t), ps, e, func(seccompDir string) mapOptions {
+				installProfile(t, ps, seccompDir)
+				return mapOptions{HostPath: func(p string) string { return p }}
+			})
+		})
 		t.Run("RuntimeDefault refuses bpf and says so", func(t *testing.T) { runExporterRuntimeDefault(t, p.on(t), ds.Spec.Template.Spec) })
+		// The Helm chart's pod with the default values: the pod and the
+		// installer under RuntimeDefault, the installer (an init
+		// container) copying the profile from its ConfigMap into the
+		// kubelet's seccomp directory, the exporter under that profile.
+		t.Run("chart's DaemonSet installs the profile and traces etcd", func(t *testing.T) {
+			p := p.on(t)
+			r := renderChart(t)
+			ps := r.ds.Spec.Template.Spec
+			for _, img := range chartImages(t, ps, image) {
+				p.buildShellImage(img)
+			}
+			runExporter(t, p, ps, e, func(seccompDir string) mapOptions {
+				o := r.nodeOptions(t, seccompDir)
+				o.Name = "etcdbench-chart-exporter"
+				return o
+			})
+		})
 	})
 }
 
@@ -64,14 +89,13 @@ func TestContainers(t *testing.T) {
 // run.sh does.
 func runJob(t *testing.T, p *podman, ps corev1.PodSpec) {
 	scratch := t.TempDir()
-	args, err := podArgs(ps, mapOptions{Name: "etcdbench-check", ExtraArgs: []string{"--quick"},
+	pod, err := podArgs(ps, mapOptions{Name: "etcdbench-check", ExtraArgs: []string{"--quick"},
 		HostPath: func(path string) string { return filepath.Join(scratch, path) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("podman %s", strings.Join(args, " "))
 	start := time.Now()
-	p.must(args...)
+	p.start(pod)
 	code := p.waitExit("etcdbench-check", 3*time.Minute)
 	log := p.logs("etcdbench-check")
 	if code != 0 && code != 1 {
@@ -176,30 +200,67 @@ func exporterPort(t *testing.T, ps corev1.PodSpec) int32 {
 	return ports[0].ContainerPort
 }
 
-// runExporter runs the DaemonSet's pod with the shipped profile installed
-// in a kubelet seccomp directory as docs/exporter.md says, and counts the
-// host etcd's WAL syncs through the exporter's /metrics.
-func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd) {
-	seccompDir := t.TempDir()
-	sp := ps.SecurityContext.SeccompProfile
+// shippedProfile is the exporter's seccomp profile as shipped beside the
+// DaemonSet.
+const shippedProfile = "../exporter/etcdbench-exporter-seccomp.json"
+
+// installProfile installs the shipped profile in the stand-in kubelet
+// seccomp directory under the name the pod's exporter container gives it,
+// as docs/exporter.md says to on each node.
+func installProfile(t *testing.T, ps corev1.PodSpec, seccompDir string) {
+	t.Helper()
+	sp := effectiveSeccomp(ps, ps.Containers[0])
 	if sp == nil || sp.LocalhostProfile == nil {
 		t.Fatal("the DaemonSet names no Localhost seccomp profile")
 	}
-	profile, err := os.ReadFile(filepath.Join("../exporter", *sp.LocalhostProfile))
+	profile, err := os.ReadFile(shippedProfile)
 	if err != nil {
-		t.Fatalf("the profile the DaemonSet names is not shipped beside it: %v", err)
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(seccompDir, *sp.LocalhostProfile), profile, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const name = "etcdbench-exporter"
-	args, err := podArgs(ps, mapOptions{Name: name, SeccompDir: seccompDir, HostPath: func(p string) string { return p }})
+}
+
+// runExporter runs the DaemonSet's pod and counts the host etcd's WAL
+// syncs through the exporter's /metrics. node prepares the node, given
+// the stand-in kubelet seccomp directory (empty), and says how the pod's
+// hostPaths and ConfigMaps are found (and the container's name, default
+// etcdbench-exporter); the exporter's container must run
+// under the shipped profile, found in that directory once the pod's init
+// containers (if any) have run.
+func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd, node func(seccompDir string) mapOptions) {
+	seccompDir := t.TempDir()
+	sp := effectiveSeccomp(ps, ps.Containers[0])
+	if sp == nil || sp.Type != corev1.SeccompProfileTypeLocalhost || sp.LocalhostProfile == nil {
+		t.Fatalf("the exporter's container has seccomp profile %+v, not Localhost", sp)
+	}
+	o := node(seccompDir)
+	if o.Name == "" {
+		o.Name = "etcdbench-exporter"
+	}
+	name := o.Name
+	o.SeccompDir = seccompDir
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	pod, err := podArgs(ps, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("podman %s", strings.Join(args, " "))
 	start := time.Now()
-	p.must(args...)
+	// The init containers, then the profile they may have installed.
+	p.runInit(pod.Init)
+	installed, err := os.ReadFile(filepath.Join(seccompDir, *sp.LocalhostProfile))
+	if err != nil {
+		t.Fatalf("the exporter's profile is not in the kubelet's seccomp directory: %v", err)
+	}
+	// The chart's ConfigMap holds the file in a "|-" block, which drops
+	// its final newline: the one difference allowed.
+	if shipped, err := os.ReadFile(shippedProfile); err != nil || !bytes.Equal(bytes.TrimSuffix(installed, []byte("\n")), bytes.TrimSuffix(shipped, []byte("\n"))) {
+		t.Fatalf("the profile in the kubelet's seccomp directory (%d bytes) is not %s (%d bytes, %v)", len(installed), shippedProfile, len(shipped), err)
+	}
+	p.startMain(pod.Main)
 	status, _, pid := p.state(name)
 	if status != "running" {
 		t.Fatalf("the exporter is %s\n%s", status, p.logs(name))
@@ -284,7 +345,7 @@ func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd) {
 		resp.Body.Close()
 	}
 	t.Logf("exporter under %s: attached in %s; %d puts: etcd counted %.0f WAL fsyncs, the exporter %.0f; device %s (%.0f writes completed)",
-		*ps.SecurityContext.SeccompProfile.LocalhostProfile, attached.Round(100*time.Millisecond), puts, etcdDelta, expDelta, device, writes)
+		*sp.LocalhostProfile, attached.Round(100*time.Millisecond), puts, etcdDelta, expDelta, device, writes)
 
 	// SIGTERM as the kubelet sends it: every tracer detached, exit 143.
 	p.must("stop", "--time", strconv.Itoa(int(*ps.TerminationGracePeriodSeconds)), name)
@@ -298,12 +359,12 @@ func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd) {
 // and the exporter must say that seccomp refused it, and what to do.
 func runExporterRuntimeDefault(t *testing.T, p *podman, ps corev1.PodSpec) {
 	const name = "etcdbench-exporter-runtime-default"
-	args, err := podArgs(ps, mapOptions{Name: name, HostPath: func(p string) string { return p },
+	pod, err := podArgs(ps, mapOptions{Name: name, HostPath: func(p string) string { return p },
 		SeccompOverride: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.must(args...)
+	p.start(pod)
 	code := p.waitExit(name, time.Minute)
 	log := p.logs(name)
 	if code != 3 || !strings.Contains(log, "seccomp") || !strings.Contains(log, "etcdbench-exporter-seccomp.json") || strings.Contains(log, "MEMLOCK") {

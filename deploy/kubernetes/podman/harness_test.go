@@ -191,6 +191,35 @@ func (p *podman) buildImage(tag string) {
 	p.must("build", "--pull=never", "--network", "none", "--tag", tag, ctxDir)
 }
 
+// start runs a mapped pod as the kubelet does: its init containers, then
+// its main container.
+func (p *podman) start(m mappedPod) {
+	p.t.Helper()
+	p.runInit(m.Init)
+	p.startMain(m.Main)
+}
+
+// runInit runs init containers one after the other, each to completion:
+// one that fails fails the test (the kubelet would not start the pod).
+func (p *podman) runInit(init []mappedContainer) {
+	p.t.Helper()
+	for _, c := range init {
+		p.t.Logf("podman %s", strings.Join(c.Args, " "))
+		p.must(c.Args...)
+		if code := p.waitExit(c.Name, time.Minute); code != 0 {
+			p.t.Fatalf("init container %s: exit code %d\n%s", c.Name, code, p.logs(c.Name))
+		}
+		p.t.Logf("init container %s: exit code 0: %s", c.Name, strings.TrimSpace(p.logs(c.Name)))
+	}
+}
+
+// startMain starts a pod's main container, detached.
+func (p *podman) startMain(c mappedContainer) {
+	p.t.Helper()
+	p.t.Logf("podman %s", strings.Join(c.Args, " "))
+	p.must(c.Args...)
+}
+
 // logs is a container's stdout and stderr.
 func (p *podman) logs(name string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

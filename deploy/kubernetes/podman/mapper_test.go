@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -17,45 +18,51 @@ import (
 // ("[]" for each element of a list), and what each becomes. A field set
 // in a manifest and missing here fails the test, so that the mapping
 // cannot silently fall behind the manifests. A path also covers what lies
-// below it.
+// below it. An init container's fields are a container's
+// (initContainers[] reads as containers[]): init containers run first,
+// one after the other, each to completion.
 var podFields = map[string]string{
-	"hostPID":                                               "--pid host",
-	"automountServiceAccountToken":                          "false only: no token is mounted",
-	"enableServiceLinks":                                    "false only: no service variables",
-	"terminationGracePeriodSeconds":                         "--stop-timeout",
-	"restartPolicy":                                         "Never only (the DaemonSet's Always is the kubelet's): --restart no",
-	"priorityClassName":                                     "scheduling, nothing on one machine",
-	"nodeSelector":                                          "scheduling",
-	"affinity":                                              "scheduling",
-	"tolerations":                                           "scheduling",
-	"securityContext.runAsUser":                             "--user UID:GID",
-	"securityContext.runAsGroup":                            "--user UID:GID",
-	"securityContext.runAsNonRoot":                          "checked against runAsUser",
-	"securityContext.seccompProfile.type":                   "RuntimeDefault: podman's default; Localhost: --security-opt seccomp=FILE; Unconfined: seccomp=unconfined",
-	"securityContext.seccompProfile.localhostProfile":       "FILE relative to the kubelet's seccomp directory",
-	"volumes[].name":                                        "the volume a mount names",
-	"volumes[].hostPath.path":                               "-v PATH:MOUNT",
-	"volumes[].hostPath.type":                               "Directory: must exist; DirectoryOrCreate: made",
-	"volumes[].emptyDir":                                    "--tmpfs MOUNT (the kubelet's emptyDir is a directory; a tmpfs of sizeLimit is the closest)",
-	"containers[].name":                                     "--name",
-	"containers[].image":                                    "the image, already built here",
-	"containers[].imagePullPolicy":                          "--pull never: the image is local",
-	"containers[].args[]":                                   "the arguments after the image",
-	"containers[].env[].name":                               "--env NAME=VALUE",
-	"containers[].env[].value":                              "--env NAME=VALUE",
-	"containers[].ports[]":                                  "nothing published: the test connects inside the pod's network namespace",
-	"containers[].resources.requests":                       "scheduling",
-	"containers[].resources.limits.cpu":                     "--cpus",
-	"containers[].resources.limits.memory":                  "--memory",
-	"containers[].livenessProbe":                            "the test's GET of the metrics port stands for it",
-	"containers[].securityContext.privileged":               "false only",
-	"containers[].securityContext.allowPrivilegeEscalation": "false: --security-opt no-new-privileges",
-	"containers[].securityContext.readOnlyRootFilesystem":   "--read-only --read-only-tmpfs=false (no tmpfs the kubelet would not mount)",
-	"containers[].securityContext.capabilities.drop[]":      "--cap-drop",
-	"containers[].securityContext.capabilities.add[]":       "--cap-add CAP_NAME",
-	"containers[].volumeMounts[].name":                      "the volume mounted",
-	"containers[].volumeMounts[].mountPath":                 "MOUNT",
-	"containers[].volumeMounts[].readOnly":                  ":ro",
+	"hostPID":                                                      "--pid host",
+	"automountServiceAccountToken":                                 "false only: no token is mounted",
+	"enableServiceLinks":                                           "false only: no service variables",
+	"terminationGracePeriodSeconds":                                "--stop-timeout",
+	"restartPolicy":                                                "Never only (the DaemonSet's Always is the kubelet's): --restart no",
+	"priorityClassName":                                            "scheduling, nothing on one machine",
+	"nodeSelector":                                                 "scheduling",
+	"affinity":                                                     "scheduling",
+	"tolerations":                                                  "scheduling",
+	"securityContext.runAsUser":                                    "--user UID:GID",
+	"securityContext.runAsGroup":                                   "--user UID:GID",
+	"securityContext.runAsNonRoot":                                 "checked against runAsUser",
+	"securityContext.seccompProfile.type":                          "RuntimeDefault: podman's default; Localhost: --security-opt seccomp=FILE; Unconfined: seccomp=unconfined",
+	"securityContext.seccompProfile.localhostProfile":              "FILE relative to the kubelet's seccomp directory",
+	"volumes[].name":                                               "the volume a mount names",
+	"volumes[].hostPath.path":                                      "-v PATH:MOUNT",
+	"volumes[].hostPath.type":                                      "Directory: must exist; DirectoryOrCreate: made",
+	"volumes[].emptyDir":                                           "--tmpfs MOUNT (the kubelet's emptyDir is a directory; a tmpfs of sizeLimit is the closest)",
+	"volumes[].configMap.name":                                     "the ConfigMap's data (mapOptions.ConfigMaps) written as files into a directory, mounted read-only, as the kubelet does",
+	"containers[].name":                                            "--name",
+	"containers[].image":                                           "the image, already built here",
+	"containers[].imagePullPolicy":                                 "--pull never: the image is local",
+	"containers[].command[]":                                       "--entrypoint [COMMAND...]: the image's entrypoint and its cmd replaced, as the kubelet does",
+	"containers[].args[]":                                          "the arguments after the image",
+	"containers[].env[].name":                                      "--env NAME=VALUE",
+	"containers[].env[].value":                                     "--env NAME=VALUE",
+	"containers[].ports[]":                                         "nothing published: the test connects inside the pod's network namespace",
+	"containers[].resources.requests":                              "scheduling",
+	"containers[].resources.limits.cpu":                            "--cpus",
+	"containers[].resources.limits.memory":                         "--memory",
+	"containers[].livenessProbe":                                   "the test's GET of the metrics port stands for it",
+	"containers[].securityContext.privileged":                      "false only",
+	"containers[].securityContext.allowPrivilegeEscalation":        "false: --security-opt no-new-privileges",
+	"containers[].securityContext.readOnlyRootFilesystem":          "--read-only --read-only-tmpfs=false (no tmpfs the kubelet would not mount)",
+	"containers[].securityContext.capabilities.drop[]":             "--cap-drop",
+	"containers[].securityContext.capabilities.add[]":              "--cap-add CAP_NAME",
+	"containers[].securityContext.seccompProfile.type":             "the container's own, instead of the pod's: as securityContext.seccompProfile",
+	"containers[].securityContext.seccompProfile.localhostProfile": "as securityContext.seccompProfile.localhostProfile",
+	"containers[].volumeMounts[].name":                             "the volume mounted",
+	"containers[].volumeMounts[].mountPath":                        "MOUNT",
+	"containers[].volumeMounts[].readOnly":                         ":ro",
 }
 
 // mapOptions are what a node gives a pod that its spec does not say.
@@ -70,9 +77,28 @@ type mapOptions struct {
 	Name string
 	// ExtraArgs are appended to the container's args.
 	ExtraArgs []string
-	// SeccompOverride, when set, replaces the pod's seccomp profile (the
-	// test's RuntimeDefault case).
+	// SeccompOverride, when set, replaces the main container's seccomp
+	// profile (the test's RuntimeDefault case).
 	SeccompOverride *corev1.SeccompProfile
+	// ConfigMaps are the data of the ConfigMaps a configMap volume names,
+	// by name (what the API server would give the kubelet).
+	ConfigMaps map[string]map[string]string
+	// Dir is where a configMap volume's files are written.
+	Dir string
+}
+
+// mappedPod is a pod spec mapped onto podman: the init containers' run
+// arguments, to be run one after the other to completion, then the main
+// container's.
+type mappedPod struct {
+	Init []mappedContainer
+	Main mappedContainer
+}
+
+// mappedContainer is one container's podman name and run arguments.
+type mappedContainer struct {
+	Name string
+	Args []string
 }
 
 // unknownFields lists the set fields of ps that podFields does not know.
@@ -118,6 +144,9 @@ func unknownFields(ps corev1.PodSpec) ([]string, error) {
 
 // known says whether path or a path above it is in podFields.
 func known(path string) bool {
+	if rest, ok := strings.CutPrefix(path, "initContainers"); ok {
+		path = "containers" + rest
+	}
 	for p := path; p != ""; {
 		if _, ok := podFields[p]; ok {
 			return true
@@ -131,22 +160,18 @@ func known(path string) bool {
 	return false
 }
 
-// podArgs maps a one-container pod spec onto podman run's options, the
-// image and the container's args.
-func podArgs(ps corev1.PodSpec, o mapOptions) ([]string, error) {
+// podArgs maps a pod spec with one container, and init containers,
+// onto podman run's options, the image and each container's args. The
+// main container is named o.Name, an init container o.Name-NAME.
+func podArgs(ps corev1.PodSpec, o mapOptions) (mappedPod, error) {
+	var m mappedPod
 	if u, err := unknownFields(ps); err != nil || len(u) > 0 {
-		return nil, errors.Join(err, fmt.Errorf("fields the mapping onto podman does not know: %s (add them to podFields with what each becomes)", strings.Join(u, ", ")))
+		return m, errors.Join(err, fmt.Errorf("fields the mapping onto podman does not know: %s (add them to podFields with what each becomes)", strings.Join(u, ", ")))
 	}
 	if len(ps.Containers) != 1 {
-		return nil, fmt.Errorf("%d containers: the mapping runs one", len(ps.Containers))
+		return m, fmt.Errorf("%d containers: the mapping runs one", len(ps.Containers))
 	}
-	c := ps.Containers[0]
-	args := []string{"run", "--detach", "--name", o.Name, "--pull", "never", "--restart", "no",
-		// A pod has its own network namespace with only lo until the CNI
-		// adds an interface; nothing reaches it from outside here.
-		"--network", "none"}
-	bad := func(format string, a ...any) ([]string, error) { return nil, fmt.Errorf(format, a...) }
-	f := func(b *bool) bool { return b != nil && *b }
+	bad := func(format string, a ...any) (mappedPod, error) { return mappedPod{}, fmt.Errorf(format, a...) }
 	if ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
 		return bad("automountServiceAccountToken must be false: no token is mounted here")
 	}
@@ -156,11 +181,13 @@ func podArgs(ps corev1.PodSpec, o mapOptions) ([]string, error) {
 	if ps.RestartPolicy != "" && ps.RestartPolicy != corev1.RestartPolicyNever {
 		return bad("restartPolicy %s: the test runs the pod once", ps.RestartPolicy)
 	}
+	// What every container of the pod gets.
+	pod := []string{"--pull", "never", "--restart", "no",
+		// A pod has its own network namespace with only lo until the CNI
+		// adds an interface; nothing reaches it from outside here.
+		"--network", "none"}
 	if ps.HostPID {
-		args = append(args, "--pid", "host")
-	}
-	if g := ps.TerminationGracePeriodSeconds; g != nil {
-		args = append(args, "--stop-timeout", strconv.FormatInt(*g, 10))
+		pod = append(pod, "--pid", "host")
 	}
 	sc := ps.SecurityContext
 	if sc == nil || sc.RunAsUser == nil {
@@ -170,13 +197,61 @@ func podArgs(ps corev1.PodSpec, o mapOptions) ([]string, error) {
 	if sc.RunAsGroup != nil {
 		gid = *sc.RunAsGroup
 	}
-	if f(sc.RunAsNonRoot) && *sc.RunAsUser == 0 {
+	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && *sc.RunAsUser == 0 {
 		return bad("runAsNonRoot with runAsUser 0: the kubelet would refuse the pod")
 	}
-	args = append(args, "--user", fmt.Sprintf("%d:%d", *sc.RunAsUser, gid))
+	pod = append(pod, "--user", fmt.Sprintf("%d:%d", *sc.RunAsUser, gid))
+	for _, c := range ps.InitContainers {
+		args, err := containerArgs(ps, c, sc.SeccompProfile, o)
+		if err != nil {
+			return bad("init container %s: %v", c.Name, err)
+		}
+		name := o.Name + "-" + c.Name
+		m.Init = append(m.Init, mappedContainer{Name: name, Args: append(append([]string{"run", "--detach", "--name", name}, pod...), args...)})
+	}
+	c := ps.Containers[0]
 	sp := sc.SeccompProfile
 	if o.SeccompOverride != nil {
 		sp = o.SeccompOverride
+		c = *c.DeepCopy()
+		if c.SecurityContext != nil {
+			c.SecurityContext.SeccompProfile = nil
+		}
+	}
+	args, err := containerArgs(ps, c, sp, o)
+	if err != nil {
+		return bad("container %s: %v", c.Name, err)
+	}
+	main := append([]string{"run", "--detach", "--name", o.Name}, pod...)
+	if g := ps.TerminationGracePeriodSeconds; g != nil {
+		main = append(main, "--stop-timeout", strconv.FormatInt(*g, 10))
+	}
+	m.Main = mappedContainer{Name: o.Name, Args: append(main, args...)}
+	return m, nil
+}
+
+// effectiveSeccomp is container c's seccomp profile: its own, else the
+// pod's.
+func effectiveSeccomp(ps corev1.PodSpec, c corev1.Container) *corev1.SeccompProfile {
+	if c.SecurityContext != nil && c.SecurityContext.SeccompProfile != nil {
+		return c.SecurityContext.SeccompProfile
+	}
+	if ps.SecurityContext != nil {
+		return ps.SecurityContext.SeccompProfile
+	}
+	return nil
+}
+
+// containerArgs maps container c of pod ps, whose seccomp profile is
+// podSeccomp unless c names its own, onto podman run's options, the image
+// and the args.
+func containerArgs(ps corev1.PodSpec, c corev1.Container, podSeccomp *corev1.SeccompProfile, o mapOptions) ([]string, error) {
+	var args []string
+	bad := func(format string, a ...any) ([]string, error) { return nil, fmt.Errorf(format, a...) }
+	f := func(b *bool) bool { return b != nil && *b }
+	sp := podSeccomp
+	if c.SecurityContext != nil && c.SecurityContext.SeccompProfile != nil {
+		sp = c.SecurityContext.SeccompProfile
 	}
 	switch {
 	case sp == nil:
@@ -193,7 +268,7 @@ func podArgs(ps corev1.PodSpec, o mapOptions) ([]string, error) {
 
 	csc := c.SecurityContext
 	if csc == nil || csc.Capabilities == nil {
-		return bad("container %s: no securityContext with capabilities", c.Name)
+		return bad("no securityContext with capabilities")
 	}
 	if f(csc.Privileged) {
 		return bad("privileged: the test runs no privileged container")
@@ -242,11 +317,51 @@ func podArgs(ps corev1.PodSpec, o mapOptions) ([]string, error) {
 				opt += ",size=" + strconv.FormatInt(v.EmptyDir.SizeLimit.Value(), 10)
 			}
 			args = append(args, "--tmpfs", opt)
+		case v.ConfigMap != nil:
+			dir, err := configMapDir(v.ConfigMap.Name, o)
+			if err != nil {
+				return bad("volume %s: %v", v.Name, err)
+			}
+			// The kubelet mounts a configMap volume read-only whatever
+			// the mount says.
+			args = append(args, "--volume", dir+":"+m.MountPath+":ro")
 		default:
-			return bad("volume %s: only hostPath and emptyDir are mapped", v.Name)
+			return bad("volume %s: only hostPath, emptyDir and configMap are mapped", v.Name)
 		}
+	}
+	if len(c.Command) > 0 {
+		b, err := json.Marshal(c.Command)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--entrypoint", string(b))
 	}
 	args = append(args, c.Image)
 	args = append(args, c.Args...)
 	return append(args, o.ExtraArgs...), nil
+}
+
+// configMapDir writes ConfigMap name's data, one file per key (mode
+// 0644, the kubelet's default), into a directory of its own under o.Dir.
+func configMapDir(name string, o mapOptions) (string, error) {
+	data, ok := o.ConfigMaps[name]
+	if !ok {
+		return "", fmt.Errorf("ConfigMap %s: not given to the mapping", name)
+	}
+	if o.Dir == "" {
+		return "", errors.New("no directory for the ConfigMap's files")
+	}
+	dir := filepath.Join(o.Dir, "configmap-"+name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for k, v := range data {
+		if strings.ContainsAny(k, "/") || k == "." || k == ".." {
+			return "", fmt.Errorf("ConfigMap %s: key %q", name, k)
+		}
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
