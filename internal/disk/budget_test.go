@@ -176,6 +176,15 @@ func TestHoldStep(t *testing.T) {
 	if !b.holdStep(limit) {
 		t.Error("31 commits, the slowest 15 ms: want the step held")
 	}
+	// Two commits over 32 ms: of the 110 a held step may reach, etcd's
+	// p99 lies in its 32-64 ms bucket whatever the rest take.
+	record(2, 40*time.Millisecond)
+	if b.holdStep(limit) {
+		t.Errorf("33 commits, two of 40 ms (etcd would report %v at 110): want the step ended, failed", time.Duration(etcdReportedP99With(b.hist, 77)))
+	}
+	if p := time.Duration(etcdReportedP99(b.hist)); p < limit {
+		t.Errorf("the ended step's p99 as etcd reports it: %v, want the limit %v or more (judgeBackend fails it)", p, limit)
+	}
 	record(backendFullCommits, 3*time.Millisecond)
 	if b.holdStep(limit) {
 		t.Error("a full hundred commits: want no hold")
