@@ -48,15 +48,28 @@ func BurstBucket(peak, baseline, size int64) Storage {
 			c := &credits{baseline: float64(baseline), size: float64(size), left: float64(size), bursting: true}
 			ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 			done := make(chan error, 1)
-			go func() { done <- p.account(ctx, c, peak, baseline) }()
+			spend := make(chan chan error)
+			go func() { done <- p.account(ctx, c, peak, baseline, spend) }()
 			p.onClose(func() error { cancel(); return <-done })
+			p.Spend = func(sctx context.Context) error {
+				reply := make(chan error, 1)
+				select {
+				case spend <- reply:
+				case <-sctx.Done():
+					return sctx.Err()
+				case <-ctx.Done():
+					return fmt.Errorf("zoo: %s: closed", name)
+				}
+				return <-reply
+			}
 			return nil
 		}}
 }
 
 // account follows the cgroup's write I/Os and switches its limit between
 // peak and baseline as the credits run out and come back.
-func (p *Place) account(ctx context.Context, c *credits, peak, baseline int64) error {
+// A request on spend empties the balance (see Place.Spend).
+func (p *Place) account(ctx context.Context, c *credits, peak, baseline int64, spend chan chan error) error {
 	start := time.Now()
 	last, _, err := p.Cgroup.Writes()
 	if err != nil {
@@ -69,6 +82,16 @@ func (p *Place) account(ctx context.Context, c *credits, peak, baseline int64) e
 		select {
 		case <-ctx.Done():
 			return nil
+		case reply := <-spend:
+			c.left, c.bursting = 0, false
+			err := p.Cgroup.SetLimits(Limits{WriteIOPS: baseline})
+			if err == nil {
+				p.note("%.1fs: credits spent on request: write IOPS at the baseline, %d", time.Since(start).Seconds(), baseline)
+			}
+			reply <- err
+			if err != nil {
+				return err
+			}
 		case now := <-t.C:
 			ios, _, err := p.Cgroup.Writes()
 			if err != nil {

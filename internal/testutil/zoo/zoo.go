@@ -66,6 +66,11 @@ type Place struct {
 	FS *fusedelay.FS
 	// Competitor is the competing writer's, nil otherwise.
 	Competitor *Writer
+	// Spend, set on a burst bucket, spends its credits at once: the
+	// volume is at its baseline until it saves a second of the peak's
+	// excess again. A measurement of the sustained rate calls it before
+	// each step, so that no step runs on credits.
+	Spend func(ctx context.Context) error
 
 	closers []func() error
 	mu      sync.Mutex

@@ -319,3 +319,35 @@ func TestRAMDisk(t *testing.T) {
 		t.Errorf("the image %s is still there: %v", d.image, err)
 	}
 }
+
+// A bucket whose credits are spent on request runs at its baseline from
+// the first write: what a measurement of the sustained rate starts from.
+func TestBurstBucketSpend(t *testing.T) {
+	const peak, baseline = 1000, 100
+	p := BurstBucket(peak, baseline, 30_000).SetupT(t, diskDir(t))
+	if p.Spend == nil {
+		t.Fatal("a burst bucket's place has no Spend")
+	}
+	if err := p.Spend(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ios0, _, err := p.Cgroup.Writes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ddSync(t, p, 4096, 100)
+	took := time.Since(start)
+	ios1, _, err := p.Cgroup.Writes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := float64(ios1-ios0) / took.Seconds()
+	t.Logf("after Spend: %d writes in %v, %.0f/s (peak %d, baseline %d); notes %v", ios1-ios0, took.Round(time.Millisecond), rate, peak, baseline, p.Notes())
+	if rate > 1.5*baseline {
+		t.Errorf("after Spend: %.0f writes/s with 30,000 credits, want about the baseline %d", rate, baseline)
+	}
+	if n := p.Notes(); len(n) == 0 || !strings.Contains(n[0], "credits spent on request") {
+		t.Errorf("notes %v, want the spending noted", n)
+	}
+}
