@@ -185,3 +185,31 @@ func TestCapacityInterrupted(t *testing.T) {
 		t.Fatalf("left behind: %v", ents)
 	}
 }
+
+// A step at a rate that cannot give within its cap the syncs a pass
+// needs may stretch; a faster one may not.
+func TestStepStretch(t *testing.T) {
+	var quick CapacityParams
+	for _, p := range Presets() {
+		if p.Name == "quick" {
+			quick = p.Capacity
+		}
+	}
+	w := capacityWorkload{p: quick}
+	th := verdict.Defaults()
+	if s := w.stepConfig(th, 2000, 0.998).Stretch; s != 0 {
+		t.Errorf("2000/s: stretch %v, want none", s)
+	}
+	cfg := w.stepConfig(th, 50, 0.998)
+	if cfg.Stretch != stepStretch*quick.StepRuntime {
+		t.Fatalf("50/s: stretch %v, want %v", cfg.Stretch, stepStretch*quick.StepRuntime)
+	}
+	rule := cfg.Rule
+	rule.MaxDuration = cfg.Stretch
+	if got, need := int64(50*cfg.Stretch.Seconds()), rule.SamplesToPass(); got < need {
+		t.Errorf("50/s for %v: %d syncs, a pass needs %d", cfg.Stretch, got, need)
+	}
+	if s := w.stepConfig(th, 2, 0.998).Stretch; s != 0 {
+		t.Errorf("2/s: stretch %v, want none: no stretch gives a pass's syncs", s)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/stats"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/testutil/fusedelay"
 	"etcdbench/internal/verdict"
@@ -185,5 +186,33 @@ func TestOpenLoopFallingBehindShowsBacklog(t *testing.T) {
 	}
 	if got := wl.Figure("achieved_rate").Value; got > 0.5*1000 {
 		t.Fatalf("achieved %.0f/s of 1000 on a disk that carries about 270", got)
+	}
+}
+
+// A run at a rate too low to pass within its cap goes on, up to Stretch,
+// for the samples a pass needs, and passes; without Stretch it stops
+// undecided at the cap.
+func TestRunWALStretch(t *testing.T) {
+	cfg := openConfig(200, time.Second)
+	cfg.Mode = ModeAdaptive
+	cfg.Rule = stats.StopRule{Threshold: time.Second, Quantile: 0.99, Confidence: 0.95, Interval: time.Second}
+	run, err := RunWAL(context.Background(), t.TempDir(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Decision.Outcome != stats.Undecided {
+		t.Errorf("no stretch: %v after %d syncs in %v, want undecided at the 1 s cap", run.Decision.Outcome, run.Ops, run.Elapsed)
+	}
+	cfg.Stretch = 20 * time.Second
+	rule := cfg.Rule
+	rule.MaxDuration = cfg.Stretch
+	need := rule.SamplesToPass()
+	run, err = RunWAL(context.Background(), t.TempDir(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stretched: %v after %d syncs in %v (a pass needs %d): %s", run.Decision.Outcome, run.Ops, run.Elapsed.Round(time.Millisecond), need, run.Reason)
+	if run.Decision.Outcome != stats.Pass || run.Elapsed <= cfg.Runtime || run.Elapsed >= cfg.Stretch || run.Ops < need {
+		t.Errorf("stretched to %v: %v after %d syncs in %v, want a pass past the 1 s cap with at least %d syncs", cfg.Stretch, run.Decision.Outcome, run.Ops, run.Elapsed, need)
 	}
 }

@@ -58,6 +58,12 @@ type WALConfig struct {
 	// while it returns true (never past Runtime): the capacity sweep's
 	// backend holds a step until its commits can be judged.
 	Hold func() bool
+	// Stretch, if longer than Runtime, lets an adaptive run that reaches
+	// Runtime undecided go on while it has fewer samples than a pass
+	// needs (Rule.SamplesToPass), up to Stretch: at a low rate the cap
+	// ends a run before it could show anything. The rule's looks are
+	// counted up to Stretch, so every look keeps the overall confidence.
+	Stretch time.Duration
 	// plain makes the write and fdatasync ordinary Go system calls: a
 	// test whose filesystem this same process serves (fusedelay) needs
 	// them, since a raw call would keep a garbage collection waiting
@@ -209,7 +215,7 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Rule.MaxDuration = cfg.Runtime // the cap bounds the looks
+	cfg.Rule.MaxDuration = max(cfg.Runtime, cfg.Stretch) // the cap bounds the looks
 	sm := newSampled(cfg.Rule, cfg.Mode, cfg.OnSecond)
 	sm.hold = cfg.Hold
 	run := &WALRun{Sampled: sm, Config: cfg, Sync: sm.Hist, Write: stats.NewLatencyHistogram()}
@@ -287,6 +293,12 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 	if cfg.Runtime > 0 {
 		deadline = start.Add(cfg.Runtime)
 	}
+	var stretched time.Time // the latest a run short of samples goes on to
+	wentOn := false
+	need := cfg.Rule.SamplesToPass()
+	if cfg.Mode == ModeAdaptive && !deadline.IsZero() && cfg.Stretch > cfg.Runtime {
+		stretched = start.Add(cfg.Stretch)
+	}
 	for !stop.Load() {
 		batch := buf
 		if gc != nil {
@@ -342,6 +354,18 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 			run.stoppedAt(fmt.Sprintf("wrote the requested %d bytes", run.Bytes))
 			return seg, nil
 		case !deadline.IsZero() && !end.Before(deadline) && cfg.Mode == ModeAdaptive:
+			if end.Before(stretched) && run.Ops < need {
+				wentOn = true
+				continue // short of the samples a pass needs: on, up to Stretch
+			}
+			switch {
+			case !stretched.IsZero() && run.Ops < need:
+				run.stoppedAt(fmt.Sprintf("reached the %v cap (%v, stretched for the %d samples a pass needs) before the verdict was certain", cfg.Stretch, cfg.Runtime, need))
+				return seg, nil
+			case wentOn:
+				run.stoppedAt(fmt.Sprintf("went on past the %v cap for the %d samples a pass needs, and stopped with them", cfg.Runtime, need))
+				return seg, nil
+			}
 			run.stoppedAt(fmt.Sprintf("reached the %v cap before the verdict was certain", cfg.Runtime))
 			return seg, nil
 		case !deadline.IsZero() && !end.Before(deadline):

@@ -163,3 +163,25 @@ func TestStopRuleNeverWrongWhenClear(t *testing.T) {
 		})
 	}
 }
+
+// SamplesToPass is the fewest samples without an exceedance that Decide
+// passes, at the rule's per-look level.
+func TestSamplesToPass(t *testing.T) {
+	for _, r := range []StopRule{
+		{Threshold: time.Millisecond, Quantile: 0.99, Confidence: 0.95, Interval: time.Second},
+		{Threshold: time.Millisecond, Quantile: 0.99, Confidence: 0.998, MinDuration: 2 * time.Second, MaxDuration: 15 * time.Second, Interval: time.Second},
+		{Threshold: time.Millisecond, Quantile: 0.999, Confidence: 0.9, Interval: time.Second},
+	} {
+		n := r.SamplesToPass()
+		if d := r.Decide(n, 0, 1, r.MinDuration); d.Outcome != Pass {
+			t.Errorf("%+v: %d samples, none over: %v (%s), want a pass", r, n, d.Outcome, d.Reason)
+		}
+		if d := r.Decide(n-1, 0, 1, r.MinDuration); d.Outcome == Pass {
+			t.Errorf("%+v: %d samples passed, want SamplesToPass %d to be the fewest", r, n-1, n)
+		}
+	}
+	r := StopRule{Threshold: time.Millisecond, Quantile: 0.99, Confidence: 0.95, MinSamples: 5000, Interval: time.Second}
+	if n := r.SamplesToPass(); n != 5000 {
+		t.Errorf("MinSamples 5000: SamplesToPass %d, want 5000", n)
+	}
+}
