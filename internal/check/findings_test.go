@@ -25,7 +25,7 @@ func TestFindings(t *testing.T) {
 		{"nothing wrong", []result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Pass, 0.001, 0.01, "s")}}}, nil, ""},
 		{"a slow WAL", []result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Fail, 0.0234, 0.01, "s")}}},
 			[]finding.Kind{finding.Disk}, "wal: FAIL wal_fsync_p99 23.4ms (limit <= 10ms)"},
-		{"unknown wal_fsync check is the disk's", []result.Workload{{Name: "x", Verdicts: []verdict.Verdict{v("wal_fsync_new", verdict.Warn, 9, 10, "ms")}}},
+		{"the WAL under load's check is the disk's", []result.Workload{{Name: "x", Verdicts: []verdict.Verdict{v(verdict.CheckWALFsyncUnderLoad, verdict.Warn, 9, 10, "ms")}}},
 			[]finding.Kind{finding.Disk}, "9 ms"},
 		{"FAIL before WARN whatever the rank", []result.Workload{
 			{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Warn, 0.009, 0.01, "s")}},

@@ -185,7 +185,7 @@ func (w underLoadWorkload) Run(ctx context.Context, env Env) (result.Workload, e
 	}
 	// Only the p99 verdict applies: the other WAL verdicts belong to the idle disk.
 	p99 := wl.Verdicts[0]
-	p99.Check, p99.Title = "wal_fsync_p99_under_load", "WAL fdatasync p99 under load"
+	p99.Check, p99.Title = verdict.CheckWALFsyncUnderLoad, "WAL fdatasync p99 under load"
 	iv, _ := idleLat.At(99)
 	lv, _ := load.At(99)
 	p99.Detail += fmt.Sprintf(" (idle p99 %v, %.1fx slower under load)", time.Duration(iv).Round(time.Microsecond), float64(lv)/float64(max(iv, 1)))
