@@ -1,6 +1,7 @@
 package check
 
 import (
+	"etcdbench/internal/disk"
 	"fmt"
 	"strings"
 	"time"
@@ -24,10 +25,12 @@ const (
 	TracedDiskLatency = "wal-fdatasync-traced-without-cpu-wait"
 )
 
-// Measured is what the check's etcd measured beyond its workloads,
-// typed, for the summary: the members as observed around the put load
-// and the eBPF trace of their syncs.
+// Measured is what the check measured beyond its workloads, typed, for
+// the summary: the disk workloads' WAL p99s and capacity, the members as
+// observed around the put load and the eBPF trace of their syncs.
 type Measured struct {
+	// Disk is what the disk workloads measured.
+	Disk disk.Measured
 	// PutMembers are the embedded etcd's members around the put load.
 	PutMembers []observe.Member
 	// Traced are the put load's traced WAL syncs (TracedLatency and
@@ -52,7 +55,7 @@ func (m Measured) traced(name string) time.Duration {
 // evidence and what to do) as notes, and the prediction figures (Predict)
 // when the run has them.
 func Summarize(ws []result.Workload, m Measured) result.Workload {
-	w, ok := Predict(ws, m)
+	w, ok := Predict(m)
 	if !ok {
 		w = result.Workload{Latencies: []result.Latency{}, Verdicts: []verdict.Verdict{}, Parameters: map[string]any{}}
 	}
@@ -71,9 +74,9 @@ func Summarize(ws []result.Workload, m Measured) result.Workload {
 		notes = append(notes, fmt.Sprintf("finding %d (%s): %s - %s", i+1, f.Status, f.Name(), strings.Join(f.Evidence, "; ")))
 		notes = append(notes, fmt.Sprintf("what to do about finding %d: %s", i+1, f.Advice()))
 	}
-	if c := find(ws, "capacity"); c != nil && c.Capacity != nil {
-		notes = append(notes, "disk capacity: the WAL "+report.CapacitySummary(c.Capacity))
-		w.Figures = append(w.Figures, result.Figure{Name: "disk_capacity", Value: c.Capacity.Rate, Unit: "ops/s",
+	if c := m.Disk.Capacity; c != nil {
+		notes = append(notes, "disk capacity: the WAL "+report.CapacitySummary(c))
+		w.Figures = append(w.Figures, result.Figure{Name: "disk_capacity", Value: c.Rate, Unit: "ops/s",
 			Description: "highest write rate the disk's WAL carried within etcd's limits (capacity sweep)"})
 	}
 	w.Notes = append(notes, w.Notes...)
@@ -85,11 +88,9 @@ func Summarize(ws []result.Workload, m Measured) result.Workload {
 // the put load on the same disk: the eBPF-traced one when present (ns
 // resolution), else etcd's histogram (1 ms buckets). It returns the
 // workload with those figures, or false when they are missing.
-func Predict(ws []result.Workload, m Measured) (result.Workload, bool) {
-	idle := p99(find(ws, "wal"), "fdatasync")
-	loaded := p99(find(ws, "wal-under-load"), "fdatasync")
-	put := find(ws, "etcd-put")
-	if put == nil || idle <= 0 {
+func Predict(m Measured) (result.Workload, bool) {
+	idle, loaded := m.Disk.WALP99, m.Disk.WALUnderLoadP99
+	if idle <= 0 {
 		return result.Workload{}, false
 	}
 	real, how := m.traced(TracedLatency), "traced by eBPF at each fdatasync's entry and exit (ns resolution)"
@@ -143,29 +144,4 @@ func round(d time.Duration) time.Duration {
 		return d.Round(time.Microsecond)
 	}
 	return d.Round(10 * time.Microsecond)
-}
-
-func find(ws []result.Workload, name string) *result.Workload {
-	for i := range ws {
-		if ws[i].Name == name {
-			return &ws[i]
-		}
-	}
-	return nil
-}
-
-// p99 is the p99 of the named latency of w, or 0.
-func p99(w *result.Workload, latency string) time.Duration {
-	if w == nil {
-		return 0
-	}
-	l := w.Latency(latency)
-	if l == nil {
-		return 0
-	}
-	v, ok := l.At(99)
-	if !ok {
-		return 0
-	}
-	return time.Duration(v)
 }

@@ -75,13 +75,14 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 		return nil, err
 	}
 	defer s.Close(&err)
-	wls, err := s.Disk(ctx, ws)
+	wls, dm, err := s.Disk(ctx, ws)
 	var measured Measured
 	if err == nil {
 		var etcdWls []result.Workload
 		etcdWls, measured, err = runEtcd(ctx, c, s, len(ws))
 		wls = append(wls, etcdWls...)
 	}
+	measured.Disk = dm
 	if err != nil && !run.Interrupted(ctx, err) {
 		return nil, err
 	}
@@ -119,8 +120,8 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int) (out 
 		o, err := etcdload.Bench(ctx, l, bo)
 		if stopTrace != nil {
 			lats, note := stopTrace()
-			m.Traced = lats
 			if o != nil {
+				m.Traced = lats
 				o.Workload.Latencies = append(o.Workload.Latencies, lats...)
 			}
 			if o != nil && note != "" {
