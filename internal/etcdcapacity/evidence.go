@@ -63,7 +63,7 @@ type MemberCPU struct {
 func stepOf(out *etcdload.Outcome) (result.CapacityStep, StepEvidence) {
 	w := out.Workload
 	s := result.CapacityStep{Achieved: w.OpsPerSec, DurationNs: w.DurationNs, Decided: true}
-	if l := w.Latency("request"); l != nil {
+	if l := out.Request; l != nil {
 		s.CommitP50Ns, _ = l.At(50)
 		s.CommitP99Ns, _ = l.At(99)
 	}
