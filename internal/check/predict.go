@@ -2,6 +2,7 @@ package check
 
 import (
 	"etcdbench/internal/disk"
+	"etcdbench/internal/trace"
 	"fmt"
 	"strings"
 	"time"
@@ -33,21 +34,23 @@ type Measured struct {
 	Disk disk.Measured
 	// PutMembers are the embedded etcd's members around the put load.
 	PutMembers []observe.Member
-	// Traced are the put load's traced WAL syncs (TracedLatency and
-	// TracedDiskLatency); none when the trace could not run.
-	Traced []result.Latency
+	// Traced are the put load's WAL syncs as eBPF traced them (written
+	// as TracedLatency and TracedDiskLatency); nil when the trace could
+	// not run.
+	Traced *trace.WALSyncs
 }
 
-// traced is the p99 of the named traced latency, or 0.
-func (m Measured) traced(name string) time.Duration {
-	for _, l := range m.Traced {
-		if l.Name == name {
-			if v, ok := l.At(99); ok {
-				return time.Duration(v)
-			}
-		}
+// traced is the traced syncs' p99, with or without their waits for a
+// CPU, or 0.
+func (m Measured) traced(withoutCPUWait bool) time.Duration {
+	if m.Traced == nil {
+		return 0
 	}
-	return 0
+	p, _ := m.Traced.P99()
+	if withoutCPUWait {
+		p, _ = m.Traced.P99WithoutCPUWait()
+	}
+	return p
 }
 
 // Summarize returns the check's own workload, "check": the findings
@@ -93,7 +96,7 @@ func Predict(m Measured) (result.Workload, bool) {
 	if idle <= 0 {
 		return result.Workload{}, false
 	}
-	real, how := m.traced(TracedLatency), "traced by eBPF at each fdatasync's entry and exit (ns resolution)"
+	real, how := m.traced(false), "traced by eBPF at each fdatasync's entry and exit (ns resolution)"
 	if real <= 0 {
 		if len(m.PutMembers) == 0 || !(m.PutMembers[0].WALFsyncP(0.99) > 0) {
 			return result.Workload{}, false
@@ -122,7 +125,7 @@ func Predict(m Measured) (result.Workload, bool) {
 			Description: "the real etcd's p99 / wal-under-load's: 1 is a perfect prediction"})
 		note += fmt.Sprintf(", wal-under-load %v (%.2fx)", round(loaded), real.Seconds()/loaded.Seconds())
 	}
-	if own := m.traced(TracedDiskLatency); own > 0 {
+	if own := m.traced(true); own > 0 {
 		add("etcd_wal_fdatasync_without_cpu_wait_p99", own, "p99 of the same fdatasyncs without the time their thread waited for a CPU (scheduler tracepoints): the disk's and the filesystem's part")
 		ref, refName := idle, "disk wal"
 		if loaded > 0 {

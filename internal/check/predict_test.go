@@ -2,6 +2,7 @@ package check
 
 import (
 	"etcdbench/internal/disk"
+	"etcdbench/internal/trace"
 	"math"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func figure(t *testing.T, w result.Workload, name string) float64 {
 }
 
 func TestPredictTraced(t *testing.T) {
-	m := Measured{Traced: []result.Latency{lat(TracedLatency, 4*time.Millisecond), lat(TracedDiskLatency, 2*time.Millisecond)},
+	m := Measured{Traced: &trace.WALSyncs{All: lat("", 4*time.Millisecond), WithoutCPUWait: lat("", 2*time.Millisecond)},
 		Disk: disk.Measured{WALP99: time.Millisecond, WALUnderLoadP99: 2500 * time.Microsecond}}
 	w, ok := Predict(m)
 	if !ok {
@@ -73,7 +74,7 @@ func TestPredictFromEtcdHistogram(t *testing.T) {
 }
 
 func TestPredictNeedsBothSides(t *testing.T) {
-	traced := []result.Latency{lat(TracedLatency, time.Millisecond)}
+	traced := &trace.WALSyncs{All: lat("", time.Millisecond)}
 	wal := disk.Measured{WALP99: time.Millisecond}
 	for name, m := range map[string]Measured{
 		"no etcd":                    {Disk: wal},
