@@ -1,21 +1,22 @@
 package check
 
 import (
-	"etcdbench/internal/disk"
-	"etcdbench/internal/trace"
 	"fmt"
 	"strings"
 	"time"
 
+	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
-// Names of what Predict reads.
+// Names of the traced latencies check's run writes into the put
+// workload (Predict reads them typed, from Measured.Traced).
 const (
 	// TracedLatency is the etcd put workload's latency of the real etcd's
 	// WAL fdatasyncs as the eBPF tracer timed them, when it could run.

@@ -1,17 +1,17 @@
 package check
 
 import (
-	"etcdbench/internal/disk"
-	"etcdbench/internal/trace"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/trace"
 	"etcdbench/internal/verdict"
 )
 
