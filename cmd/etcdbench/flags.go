@@ -13,6 +13,7 @@ import (
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/report"
 	"etcdbench/internal/run"
@@ -458,21 +459,13 @@ func (f *etcdFlags) refuseWrites(plan string) error {
 }
 
 // withScheme gives each URL without a scheme https:// when tls is set
-// and http:// otherwise ("" stays ""). With tls, a plain http:// URL is a
-// usage error naming flag, where the URLs came from.
+// and http:// otherwise ("" stays ""), as observe.WithScheme does. With
+// tls, a plain http:// URL is a usage error naming flag, where the URLs
+// came from.
 func withScheme(urls []string, tls bool, flag string) ([]string, error) {
-	out := make([]string, len(urls))
-	for i, u := range urls {
-		switch {
-		case tls && strings.HasPrefix(u, "http://"):
-			return nil, run.Usagef("%s %s is plain HTTP but TLS flags are given: write https:// or drop the TLS flags", flag, u)
-		case u == "" || strings.Contains(u, "://"):
-			out[i] = u
-		case tls:
-			out[i] = "https://" + u
-		default:
-			out[i] = "http://" + u
-		}
+	out, err := observe.WithScheme(urls, tls)
+	if ph := (*observe.PlainHTTPError)(nil); errors.As(err, &ph) {
+		return nil, run.Usagef("%s %s is plain HTTP but TLS flags are given: write https:// or drop the TLS flags", flag, ph.URL)
 	}
-	return out, nil
+	return out, err
 }

@@ -194,8 +194,10 @@ func TestSweepConfirmsAFailingLadderStep(t *testing.T) {
 	if len(phases) != 2 || phases[0] != PhaseRetried || phases[1] != PhaseConfirm {
 		t.Fatalf("steps at 400: %v, want [retried confirm]", phases)
 	}
-	if !strings.Contains(c.Evidence, "failed once and passed when repeated") {
-		t.Errorf("evidence %q does not say a step was retried", c.Evidence)
+	// The retried step is a fact of the steps (above); the evidence in
+	// words ends with its note.
+	if n := RetriedNote(c); n == "" || !strings.HasSuffix(c.Evidence, n) {
+		t.Errorf("evidence %q does not end with the retried steps' note %q", c.Evidence, n)
 	}
 	if len(c.Steps) > cfg.MaxSteps() {
 		t.Errorf("%d steps, more than the %d the confidence was shared among", len(c.Steps), cfg.MaxSteps())

@@ -66,7 +66,7 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 		return nil, err
 	}
 	defer s.Close(&err)
-	wls, err := s.Disk(ctx, ws)
+	wls, _, err := s.Disk(ctx, ws)
 	if d := diskCapacity(wls); err == nil && c.CPU && d != nil && d.Rate > 0 {
 		s.Progress.Start(1, CPUCapacityName)
 		var w result.Workload

@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
@@ -11,26 +10,28 @@ import (
 	"etcdbench/internal/verdict"
 )
 
-// kindOf maps verdict check IDs to the kind of trouble they point at, as
-// data.
-var kindOf = map[string]finding.Kind{
-	"wal_fsync_p99":                 finding.Disk,
-	"wal_fsync_p99_under_load":      finding.Disk,
-	"backend_commit_p99":            finding.Disk,
-	"sync_iops_min":                 finding.Disk,
-	"sync_iops_heavy":               finding.Disk,
-	"check_perf_throughput":         finding.Disk,
-	"capacity_min":                  finding.Disk,
-	verdict.CheckMountFlushDisabled: finding.NotDurable,
-	verdict.CheckNetworkFS:          finding.Unsuitable,
-	verdict.CheckContainerLayer:     finding.Unsuitable,
-	"sync_implausibly_fast":         finding.FakeSync,
-	"rotational_sync_fast":          finding.FakeSync,
-	"leader_changes":                finding.Member,
-	"slow_applies":                  finding.Member,
-	"recovery_bandwidth":            finding.SlowRecovery,
-	"recovery_bandwidth_large":      finding.SlowRecovery,
-}
+// kindOf maps the checks' IDs, each taken from its one definition, to
+// the kind of trouble they point at.
+var kindOf = func() map[string]finding.Kind {
+	d, perf, diag := verdict.Defaults(), verdict.CheckPerfDefaults(), verdict.DiagnoseDefaults()
+	m := map[string]finding.Kind{
+		verdict.CheckWALFsyncUnderLoad:  finding.Disk,
+		verdict.CheckMountFlushDisabled: finding.NotDurable,
+		verdict.CheckNetworkFS:          finding.Unsuitable,
+		verdict.CheckContainerLayer:     finding.Unsuitable,
+	}
+	for k, ths := range map[finding.Kind][]verdict.Threshold{
+		finding.Disk:         {d.WALFsyncP99, d.BackendCommitP99, d.SyncIOPSMin, d.SyncIOPSHeavy, perf.ThroughputRatio, d.CapacityMin},
+		finding.FakeSync:     {d.ImplausibleSync, d.RotationalSync},
+		finding.Member:       {diag.LeaderChanges, diag.SlowApplies},
+		finding.SlowRecovery: {d.RecoveryBW, d.RecoveryBWLarge},
+	} {
+		for _, th := range ths {
+			m[th.ID] = k
+		}
+	}
+	return m
+}()
 
 // Finding is one kind of trouble with the verdicts that point at it: a
 // fact per verdict (its check, value and limit), and the same in words.
@@ -80,9 +81,6 @@ func Findings(ws []result.Workload) []Finding {
 			k, ok := kindOf[v.Check]
 			if verdict.IsDurabilityFailure(v) {
 				k, ok = finding.NotDurable, true
-			}
-			if !ok && strings.HasPrefix(v.Check, "wal_fsync") {
-				k, ok = finding.Disk, true
 			}
 			id := key{kind: k}
 			if !ok {

@@ -2,7 +2,6 @@ package check
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"etcdbench/internal/finding"
@@ -19,28 +18,28 @@ func TestFindings(t *testing.T) {
 		name string
 		ws   []result.Workload
 		want []finding.Kind // kinds, in order
-		// evidence is a substring of the first finding's first evidence.
-		evidence string
+		// fact is the first finding's first fact (none: not checked).
+		fact finding.Fact
 	}{
-		{"nothing wrong", []result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Pass, 0.001, 0.01, "s")}}}, nil, ""},
+		{"nothing wrong", []result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Pass, 0.001, 0.01, "s")}}}, nil, finding.Fact{}},
 		{"a slow WAL", []result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Fail, 0.0234, 0.01, "s")}}},
-			[]finding.Kind{finding.Disk}, "wal: FAIL wal_fsync_p99 23.4ms (limit <= 10ms)"},
-		{"unknown wal_fsync check is the disk's", []result.Workload{{Name: "x", Verdicts: []verdict.Verdict{v("wal_fsync_new", verdict.Warn, 9, 10, "ms")}}},
-			[]finding.Kind{finding.Disk}, "9 ms"},
+			[]finding.Kind{finding.Disk}, finding.Fact{Name: "wal: wal_fsync_p99", Value: 0.0234, Unit: "s", Limit: 0.01}},
+		{"the WAL under load's check is the disk's", []result.Workload{{Name: "x", Verdicts: []verdict.Verdict{v(verdict.CheckWALFsyncUnderLoad, verdict.Warn, 9, 10, "ms")}}},
+			[]finding.Kind{finding.Disk}, finding.Fact{Name: "x: " + verdict.CheckWALFsyncUnderLoad, Value: 9, Unit: "ms", Limit: 10}},
 		{"FAIL before WARN whatever the rank", []result.Workload{
 			{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Warn, 0.009, 0.01, "s")}},
 			{Name: "etcd-put", Verdicts: []verdict.Verdict{v("leader_changes", verdict.Fail, 2, 0, "count")}},
-		}, []finding.Kind{finding.Member, finding.Disk}, "etcd-put: FAIL leader_changes 2 (limit <= 0)"},
+		}, []finding.Kind{finding.Member, finding.Disk}, finding.Fact{Name: "etcd-put: leader_changes", Value: 2, Unit: "count"}},
 		{"same status: by rank", []result.Workload{
 			{Name: "recovery", Verdicts: []verdict.Verdict{v("recovery_bandwidth", verdict.Fail, 10, 100, "MB/s")}},
 			{Name: "wal", Verdicts: []verdict.Verdict{v("rotational_sync_fast", verdict.Fail, 1e-5, 1e-3, "s")}},
 			{Name: "backend", Verdicts: []verdict.Verdict{v("backend_commit_p99", verdict.Fail, 0.04, 0.025, "s")}},
-		}, []finding.Kind{finding.Disk, finding.FakeSync, finding.SlowRecovery}, "backend: FAIL"},
+		}, []finding.Kind{finding.Disk, finding.FakeSync, finding.SlowRecovery}, finding.Fact{Name: "backend: backend_commit_p99", Value: 0.04, Unit: "s", Limit: 0.025}},
 		{"verdicts of one cause are one finding", []result.Workload{
 			{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Warn, 0.009, 0.01, "s"), v("sync_iops_min", verdict.Fail, 20, 50, "IOPS")}},
-		}, []finding.Kind{finding.Disk}, "wal: WARN"},
+		}, []finding.Kind{finding.Disk}, finding.Fact{Name: "wal: wal_fsync_p99", Value: 0.009, Unit: "s", Limit: 0.01}},
 		{"a check of no known cause keeps its title", []result.Workload{{Name: "w", Verdicts: []verdict.Verdict{v("new_rule", verdict.Fail, 1, 0, "count")}}},
-			[]finding.Kind{finding.Unknown}, "new_rule"},
+			[]finding.Kind{finding.Unknown}, finding.Fact{Name: "w: new_rule", Value: 1, Unit: "count"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := Findings(tc.ws)
@@ -54,8 +53,8 @@ func TestFindings(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("kinds %q, want %q", got, tc.want)
 			}
-			if tc.evidence != "" && !strings.Contains(fs[0].Evidence[0], tc.evidence) {
-				t.Errorf("first evidence %q lacks %q", fs[0].Evidence[0], tc.evidence)
+			if tc.fact != (finding.Fact{}) && fs[0].Facts[0] != tc.fact {
+				t.Errorf("first fact %+v, want %+v", fs[0].Facts[0], tc.fact)
 			}
 		})
 	}
@@ -89,5 +88,14 @@ func TestDurabilityFailureFirst(t *testing.T) {
 	})
 	if len(fs) != 2 || fs[0].Kind != finding.NotDurable {
 		t.Fatalf("findings %+v: want the durability FAIL first", fs)
+	}
+}
+
+// TestEvidenceInWords: a finding's evidence renders each verdict as
+// "workload: STATUS title value (limit)".
+func TestEvidenceInWords(t *testing.T) {
+	fs := Findings([]result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Fail, 0.0234, 0.01, "s")}}})
+	if len(fs) != 1 || len(fs[0].Evidence) != 1 || fs[0].Evidence[0] != "wal: FAIL wal_fsync_p99 23.4ms (limit <= 10ms)" {
+		t.Errorf("evidence %+v", fs)
 	}
 }

@@ -5,15 +5,18 @@ import (
 	"strings"
 	"time"
 
+	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
-// Names of what Predict reads.
+// Names of the traced latencies check's run writes into the put
+// workload (Predict reads them typed, from Measured.Traced).
 const (
 	// TracedLatency is the etcd put workload's latency of the real etcd's
 	// WAL fdatasyncs as the eBPF tracer timed them, when it could run.
@@ -24,27 +27,31 @@ const (
 	TracedDiskLatency = "wal-fdatasync-traced-without-cpu-wait"
 )
 
-// Measured is what the check's etcd measured beyond its workloads,
-// typed, for the summary: the members as observed around the put load
-// and the eBPF trace of their syncs.
+// Measured is what the check measured beyond its workloads, typed, for
+// the summary: the disk workloads' WAL p99s and capacity, the members as
+// observed around the put load and the eBPF trace of their syncs.
 type Measured struct {
+	// Disk is what the disk workloads measured.
+	Disk disk.Measured
 	// PutMembers are the embedded etcd's members around the put load.
 	PutMembers []observe.Member
-	// Traced are the put load's traced WAL syncs (TracedLatency and
-	// TracedDiskLatency); none when the trace could not run.
-	Traced []result.Latency
+	// Traced are the put load's WAL syncs as eBPF traced them (written
+	// as TracedLatency and TracedDiskLatency); nil when the trace could
+	// not run.
+	Traced *trace.WALSyncs
 }
 
-// traced is the p99 of the named traced latency, or 0.
-func (m Measured) traced(name string) time.Duration {
-	for _, l := range m.Traced {
-		if l.Name == name {
-			if v, ok := l.At(99); ok {
-				return time.Duration(v)
-			}
-		}
+// traced is the traced syncs' p99, with or without their waits for a
+// CPU, or 0.
+func (m Measured) traced(withoutCPUWait bool) time.Duration {
+	if m.Traced == nil {
+		return 0
 	}
-	return 0
+	p, _ := m.Traced.P99()
+	if withoutCPUWait {
+		p, _ = m.Traced.P99WithoutCPUWait()
+	}
+	return p
 }
 
 // Summarize returns the check's own workload, "check": the findings
@@ -52,7 +59,7 @@ func (m Measured) traced(name string) time.Duration {
 // evidence and what to do) as notes, and the prediction figures (Predict)
 // when the run has them.
 func Summarize(ws []result.Workload, m Measured) result.Workload {
-	w, ok := Predict(ws, m)
+	w, ok := Predict(m)
 	if !ok {
 		w = result.Workload{Latencies: []result.Latency{}, Verdicts: []verdict.Verdict{}, Parameters: map[string]any{}}
 	}
@@ -71,9 +78,9 @@ func Summarize(ws []result.Workload, m Measured) result.Workload {
 		notes = append(notes, fmt.Sprintf("finding %d (%s): %s - %s", i+1, f.Status, f.Name(), strings.Join(f.Evidence, "; ")))
 		notes = append(notes, fmt.Sprintf("what to do about finding %d: %s", i+1, f.Advice()))
 	}
-	if c := find(ws, "capacity"); c != nil && c.Capacity != nil {
-		notes = append(notes, "disk capacity: the WAL "+report.CapacitySummary(c.Capacity))
-		w.Figures = append(w.Figures, result.Figure{Name: "disk_capacity", Value: c.Capacity.Rate, Unit: "ops/s",
+	if c := m.Disk.Capacity; c != nil {
+		notes = append(notes, "disk capacity: the WAL "+report.CapacitySummary(c))
+		w.Figures = append(w.Figures, result.Figure{Name: "disk_capacity", Value: c.Rate, Unit: "ops/s",
 			Description: "highest write rate the disk's WAL carried within etcd's limits (capacity sweep)"})
 	}
 	w.Notes = append(notes, w.Notes...)
@@ -85,14 +92,12 @@ func Summarize(ws []result.Workload, m Measured) result.Workload {
 // the put load on the same disk: the eBPF-traced one when present (ns
 // resolution), else etcd's histogram (1 ms buckets). It returns the
 // workload with those figures, or false when they are missing.
-func Predict(ws []result.Workload, m Measured) (result.Workload, bool) {
-	idle := p99(find(ws, "wal"), "fdatasync")
-	loaded := p99(find(ws, "wal-under-load"), "fdatasync")
-	put := find(ws, "etcd-put")
-	if put == nil || idle <= 0 {
+func Predict(m Measured) (result.Workload, bool) {
+	idle, loaded := m.Disk.WALP99, m.Disk.WALUnderLoadP99
+	if idle <= 0 {
 		return result.Workload{}, false
 	}
-	real, how := m.traced(TracedLatency), "traced by eBPF at each fdatasync's entry and exit (ns resolution)"
+	real, how := m.traced(false), "traced by eBPF at each fdatasync's entry and exit (ns resolution)"
 	if real <= 0 {
 		if len(m.PutMembers) == 0 || !(m.PutMembers[0].WALFsyncP(0.99) > 0) {
 			return result.Workload{}, false
@@ -121,7 +126,7 @@ func Predict(ws []result.Workload, m Measured) (result.Workload, bool) {
 			Description: "the real etcd's p99 / wal-under-load's: 1 is a perfect prediction"})
 		note += fmt.Sprintf(", wal-under-load %v (%.2fx)", round(loaded), real.Seconds()/loaded.Seconds())
 	}
-	if own := m.traced(TracedDiskLatency); own > 0 {
+	if own := m.traced(true); own > 0 {
 		add("etcd_wal_fdatasync_without_cpu_wait_p99", own, "p99 of the same fdatasyncs without the time their thread waited for a CPU (scheduler tracepoints): the disk's and the filesystem's part")
 		ref, refName := idle, "disk wal"
 		if loaded > 0 {
@@ -143,29 +148,4 @@ func round(d time.Duration) time.Duration {
 		return d.Round(time.Microsecond)
 	}
 	return d.Round(10 * time.Microsecond)
-}
-
-func find(ws []result.Workload, name string) *result.Workload {
-	for i := range ws {
-		if ws[i].Name == name {
-			return &ws[i]
-		}
-	}
-	return nil
-}
-
-// p99 is the p99 of the named latency of w, or 0.
-func p99(w *result.Workload, latency string) time.Duration {
-	if w == nil {
-		return 0
-	}
-	l := w.Latency(latency)
-	if l == nil {
-		return 0
-	}
-	v, ok := l.At(99)
-	if !ok {
-		return 0
-	}
-	return time.Duration(v)
 }

@@ -6,20 +6,18 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/trace"
 	"etcdbench/internal/verdict"
 )
 
 // lat is a latency whose p99 is p99.
 func lat(name string, p99 time.Duration) result.Latency {
 	return result.Latency{Name: name, Summary: stats.Summary{Count: 1000, Percentiles: []stats.Percentile{{P: 99, ValueNs: int64(p99)}}}}
-}
-
-func wl(name string, lats ...result.Latency) result.Workload {
-	return result.Workload{Name: name, Latencies: lats}
 }
 
 func figure(t *testing.T, w result.Workload, name string) float64 {
@@ -32,12 +30,9 @@ func figure(t *testing.T, w result.Workload, name string) float64 {
 }
 
 func TestPredictTraced(t *testing.T) {
-	m := Measured{Traced: []result.Latency{lat(TracedLatency, 4*time.Millisecond), lat(TracedDiskLatency, 2*time.Millisecond)}}
-	w, ok := Predict([]result.Workload{
-		wl("wal", lat("fdatasync", time.Millisecond)),
-		wl("wal-under-load", lat("fdatasync", 2500*time.Microsecond)),
-		wl("etcd-put"),
-	}, m)
+	m := Measured{Traced: &trace.WALSyncs{All: lat("", 4*time.Millisecond), WithoutCPUWait: lat("", 2*time.Millisecond)},
+		Disk: disk.Measured{WALP99: time.Millisecond, WALUnderLoadP99: 2500 * time.Microsecond}}
+	w, ok := Predict(m)
 	if !ok {
 		t.Fatal("no prediction from a traced put and both disk tests")
 	}
@@ -62,8 +57,8 @@ func TestPredictTraced(t *testing.T) {
 func TestPredictFromEtcdHistogram(t *testing.T) {
 	// 100 WAL fsyncs in etcd's (4, 8] ms bucket: p99 7.96 ms, interpolated.
 	h := metrics.Histogram{Count: 100, Buckets: []metrics.Bucket{{UpperBound: 0.004}, {UpperBound: 0.008, Count: 100}, {UpperBound: math.Inf(1), Count: 100}}}
-	m := Measured{PutMembers: []observe.Member{{Target: observe.Target{Name: "member0"}, WALFsync: h}}}
-	w, ok := Predict([]result.Workload{wl("wal", lat("fdatasync", 2*time.Millisecond)), wl("etcd-put")}, m)
+	m := Measured{PutMembers: []observe.Member{{Target: observe.Target{Name: "member0"}, WALFsync: h}}, Disk: disk.Measured{WALP99: 2 * time.Millisecond}}
+	w, ok := Predict(m)
 	if !ok {
 		t.Fatal("no prediction from etcd's histogram")
 	}
@@ -79,17 +74,14 @@ func TestPredictFromEtcdHistogram(t *testing.T) {
 }
 
 func TestPredictNeedsBothSides(t *testing.T) {
-	traced := Measured{Traced: []result.Latency{lat(TracedLatency, time.Millisecond)}}
-	for name, c := range map[string]struct {
-		ws []result.Workload
-		m  Measured
-	}{
-		"no etcd":           {[]result.Workload{wl("wal", lat("fdatasync", time.Millisecond))}, traced},
-		"no disk wal":       {[]result.Workload{wl("etcd-put")}, traced},
-		"no etcd figure":    {[]result.Workload{wl("wal", lat("fdatasync", time.Millisecond)), wl("etcd-put")}, Measured{}},
-		"an empty disk wal": {[]result.Workload{wl("wal"), wl("etcd-put")}, traced},
+	traced := &trace.WALSyncs{All: lat("", time.Millisecond)}
+	wal := disk.Measured{WALP99: time.Millisecond}
+	for name, m := range map[string]Measured{
+		"no etcd":                    {Disk: wal},
+		"no disk wal":                {Traced: traced},
+		"an etcd without its figure": {Disk: wal, PutMembers: []observe.Member{{Target: observe.Target{Name: "member0"}}}},
 	} {
-		if _, ok := Predict(c.ws, c.m); ok {
+		if _, ok := Predict(m); ok {
 			t.Errorf("%s: a prediction", name)
 		}
 	}
@@ -110,7 +102,7 @@ func TestSummarize(t *testing.T) {
 func TestSummarizeCapacity(t *testing.T) {
 	c := &result.Capacity{Rate: 2344, Upper: 5859, Unit: "writes/s", Confidence: 0.95, StepConfidence: 0.99, Decided: true,
 		Marks: []result.CapacityMark{{Name: "s", Rate: 150, Carried: true}, {Name: "m", Rate: 1000, Carried: true}, {Name: "l", Rate: 8000}}}
-	s := Summarize([]result.Workload{{Name: "wal"}, {Name: "capacity", Capacity: c}}, Measured{})
+	s := Summarize([]result.Workload{{Name: "wal"}, {Name: "capacity", Capacity: c}}, Measured{Disk: disk.Measured{Capacity: c}})
 	found := false
 	for _, n := range s.Notes {
 		if strings.HasPrefix(n, "disk capacity: the WAL carries 2344-5859 writes/s") && strings.Contains(n, "carries m, not l") {

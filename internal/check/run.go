@@ -10,10 +10,10 @@ import (
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
-	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/session"
+	"etcdbench/internal/trace"
 	"etcdbench/internal/verdict"
 )
 
@@ -75,13 +75,14 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 		return nil, err
 	}
 	defer s.Close(&err)
-	wls, err := s.Disk(ctx, ws)
+	wls, dm, err := s.Disk(ctx, ws)
 	var measured Measured
 	if err == nil {
 		var etcdWls []result.Workload
 		etcdWls, measured, err = runEtcd(ctx, c, s, len(ws))
 		wls = append(wls, etcdWls...)
 	}
+	measured.Disk = dm
 	if err != nil && !run.Interrupted(ctx, err) {
 		return nil, err
 	}
@@ -112,19 +113,16 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int) (out 
 		l.Client.Endpoints, l.RunID = cluster.Endpoints(), etcdload.NewRunID()
 		prog.Start(first+i, l.Name())
 		l.OnSecond = prog.Requests()
-		var stopTrace func() ([]result.Latency, string)
+		var stopTrace func() (*trace.WALSyncs, string)
 		if pids := cluster.PIDs(); op == etcdload.OpPut && c.Trace && len(pids) == 1 {
-			stopTrace = traceMember(ctx, pids[0])
+			stopTrace = trace.Member(ctx, pids[0])
 		}
 		o, err := etcdload.Bench(ctx, l, bo)
 		if stopTrace != nil {
-			lats, note := stopTrace()
-			m.Traced = lats
+			syncs, why := stopTrace()
 			if o != nil {
-				o.Workload.Latencies = append(o.Workload.Latencies, lats...)
-			}
-			if o != nil && note != "" {
-				o.Workload.Notes = append(o.Workload.Notes, note)
+				m.Traced = syncs
+				addTraced(&o.Workload, syncs, why)
 			}
 		}
 		if o != nil {
@@ -140,30 +138,17 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int) (out 
 	return out, m, nil
 }
 
-// traceMember traces the fdatasyncs of the embedded etcd's member process
-// pid until the returned function is called, which gives the WAL sync
-// latency as TracedLatency and without its waits for a CPU as
-// TracedDiskLatency, or a note saying why there are none.
-func traceMember(ctx context.Context, pid int) func() ([]result.Latency, string) {
-	stop := etcdrun.TraceMember(ctx, pid)
-	return func() ([]result.Latency, string) {
-		lats, why := stop()
-		if lats == nil {
-			return nil, "the embedded etcd's fdatasyncs: " + why + "; the prediction uses etcd's histogram"
-		}
-		var out []result.Latency
-		note := ""
-		for _, l := range lats {
-			switch l.Name {
-			case etcdrun.TracedSync:
-				l.Name = TracedLatency
-				note = fmt.Sprintf("%s: the embedded etcd's %d WAL fdatasyncs, timed by eBPF in the kernel during the load", TracedLatency, l.Count) + note
-			case etcdrun.TracedSyncNoWait:
-				l.Name = TracedDiskLatency
-				note += fmt.Sprintf("; %s: the same without the time their thread waited for a CPU", TracedDiskLatency)
-			}
-			out = append(out, l)
-		}
-		return out, note
+// addTraced adds the put load's traced WAL syncs to its workload, named
+// here: as TracedLatency and, without their waits for a CPU,
+// TracedDiskLatency, with a note; or a note saying why there are none.
+func addTraced(w *result.Workload, syncs *trace.WALSyncs, why string) {
+	if syncs == nil {
+		w.Notes = append(w.Notes, "the embedded etcd's fdatasyncs: "+why+"; the prediction uses etcd's histogram")
+		return
 	}
+	all, own := syncs.All, syncs.WithoutCPUWait
+	all.Name, own.Name = TracedLatency, TracedDiskLatency
+	w.Latencies = append(w.Latencies, all, own)
+	w.Notes = append(w.Notes, fmt.Sprintf("%s: the embedded etcd's %d WAL fdatasyncs, timed by eBPF in the kernel during the load", TracedLatency, all.Count)+
+		fmt.Sprintf("; %s: the same without the time their thread waited for a CPU", TracedDiskLatency))
 }

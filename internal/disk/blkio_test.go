@@ -15,6 +15,7 @@ import (
 	"etcdbench/internal/capacity"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/verdict"
 )
 
@@ -65,10 +66,8 @@ func blkioCap(t *testing.T, dir string, iops int) string {
 		if err := os.WriteFile(filepath.Join(blkioRoot, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
 			t.Errorf("leaving %s: %v", cg, err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for os.Remove(cg) != nil && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond) // the kernel lets go of the emptied group
-		}
+		// The kernel lets go of the emptied group after a while.
+		testutil.Poll(5*time.Second, func() bool { return os.Remove(cg) == nil })
 		if _, err := os.Stat(cg); err == nil {
 			t.Errorf("%s left behind", cg)
 		}

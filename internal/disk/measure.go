@@ -38,7 +38,7 @@ func Measure(ctx context.Context, s Suite) (res *result.Result, err error) {
 	defer r.Close(&err)
 	prog := run.NewProgress(s.Progress, len(s.Workloads))
 	env := Env{Dir: r.Scratch.Path, Root: "/", Facts: r.Result.Environment, Thresholds: s.Thresholds, OnSecond: ShowOn(prog)}
-	wls, err := RunSuite(ctx, env, s.Workloads, prog.Start)
+	wls, _, err := RunSuite(ctx, env, s.Workloads, prog.Start)
 	prog.Clear()
 	if err != nil && !run.Interrupted(ctx, err) {
 		return nil, err

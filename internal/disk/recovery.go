@@ -144,7 +144,7 @@ func (w recoveryWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 		wl.Notes = append(wl.Notes, fmt.Sprintf("the sequential read stopped at the %v cap after %d of %d bytes", p.Runtime, read, p.Size))
 	}
 	wl.Verdicts = append(wl.Verdicts, verdict.JudgeBandwidth(env.Thresholds.RecoveryBW, env.Thresholds.RecoveryBWLarge,
-		"recovery_bandwidth", "bandwidth to read the db back", bw))
+		env.Thresholds.RecoveryBW.ID, "bandwidth to read the db back", bw))
 	return wl, nil
 }
 

@@ -2,9 +2,39 @@ package disk
 
 import (
 	"context"
+	"time"
 
 	"etcdbench/internal/result"
 )
+
+// Measured is what a suite's WAL workloads measured, typed, for an
+// engine that compares with it (check's prediction): no engine finds
+// these again in the results by name.
+type Measured struct {
+	// WALP99 is the idle WAL's (wal's) fdatasync p99; 0 when the suite
+	// had none or it measured nothing.
+	WALP99 time.Duration
+	// WALUnderLoadP99 is wal-under-load's fdatasync p99, or 0.
+	WALUnderLoadP99 time.Duration
+	// Capacity is the capacity sweep's answer, when the suite ran one.
+	Capacity *result.Capacity
+}
+
+// syncLatency is the name of the WAL workloads' fdatasync latency.
+const syncLatency = "fdatasync"
+
+// syncP99 is the p99 of wl's fdatasync latency, or 0.
+func syncP99(wl result.Workload) time.Duration {
+	l := wl.Latency(syncLatency)
+	if l == nil {
+		return 0
+	}
+	v, ok := l.At(99)
+	if !ok {
+		return 0
+	}
+	return time.Duration(v)
+}
 
 // Named is a configured workload with its name.
 type Named struct {
@@ -25,13 +55,14 @@ func SpaceNeeded(ws []Named) int64 {
 // RunSuite runs ws in order in env.Dir. The idle WAL's result, when the
 // suite has one, becomes the baseline wal-under-load compares with. It
 // stops at the first error; the results so far are returned, including an
-// interrupted workload's partial result. onStart, if set, is called before
-// each workload.
-func RunSuite(ctx context.Context, env Env, ws []Named, onStart func(i int, name string)) ([]result.Workload, error) {
+// interrupted workload's partial result, with what its WAL workloads
+// measured, typed. onStart, if set, is called before each workload.
+func RunSuite(ctx context.Context, env Env, ws []Named, onStart func(i int, name string)) ([]result.Workload, Measured, error) {
 	var out []result.Workload
+	var m Measured
 	for i, w := range ws {
 		if err := ctx.Err(); err != nil {
-			return out, err
+			return out, m, err
 		}
 		if onStart != nil {
 			onStart(i, w.Name)
@@ -43,10 +74,18 @@ func RunSuite(ctx context.Context, env Env, ws []Named, onStart func(i int, name
 				base := wl
 				env.Baseline = &base
 			}
+			switch w.Workload.(type) {
+			case walWorkload:
+				m.WALP99 = syncP99(wl)
+			case underLoadWorkload:
+				m.WALUnderLoadP99 = syncP99(wl)
+			case capacityWorkload:
+				m.Capacity = wl.Capacity
+			}
 		}
 		if err != nil {
-			return out, err
+			return out, m, err
 		}
 	}
-	return out, nil
+	return out, m, nil
 }

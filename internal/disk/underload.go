@@ -171,7 +171,7 @@ func (w underLoadWorkload) Run(ctx context.Context, env Env) (result.Workload, e
 	if n := bg.seqBytes.Load(); n > 0 {
 		wl.Figures = append(wl.Figures, result.Figure{Name: "background_sequential_bytes", Value: float64(n), Unit: "B", Description: "bytes the sequential background writers wrote meanwhile"})
 	}
-	load := wl.Latency("fdatasync")
+	load := wl.Latency(syncLatency)
 	for _, p := range []float64{50, 99} {
 		lv, _ := load.At(p)
 		iv, _ := idleLat.At(p)
@@ -185,7 +185,7 @@ func (w underLoadWorkload) Run(ctx context.Context, env Env) (result.Workload, e
 	}
 	// Only the p99 verdict applies: the other WAL verdicts belong to the idle disk.
 	p99 := wl.Verdicts[0]
-	p99.Check, p99.Title = "wal_fsync_p99_under_load", "WAL fdatasync p99 under load"
+	p99.Check, p99.Title = verdict.CheckWALFsyncUnderLoad, "WAL fdatasync p99 under load"
 	iv, _ := idleLat.At(99)
 	lv, _ := load.At(99)
 	p99.Detail += fmt.Sprintf(" (idle p99 %v, %.1fx slower under load)", time.Duration(iv).Round(time.Microsecond), float64(lv)/float64(max(iv, 1)))
@@ -203,7 +203,7 @@ func (w underLoadWorkload) Run(ctx context.Context, env Env) (result.Workload, e
 // earlier in the same run, or a new measurement.
 func (w underLoadWorkload) baseline(ctx context.Context, env Env, cfg WALConfig, dir string) (*result.Latency, error) {
 	if b := env.Baseline; b != nil && b.Name == "wal" {
-		if l := b.Latency("fdatasync"); l != nil {
+		if l := b.Latency(syncLatency); l != nil {
 			return l, nil
 		}
 	}
@@ -216,7 +216,7 @@ func (w underLoadWorkload) baseline(ctx context.Context, env Env, cfg WALConfig,
 	if err != nil {
 		return nil, err
 	}
-	j, err := run.judge("fdatasync")
+	j, err := run.judge(syncLatency)
 	if err != nil {
 		return nil, err
 	}

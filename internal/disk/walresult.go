@@ -61,7 +61,7 @@ func (run *WALRun) Workload(th verdict.Thresholds, env sysinfo.Facts) (result.Wo
 		w.Parameters["rate"] = cfg.Rate
 	}
 
-	sync, err := run.judge("fdatasync")
+	sync, err := run.judge(syncLatency)
 	if err != nil {
 		return w, err
 	}

@@ -180,7 +180,7 @@ func TestSuiteUsesIdleWALAsBaseline(t *testing.T) {
 		ws = append(ws, Named{Name: name, Workload: w})
 	}
 	var started []string
-	out, err := RunSuite(context.Background(), testEnv(t), ws, func(i int, name string) { started = append(started, name) })
+	out, m, err := RunSuite(context.Background(), testEnv(t), ws, func(i int, name string) { started = append(started, name) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,6 +191,9 @@ func TestSuiteUsesIdleWALAsBaseline(t *testing.T) {
 	base, _ := out[1].Latency("fdatasync-idle").At(99)
 	if idle != base {
 		t.Fatalf("wal-under-load measured its own idle WAL (p99 %d) instead of the suite's (%d)", base, idle)
+	}
+	if load, _ := out[1].Latency("fdatasync").At(99); m.WALP99 != time.Duration(idle) || m.WALUnderLoadP99 != time.Duration(load) || m.Capacity != nil {
+		t.Errorf("measured %+v: want the two WALs' p99s typed (%d, %d)", m, idle, load)
 	}
 }
 

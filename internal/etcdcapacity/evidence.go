@@ -7,8 +7,8 @@ import (
 
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
-	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
+	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
@@ -63,7 +63,7 @@ type MemberCPU struct {
 func stepOf(out *etcdload.Outcome) (result.CapacityStep, StepEvidence) {
 	w := out.Workload
 	s := result.CapacityStep{Achieved: w.OpsPerSec, DurationNs: w.DurationNs, Decided: true}
-	if l := w.Latency("request"); l != nil {
+	if l := out.Request; l != nil {
 		s.CommitP50Ns, _ = l.At(50)
 		s.CommitP99Ns, _ = l.At(99)
 	}
@@ -117,19 +117,16 @@ func stepOf(out *etcdload.Outcome) (result.CapacityStep, StepEvidence) {
 	return s, e
 }
 
-// addTrace adds a traced member's WAL sync latencies to the evidence.
-func (e *StepEvidence) addTrace(lats []result.Latency) {
-	for _, l := range lats {
-		p99, ok := l.At(99)
-		if !ok {
-			continue
-		}
-		switch l.Name {
-		case etcdrun.TracedSync:
-			e.Traced, e.TracedSyncs = time.Duration(p99).Seconds(), l.Count
-		case etcdrun.TracedSyncNoWait:
-			e.TracedNoWait = time.Duration(p99).Seconds()
-		}
+// addTrace adds a traced member's WAL syncs to the evidence (none: nil).
+func (e *StepEvidence) addTrace(s *trace.WALSyncs) {
+	if s == nil {
+		return
+	}
+	if p99, ok := s.P99(); ok {
+		e.Traced, e.TracedSyncs = p99.Seconds(), s.Count()
+	}
+	if p99, ok := s.P99WithoutCPUWait(); ok {
+		e.TracedNoWait = p99.Seconds()
 	}
 }
 

@@ -7,9 +7,9 @@ import (
 
 	"etcdbench/internal/capacity"
 	"etcdbench/internal/etcdload"
-	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/trace"
 	"etcdbench/internal/verdict"
 )
 
@@ -66,12 +66,12 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			p := presetAt(rate, s.Step)
 			sl := p.Load()
 			sl.Client, sl.OnSecond, sl.RunID = l.Client, l.OnSecond, etcdload.NewRunID()
-			var stopTrace func() ([]result.Latency, string)
+			var stopTrace func() (*trace.WALSyncs, string)
 			if s.Trace && notTraced == "" {
-				stopTrace = etcdrun.TraceMember(ctx, o.PIDs[0])
+				stopTrace = trace.Member(ctx, o.PIDs[0])
 			}
 			out, err := etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: sl, Thresholds: s.Thresholds}, o)
-			var traced []result.Latency
+			var traced *trace.WALSyncs
 			if stopTrace != nil {
 				var why string
 				if traced, why = stopTrace(); traced == nil && ctx.Err() == nil {

@@ -11,10 +11,10 @@ import (
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/etcdload/observe"
-	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/trace"
 	"etcdbench/internal/verdict"
 )
 
@@ -63,7 +63,7 @@ func TestStepOf(t *testing.T) {
 	if !maps.EqualFunc(got, figs, func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }) {
 		t.Fatalf("evidence figures\n got %v\nwant %v", got, figs)
 	}
-	e.addTrace([]result.Latency{{Name: etcdrun.TracedSync, Summary: stats.Summary{Count: 10, Percentiles: []stats.Percentile{{P: 99, ValueNs: int64(3 * time.Millisecond)}}}}})
+	e.addTrace(&trace.WALSyncs{All: result.Latency{Summary: stats.Summary{Count: 10, Percentiles: []stats.Percentile{{P: 99, ValueNs: int64(3 * time.Millisecond)}}}}})
 	tw := result.Workload{Figures: e.Figures()}
 	if f := tw.Figure("traced_wal_sync_p99"); f == nil || f.Value != 0.003 {
 		t.Errorf("traced figure %+v", f)

@@ -182,7 +182,7 @@ func judgeCheck(s CheckSpec, w *result.Workload, failed int64, svc serviceTimes,
 	w.Parameters["preset_duration_ns"] = p.Duration.Nanoseconds()
 
 	var slowest, stddev time.Duration
-	if lat := w.Latency("request"); lat != nil {
+	if lat := w.Latency(requestLatency); lat != nil {
 		slowest, stddev = time.Duration(lat.MaxNs), time.Duration(lat.StddevNs)
 	}
 	due := verdict.CheckPerfFigures{

@@ -74,7 +74,7 @@ var (
 	consistencyParam = Param{"consistency", "consistency of the ranges: l (linearizable) or s (serializable)", func(l *Load) any { return &l.Consistency }}
 	kinds            = []Kind{
 		{
-			Op: OpPut, What: "puts", Histograms: []string{"request"},
+			Op: OpPut, What: "puts", Histograms: []string{requestLatency},
 			puts:     func(_ Load, n func(int) int64) int64 { return n(0) },
 			describe: func(Load, string) string { return "puts of one key each" },
 			plan: func(l Load, n string) string {
@@ -82,7 +82,7 @@ var (
 			},
 		},
 		{
-			Op: OpRange, What: "ranges", Histograms: []string{"request"},
+			Op: OpRange, What: "ranges", Histograms: []string{requestLatency},
 			Params: []Param{consistencyParam}, preload: true, check: checkConsistency,
 			record: func(l Load, p map[string]any) { p["consistency"] = l.Consistency },
 			describe: func(_ Load, cons string) string {
@@ -93,7 +93,7 @@ var (
 			},
 		},
 		{
-			Op: OpTxn, What: "transactions of --txn-ops puts", Histograms: []string{"request"},
+			Op: OpTxn, What: "transactions of --txn-ops puts", Histograms: []string{requestLatency},
 			Params: []Param{{"txn-ops", "puts per transaction (of consecutive keys: at most --key-space-size)", func(l *Load) any { return &l.TxnOps }}},
 			record: func(l Load, p map[string]any) { p["txn_ops"] = l.TxnOps },
 			puts:   func(l Load, n func(int) int64) int64 { return n(0) * int64(l.TxnOps) },
@@ -144,7 +144,7 @@ var (
 			},
 		},
 		{
-			Op: OpMixed, What: "ranges and puts (--read-ratio ranges)", Histograms: []string{"request", "range", "put"},
+			Op: OpMixed, What: "ranges and puts (--read-ratio ranges)", Histograms: []string{requestLatency, "range", "put"},
 			Params: []Param{
 				consistencyParam,
 				{"read-ratio", "share of ranges among the requests, 0 (puts only) to 1 (ranges only)", func(l *Load) any { return &l.ReadRatio }},

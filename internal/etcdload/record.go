@@ -42,6 +42,10 @@ type sample struct {
 // requests that count towards the result's throughput and series, the
 // others per kind of request - and one coarse histogram per second of the
 // first. Clients hand it batches.
+// requestLatency is the name of a load's latency of its successful
+// requests (Outcome.Request).
+const requestLatency = "request"
+
 type aggregator struct {
 	mu    sync.Mutex
 	names []string
@@ -58,7 +62,7 @@ type aggregator struct {
 // a sample is names[i].
 func newAggregator(rollup bool, names ...string) *aggregator {
 	if len(names) == 0 {
-		names = []string{"request"}
+		names = []string{requestLatency}
 	}
 	a := &aggregator{names: names, rollup: rollup}
 	for range names {

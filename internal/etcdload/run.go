@@ -21,6 +21,7 @@ import (
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/inproc"
 	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
 	"etcdbench/internal/units"
 )
 
@@ -66,6 +67,10 @@ type Outcome struct {
 	// Members are the members as Bench observed them around the load;
 	// none without targets or when their /metrics could not be read.
 	Members []observe.Member
+	// Request is the latency of the successful requests (the workload's
+	// latency "request"), typed; nil for a load without one (a watch
+	// load's first latency is its events').
+	Request *stats.Summary
 }
 
 // Failed is the number of requests that returned an error.

@@ -24,6 +24,10 @@ func buildWorkload(l Load, agg *aggregator, out *Outcome, interrupted bool) (res
 			return result.Workload{}, err
 		}
 		lats = append(lats, result.Latency{Name: agg.names[i], Summary: stats.Summarize(h), Histogram: enc})
+		if i == 0 && agg.names[0] == requestLatency {
+			r := lats[0].Summary
+			out.Request = &r
+		}
 	}
 	ops := agg.all.TotalCount()
 	var failed int64

@@ -4,7 +4,5 @@
 // the session's embedded etcd (scratch/etcd, each member in a process of
 // its own, as deployed) or takes a running cluster's endpoints, runs a
 // load with the members' metrics scraped around it, and stops and
-// removes everything before it returns. TraceMember, the eBPF trace of a
-// member's WAL syncs, serves the etcd half of `check` and `etcd
-// capacity`'s steps.
+// removes everything before it returns.
 package etcdrun

@@ -12,6 +12,7 @@ import (
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/result"
 	"etcdbench/internal/session"
+	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
 )
 
@@ -46,27 +47,37 @@ func Measure(ctx context.Context, s Spec) (*result.Result, error) {
 	return measure(ctx, s, nil)
 }
 
-// Measurement is one measured etcd run: its result, and its members as
-// observed around the load, typed, for an engine that reads them.
+// Measurement is one measured etcd run: its result, and what an engine
+// reads of it, typed: the load's workload, its request latency and the
+// members as observed around the load.
 type Measurement struct {
-	Result  *result.Result
+	Result *result.Result
+	// Load is the load's workload, in Result.Workloads.
+	Load *result.Workload
+	// Request is the load's request latency (etcdload.Outcome.Request).
+	Request *stats.Summary
 	Members []observe.Member
 }
 
-// MeasureRun is Measure that also returns the members as observed (none
-// when their /metrics could not be read). Without a result it returns
-// only the error.
+// MeasureRun is Measure that also returns what the load measured, typed
+// (the members as observed: none when their /metrics could not be read).
+// Without a result it returns only the error.
 func MeasureRun(ctx context.Context, s Spec) (*Measurement, error) {
 	m := &Measurement{}
-	res, err := measure(ctx, s, &m.Members)
+	res, err := measure(ctx, s, m)
 	if res == nil {
 		return nil, err
 	}
 	m.Result = res
+	if len(res.Workloads) > 0 {
+		m.Load = &res.Workloads[0]
+	}
 	return m, err
 }
 
-func measure(ctx context.Context, s Spec, members *[]observe.Member) (res *result.Result, err error) {
+// measure runs s; m, when not nil, gets what the load measured, typed.
+// The load's workload is the result's first.
+func measure(ctx context.Context, s Spec, m *Measurement) (res *result.Result, err error) {
 	bo := etcdload.BenchOptions{Thresholds: verdict.Defaults(), HTTP: etcdload.HTTPClient(s.Load.Client.TLS), After: s.After}
 	var ses *session.Session
 	var notes []string
@@ -115,8 +126,8 @@ func measure(ctx context.Context, s Spec, members *[]observe.Member) (res *resul
 		return nil, runErr
 	}
 	out.Workload.Notes = append(notes, out.Workload.Notes...)
-	if members != nil {
-		*members = out.Members
+	if m != nil {
+		m.Members, m.Request = out.Members, out.Request
 	}
 	if cluster != nil && wentWrong(out) {
 		out.Workload.Notes = append(out.Workload.Notes, logNotes(cluster.Log())...)

@@ -181,7 +181,7 @@ func TestEveryWorkloadMatchesSchema(t *testing.T) {
 	}
 	dir := t.TempDir()
 	env := disk.Env{Dir: dir, Root: "/", Facts: sysinfo.Collect("/", dir), Thresholds: verdict.Defaults()}
-	wls, err := disk.RunSuite(context.Background(), env, ws, nil)
+	wls, _, err := disk.RunSuite(context.Background(), env, ws, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,18 +61,19 @@ func External(args []string, progress io.Writer, steps int) *Session {
 // Disk runs ws in order in scratch/disk, judged by etcd's thresholds,
 // the live line counting them from 0, then removes what they wrote so
 // that the embedded etcd has the space. It stops at the first error and
-// returns the results so far, an interrupted workload's included.
-func (s *Session) Disk(ctx context.Context, ws []disk.Named) ([]result.Workload, error) {
+// returns the results so far, an interrupted workload's included, with
+// what its WAL workloads measured, typed.
+func (s *Session) Disk(ctx context.Context, ws []disk.Named) ([]result.Workload, disk.Measured, error) {
 	dir := filepath.Join(s.Run.Scratch.Path, "disk")
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, err
+		return nil, disk.Measured{}, err
 	}
 	env := disk.Env{Dir: dir, Root: "/", Facts: s.Run.Result.Environment, Thresholds: verdict.Defaults(), OnSecond: disk.ShowOn(s.Progress)}
-	wls, err := disk.RunSuite(ctx, env, ws, s.Progress.Start)
+	wls, m, err := disk.RunSuite(ctx, env, ws, s.Progress.Start)
 	if err == nil {
 		err = os.RemoveAll(dir)
 	}
-	return wls, err
+	return wls, m, err
 }
 
 // EtcdDir is where the embedded etcd keeps its members' data: scratch/etcd.

@@ -53,7 +53,7 @@ func TestPhases(t *testing.T) {
 		t.Fatalf("scratch %s (want inside %s), environment %+v", scratch, dir, s.Run.Result.Environment)
 	}
 	w := &writer{}
-	wls, err := s.Disk(ctx, []disk.Named{{Name: "writer", Workload: w}})
+	wls, _, err := s.Disk(ctx, []disk.Named{{Name: "writer", Workload: w}})
 	if err != nil || len(wls) != 1 || wls[0].Name != "writer" {
 		t.Fatalf("Disk: %v %+v", err, wls)
 	}
@@ -100,7 +100,7 @@ func TestInterrupted(t *testing.T) {
 	}
 	defer s.Close(&err)
 	cancel()
-	wls, derr := s.Disk(ctx, []disk.Named{{Name: "writer", Workload: &writer{}}})
+	wls, _, derr := s.Disk(ctx, []disk.Named{{Name: "writer", Workload: &writer{}}})
 	if !errors.Is(derr, context.Canceled) {
 		t.Fatalf("Disk on a cancelled context: %v %+v", derr, wls)
 	}

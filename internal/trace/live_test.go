@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -297,6 +298,16 @@ func TestTraceCPUWait(t *testing.T) {
 	}
 	if len(w.Latencies) < 3 || w.Latencies[1].Name != "wal sync cpu wait" || w.Latencies[2].Name != "wal sync without cpu wait" || w.Figure("wal_sync_cpu_wait_share") == nil {
 		t.Errorf("workload latencies %v, figures %v", w.Latencies, w.Figures)
+	}
+	// The typed syncs are the workload's, unnamed.
+	s, ok, err := tr.WALSyncs()
+	if err != nil || !ok || s.All.Name != "" {
+		t.Fatalf("WALSyncs: %+v %v %v", s, ok, err)
+	}
+	all, own := s.All, s.WithoutCPUWait
+	all.Name, own.Name = "wal sync", "wal sync without cpu wait"
+	if !reflect.DeepEqual(all, w.Latencies[0]) || !reflect.DeepEqual(own, w.Latencies[2]) || s.Count() != wal.syncs() {
+		t.Errorf("typed syncs %+v / %+v differ from the workload's %+v / %+v", all, own, w.Latencies[0], w.Latencies[2])
 	}
 }
 

@@ -105,19 +105,19 @@ func bitsSet(x int) int {
 // commits twice as slow), all in one bucket of etcd's histogram whose
 // upper bound is that p99.
 func fakeRun(opsPerSec float64, p50ms, p99ms float64, walP99 []float64, status verdict.Status) *etcdrun.Measurement {
+	req := stats.Summary{Count: 1000, Percentiles: []stats.Percentile{{P: 50, ValueNs: int64(p50ms * 1e6)}, {P: 99, ValueNs: int64(p99ms * 1e6)}}}
 	w := result.Workload{
 		Name: "etcd-put", Ops: 1000, OpsPerSec: opsPerSec, Parameters: map[string]any{},
-		Latencies: []result.Latency{{Name: "request", Summary: stats.Summary{Count: 1000, Percentiles: []stats.Percentile{
-			{P: 50, ValueNs: int64(p50ms * 1e6)}, {P: 99, ValueNs: int64(p99ms * 1e6)},
-		}}}},
-		Verdicts: []verdict.Verdict{{Check: "wal_fsync_p99", Status: status}},
+		Latencies: []result.Latency{{Name: "request", Summary: req}},
+		Verdicts:  []verdict.Verdict{{Check: "wal_fsync_p99", Status: status}},
 	}
 	// A histogram whose p99 is exactly p: 99 observations at or under it
 	// (in the bucket ending at p), one above.
 	hist := func(p float64) metrics.Histogram {
 		return metrics.Histogram{Count: 100, Buckets: []metrics.Bucket{{UpperBound: 0}, {UpperBound: p, Count: 99}, {UpperBound: math.Inf(1), Count: 100}}}
 	}
-	m := &etcdrun.Measurement{Result: &result.Result{Workloads: []result.Workload{w}}}
+	m := &etcdrun.Measurement{Result: &result.Result{Workloads: []result.Workload{w}}, Request: &req}
+	m.Load = &m.Result.Workloads[0]
 	for i, v := range walP99 {
 		m.Members = append(m.Members, observe.Member{Target: observe.Target{Name: fmt.Sprintf("member%d", i)},
 			WALFsync: hist(v), BackendCommit: hist(2 * v)})

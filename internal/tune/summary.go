@@ -39,7 +39,7 @@ var Metrics = []Metric{
 // latencyAt reads percentile p of the load's request latency, in seconds.
 func latencyAt(p float64) func(Run) (float64, bool) {
 	return func(r Run) (float64, bool) {
-		l := r.Workload().Latency("request")
+		l := r.Request
 		if l == nil || l.Count == 0 {
 			return 0, false
 		}

@@ -3,11 +3,11 @@ package tune
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/result"
+	"etcdbench/internal/stats"
 	"etcdbench/internal/sysinfo"
 )
 
@@ -20,6 +20,11 @@ type Run struct {
 	// combination (parameters tune_combination, tune_settings,
 	// tune_round, tune_order).
 	Result *result.Result
+	// Load is the run's load workload (etcd-put...) in Result.Workloads,
+	// or nil.
+	Load *result.Workload
+	// Request is the load's request latency, typed, or nil.
+	Request *stats.Summary
 	// Members are the run's etcd members as observed around its load.
 	Members []observe.Member
 	// Saved is the file the run was saved to, if any.
@@ -27,17 +32,7 @@ type Run struct {
 }
 
 // Workload returns the run's load workload (etcd-put...), or nil.
-func (r Run) Workload() *result.Workload {
-	if r.Result == nil {
-		return nil
-	}
-	for i := range r.Result.Workloads {
-		if strings.HasPrefix(r.Result.Workloads[i].Name, "etcd-") {
-			return &r.Result.Workloads[i]
-		}
-	}
-	return nil
-}
+func (r Run) Workload() *result.Workload { return r.Load }
 
 // RunFunc runs combination c once on a fresh embedded etcd and returns
 // its result and its members as observed. An interrupted run returns its
@@ -83,7 +78,7 @@ func (p Plan) Execute(ctx context.Context, run RunFunc, done func(Run) error) ([
 		m, err := run(ctx, c, slot)
 		r := Run{Slot: slot, Order: i + 1}
 		if m != nil {
-			r.Result, r.Members = m.Result, m.Members
+			r.Result, r.Load, r.Request, r.Members = m.Result, m.Load, m.Request, m.Members
 		}
 		res := r.Result
 		if w := r.Workload(); w != nil {

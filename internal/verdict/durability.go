@@ -22,12 +22,8 @@ const (
 // writes are not made durable: reports put such a FAIL above every latency
 // figure, because the latencies it comes with are fast for that reason.
 func IsDurabilityFailure(v Verdict) bool {
-	return v.Status == Fail && (v.Check == CheckMountFlushDisabled || v.Check == checkImplausibleSync)
+	return v.Status == Fail && (v.Check == CheckMountFlushDisabled || v.Check == Defaults().ImplausibleSync.ID)
 }
-
-// checkImplausibleSync is the timing rule's ID (Defaults().ImplausibleSync),
-// which FAILs only when a mount rule found flushes disabled.
-const checkImplausibleSync = "sync_implausibly_fast"
 
 // MountRule is one mount option known to stop fdatasync from flushing
 // the device's volatile write cache: with it the filesystem no longer sends

@@ -2,6 +2,10 @@ package verdict
 
 import "time"
 
+// CheckWALFsyncUnderLoad is the ID of the WAL fdatasync p99 verdict of
+// the disk's WAL under load (WALFsyncP99 judged while other writers run).
+const CheckWALFsyncUnderLoad = "wal_fsync_p99_under_load"
+
 // Threshold is one limit a figure is judged against, with where it comes from.
 type Threshold struct {
 	ID     string  `json:"id"`     // stable identifier, e.g. "wal_fsync_p99"

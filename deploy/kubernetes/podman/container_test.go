@@ -281,17 +281,19 @@ func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd, n
 	// until waits for cond on a scrape, failing when the container exits.
 	until := func(what string, timeout time.Duration, cond func(metrics.Families) bool) metrics.Families {
 		t.Helper()
-		for deadline := time.Now().Add(timeout); ; time.Sleep(200 * time.Millisecond) {
-			if f := scrape(); f != nil && cond(f) {
-				return f
+		var f metrics.Families
+		if !testutil.Poll(timeout, func() bool {
+			if f = scrape(); f != nil && cond(f) {
+				return true
 			}
 			if s, code, _ := p.state(name); s != "running" {
 				t.Fatalf("waiting for %s: the exporter is %s (exit code %d)\n%s", what, s, code, p.logs(name))
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s after %s\n%s", what, timeout, p.logs(name))
-			}
+			return false
+		}) {
+			t.Fatalf("no %s after %s\n%s", what, timeout, p.logs(name))
 		}
+		return f
 	}
 	up := until("etcd traced (etcdbench_target_up 1)", time.Minute, func(f metrics.Families) bool {
 		v, ok := value(f, "etcdbench_target_up", mine)

@@ -245,15 +245,15 @@ func (p *podman) state(name string) (status string, code, pid int) {
 // waitExit waits until the container has exited and returns its exit code.
 func (p *podman) waitExit(name string, timeout time.Duration) int {
 	p.t.Helper()
-	for deadline := time.Now().Add(timeout); ; time.Sleep(200 * time.Millisecond) {
-		status, code, _ := p.state(name)
-		if status == "exited" || status == "stopped" {
-			return code
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("container %s still %s after %s\n%s", name, status, timeout, p.logs(name))
-		}
+	var status string
+	var code int
+	if !testutil.Poll(timeout, func() bool {
+		status, code, _ = p.state(name)
+		return status == "exited" || status == "stopped"
+	}) {
+		p.t.Fatalf("container %s still %s after %s\n%s", name, status, timeout, p.logs(name))
 	}
+	return code
 }
 
 // hostPathReady checks a hostPath volume's directory as the kubelet does

@@ -1,7 +1,9 @@
 package observe
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,5 +101,20 @@ func TestExternalTargets(t *testing.T) {
 	ts := ExternalTargets([]string{"http://10.0.0.1:2379/", "10.0.0.2:2379"})
 	if len(ts) != 2 || ts[0].URL != "http://10.0.0.1:2379/metrics" || ts[1].URL != "http://10.0.0.2:2379/metrics" || ts[1].Name != "member1" {
 		t.Errorf("targets %+v", ts)
+	}
+}
+
+func TestWithScheme(t *testing.T) {
+	got, err := WithScheme([]string{"a:2379", "https://b:2379", "http://c:2379", ""}, false)
+	if err != nil || strings.Join(got, " ") != "http://a:2379 https://b:2379 http://c:2379 " {
+		t.Errorf("without TLS: %q, %v", got, err)
+	}
+	got, err = WithScheme([]string{"a:2379", "https://b:2379"}, true)
+	if err != nil || strings.Join(got, " ") != "https://a:2379 https://b:2379" {
+		t.Errorf("with TLS: %q, %v", got, err)
+	}
+	var ph *PlainHTTPError
+	if _, err = WithScheme([]string{"a:2379", "http://c:2379"}, true); !errors.As(err, &ph) || ph.URL != "http://c:2379" {
+		t.Errorf("plain HTTP with TLS: %v, want a PlainHTTPError with the URL", err)
 	}
 }

@@ -31,15 +31,44 @@ func EmbeddedTargets(urls []string) []Target {
 }
 
 // ExternalTargets returns a target per client endpoint, named member0,
-// member1... in the order given; an endpoint without a scheme gets http://.
+// member1... in the order given; an endpoint without a scheme gets http://
+// (WithScheme).
 func ExternalTargets(endpoints []string) []Target {
 	ts := make([]Target, len(endpoints))
 	for i, ep := range endpoints {
-		u := strings.TrimSuffix(ep, "/")
-		if !strings.Contains(u, "://") {
-			u = "http://" + u
-		}
+		u, _ := withScheme(strings.TrimSuffix(ep, "/"), false) // no error without TLS
 		ts[i] = Target{Name: fmt.Sprintf("member%d", i), URL: u + "/metrics", About: "the member at " + ep}
 	}
 	return ts
+}
+
+// PlainHTTPError is a plain http:// URL where TLS is on.
+type PlainHTTPError struct{ URL string }
+
+func (e *PlainHTTPError) Error() string { return e.URL + " is plain HTTP but TLS is on" }
+
+// WithScheme is the one place a URL gets its scheme: each URL without one
+// gets https:// when tls is set and http:// otherwise ("" stays ""). With
+// tls, a plain http:// URL is a *PlainHTTPError.
+func WithScheme(urls []string, tls bool) ([]string, error) {
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		var err error
+		if out[i], err = withScheme(u, tls); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func withScheme(u string, tls bool) (string, error) {
+	switch {
+	case tls && strings.HasPrefix(u, "http://"):
+		return "", &PlainHTTPError{URL: u}
+	case u == "" || strings.Contains(u, "://"):
+		return u, nil
+	case tls:
+		return "https://" + u, nil
+	}
+	return "http://" + u, nil
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"etcdbench/internal/testutil"
 )
 
 // diskDir is a directory on a real disk: the package's own, since
@@ -249,10 +251,7 @@ func TestCompetingWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	deadline := start.Add(30 * time.Second)
-	for p.Competitor.Syncs() < 20 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Poll(30*time.Second, func() bool { return p.Competitor.Syncs() >= 20 })
 	n, took := p.Competitor.Syncs(), time.Since(start)
 	if n < 20 {
 		t.Fatalf("the writer synced %d times in %v", n, took)
