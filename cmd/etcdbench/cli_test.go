@@ -148,12 +148,15 @@ func TestErrorsInUserTerms(t *testing.T) {
 		want string // in the line
 	}{
 		{"etcd put against a dead endpoint", []string{"etcd", "put", "--endpoints", dead, "--yes", "--total", "1", "--no-progress"}, "etcd does not answer"},
+		{"--yes without --endpoints", []string{"etcd", "put", "--dir", t.TempDir(), "--yes", "--total", "1", "--no-progress"}, "--yes applies to --endpoints only"},
 		{"diagnose metrics of a dead endpoint", []string{"diagnose", "metrics", "--endpoints", dead, "--no-progress"}, "cannot read /metrics"},
 		{"report of garbage", []string{"report", garbage}, "not an etcdbench result"},
 		{"judge of garbage", []string{"judge", garbage}, "fio"},
 		{"diagnose wal of a missing dir", []string{"diagnose", "wal", "--data-dir", filepath.Join(t.TempDir(), "missing")}, "missing"},
 		{"capacity --start abc", []string{"capacity", "--dir", t.TempDir(), "--start", "abc"}, `--start`},
 		{"disk wal --rate abc", []string{"disk", "wal", "--dir", t.TempDir(), "--rate", "abc"}, `--rate: "abc" is not a number`},
+		{"disk wal --count x", []string{"disk", "wal", "--dir", t.TempDir(), "--count", "x"}, `--count: "x" is not a whole number`},
+		{"trace --pid abc", []string{"trace", "--pid", "abc"}, `--pid: "abc" is not a whole number`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -179,6 +182,10 @@ func TestMistypedCommandSuggests(t *testing.T) {
 		{[]string{"capcity"}, `did you mean "capacity"?`},
 		{[]string{"diagnose", "metics"}, `unknown command "metics" for "etcdbench diagnose"; did you mean "metrics"?`},
 		{[]string{"xyzzy"}, `unknown command "xyzzy" for "etcdbench"`},
+		{[]string{"trce"}, `did you mean "tune" or "trace"?`},
+		{[]string{"disk", "wall"}, `unknown workload "wall": want one of`},
+		{[]string{"disk", "wall"}, `did you mean "wal" or "all"?`},
+		{[]string{"etcd", "pt"}, `did you mean "put"?`},
 	} {
 		var out, errb strings.Builder
 		if code := execute(context.Background(), tc.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tc.want) {

@@ -111,9 +111,9 @@ func newEtcdCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "etcd",
 		Short: "Load a real etcd (embedded on --dir, or --endpoints) and read its own disk metrics",
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return run.Usagef("unknown etcd workload %q: want %s or %s", args[0], strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+				return run.Usagef("unknown etcd workload %q: want %s or %s%s", args[0], strings.Join(names[:len(names)-1], ", "), names[len(names)-1], suggest(c, args[0]))
 			}
 			return nil
 		},

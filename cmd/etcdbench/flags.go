@@ -451,9 +451,15 @@ func (f *p99Flags) resolve(changed func(string) bool, th *verdict.Thresholds) (t
 // refuseWrites is the refusal to write to the cluster of --endpoints
 // without --yes; plan says what the run would write and what is deleted
 // when.
+// --yes without --endpoints is refused too: it consents to nothing (the
+// embedded etcd under --dir is etcdbench's own), and a user who typed it
+// may believe the run goes to a cluster.
 func (f *etcdFlags) refuseWrites(plan string) error {
-	if len(f.endpoints) > 0 && !f.yes {
+	switch {
+	case len(f.endpoints) > 0 && !f.yes:
 		return run.Usagef("not writing to %s without --yes: %s", strings.Join(f.endpoints, ","), plan)
+	case len(f.endpoints) == 0 && f.yes:
+		return run.Usagef("--yes applies to --endpoints only: without them the run loads its own embedded etcd under --dir")
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -59,7 +61,7 @@ on the same disk under load, in one verdict table.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return run.Usage(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return run.Usage(flagError(err)) })
 	cf.register(root.Flags())
 	registerReportFiles(root.PersistentFlags(), rf)
 	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr), newCapacityCmd(stdout, stderr))
@@ -80,13 +82,20 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	}
 	// A command with subcommands that runs on its own too (etcdbench
 	// runs check): an argument is most likely a mistyped subcommand.
+	return run.Usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), suggest(cmd, args[0]))
+}
+
+// suggest is cobra's suggestion of cmd's subcommands for a mistyped
+// name, as "; did you mean "x"?" (or "x" or "y"), "" when none is near.
+func suggest(cmd *cobra.Command, typed string) string {
 	if cmd.SuggestionsMinimumDistance <= 0 {
 		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, which SuggestionsFor does not apply
 	}
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		return run.Usagef("unknown command %q for %q; did you mean %q?", args[0], cmd.CommandPath(), strings.Join(s, `" or "`))
+	s := cmd.SuggestionsFor(typed)
+	if len(s) == 0 {
+		return ""
 	}
-	return run.Usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+	return `; did you mean "` + strings.Join(s, `" or "`) + `"?`
 }
 
 // commandLine reconstructs the command line for the result record: the
@@ -146,9 +155,9 @@ func newDiskCmd(stdout, stderr io.Writer) *cobra.Command {
 		// An unknown workload is reported as such, even when it is followed
 		// by flags only the workloads know (disk nope --dir D).
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return run.Usagef("unknown workload %q: want one of %s", args[0], list)
+				return run.Usagef("unknown workload %q: want one of %s%s", args[0], list, suggest(c, args[0]))
 			}
 			return nil
 		},
@@ -163,4 +172,28 @@ func newDiskCmd(stdout, stderr io.Writer) *cobra.Command {
 		}
 	}
 	return cmd
+}
+
+// flagWants is what a flag of each of pflag's own types takes, in words.
+var flagWants = map[string]string{
+	"int": "a whole number", "int32": "a whole number", "int64": "a whole number",
+	"uint": "a whole number of 0 or more", "uint32": "a whole number of 0 or more", "uint64": "a whole number of 0 or more",
+	"float32": "a number", "float64": "a number",
+	"duration": "a duration (e.g. 10s, 1m30s, 500ms)", "bool": "true or false",
+}
+
+// flagError says a bad value of a flag of pflag's own types in the
+// user's terms (--count: "x" is not a whole number) instead of Go's
+// parser's (invalid argument "x" for "--count" flag: strconv.ParseInt:
+// parsing "x": invalid syntax). Other errors are left as they are.
+func flagError(err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) {
+		return err
+	}
+	want, ok := flagWants[iv.GetFlag().Value.Type()]
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("--%s: %q is not %s", iv.GetFlag().Name, iv.GetValue(), want)
 }

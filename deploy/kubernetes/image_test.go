@@ -98,11 +98,28 @@ func TestDockerfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ignored := map[string]bool{}
 	for _, line := range strings.Split(string(ignore), "\n") {
+		ignored[strings.TrimSpace(line)] = true
 		for _, needed := range []string{"go.mod", "go.sum", "cmd", "internal"} {
 			if ok, _ := filepath.Match(strings.TrimSpace(line), needed); ok {
 				t.Errorf(".dockerignore line %q leaves %s out of the build", line, needed)
 			}
+		}
+	}
+	// A binary git ignores (one built in the tree) stays out of the
+	// image's build context too; bench/ is left out whole.
+	gitignore, err := os.ReadFile("../../.gitignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(gitignore), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "/") || strings.HasSuffix(line, "/") || strings.ContainsAny(line, "*?[") || strings.HasPrefix(line, "/bench/") {
+			continue
+		}
+		if !ignored[line] {
+			t.Errorf(".gitignore names the built file %s, .dockerignore does not: it would go into the image's build context", line)
 		}
 	}
 }

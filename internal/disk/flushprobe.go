@@ -182,7 +182,7 @@ func (p *FlushProbe) Figures() ([]result.Figure, string) {
 			measured)
 	}
 	figs = append(figs, result.Figure{Name: "flush_probe_flush_cost_visible", Value: boolValue(p.Distinguishable), Unit: "count",
-		Description: "1 when the medians' intervals separate (fdatasync costs more than the write without a flush), 0 when they do not"})
+		Description: fmt.Sprintf("1 when the medians' intervals separate by at least %.0f %% of the write's own cost and %v (fdatasync visibly costs more than the write without a flush), 0 otherwise", 100*FlushProbeRule.MinRatio, FlushProbeRule.Resolution)})
 	return figs, note
 }
 

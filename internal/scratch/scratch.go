@@ -78,8 +78,12 @@ func Check(parent string) (string, error) {
 }
 
 // fsTypeOf is the type of the filesystem dir is on, from this process's
-// mountinfo; false when it cannot be read.
+// mountinfo; false when it cannot be read. A symbolic link is followed
+// first: mountinfo names where things are, not the links to them.
 func fsTypeOf(dir string) (string, bool) {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
 	data, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return "", false

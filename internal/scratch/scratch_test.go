@@ -154,6 +154,10 @@ func TestCheckErrors(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	link := filepath.Join(parent, "to-proc")
+	if err := os.Symlink("/proc", link); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		dir  string
@@ -163,6 +167,7 @@ func TestCheckErrors(t *testing.T) {
 		{"file", file, ErrNotDir},
 		{"procfs", "/proc", ErrNotStorage},
 		{"sysfs", "/sys/kernel", ErrNotStorage},
+		{"a link to procfs", link, ErrNotStorage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

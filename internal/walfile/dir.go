@@ -3,6 +3,7 @@ package walfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -32,8 +33,10 @@ func FindDir(dir string) (Dirs, error) {
 	if err != nil {
 		return Dirs{}, fmt.Errorf("%s: %w", dir, err)
 	}
-	if fi, err := os.Stat(abs); err != nil {
-		return Dirs{}, fmt.Errorf("%w", err)
+	if fi, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+		return Dirs{}, fmt.Errorf("%s does not exist; give etcd's data dir, its member dir or its wal dir: %w", dir, fs.ErrNotExist)
+	} else if err != nil {
+		return Dirs{}, fmt.Errorf("%s: %w", dir, errors.Unwrap(err))
 	} else if !fi.IsDir() {
 		return Dirs{}, fmt.Errorf("%s is not a directory; give etcd's data dir, its member dir or its wal dir", dir)
 	}

@@ -18,6 +18,7 @@ var updateDocs = flag.Bool("update-docs", false, "rewrite the figures and tables
 //
 //	<!-- figure bench/wal-vs-fio/results/2026-11-25.json fdatasync_p99_ratio -->0.97<!-- /figure -->
 //	<!-- figure FILE KEY %.0f -->1650<!-- /figure -->   (a format other than %.2f)
+//	<!-- figure FILE rounds %.0f -->3<!-- /figure -->   (the run's rounds; load_start, load_end: its load average)
 //	<!-- table FILE -->            (the file's summary table, in a code block)
 //	```
 //	...
@@ -64,7 +65,7 @@ func TestDocsFigures(t *testing.T) {
 				t.Errorf("%s: %v", page, err)
 				return m
 			}
-			v, ok := r.Figures[key]
+			v, ok := quoted(r, key)
 			if !ok {
 				t.Errorf("%s quotes %s of %s, which has no such figure", page, key, path)
 				return m
@@ -104,6 +105,26 @@ func TestDocsFigures(t *testing.T) {
 	if n < 10 {
 		t.Errorf("only %d quoted figures and tables found: the test is not reading the pages", n)
 	}
+}
+
+// quoted is the value of key in r: a figure, or what the file says of
+// its run (rounds; load_start and load_end, the 1-minute load average at
+// the run's start and end).
+func quoted(r Result, key string) (float64, bool) {
+	switch key {
+	case "rounds":
+		return float64(r.Rounds), r.Rounds > 0
+	case "load_start", "load_end":
+		if r.Load == nil {
+			return 0, false
+		}
+		if key == "load_start" {
+			return r.Load[0], true
+		}
+		return r.Load[1], true
+	}
+	v, ok := r.Figures[key]
+	return v, ok
 }
 
 // checkTablesQuoted fails for a code block in the latest results of
