@@ -41,7 +41,7 @@ func TestDiagnoseWALUsage(t *testing.T) {
 	}{
 		{"both sources", []string{"diagnose", "wal", "--data-dir", empty, "--pid", "1"}, exitUsage, "alternatives"},
 		{"no WAL in the dir", []string{"diagnose", "wal", "--data-dir", empty}, exitUsage, "no *.wal files"},
-		{"missing dir", []string{"diagnose", "wal", "--data-dir", empty + "/nope"}, exitUsage, "no such file"},
+		{"missing dir", []string{"diagnose", "wal", "--data-dir", empty + "/nope"}, exitUsage, "nope: file does not exist; give etcd's data dir"},
 		{"--yes with --data-dir", []string{"diagnose", "wal", "--data-dir", empty, "--yes"}, exitUsage, "go with tracing"},
 		{"bad duration", []string{"diagnose", "wal", "--pid", "1", "--duration", "-3s"}, exitUsage, "--duration"},
 		{"bad output", []string{"diagnose", "wal", "--data-dir", empty, "-o", "xml"}, exitUsage, "--output"},

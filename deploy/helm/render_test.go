@@ -184,20 +184,15 @@ func template(t *testing.T, vals string) (string, error) {
 	return b.String(), nil
 }
 
-// kubeVersion is the Kubernetes version of the k8s.io/api in go.mod
-// (v0.35.x: Kubernetes 1.35.x), for the chart's kubeVersion constraint:
-// Helm's library alone says 1.20.
+// kubeVersion is the Kubernetes version go.mod's k8s.io/api stands for
+// (KubeVersion).
 func kubeVersion(t *testing.T) *chartutil.KubeVersion {
 	t.Helper()
 	b, err := os.ReadFile("../../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^\s*k8s\.io/api v0\.(\d+\.\d+)`).FindSubmatch(b)
-	if m == nil {
-		t.Fatal("go.mod has no k8s.io/api v0.x.y")
-	}
-	kv, err := chartutil.ParseKubeVersion("v1." + string(m[1]))
+	kv, err := KubeVersion(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,10 +69,23 @@ func within(got, truth, tol float64) bool { return math.Abs(got-truth) <= tol*tr
 // such a step is not a carried rate, and the climb goes on. So the
 // answer carries at most the truth (within 20 %), and the first failing
 // rate lies above it, within the ladder's factor of 2 (and 10 %).
+//
+// The failure checked is the lowest decided one. An undecided step is not
+// carried, so in the bisection it bounds the answer (c.Upper), but it says
+// nothing of where the limit lies: on the queueing storage the steps at
+// 62-80/s batch down to 18-35 syncs/s, too few to show a p99 of 32-64 ms
+// under a 200 ms limit even stretched, while the steps that fail do so
+// from 124/s.
 func knee(t *testing.T, c *result.Capacity, truth float64) {
 	t.Helper()
-	if c.Rate > 1.2*truth || c.Upper < 0.8*truth || c.Upper > 2.2*truth {
-		t.Errorf("carries %v..%v writes/s, want at most %.0f and a failure between %.0f and %.0f (the truth %.0f)", c.Rate, c.Upper, 1.2*truth, 0.8*truth, 2.2*truth, truth)
+	fail := math.Inf(1)
+	for _, s := range c.Steps {
+		if s.Status == verdict.Fail && s.Decided {
+			fail = min(fail, s.Rate)
+		}
+	}
+	if c.Rate > 1.2*truth || fail < 0.8*truth || fail > 2.2*truth {
+		t.Errorf("carries %v..%v writes/s, the lowest decided failure at %v: want at most %.0f and a failure between %.0f and %.0f (the truth %.0f)", c.Rate, c.Upper, fail, 1.2*truth, 0.8*truth, 2.2*truth, truth)
 	}
 	for _, s := range c.Steps {
 		if capacity.Passed(s) && !s.Decided {

@@ -34,7 +34,7 @@ func FindDir(dir string) (Dirs, error) {
 		return Dirs{}, fmt.Errorf("%s: %w", dir, err)
 	}
 	if fi, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
-		return Dirs{}, fmt.Errorf("%s does not exist; give etcd's data dir, its member dir or its wal dir: %w", dir, fs.ErrNotExist)
+		return Dirs{}, fmt.Errorf("%s: %w; give etcd's data dir, its member dir or its wal dir", dir, fs.ErrNotExist)
 	} else if err != nil {
 		return Dirs{}, fmt.Errorf("%s: %w", dir, errors.Unwrap(err))
 	} else if !fi.IsDir() {

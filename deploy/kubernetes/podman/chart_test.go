@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -17,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"etcdbench/deploy/helm"
 )
 
 // chartDir is the Helm chart (deploy/helm's tests lint it and check
@@ -85,19 +86,15 @@ func renderChart(t *testing.T) *renderedChart {
 	return r
 }
 
-// kubeVersion is the Kubernetes version of the k8s.io/api in go.mod, for
-// the chart's kubeVersion constraint (Helm's library alone says 1.20).
+// kubeVersion is the Kubernetes version go.mod's k8s.io/api stands for
+// (helm.KubeVersion).
 func kubeVersion(t *testing.T) *chartutil.KubeVersion {
 	t.Helper()
 	b, err := os.ReadFile("../../../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^\s*k8s\.io/api v0\.(\d+\.\d+)`).FindSubmatch(b)
-	if m == nil {
-		t.Fatal("go.mod has no k8s.io/api v0.x.y")
-	}
-	kv, err := chartutil.ParseKubeVersion("v1." + string(m[1]))
+	kv, err := helm.KubeVersion(b)
 	if err != nil {
 		t.Fatal(err)
 	}
