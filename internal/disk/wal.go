@@ -59,10 +59,11 @@ type WALConfig struct {
 	// backend holds a step until its commits can be judged.
 	Hold func() bool
 	// Stretch, if longer than Runtime, lets an adaptive run that reaches
-	// Runtime undecided go on while it has fewer samples than a pass
-	// needs (Rule.SamplesToPass), up to Stretch: at a low rate the cap
-	// ends a run before it could show anything. The rule's looks are
-	// counted up to Stretch, so every look keeps the overall confidence.
+	// Runtime undecided go on while it has fewer (effective) samples than
+	// a pass needs (Rule.SamplesToPass) and they can still come by Stretch
+	// at the rate they came so far: at a low rate the cap ends a run
+	// before it could show anything. The rule's looks are counted up to
+	// Stretch, so every look keeps the overall confidence.
 	Stretch time.Duration
 	// plain makes the write and fdatasync ordinary Go system calls: a
 	// test whose filesystem this same process serves (fusedelay) needs
@@ -265,8 +266,8 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 
 // short says whether an undecided run has fewer samples than need, in
 // effective samples: the rule counts n/deff where slow seconds cluster
-// (the design effect), so 968 syncs at 50/s with a design effect of 1.2
-// were still short of the 968 a pass needed.
+// (the design effect), so 968 syncs at 50/s with a design effect above
+// 1 were still short of the 968 a pass needed.
 func short(run *WALRun, need int64) bool {
 	if run.Ops < need {
 		return true
@@ -379,8 +380,11 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 				continue // short of the samples a pass needs: on, up to Stretch
 			}
 			switch {
-			case !stretched.IsZero() && short(run, need):
+			case !stretched.IsZero() && short(run, need) && !end.Before(stretched):
 				run.stoppedAt(fmt.Sprintf("reached the %v cap (%v, stretched for the %d samples a pass needs) before the verdict was certain", cfg.Stretch, cfg.Runtime, need))
+				return seg, nil
+			case !stretched.IsZero() && short(run, need):
+				run.stoppedAt(fmt.Sprintf("reached the %v cap before the verdict was certain; at its %.0f samples a second the %d a pass needs would not come within %v", cfg.Runtime, float64(run.Ops)/run.Elapsed.Seconds(), need, cfg.Stretch))
 				return seg, nil
 			case wentOn:
 				run.stoppedAt(fmt.Sprintf("went on past the %v cap for the %d samples a pass needs, and stopped with them", cfg.Runtime, need))
