@@ -190,8 +190,8 @@ const stepStretch = 4
 // of the syncs a pass needs (WALConfig.Stretch): stepStretch times the
 // cap at a rate that cannot give twice those syncs within the cap but
 // can give them within the stretch, none otherwise (a step at 2/s cannot
-// pass in any time a sweep has). Under --quick's 8 s a step at 50 puts/s had 400 syncs of the
-// some 900 a p99 pass needs, so a storage whose syncs are capped at 80/s,
+// pass in any time a sweep has). Under --quick's 8 s a step at 50 puts/s
+// had 400 syncs of the some 900 a p99 pass needs, so a storage whose syncs are capped at 80/s,
 // where etcd carries 60 puts/s, was answered 0 (bench/capacity-vs-etcd's
 // fuse-rate-80). Whether a step stretches is known from its rate, before
 // it runs, so that its looks can be counted up to the stretch.
