@@ -106,6 +106,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	s.Space = etcdrun.CheckSpace(p, step, f.embed.members)
 	s.Name = "etcd-capacity"
 	s.Bench = etcdcapacity.CapacityBench(etcdcapacity.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
-		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdcapacity.LimitDefaults(), Trace: !cf.noTrace})
+		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdcapacity.LimitDefaults(), Trace: !cf.noTrace,
+		MaxStepPuts: p.Puts(step)})
 	return s, nil
 }

@@ -112,10 +112,14 @@ func diskCapacity(wls []result.Workload) *result.Capacity {
 // twice xl's rate (each step's keys are deleted after it; a machine whose
 // CPUs carry more writes this much again per doubling, into the same
 // scratch directory, which the free-space check does not foresee).
-func cpuSpace(step time.Duration) int64 {
+func cpuSpace(step time.Duration) int64 { return etcdrun.CheckSpace(spacePreset(), step, 1) }
+
+// spacePreset is the largest step the CPU side's free space is checked
+// for: xl's shape at twice its rate.
+func spacePreset() etcdload.CheckPreset {
 	p := etcdload.CheckPresets[len(etcdload.CheckPresets)-1]
 	p.Rate *= capacity.ProbeFactor
-	return etcdrun.CheckSpace(p, step, 1)
+	return p
 }
 
 // cpuCapacity runs the etcd capacity sweep on the session's embedded
@@ -148,7 +152,8 @@ func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, st
 	l.Total, l.Duration = 0, step
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
-	bench := etcdcapacity.CapacityBench(etcdcapacity.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true})
+	bench := etcdcapacity.CapacityBench(etcdcapacity.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
+		MaxStepPuts: spacePreset().Puts(step)})
 	o, err := bench(ctx, l, bo)
 	if o == nil {
 		return result.Workload{}, err

@@ -353,7 +353,6 @@ func etcdReportedP99With(h *hdr.Histogram, fast int64) int64 {
 		return 0
 	}
 	per := make([]float64, metrics.DiskBuckets)
-	per[0] = float64(fast)
 	for _, b := range h.Distribution() {
 		if b.Count == 0 {
 			continue
@@ -370,9 +369,9 @@ func etcdReportedP99With(h *hdr.Histogram, fast int64) int64 {
 		}
 	}
 	hist := metrics.DiskHistogram(per...)
-	total := float64(h.TotalCount() + fast)
+	total := float64(h.TotalCount())
 	hist.Buckets[len(hist.Buckets)-1].Count, hist.Count = total, total
-	return int64(metrics.Quantile(0.99, hist) * 1e9)
+	return int64(metrics.Quantile(0.99, metrics.WithFast(hist, float64(fast))) * 1e9)
 }
 
 // judgeBackend fails a step whose backend commit p99, as etcd reports

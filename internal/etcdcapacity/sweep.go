@@ -10,6 +10,7 @@ import (
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/trace"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -34,6 +35,10 @@ type CapacitySpec struct {
 	// Trace times a single embedded member's WAL syncs with eBPF in each
 	// step, with and without their waits for a CPU, when allowed.
 	Trace bool
+	// MaxStepPuts is the most puts one step may write (0: no bound): the
+	// free space was checked for a step of that many keys, and a held
+	// step runs no longer than that allows.
+	MaxStepPuts int64
 }
 
 // CapacityDescription says what `etcd capacity` does, for reports.
@@ -62,8 +67,20 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		case len(o.PIDs) != 1:
 			notTraced = "the members' WAL syncs are traced only for one embedded member"
 		}
-		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, StepEvidence, error) {
-			p := presetAt(rate, s.Step)
+		var held []string // the steps run again for longer, and why
+		// The probe above the knee does not move the answer: it is not
+		// held.
+		var phase string
+		sweep := s.Sweep
+		sweep.OnStep = func(i int, rate float64, p string) {
+			phase = p
+			if s.Sweep.OnStep != nil {
+				s.Sweep.OnStep(i, rate, p)
+			}
+		}
+		// once runs one step of rate for d.
+		once := func(ctx context.Context, rate float64, d time.Duration) (*etcdload.Outcome, *trace.WALSyncs, error) {
+			p := presetAt(rate, d)
 			sl := p.Load()
 			sl.Client, sl.OnSecond, sl.RunID = l.Client, l.OnSecond, etcdload.NewRunID()
 			var stopTrace func() (*trace.WALSyncs, string)
@@ -78,6 +95,18 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 					notTraced = "the member's WAL syncs: " + why // not tried again
 				}
 			}
+			return out, traced, err
+		}
+		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, StepEvidence, error) {
+			out, traced, err := once(ctx, rate, s.Step)
+			d, why := hold(out, o.Thresholds, s.Step)
+			if s.MaxStepPuts > 0 {
+				d = min(d, units.FromSeconds(float64(s.MaxStepPuts)/rate).Truncate(time.Second))
+			}
+			if err == nil && d > s.Step && phase != capacity.PhaseProbe {
+				held = append(held, fmt.Sprintf("%.0f (%s)", rate, why))
+				out, traced, err = once(ctx, rate, d)
+			}
 			if out == nil {
 				return result.CapacityStep{}, StepEvidence{}, err
 			}
@@ -86,7 +115,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			st.Extra = ev.Figures()
 			return st, ev, err
 		}
-		c, evidence, err := capacity.SweepWith(ctx, s.Sweep, step)
+		c, evidence, err := capacity.SweepWith(ctx, sweep, step)
 		if c == nil {
 			return nil, err
 		}
@@ -100,6 +129,9 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		w := capacityWorkload(c, s, time.Since(start))
 		if notTraced != "" {
 			w.Notes = append(w.Notes, notTraced)
+		}
+		if len(held) > 0 {
+			w.Notes = append(w.Notes, heldNote(held, s.Step))
 		}
 		return &etcdload.Outcome{Workload: w, Start: start, End: time.Now()}, err
 	}

@@ -1,0 +1,65 @@
+package etcdcapacity
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/etcdload/observe"
+	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
+)
+
+// A step that failed only on a disk p99 its few observations set runs
+// again, long enough for about a hundred of them; one over its limit for
+// good, one that failed another rule and one whose p99 came from enough
+// observations do not.
+func TestHold(t *testing.T) {
+	th := verdict.Defaults()
+	outcome := func(wal, commit metrics.Histogram, others ...verdict.Verdict) *etcdload.Outcome {
+		ms := []observe.Member{{Target: observe.Target{Name: "member0"}, WALFsync: wal, BackendCommit: commit}}
+		vs, _ := etcdload.JudgeDisk(th, ms, stepMinObservations)
+		return &etcdload.Outcome{Workload: result.Workload{Verdicts: append(others, vs...)}, Members: ms}
+	}
+	fastWAL := metrics.DiskHistogram(0, 3000)                 // 3,000 syncs of 1-2 ms
+	oneSlow := metrics.DiskHistogram(0, 0, 20, 10, 0, 1)      // 31 commits, one of 16-32 ms: p99 27.2 ms
+	twoSlow := metrics.DiskHistogram(0, 0, 20, 9, 0, 2)       // two of 31: 24 ms with 69 fast ones more, as etcd interpolates
+	threeSlow := metrics.DiskHistogram(0, 0, 20, 8, 0, 3)     // three of 31: 26.7 ms however fast the 69 more
+	manySlow := metrics.DiskHistogram(0, 0, 80, 20, 0, 2)     // 102 commits
+	slowWAL := metrics.DiskHistogram(0, 0, 0, 0, 1000, 100)   // 1,100 syncs, p99 in 16-32 ms
+	fewSlowWAL := metrics.DiskHistogram(0, 0, 0, 40, 0, 0, 1) // 41 syncs, one of 32-64 ms
+	slowThroughput := verdict.Verdict{Check: "check_perf_throughput", Status: verdict.Fail}
+	passed := verdict.Verdict{Check: "check_perf_throughput", Status: verdict.Pass}
+	step := 3 * time.Second
+	for _, tc := range []struct {
+		name string
+		out  *etcdload.Outcome
+		want time.Duration
+	}{
+		{"one slow commit of 31", outcome(fastWAL, oneSlow, passed), 10 * time.Second},
+		{"one slow WAL sync of 41", outcome(fewSlowWAL, metrics.DiskHistogram(0, 31)), 7 * time.Second},
+		{"two slow commits of 31", outcome(fastWAL, twoSlow), 10 * time.Second},
+		{"three slow commits of 31", outcome(fastWAL, threeSlow), 0},
+		{"a hundred commits", outcome(fastWAL, manySlow), 0},
+		{"the WAL over its limit for good", outcome(slowWAL, oneSlow), 0},
+		{"a rule time does not change", outcome(fastWAL, oneSlow, slowThroughput), 0},
+		{"passed", outcome(fastWAL, metrics.DiskHistogram(0, 31)), 0},
+		{"no members", &etcdload.Outcome{Workload: result.Workload{Verdicts: []verdict.Verdict{slowThroughput}}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := hold(tc.out, th, step)
+			if got != tc.want {
+				t.Fatalf("hold = %v (%s), want %v", got, why, tc.want)
+			}
+			if got > 0 && !strings.Contains(why, "member0's p99") {
+				t.Fatalf("why %q does not name the member and its p99", why)
+			}
+		})
+	}
+	// A step of the real etcd's length is never held: it has its hundred.
+	if got, _ := hold(outcome(fastWAL, oneSlow), th, maxHold); got != 0 {
+		t.Fatalf("a %v step held for %v", maxHold, got)
+	}
+}
