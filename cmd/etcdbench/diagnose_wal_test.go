@@ -17,6 +17,7 @@ import (
 
 	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
+	"etcdbench/internal/scratch"
 	"etcdbench/internal/strace"
 	"etcdbench/internal/testutil"
 	"etcdbench/internal/trace"
@@ -180,17 +181,31 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 	}
 	t.Logf("traced %d WAL fdatasyncs: p50 %d ns; write p50 %v B, bytes/sync p50 %v B, --bs %v", sync.Count, sync.Percentiles[0].ValueNs, wp50, bps50, bs)
 
-	// etcdbench stopped or killed while tracing: strace must detach.
+	// etcdbench stopped or killed while tracing: strace must detach, and
+	// its output's directory (in $TMPDIR) go: at once on SIGTERM, by
+	// `etcdbench clean` after SIGKILL.
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run("detaches on "+sig.String(), func(t *testing.T) {
-			p := start(t, runOpts{}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--duration", "60s", "--yes")
+			tmp := t.TempDir()
+			p := start(t, runOpts{env: []string{"TMPDIR=" + tmp}}, "diagnose", "wal", "--pid", strconv.Itoa(pid), "--duration", "60s", "--yes")
 			testutil.WaitFor(t, 20*time.Second, "strace attached to etcd", func() bool { return tracerPid(t, pid) != 0 })
+			if left := entries(t, tmp); len(left) != 1 || !strings.HasPrefix(left[0], scratch.Prefix) {
+				t.Fatalf("while tracing, $TMPDIR holds %q; want one scratch directory", left)
+			}
 			p.signal(t, sig)
 			r := p.wait(t)
 			if want := 128 + int(sig); sig == syscall.SIGTERM && r.code != want {
 				t.Errorf("exit %d, want %d; stderr %q", r.code, want, r.stderr)
 			}
 			testutil.WaitFor(t, 20*time.Second, "strace detached from etcd", func() bool { return tracerPid(t, pid) == 0 })
+			if sig == syscall.SIGKILL {
+				if c := runBin(t, runOpts{}, "clean", "--dir", tmp); c.code != 0 {
+					t.Fatalf("clean: exit %d, stderr %q", c.code, c.stderr)
+				}
+			}
+			if left := entries(t, tmp); len(left) != 0 {
+				t.Errorf("after %v, $TMPDIR holds %q", sig, left)
+			}
 		})
 	}
 
@@ -288,4 +303,18 @@ func TestDiagnoseWALDebianEtcd(t *testing.T) {
 	if b := got.Workloads[0].Parameters["block_size"]; b != offline {
 		t.Errorf("disk wal --bs auto used block_size %v, diagnose wal recommends %v", b, offline)
 	}
+}
+
+// entries are the names in dir.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
 }

@@ -10,6 +10,7 @@ import (
 	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
+	"etcdbench/internal/scratch"
 	"etcdbench/internal/walfile"
 )
 
@@ -17,7 +18,7 @@ import (
 // under procRoot) with strace for d and returns the profile as a workload
 // and the WAL's directory. Without yes it only says what attaching would
 // cost (a usage error); progress, when not nil, is told that it started.
-// strace's output goes to a temporary directory that is removed.
+// strace's output goes to a scratch directory that is removed.
 func TraceWAL(ctx context.Context, procRoot string, pid int, d time.Duration, yes bool, progress io.Writer) (result.Workload, string, error) {
 	files, err := etcdproc.ReadFiles(procRoot, pid)
 	if err != nil {
@@ -37,11 +38,16 @@ func TraceWAL(ctx context.Context, procRoot string, pid int, d time.Duration, ye
 	if !yes {
 		return result.Workload{}, "", run.Usagef("strace stops etcd (process %d) at every system call for %s, which can halve its throughput; add --yes to trace it, or read its WAL offline without slowing it: etcdbench diagnose wal --data-dir %s", pid, d, dirs.DataDir)
 	}
-	tmp, err := os.MkdirTemp("", "etcdbench-strace-")
+	// strace's output goes to a scratch directory of its own in the
+	// temporary directory: removed on return (Ctrl-C and SIGTERM cancel
+	// ctx), and after a SIGKILL by the next run's or by `etcdbench clean
+	// --dir /tmp`, as every scratch directory is (its marker names this
+	// process).
+	tmp, _, err := scratch.Create(os.TempDir())
 	if err != nil {
 		return result.Workload{}, "", fmt.Errorf("creating a directory for strace's output: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer tmp.Remove()
 	if progress != nil {
 		fmt.Fprintf(progress, "tracing etcd (process %d) with strace %s for %s...\n", pid, tool.Version, d)
 	}
@@ -55,7 +61,7 @@ func TraceWAL(ctx context.Context, procRoot string, pid int, d time.Duration, ye
 	for fd := range files.Next {
 		fds = append(fds, fd) // the next segment after a cut
 	}
-	out, err := tool.Run(ctx, pid, d, tmp, fds)
+	out, err := tool.Run(ctx, pid, d, tmp.Path, fds)
 	if err != nil {
 		return result.Workload{}, "", err
 	}
