@@ -182,12 +182,13 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 	// it: one stall must not set the answer many times too low. The
 	// descent's and the bisection's steps are not repeated: a stall there
 	// costs at most one rung, and on a slow storage every descending step
-	// fails.
+	// fails. A held step that failed (HeldFromNs) is not repeated either:
+	// it ran long enough for its p99 not to be one stall.
 	climbTry := func(rate float64, phase string) (bool, error) {
 		prevHi := hi
 		ok, err := try(rate, phase)
-		if ok || err != nil || phase != PhaseLadder {
-			return ok, err
+		if ok || err != nil || phase != PhaseLadder || c.Steps[len(c.Steps)-1].HeldFromNs > 0 {
+			return ok, err // a held step's failure is not one stall
 		}
 		failed := len(c.Steps) - 1
 		if ok, err = try(rate, PhaseConfirm); err != nil {

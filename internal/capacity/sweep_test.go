@@ -224,6 +224,31 @@ func TestSweepConfirmsAFailingLadderStep(t *testing.T) {
 	}
 }
 
+// A held step that failed (etcd capacity's: it ran on towards a hundred
+// observations) is not repeated: it is not one stall.
+func TestSweepDoesNotConfirmAHeldFailure(t *testing.T) {
+	k := knee(1234)
+	held := func(ctx context.Context, rate, conf float64) (result.CapacityStep, error) {
+		s, err := k(ctx, rate, conf)
+		if !Passed(s) {
+			s.HeldFromNs = 3e9
+		}
+		return s, err
+	}
+	c, err := Sweep(context.Background(), testConfig(), held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range c.Steps {
+		if s.Phase == PhaseConfirm || s.Phase == PhaseRetried {
+			t.Errorf("a held failure repeated: %+v", s)
+		}
+	}
+	if c.Rate > 1234 || c.Upper <= 1234 || c.Rate < 1234/(1+testConfig().Resolution) {
+		t.Errorf("real limit at 1234: found %v..%v", c.Rate, c.Upper)
+	}
+}
+
 // An undecided step is not a carried rate: the answer is the highest
 // decided pass, whatever undecided steps above it found (issue 22: WARN
 // (undecided) steps were counted as carried). Low undecided steps (too

@@ -103,14 +103,17 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			if s.MaxStepPuts > 0 {
 				d = min(d, units.FromSeconds(float64(s.MaxStepPuts)/rate).Truncate(time.Second))
 			}
+			var heldFrom time.Duration
 			if err == nil && d > s.Step && phase != capacity.PhaseProbe {
 				held = append(held, fmt.Sprintf("%.0f (%s)", rate, why))
+				heldFrom = s.Step
 				out, traced, err = once(ctx, rate, d)
 			}
 			if out == nil {
 				return result.CapacityStep{}, StepEvidence{}, err
 			}
 			st, ev := stepOf(out)
+			st.HeldFromNs = heldFrom.Nanoseconds()
 			ev.addTrace(traced)
 			st.Extra = ev.Figures()
 			return st, ev, err

@@ -145,6 +145,9 @@ func textCapacity(ew *errWriter, c *result.Capacity) {
 		if !s.Decided && s.Status != verdict.Fail {
 			status += " (undecided: not carried)"
 		}
+		if s.HeldFromNs > 0 {
+			status += " (held: its " + units.FormatDuration(time.Duration(s.HeldFromNs)) + " step's p99 came from too few observations)"
+		}
 		fmt.Fprintf(tw, "  %d %s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n",
 			i+1, s.Phase, s.Rate, s.Achieved, d(s.SyncP50Ns), d(s.SyncP99Ns), d(s.CommitP50Ns), d(s.CommitP99Ns), backendP99(s),
 			s.SyncsPerSec, s.EntriesPerSync, s.BytesPerSync, s.BacklogMax, units.FormatDuration(time.Duration(s.DurationNs).Round(time.Millisecond)), status)

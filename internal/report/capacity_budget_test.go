@@ -18,7 +18,7 @@ func TestCapacityBudgetsReported(t *testing.T) {
 		Steps: []result.CapacityStep{
 			{Phase: "ladder", Rate: 300, Status: verdict.Pass, Decided: true, EntriesPerSync: 1, MaxBatch: 200, BackendCommits: 90, BackendCommitP99Ns: 9e6,
 				Device: &result.StepDevice{WriteIOPS: 1000, WriteBytesPerSec: 3.6e6, FlushesPerSec: 300, WritesPerEntry: 3.33, BytesPerEntry: 12000, FlushesPerEntry: 1}},
-			{Phase: "ladder", Rate: 600, Status: verdict.Fail, Decided: true, EntriesPerSync: 3, MaxBatch: 200,
+			{Phase: "ladder", Rate: 600, Status: verdict.Fail, Decided: true, EntriesPerSync: 3, MaxBatch: 200, HeldFromNs: 3e9,
 				Device: &result.StepDevice{WriteIOPS: 1000, WriteBytesPerSec: 4e6, WritesPerEntry: 1.66, BytesPerEntry: 6600}},
 		},
 		Budgets: []result.CapacityBudget{
@@ -34,7 +34,7 @@ func TestCapacityBudgetsReported(t *testing.T) {
 	ew := &errWriter{w: &b}
 	textCapacity(ew, c)
 	out := b.String()
-	for _, want := range []string{"device cost at each step", "3.33", "the volume each load needs", "check perf m", "too few IOPS", "300/s (upper bound)", "9ms"} {
+	for _, want := range []string{"device cost at each step", "3.33", "the volume each load needs", "check perf m", "too few IOPS", "300/s (upper bound)", "9ms", "FAIL (held: its 3s step's p99 came from too few observations)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}

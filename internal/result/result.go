@@ -247,6 +247,12 @@ type CapacityStep struct {
 	// saves at most the proposals its clients have in flight); 0: no
 	// bound recorded.
 	MaxBatch int `json:"max_batch,omitempty"`
+	// HeldFromNs, when set, says the step was held: a step of this length
+	// failed only on a p99 its few observations set, and not for good,
+	// so it ran again at the same rate for DurationNs (etcd capacity's
+	// steps; see docs/capacity.md, Held steps). A held step that fails
+	// is not repeated: its hundred observations are not one stall.
+	HeldFromNs int64 `json:"held_from_ns,omitempty"`
 	// Device is what the block device did during the step; nil when its
 	// counters could not be read.
 	Device *StepDevice `json:"device,omitempty"`
