@@ -56,10 +56,22 @@ func TestJudgeDiskEmpty(t *testing.T) {
 	if len(vs) != 1 || vs[0].Check != "backend_commit_p99" || len(notes) != 1 {
 		t.Errorf("verdicts %+v, notes %v: want only the commit verdict and one note", vs, notes)
 	}
-	// 99 slow calls are not enough evidence for a p99.
-	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 0, 99), BackendCommit: metrics.DiskHistogram(100)}}, 0)
+	// 99 calls, one slow, are not enough evidence for a p99: the next
+	// could bring it under the limit.
+	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(98, 0, 0, 0, 1), BackendCommit: metrics.DiskHistogram(100)}}, 0)
 	if len(vs) != 1 || len(notes) != 1 || !strings.Contains(notes[0], "too few") {
-		t.Errorf("99 observations: verdicts %+v, notes %v: want a note instead of the WAL verdict", vs, notes)
+		t.Errorf("99 observations, one slow: verdicts %+v, notes %v: want a note instead of the WAL verdict", vs, notes)
+	}
+	// 99 slow calls are: however fast the hundredth, the p99 stays over.
+	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 0, 99), BackendCommit: metrics.DiskHistogram(100)}}, 0)
+	if len(vs) != 2 || len(notes) != 0 || vs[0].Check != "wal_fsync_p99" || vs[0].Status != verdict.Fail || !strings.Contains(vs[0].Detail, "only 99 observations") {
+		t.Errorf("99 slow observations: verdicts %+v, notes %v: want the WAL failed for good", vs, notes)
+	}
+	// A step of `etcd capacity` on a slow-sync storage: 17 backend
+	// commits, four of them over 64 ms, fail however fast three more.
+	vs, _ = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 445), BackendCommit: metrics.DiskHistogram(0, 0, 0, 13, 0, 0, 0, 4)}}, 20)
+	if len(vs) != 2 || vs[1].Check != "backend_commit_p99" || vs[1].Status != verdict.Fail {
+		t.Errorf("17 commits, 4 slow: verdicts %+v: want the commits failed", vs)
 	}
 	// A capacity step judges fewer: 30 commits, three of them in the
 	// 16-32 ms bucket, fail the 25 ms limit.
