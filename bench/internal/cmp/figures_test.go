@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-var updateDocs = flag.Bool("update-docs", false, "rewrite the figures and tables README.md and bench/README.md quote from their result files")
+var updateDocs = flag.Bool("update-docs", false, "rewrite the figures and tables the figure pages (README.md, bench/README.md, ...) quote from their result files")
 
 // The figures README.md and bench/README.md quote come from committed
 // result files (bench/<name>/results/<date>.json, Result), through
@@ -29,8 +29,10 @@ var (
 	tableRe  = regexp.MustCompile("(?s)<!-- table (\\S+) -->\n(.*?)<!-- /table -->")
 )
 
-// figurePages are the pages whose figures must come from result files.
-var figurePages = []string{"README.md", "bench/README.md"}
+// figurePages are the pages whose figures must come from result files
+// (a bench's own README quotes them too, where it gives per-round
+// figures).
+var figurePages = []string{"README.md", "bench/README.md", "bench/capacity-vs-etcd/README.md"}
 
 // TestDocsFigures fails when a quoted figure or table differs from its
 // result file, and when a code block of bench/README.md's latest results
