@@ -20,7 +20,7 @@ func TestHold(t *testing.T) {
 	th := verdict.Defaults()
 	outcome := func(wal, commit metrics.Histogram, others ...verdict.Verdict) *etcdload.Outcome {
 		ms := []observe.Member{{Target: observe.Target{Name: "member0"}, WALFsync: wal, BackendCommit: commit}}
-		vs, _ := etcdload.JudgeDisk(th, ms, stepMinObservations)
+		vs, _ := etcdload.JudgeDisk(th, ms, stepMinObservations, true)
 		return &etcdload.Outcome{Workload: result.Workload{Verdicts: append(others, vs...)}, Members: ms}
 	}
 	fastWAL := metrics.DiskHistogram(0, 3000)                 // 3,000 syncs of 1-2 ms

@@ -57,7 +57,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		// with the default 100 its commit p99 was never judged (a step
 		// passed 2,620 puts/s on a 2,000-IOPS volume with a commit p99 of
 		// 29.7 ms, where a real etcd failed from 1,233).
-		o.MinObservations = stepMinObservations
+		o.MinObservations, o.DecideEarly = stepMinObservations, true
 		if s.Limits == (LimitThresholds{}) {
 			s.Limits = LimitDefaults()
 		}

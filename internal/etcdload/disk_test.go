@@ -32,7 +32,7 @@ func TestJudgeDisk(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: tg, WALFsync: tc.wal, BackendCommit: tc.be}}, 0)
+			vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: tg, WALFsync: tc.wal, BackendCommit: tc.be}}, 0, false)
 			if len(vs) != 2 || len(notes) != 0 {
 				t.Fatalf("verdicts %+v notes %v: want 2 verdicts", vs, notes)
 			}
@@ -52,30 +52,36 @@ func TestJudgeDisk(t *testing.T) {
 }
 
 func TestJudgeDiskEmpty(t *testing.T) {
-	vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(), BackendCommit: metrics.DiskHistogram(100)}}, 0)
+	vs, notes := JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(), BackendCommit: metrics.DiskHistogram(100)}}, 0, false)
 	if len(vs) != 1 || vs[0].Check != "backend_commit_p99" || len(notes) != 1 {
 		t.Errorf("verdicts %+v, notes %v: want only the commit verdict and one note", vs, notes)
 	}
 	// 99 calls, one slow, are not enough evidence for a p99: the next
 	// could bring it under the limit.
-	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(98, 0, 0, 0, 1), BackendCommit: metrics.DiskHistogram(100)}}, 0)
+	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(98, 0, 0, 0, 1), BackendCommit: metrics.DiskHistogram(100)}}, 0, false)
 	if len(vs) != 1 || len(notes) != 1 || !strings.Contains(notes[0], "too few") {
 		t.Errorf("99 observations, one slow: verdicts %+v, notes %v: want a note instead of the WAL verdict", vs, notes)
 	}
-	// 99 slow calls are: however fast the hundredth, the p99 stays over.
-	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 0, 99), BackendCommit: metrics.DiskHistogram(100)}}, 0)
+	// Deciding early (a capacity step), 99 slow calls are enough:
+	// however fast the hundredth, the p99 stays over. Without it (check's
+	// short loads) they are a note.
+	slow := []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 0, 99), BackendCommit: metrics.DiskHistogram(100)}}
+	vs, notes = JudgeDisk(verdict.Defaults(), slow, 0, true)
 	if len(vs) != 2 || len(notes) != 0 || vs[0].Check != "wal_fsync_p99" || vs[0].Status != verdict.Fail || !strings.Contains(vs[0].Detail, "only 99 observations") {
-		t.Errorf("99 slow observations: verdicts %+v, notes %v: want the WAL failed for good", vs, notes)
+		t.Errorf("99 slow observations, deciding early: verdicts %+v, notes %v: want the WAL failed for good", vs, notes)
+	}
+	if vs, notes = JudgeDisk(verdict.Defaults(), slow, 0, false); len(vs) != 1 || len(notes) != 1 {
+		t.Errorf("99 slow observations: verdicts %+v, notes %v: want a note instead of the WAL verdict", vs, notes)
 	}
 	// A step of `etcd capacity` on a slow-sync storage: 17 backend
 	// commits, four of them over 64 ms, fail however fast three more.
-	vs, _ = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 445), BackendCommit: metrics.DiskHistogram(0, 0, 0, 13, 0, 0, 0, 4)}}, 20)
+	vs, _ = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 445), BackendCommit: metrics.DiskHistogram(0, 0, 0, 13, 0, 0, 0, 4)}}, 20, true)
 	if len(vs) != 2 || vs[1].Check != "backend_commit_p99" || vs[1].Status != verdict.Fail {
 		t.Errorf("17 commits, 4 slow: verdicts %+v: want the commits failed", vs)
 	}
 	// A capacity step judges fewer: 30 commits, three of them in the
 	// 16-32 ms bucket, fail the 25 ms limit.
-	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(30), BackendCommit: metrics.DiskHistogram(0, 0, 0, 27, 0, 3)}}, 20)
+	vs, notes = JudgeDisk(verdict.Defaults(), []observe.Member{{Target: observe.Target{Name: "m"}, WALFsync: metrics.DiskHistogram(30), BackendCommit: metrics.DiskHistogram(0, 0, 0, 27, 0, 3)}}, 20, false)
 	if len(vs) != 2 || len(notes) != 0 || vs[1].Check != "backend_commit_p99" || vs[1].Status != verdict.Fail {
 		t.Errorf("30 observations, 20 enough: verdicts %+v, notes %v: want both judged, the commits failing", vs, notes)
 	}
