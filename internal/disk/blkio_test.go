@@ -108,7 +108,9 @@ func TestCapacityUnderIOPSCap(t *testing.T) {
 	}
 	backendFailed := false
 	for _, s := range c.Steps {
-		if s.MaxBatch != CheckPerfClients(s.Rate) || s.EntriesPerSync > float64(s.MaxBatch) {
+		// The bound is check perf's clients, or below 50/s a second's
+		// entries (a sweep that descends there after a noisy first step).
+		if s.MaxBatch <= 0 || s.MaxBatch > CheckPerfClients(s.Rate) || s.EntriesPerSync > float64(s.MaxBatch) {
 			t.Errorf("step at %.0f/s: %.1f entries per sync, bound %d (check perf's clients: %d)", s.Rate, s.EntriesPerSync, s.MaxBatch, CheckPerfClients(s.Rate))
 		}
 		if s.BackendCommits == 0 {
