@@ -32,7 +32,9 @@ const minObservations = 100
 // JudgeDisk judges every target's WAL fsync p99 against t.WALFsyncP99
 // (WARN within t.WarnMargin under it) and backend commit p99 against
 // t.BackendCommitP99. A histogram with fewer than min observations (0:
-// minObservations) gives a note instead of a verdict.
+// minObservations) gives a note instead of a verdict; with decideEarly
+// (BenchOptions.DecideEarly), a verdict when its p99 is over the limit
+// for good.
 func JudgeDisk(t verdict.Thresholds, mds []observe.Member, min int, decideEarly bool) (vs []verdict.Verdict, notes []string) {
 	if min <= 0 {
 		min = minObservations
