@@ -293,3 +293,55 @@ func TestSweepDescentEnds(t *testing.T) {
 		t.Errorf("%d steps, carries %v", len(c.Steps), c.Rate)
 	}
 }
+
+// A storage whose sync latency sits at the limit whatever the rate: every
+// step is undecided (its p99 within the step's confidence of the limit)
+// until the rate fails on something else. The answer is 0, and the
+// evidence says why: the undecided steps, their p99s, and that the
+// latency, not the rate, is at the limit. Where a step passed, the
+// undecided steps above it are named without that conclusion.
+func TestUndecidedNote(t *testing.T) {
+	const failFrom = 400.0
+	atLimit := func(passBelow float64) StepFunc {
+		return func(_ context.Context, rate, _ float64) (result.CapacityStep, error) {
+			s := result.CapacityStep{Status: verdict.Warn, DurationNs: 1, SyncP99Ns: 9_700_000}
+			switch {
+			case rate >= failFrom:
+				s.Status, s.Decided, s.Failed = verdict.Fail, true, "backend commit p99"
+			case rate < passBelow:
+				s.Status, s.Decided, s.SyncP99Ns = verdict.Pass, true, 2_000_000
+			}
+			return s, nil
+		}
+	}
+	c, err := Sweep(context.Background(), testConfig(), atLimit(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rate != 0 || c.Upper != failFrom {
+		t.Fatalf("carries %v..%v, want 0..%v", c.Rate, c.Upper, failFrom)
+	}
+	n := UndecidedNote(c, testConfig().LimitNs)
+	for _, want := range []string{"not decided at 100, 200 writes/s", "9.7ms", "10ms limit", "sync latency itself sits at the limit"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("note %q lacks %q", n, want)
+		}
+	}
+	if !strings.HasSuffix(c.Evidence, n) {
+		t.Errorf("evidence %q does not end with the note", c.Evidence)
+	}
+
+	cfg := testConfig()
+	cfg.Start = 50
+	c, err = Sweep(context.Background(), cfg, atLimit(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = UndecidedNote(c, cfg.LimitNs)
+	if c.Rate < 50 || c.Rate >= 100 || !strings.Contains(n, "not decided at 100 writes/s") || strings.Contains(n, "sync latency itself") {
+		t.Errorf("carries %v, note %q: want 50-100, the step at 100 named (200 is above the bisection's upper bound), no latency conclusion", c.Rate, n)
+	}
+	if n := UndecidedNote(&result.Capacity{Rate: 100, Steps: []result.CapacityStep{{Rate: 100, Status: verdict.Pass, Decided: true}}}, 10e6); n != "" {
+		t.Errorf("no undecided step: note %q, want none", n)
+	}
+}
