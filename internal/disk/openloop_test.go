@@ -216,3 +216,33 @@ func TestRunWALStretch(t *testing.T) {
 		t.Errorf("stretched to %v: %v after %d syncs in %v, want a pass past the 1 s cap with at least %d syncs", cfg.Stretch, run.Decision.Outcome, run.Ops, run.Elapsed, need)
 	}
 }
+
+// A stretched run that has the samples a pass needs with none slow, but
+// saw slow ones, goes on for the samples a pass needs at its slow share
+// (one in 400 here: some 1,400 where none slow needs some 600) and
+// passes, where it used to stop undecided at its cap.
+func TestRunWALStretchForItsSlowShare(t *testing.T) {
+	m := fusedelay.Mount(t, memBacking(t), 0)
+	var n atomic.Int64
+	m.SetDelayFunc(func() time.Duration {
+		if n.Add(1)%400 == 0 {
+			return 30 * time.Millisecond
+		}
+		return 0
+	})
+	cfg := onFUSE(openConfig(400, time.Second))
+	cfg.Mode, cfg.Stretch = ModeAdaptive, 20*time.Second
+	cfg.Rule = stats.StopRule{Threshold: 20 * time.Millisecond, Quantile: 0.99, Confidence: 0.95, Interval: time.Second}
+	rule := cfg.Rule
+	rule.MaxDuration = cfg.Stretch
+	run, err := RunWAL(context.Background(), m.Dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v after %d syncs (%d slow) in %v; none slow needs %d, one in 400 %d: %s", run.Decision.Outcome, run.Ops, run.Exceed,
+		run.Elapsed.Round(time.Millisecond), rule.SamplesToPass(), rule.SamplesToPassAt(1.0/400), run.Reason)
+	if run.Decision.Outcome != stats.Pass || run.Exceed == 0 || run.Ops < rule.SamplesToPassAt(1.0/400)*9/10 {
+		t.Errorf("%v after %d syncs, %d slow: want a pass with slow syncs, on at least 90 %% of the %d samples a pass needs at one in 400",
+			run.Decision.Outcome, run.Ops, run.Exceed, rule.SamplesToPassAt(1.0/400))
+	}
+}

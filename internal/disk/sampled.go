@@ -30,7 +30,14 @@ type Sampled struct {
 	second          int
 	onSecond        func(Progress)
 	hold            func() bool // see WALConfig.Hold
+	// need is what a pass still needs at the last look's slow share
+	// (Rule.SamplesToPassAt), in effective samples; 0 before a look.
+	need int64
 }
+
+// needToPass is the samples a pass needs: SamplesToPass, or more where
+// the last look saw slow ones.
+func (s *Sampled) needToPass() int64 { return max(s.Rule.SamplesToPass(), s.need) }
 
 func newSampled(rule stats.StopRule, mode string, onSecond func(Progress)) *Sampled {
 	return &Sampled{Rule: rule, Mode: mode, Hist: stats.NewLatencyHistogram(), Series: stats.NewSeries(), onSecond: onSecond}
@@ -71,6 +78,9 @@ func (s *Sampled) tick() bool {
 			s.Looks++
 		}
 		s.Decision = s.Rule.Decide(s.Ops, s.Exceed, stats.DesignEffect(s.Series.Batches()), s.Elapsed)
+		if s.Decision.NEff > 0 {
+			s.need = s.Rule.SamplesToPassAt(s.Decision.KEff / s.Decision.NEff)
+		}
 		if s.Decision.Outcome != stats.Undecided && !(s.Decision.Outcome == stats.Pass && s.hold != nil && s.hold()) {
 			s.Reason = "verdict decided: " + s.Decision.Reason
 			decided = true

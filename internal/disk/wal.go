@@ -264,11 +264,17 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 	return run, err
 }
 
-// short says whether an undecided run has fewer samples than need, in
-// effective samples: the rule counts n/deff where slow seconds cluster
-// (the design effect), so 968 syncs at 50/s with a design effect above
-// 1 were still short of the 968 a pass needed.
-func short(run *WALRun, need int64) bool {
+// short says whether an undecided run has fewer samples than a pass
+// needs (Sampled.needToPass: more where slow ones came), in effective
+// samples: the rule counts n/deff where slow seconds cluster (the design
+// effect), so 968 syncs at 50/s with a design effect above 1 were still
+// short of the 968 a pass needed. A step at 100 syncs/s on a storage
+// whose syncs wait a log-normal delay (median 1 ms, p99 5 ms) stopped
+// undecided at its cap with 1,001 syncs, 2 of them over 10 ms: a pass
+// needed some 1,100, and a real etcd 3.4 carried 519-566 puts/s there
+// (bench/capacity-vs-etcd's network-block).
+func short(run *WALRun) bool {
+	need := run.needToPass()
 	if run.Ops < need {
 		return true
 	}
@@ -276,12 +282,13 @@ func short(run *WALRun, need int64) bool {
 }
 
 // reachable says whether, at the rate its samples came so far, a run
-// gets need of them within stretch: a step whose entries batch (18 syncs
-// a second at 80 entries/s on a queueing storage) cannot, and running on
-// would only spend the stretch.
-func reachable(run *WALRun, need int64, stretch time.Duration) bool {
+// gets the samples a pass needs within stretch: a step whose entries
+// batch (18 syncs a second at 80 entries/s on a queueing storage)
+// cannot, nor one whose slow share asks for more than the stretch holds,
+// and running on would only spend the stretch.
+func reachable(run *WALRun, stretch time.Duration) bool {
 	secs := run.Elapsed.Seconds()
-	return secs > 0 && float64(run.Ops)/secs*stretch.Seconds() >= float64(need)
+	return secs > 0 && float64(run.Ops)/secs*stretch.Seconds() >= float64(run.needToPass())
 }
 
 // loop is the timed part: write, fdatasync, record; everything else happens
@@ -316,7 +323,6 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 	}
 	var stretched time.Time // the latest a run short of samples goes on to
 	wentOn := false
-	need := cfg.Rule.SamplesToPass()
 	if cfg.Mode == ModeAdaptive && !deadline.IsZero() && cfg.Stretch > cfg.Runtime {
 		stretched = start.Add(cfg.Stretch)
 	}
@@ -375,19 +381,19 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 			run.stoppedAt(fmt.Sprintf("wrote the requested %d bytes", run.Bytes))
 			return seg, nil
 		case !deadline.IsZero() && !end.Before(deadline) && cfg.Mode == ModeAdaptive:
-			if end.Before(stretched) && short(run, need) && reachable(run, need, cfg.Stretch) {
+			if end.Before(stretched) && short(run) && reachable(run, cfg.Stretch) {
 				wentOn = true
 				continue // short of the samples a pass needs: on, up to Stretch
 			}
 			switch {
-			case !stretched.IsZero() && short(run, need) && !end.Before(stretched):
-				run.stoppedAt(fmt.Sprintf("reached the %v cap (%v, stretched for the %d samples a pass needs) before the verdict was certain", cfg.Stretch, cfg.Runtime, need))
+			case !stretched.IsZero() && short(run) && !end.Before(stretched):
+				run.stoppedAt(fmt.Sprintf("reached the %v cap (%v, stretched for the %d samples a pass needs) before the verdict was certain", cfg.Stretch, cfg.Runtime, run.needToPass()))
 				return seg, nil
-			case !stretched.IsZero() && short(run, need):
-				run.stoppedAt(fmt.Sprintf("reached the %v cap before the verdict was certain; at its %.0f samples a second the %d a pass needs would not come within %v", cfg.Runtime, float64(run.Ops)/run.Elapsed.Seconds(), need, cfg.Stretch))
+			case !stretched.IsZero() && short(run):
+				run.stoppedAt(fmt.Sprintf("reached the %v cap before the verdict was certain; at its %.0f samples a second the %d a pass needs would not come within %v", cfg.Runtime, float64(run.Ops)/run.Elapsed.Seconds(), run.needToPass(), cfg.Stretch))
 				return seg, nil
 			case wentOn:
-				run.stoppedAt(fmt.Sprintf("went on past the %v cap for the %d samples a pass needs, and stopped with them", cfg.Runtime, need))
+				run.stoppedAt(fmt.Sprintf("went on past the %v cap for the %d samples a pass needs, and stopped with them", cfg.Runtime, run.needToPass()))
 				return seg, nil
 			}
 			run.stoppedAt(fmt.Sprintf("reached the %v cap before the verdict was certain", cfg.Runtime))

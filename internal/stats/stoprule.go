@@ -84,6 +84,50 @@ func (r StopRule) SamplesToPass() int64 {
 	return max(n, r.MinSamples)
 }
 
+// maxSamplesToPass bounds SamplesToPassAt's search: a run that would need
+// more has no pass in any time a run has.
+const maxSamplesToPass = 1 << 30
+
+// SamplesToPassAt is SamplesToPass where a share frac of the samples are
+// over the threshold: the fewest n for which frac*n of them leave the
+// upper bound on that share under 1-Quantile at the per-look level (never
+// fewer than SamplesToPass). It is what a run whose slow share so far is
+// frac still needs for a pass; maxSamplesToPass when frac is at 1-Quantile
+// or over, or no n up to it would do. A p99 at the sweep's per-look
+// 99.8 % needs 621 samples with none slow, 1,056 with one in 500 and
+// 2,961 with one in 200.
+func (r StopRule) SamplesToPassAt(frac float64) int64 {
+	n0 := r.SamplesToPass()
+	limit := 1 - r.Quantile
+	if frac <= 0 {
+		return n0
+	}
+	if frac >= limit {
+		return maxSamplesToPass
+	}
+	level := r.PerLookConfidence()
+	passes := func(n int64) bool { return UpperBound(frac*float64(n), float64(n), level) < limit }
+	if passes(n0) {
+		return n0
+	}
+	lo, hi := n0, 2*n0 // passes(lo) is false
+	for !passes(hi) {
+		if hi >= maxSamplesToPass {
+			return maxSamplesToPass
+		}
+		lo, hi = hi, min(2*hi, maxSamplesToPass)
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if passes(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
 // Decision is the rule's judgement at one moment.
 type Decision struct {
 	Outcome Outcome

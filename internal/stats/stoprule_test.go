@@ -185,3 +185,33 @@ func TestSamplesToPass(t *testing.T) {
 		t.Errorf("MinSamples 5000: SamplesToPass %d, want 5000", n)
 	}
 }
+
+// SamplesToPassAt is the fewest samples, a share frac of them over the
+// threshold, that Decide passes: SamplesToPass with none over, more as
+// the share grows, none at the quantile's share.
+func TestSamplesToPassAt(t *testing.T) {
+	r := StopRule{Threshold: time.Millisecond, Quantile: 0.99, Confidence: 0.998, Interval: time.Second}
+	if n := r.SamplesToPassAt(0); n != r.SamplesToPass() {
+		t.Errorf("no share over: %d, want SamplesToPass %d", n, r.SamplesToPass())
+	}
+	prev := r.SamplesToPass()
+	for _, frac := range []float64{0.001, 0.002, 0.005} {
+		n := r.SamplesToPassAt(frac)
+		if n <= prev {
+			t.Errorf("share %v: %d samples, want more than the %d of a smaller share", frac, n, prev)
+		}
+		if k := int64(frac * float64(n)); r.Decide(n, k, 1, 0).Outcome != Pass {
+			t.Errorf("share %v: %d samples with %d over do not pass", frac, n, k)
+		}
+		if UpperBound(frac*float64(n-1), float64(n-1), r.PerLookConfidence()) < 0.01 {
+			t.Errorf("share %v: %d samples already pass, want %d to be the fewest", frac, n-1, n)
+		}
+		t.Logf("share %v: %d samples", frac, n)
+		prev = n
+	}
+	for _, frac := range []float64{0.01, 0.02} {
+		if n := r.SamplesToPassAt(frac); n != maxSamplesToPass {
+			t.Errorf("share %v, at or over the quantile's: %d samples, want no pass (%d)", frac, n, maxSamplesToPass)
+		}
+	}
+}
