@@ -264,9 +264,7 @@ func RunCapacityStep(ctx context.Context, dir string, p CapacityParams, rate flo
 	}
 	s.Rate, s.MaxBatch = rate, cfg.maxBatch()
 	if be != nil {
-		h, commits := be.takeStep()
-		s.BackendCommits = commits
-		s.BackendCommitP99Ns = etcdReportedP99(h)
+		s.BackendCommitP99Ns, s.BackendCommits = be.takeStep()
 	}
 	return s, err
 }

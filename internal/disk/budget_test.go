@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/verdict"
 )
 
@@ -204,5 +206,54 @@ func TestHoldStep(t *testing.T) {
 	}
 	if held != 3 || stopped == 0 || sm.Decision.Outcome != stats.Pass {
 		t.Errorf("held %d times, stopped after %d ms with %q: want a pass that waited for the third look", held, stopped, sm.Decision.Outcome)
+	}
+}
+
+// The backend's steps are judged on etcd's own histogram of their commits
+// (its etcd_disk_backend_commit_duration_seconds, in this process's
+// default registry) when it counted exactly them; when another etcd
+// backend of the process committed too, on the commits as timed here.
+func TestBackendOwnCommitHistogram(t *testing.T) {
+	b, err := startEtcdBackend(t.TempDir(), CheckPerfShape, CheckPerfShape.WALEntryBytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	b.takeStep() // the open's commit belongs to no step
+	feed := func(puts int64) { b.durable.Add(puts * b.entry) }
+	commits := func() int64 { b.mu.Lock(); defer b.mu.Unlock(); return b.commits }
+	for i := int64(1); i <= 5; i++ {
+		feed(20)
+		testutil.WaitFor(t, 10*time.Second, "a commit of the fed puts", func() bool { return commits() >= i })
+	}
+	d, ok := b.ownSince()
+	if !ok || d.Count < 5 {
+		t.Fatalf("etcd's own histogram since the step began: %+v, ok %v; want the step's 5 or more commits", d, ok)
+	}
+	p99, n := b.takeStep()
+	if n < 5 || float64(n) != d.Count || p99 <= 0 {
+		t.Errorf("step: %d commits, p99 %v; etcd counted %v: want the same commits and a p99", n, time.Duration(p99), d.Count)
+	}
+	if want := int64(metrics.Quantile(0.99, d) * 1e9); p99 != want {
+		t.Errorf("step p99 %v, want etcd's own %v", time.Duration(p99), time.Duration(want))
+	}
+
+	// Another backend of the process commits too: etcd's histogram
+	// counts both, and the step falls back to its own timing.
+	other, err := startEtcdBackend(t.TempDir(), CheckPerfShape, CheckPerfShape.WALEntryBytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.close()
+	feed(20)
+	testutil.WaitFor(t, 10*time.Second, "a commit after the other backend's", func() bool { return commits() >= 1 })
+	if _, ok := b.ownSince(); ok {
+		t.Error("etcd's histogram counted the other backend's commit too: want it not read as this backend's")
+	}
+	b.mu.Lock()
+	want := etcdReportedP99(b.hist)
+	b.mu.Unlock()
+	if p99, n := b.takeStep(); n < 1 || p99 != want {
+		t.Errorf("fallen back: %d commits, p99 %v, want the timed %v", n, time.Duration(p99), time.Duration(want))
 	}
 }

@@ -301,9 +301,7 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 			if berr := be.failed(); berr != nil && err == nil {
 				err = berr
 			}
-			h, commits := be.takeStep()
-			s.BackendCommits = commits
-			s.BackendCommitP99Ns = etcdReportedP99(h)
+			s.BackendCommitP99Ns, s.BackendCommits = be.takeStep()
 			judgeBackend(&s, env.Thresholds)
 		}
 		judgeUndecided(&s)

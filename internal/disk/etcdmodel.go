@@ -11,6 +11,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/server/v3/storage/backend"
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/protobuf/proto"
 
+	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/stats"
 )
 
@@ -97,6 +99,14 @@ type etcdBackend struct {
 	hist    *hdr.Histogram
 	commits int64
 
+	// commitMu orders the commits with the reads of etcd's own histogram
+	// of them: under it, that histogram has counted exactly made commits
+	// since own was read (see ownSince).
+	commitMu sync.Mutex
+	made     int64
+	own      metrics.Histogram
+	ownOK    bool
+
 	rev   atomic.Int64 // the last revision applied
 	key   []byte
 	value []byte
@@ -135,6 +145,7 @@ func startEtcdBackend(dir string, shape PutShape, entryBytes int) (*etcdBackend,
 	if err := b.open(); err != nil {
 		return nil, err
 	}
+	b.restartOwn()
 	b.wg.Add(2)
 	go b.applier()
 	go b.committer()
@@ -175,7 +186,10 @@ func (b *etcdBackend) open() (err error) {
 	tx.UnsafeCreateBucket(schema.Key)
 	schema.UnsafeCreateMetaBucket(tx)
 	tx.Unlock()
+	b.commitMu.Lock()
 	be.ForceCommit()
+	b.made++
+	b.commitMu.Unlock()
 	b.be = be
 	return nil
 }
@@ -228,9 +242,13 @@ func (b *etcdBackend) apply(n int64) error {
 func (b *etcdBackend) commit() (time.Duration, int64) {
 	b.beMu.RLock()
 	defer b.beMu.RUnlock()
+	b.commitMu.Lock()
 	t0 := time.Now()
 	b.be.ForceCommit()
-	return time.Since(t0), b.be.Size()
+	d := time.Since(t0)
+	b.made++
+	b.commitMu.Unlock()
+	return d, b.be.Size()
 }
 
 // put applies one put as etcd's storeTxnWrite.put does.
@@ -309,14 +327,83 @@ func (b *etcdBackend) failed() error {
 	return nil
 }
 
-// takeStep returns the commits since the last call and starts a new
-// count.
-func (b *etcdBackend) takeStep() (h *hdr.Histogram, commits int64) {
+// etcdCommitMetric is etcd's own histogram of its backend's commit
+// times (batchTx.commit observes bbolt's tx.Commit alone), which etcd's
+// backend package registers in the default registry.
+const etcdCommitMetric = "etcd_disk_backend_commit_duration_seconds"
+
+// ownCommits reads etcd's own commit histogram from this process's
+// default registry.
+func ownCommits() (metrics.Histogram, bool) {
+	fams, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		return metrics.Histogram{}, false
+	}
+	for _, f := range fams {
+		if f.GetName() == etcdCommitMetric {
+			h, err := metrics.HistogramOf(metrics.Families{etcdCommitMetric: f}, etcdCommitMetric)
+			return h, err == nil
+		}
+	}
+	return metrics.Histogram{}, false
+}
+
+// restartOwn starts counting etcd's own histogram from now.
+func (b *etcdBackend) restartOwn() {
+	b.commitMu.Lock()
+	defer b.commitMu.Unlock()
+	b.own, b.ownOK = ownCommits()
+	b.made = 0
+}
+
+// ownSince is etcd's own histogram of the commits since restartOwn, when
+// it counted exactly this backend's (no other etcd backend in the
+// process committed meanwhile).
+func (b *etcdBackend) ownSince() (metrics.Histogram, bool) {
+	b.commitMu.Lock()
+	defer b.commitMu.Unlock()
+	if !b.ownOK {
+		return metrics.Histogram{}, false
+	}
+	now, ok := ownCommits()
+	if !ok {
+		return metrics.Histogram{}, false
+	}
+	d, err := metrics.Delta(b.own, now)
+	return d, err == nil && d.Count == float64(b.made) && b.made > 0
+}
+
+// reportedP99 is the p99 etcd reports of the step's commits and fast
+// more in its first bucket: from its own histogram of them (ownSince)
+// where it can be read, else from the commits as timed around each
+// (etcdReportedP99With). Over the same 188 commits at 200 puts/s on a
+// FUSE storage whose syncs wait a log-normal delay (median 1 ms, p99
+// 5 ms), etcd's own histogram had 39 under 4 ms where the timing around
+// ForceCommit had 22: that also times the consistent index's hook, the
+// read transaction's reset and the next transactions' begin, and a
+// commit it pushes over a bucket bound moves the p99 by the bucket.
+func (b *etcdBackend) reportedP99(fast int64) int64 {
+	if d, ok := b.ownSince(); ok {
+		return int64(metrics.Quantile(0.99, metrics.WithFast(d, float64(fast))) * 1e9)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	h, commits = b.hist, b.commits
+	return etcdReportedP99With(b.hist, fast)
+}
+
+// takeStep returns the commits since the last call, and their p99 as etcd
+// reports it (reportedP99), and starts a new count.
+func (b *etcdBackend) takeStep() (p99 int64, commits int64) {
+	p99 = b.reportedP99(0)
+	b.mu.Lock()
+	commits = b.commits
 	b.hist, b.commits = stats.NewLatencyHistogram(), 0
-	return h, commits
+	b.mu.Unlock()
+	b.restartOwn()
+	if commits == 0 {
+		p99 = 0
+	}
+	return p99, commits
 }
 
 // holdStep says whether a step whose WAL passed should go on for its
@@ -336,12 +423,13 @@ func (b *etcdBackend) takeStep() (h *hdr.Histogram, commits int64) {
 // 129 s).
 func (b *etcdBackend) holdStep(limit time.Duration) bool {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.commits >= backendFullCommits || b.commits == 0 || time.Duration(b.hist.Max()) < limit/2 {
+	commits, slowest := b.commits, time.Duration(b.hist.Max())
+	b.mu.Unlock()
+	if commits >= backendFullCommits || commits == 0 || slowest < limit/2 {
 		return false
 	}
-	still := backendFullCommits + commitsPerLook - b.commits
-	return time.Duration(etcdReportedP99With(b.hist, still)) < limit
+	still := backendFullCommits + commitsPerLook - commits
+	return time.Duration(b.reportedP99(still)) < limit
 }
 
 // commitsPerLook is how many commits a second (one look of the WAL's
