@@ -65,6 +65,9 @@ type params struct {
 	// FirstRound numbers this run's first round, so that runs made one
 	// after another alternate the order as the rounds of one run do.
 	FirstRound int `json:"first_round"`
+	// Seed seeds the latency storages' delays (zoo.Seeded); 1 is
+	// zoo.Default's, and older results (no seed) had it.
+	Seed uint64 `json:"seed,omitempty"`
 }
 
 type options struct {
@@ -94,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	c.NoFio, c.Rounds = true, 1
 	o := options{Common: c, Debian: "/usr/bin/etcd", params: params{
 		Storages: "all", Etcds: strings.Join(kindNames, ","), Sweeps: strings.Join(sweepNames, ","), Step: "10s", Start: 100,
-		Conns: 50, Clients: 50, KeySize: 256, ValSize: 1024, EntryBytes: 1400, EtcdStep: "3s", Limits: defaultLimits, FirstRound: 1}}
+		Conns: 50, Clients: 50, KeySize: 256, ValSize: 1024, EntryBytes: 1400, EtcdStep: "3s", Limits: defaultLimits, FirstRound: 1, Seed: 1}}
 	versions := strings.Join(cmp.DefaultBenchmarkVersions, ",")
 	var names []string
 	for _, s := range zoo.Default() {
@@ -111,6 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&versions, "benchmark-versions", versions, "etcd versions to try, in order, when building benchmark")
 	fs.Int64Var(&o.RAMDisk, "ramdisk", 0, "make the storages on an ext4 RAM disk of this many bytes (a loop device over /dev/shm; e.g. 3221225472) instead of --dir's disk: other processes on a shared disk then neither slow it nor show in its diskstats")
 	fs.IntVar(&o.FirstRound, "first-round", o.FirstRound, "number of this run's first round (the order of a round's runs alternates with its number): continue an earlier run")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the latency storages' delays (latency-tail, network-block): a truth that moves with it is the seed's luck")
 	fs.StringVar(&o.Step, "step", o.Step, "length of each fixed-rate step of the real etcds")
 	fs.Float64Var(&o.Start, "start", o.Start, "the real etcds' first rate (puts/s); the ladder doubles it")
 	fs.IntVar(&o.Conns, "conns", o.Conns, "benchmark's gRPC connections")
@@ -138,7 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return bad("--sweeps: unknown sweep %q (want %s)", w, strings.Join(sweepNames, ", "))
 		}
 	}
-	if _, err := zoo.Lookup(zoo.Default(), o.Storages); err != nil {
+	if _, err := zoo.Lookup(zoo.Seeded(o.Seed), o.Storages); err != nil {
 		return bad("--storages: %v", err)
 	}
 	for _, k := range strings.Split(o.Etcds, ",") {
@@ -190,7 +194,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if o.From != "" {
 		return merged(o, stdout)
 	}
-	stores, err := zoo.Lookup(zoo.Default(), o.Storages)
+	stores, err := zoo.Lookup(zoo.Seeded(o.Seed), o.Storages)
 	if err != nil {
 		return cmp.UsageError{Err: err}
 	}

@@ -12,7 +12,8 @@
 //     and its delay plus bandwidth;
 //   - latency-tail: a FUSE passthrough whose syncs wait a delay drawn
 //     from a log-normal distribution (a median and a p99, seeded), as a
-//     network block device;
+//     network block device: latency-tail's p99 (8 ms) sits at etcd's WAL
+//     limit, network-block's (5 ms) under it;
 //   - burst: a blkio throttle at a peak rate while I/O credits last and
 //     at a baseline once they are spent, credits refilling at the
 //     baseline (gp2's and Azure's burstable volumes);
