@@ -13,7 +13,7 @@
 //   - latency-tail: a FUSE passthrough whose syncs wait a delay drawn
 //     from a log-normal distribution (a median and a p99, seeded), as a
 //     network block device: latency-tail's p99 (8 ms) sits at etcd's WAL
-//     limit, network-block's (5 ms) under it;
+//     limit, network-block's (5 ms) under it, its commits near theirs;
 //   - burst: a blkio throttle at a peak rate while I/O credits last and
 //     at a baseline once they are spent, credits refilling at the
 //     baseline (gp2's and Azure's burstable volumes);
