@@ -226,10 +226,16 @@ func TestBackendOwnCommitHistogram(t *testing.T) {
 		feed(20)
 		testutil.WaitFor(t, 10*time.Second, "a commit of the fed puts", func() bool { return commits() >= i })
 	}
-	d, ok := b.ownSince()
+	d, ok := b.ownSince(true)
 	if !ok || d.Count < 5 {
 		t.Fatalf("etcd's own histogram since the step began: %+v, ok %v; want the step's 5 or more commits", d, ok)
 	}
+	// A commit under way: the WAL loop's look does not wait for it.
+	b.commitMu.Lock()
+	if _, ok := b.ownSince(false); ok {
+		t.Error("a commit under way: want the look not to wait for etcd's histogram, and fall back")
+	}
+	b.commitMu.Unlock()
 	p99, n := b.takeStep()
 	if n < 5 || float64(n) != d.Count || p99 <= 0 {
 		t.Errorf("step: %d commits, p99 %v; etcd counted %v: want the same commits and a p99", n, time.Duration(p99), d.Count)
@@ -247,7 +253,7 @@ func TestBackendOwnCommitHistogram(t *testing.T) {
 	defer other.close()
 	feed(20)
 	testutil.WaitFor(t, 10*time.Second, "a commit after the other backend's", func() bool { return commits() >= 1 })
-	if _, ok := b.ownSince(); ok {
+	if _, ok := b.ownSince(true); ok {
 		t.Error("etcd's histogram counted the other backend's commit too: want it not read as this backend's")
 	}
 	b.mu.Lock()

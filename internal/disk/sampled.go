@@ -30,14 +30,24 @@ type Sampled struct {
 	second          int
 	onSecond        func(Progress)
 	hold            func() bool // see WALConfig.Hold
-	// need is what a pass still needs at the last look's slow share
-	// (Rule.SamplesToPassAt), in effective samples; 0 before a look.
-	need int64
+	// share is the last look's effective slow share; need is what a pass
+	// needs at needShare (Rule.SamplesToPassAt), worked out only when asked
+	// (it takes up to a millisecond, and only a stretched run asks).
+	share, needShare float64
+	need             int64
 }
 
 // needToPass is the samples a pass needs: SamplesToPass, or more where
 // the last look saw slow ones.
-func (s *Sampled) needToPass() int64 { return max(s.Rule.SamplesToPass(), s.need) }
+func (s *Sampled) needToPass() int64 {
+	if s.share <= 0 {
+		return s.Rule.SamplesToPass()
+	}
+	if s.need == 0 || s.needShare != s.share {
+		s.need, s.needShare = s.Rule.SamplesToPassAt(s.share), s.share
+	}
+	return s.need
+}
 
 func newSampled(rule stats.StopRule, mode string, onSecond func(Progress)) *Sampled {
 	return &Sampled{Rule: rule, Mode: mode, Hist: stats.NewLatencyHistogram(), Series: stats.NewSeries(), onSecond: onSecond}
@@ -79,7 +89,7 @@ func (s *Sampled) tick() bool {
 		}
 		s.Decision = s.Rule.Decide(s.Ops, s.Exceed, stats.DesignEffect(s.Series.Batches()), s.Elapsed)
 		if s.Decision.NEff > 0 {
-			s.need = s.Rule.SamplesToPassAt(s.Decision.KEff / s.Decision.NEff)
+			s.share = s.Decision.KEff / s.Decision.NEff
 		}
 		if s.Decision.Outcome != stats.Undecided && !(s.Decision.Outcome == stats.Pass && s.hold != nil && s.hold()) {
 			s.Reason = "verdict decided: " + s.Decision.Reason
