@@ -65,8 +65,10 @@ type params struct {
 	// FirstRound numbers this run's first round, so that runs made one
 	// after another alternate the order as the rounds of one run do.
 	FirstRound int `json:"first_round"`
-	// Seed seeds the latency storages' delays (zoo.Seeded); 1 is
-	// zoo.Default's, and older results (no seed) had it.
+	// Seed seeds the latency storages' delays (zoo.Seeded) in round 1;
+	// round n's are seeded with Seed+n-1 (round.Seed), so that the rounds
+	// sample a latency storage's draws instead of repeating one. Older
+	// results (no seed) had 1 in every round.
 	Seed uint64 `json:"seed,omitempty"`
 }
 
@@ -114,7 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&versions, "benchmark-versions", versions, "etcd versions to try, in order, when building benchmark")
 	fs.Int64Var(&o.RAMDisk, "ramdisk", 0, "make the storages on an ext4 RAM disk of this many bytes (a loop device over /dev/shm; e.g. 3221225472) instead of --dir's disk: other processes on a shared disk then neither slow it nor show in its diskstats")
 	fs.IntVar(&o.FirstRound, "first-round", o.FirstRound, "number of this run's first round (the order of a round's runs alternates with its number): continue an earlier run")
-	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the latency storages' delays (latency-tail, network-block): a truth that moves with it is the seed's luck")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the latency storages' delays (latency-tail, network-block) in round 1; round n's is this plus n-1, so that rounds sample the draws: a truth that moves with the seed is the draws' luck")
 	fs.StringVar(&o.Step, "step", o.Step, "length of each fixed-rate step of the real etcds")
 	fs.Float64Var(&o.Start, "start", o.Start, "the real etcds' first rate (puts/s); the ladder doubles it")
 	fs.IntVar(&o.Conns, "conns", o.Conns, "benchmark's gRPC connections")

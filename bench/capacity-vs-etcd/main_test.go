@@ -158,6 +158,12 @@ func TestSpread(t *testing.T) {
 	if r := ratio(300, 0); !math.IsInf(r, 1) {
 		t.Errorf("ratio against zero = %v", r)
 	}
+	if r := ratio(0, 0); r != 1 {
+		t.Errorf("ratio of no rate to no rate = %v, want 1 (they agree)", r)
+	}
+	if m := median([]float64{0.6, 1, math.Inf(1), 2}); m != 1.5 {
+		t.Errorf("median of four = %v, want the mean of the middle two", m)
+	}
 }
 
 // --from merges earlier runs' rounds by storage and saves the figures the

@@ -29,7 +29,10 @@ type measured struct {
 
 // round is one round's measurements on one storage.
 type round struct {
-	N            int       `json:"round"`
+	N int `json:"round"`
+	// Seed is the latency storages' seed in this round (params.Seed+N-1;
+	// absent in older results: 1).
+	Seed         uint64    `json:"seed,omitempty"`
 	Capacity     *measured `json:"capacity,omitempty"`      // etcdbench capacity: the prediction
 	EtcdCapacity *measured `json:"etcd_capacity,omitempty"` // etcdbench etcd capacity
 	Truths       []truth   `json:"truths"`                  // the real etcds
@@ -94,7 +97,11 @@ func loadavg() string {
 func (m measurer) storage(ctx context.Context, st zoo.Storage) (row, error) {
 	r := row{Storage: st.Name, About: st.About}
 	for n := m.o.FirstRound; n < m.o.FirstRound+m.o.Rounds; n++ {
-		rd := round{N: n}
+		rd := round{N: n, Seed: roundSeed(m.o.Seed, n)}
+		st, err := seeded(st, rd.Seed)
+		if err != nil {
+			return r, err
+		}
 		type job struct {
 			name string
 			do   func(p *zoo.Place) error
@@ -144,6 +151,18 @@ func (m measurer) storage(ctx context.Context, st zoo.Storage) (row, error) {
 		r.Rounds = append(r.Rounds, rd)
 	}
 	return r, nil
+}
+
+// roundSeed is round n's seed of the latency storages' draws.
+func roundSeed(first uint64, n int) uint64 { return first + uint64(n-1) }
+
+// seeded is the storage st with its draws seeded with seed.
+func seeded(st zoo.Storage, seed uint64) (zoo.Storage, error) {
+	s, err := zoo.Lookup(zoo.Seeded(seed), st.Name)
+	if err != nil {
+		return st, err
+	}
+	return s[0], nil
 }
 
 // sweep runs `etcdbench capacity` or `etcdbench etcd capacity` in p.

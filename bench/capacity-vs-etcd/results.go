@@ -85,19 +85,22 @@ func saveResult(o options, rows []row, table string, started time.Time) error {
 				lo, hi = math.Min(lo, x), math.Max(hi, x)
 			}
 			m := median(v)
-			if math.IsInf(m, 0) || math.IsNaN(m) {
-				// Both sides carried nothing (0/0): no ratio, counted apart.
+			if math.IsNaN(m) {
 				undefined++
 				continue
 			}
-			key := st + "_" + cmp.Slug(k) + "_ratio"
-			figures[key], figures[key+"_min"], figures[key+"_max"] = m, lo, hi
-			if math.IsInf(hi, 0) {
-				delete(figures, key+"_max")
-			}
+			// A median of +Inf (an estimate where the real etcd carried
+			// nothing) counts as a miss; JSON has no Inf, so it has no
+			// figure.
 			ratios++
 			if m <= goal && m >= 1/goal {
 				within++
+			}
+			key := st + "_" + cmp.Slug(k) + "_ratio"
+			for k, x := range map[string]float64{key: m, key + "_min": lo, key + "_max": hi} {
+				if !math.IsInf(x, 0) {
+					figures[k] = x
+				}
 			}
 		}
 	}

@@ -13,20 +13,31 @@ import (
 // etcd's highest passing rate.
 const goal = 1.25
 
+// ratio is estimate a over truth b. When neither carried any rate (a
+// real etcd that failed the lowest rate tried, an estimate of 0), they
+// agree: 1. An estimate against a truth of 0 is +Inf.
 func ratio(a, b float64) float64 {
-	if b <= 0 {
+	switch {
+	case b <= 0 && a <= 0:
+		return 1
+	case b <= 0:
 		return math.Inf(1)
 	}
 	return a / b
 }
 
+// median is the middle value, or the mean of the two middle ones.
 func median(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
-	if len(s) == 0 {
+	n := len(s)
+	switch {
+	case n == 0:
 		return math.NaN()
+	case n%2 == 0:
+		return (s[n/2-1] + s[n/2]) / 2
 	}
-	return s[len(s)/2]
+	return s[n/2]
 }
 
 // spread prints values as "median (min-max)", or the one value.
