@@ -264,7 +264,7 @@ func RunCapacityStep(ctx context.Context, dir string, p CapacityParams, rate flo
 	}
 	s.Rate, s.MaxBatch = rate, cfg.maxBatch()
 	if be != nil {
-		s.BackendCommitP99Ns, s.BackendCommits = be.takeStep()
+		be.takeStep().record(&s)
 	}
 	return s, err
 }

@@ -3,6 +3,7 @@ package disk
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -236,12 +237,18 @@ func TestBackendOwnCommitHistogram(t *testing.T) {
 		t.Error("a commit under way: want the look not to wait for etcd's histogram, and fall back")
 	}
 	b.commitMu.Unlock()
-	p99, n := b.takeStep()
-	if n < 5 || float64(n) != d.Count || p99 <= 0 {
-		t.Errorf("step: %d commits, p99 %v; etcd counted %v: want the same commits and a p99", n, time.Duration(p99), d.Count)
+	c := b.takeStep()
+	p99, n := c.P99, c.Commits
+	if n < 5 || float64(n) != d.Count || p99 <= 0 || c.Timed {
+		t.Errorf("step: %d commits, p99 %v, timed %v; etcd counted %v: want the same commits and etcd's own p99", n, time.Duration(p99), c.Timed, d.Count)
 	}
 	if want := int64(metrics.Quantile(0.99, d) * 1e9); p99 != want {
 		t.Errorf("step p99 %v, want etcd's own %v", time.Duration(p99), time.Duration(want))
+	}
+	var s result.CapacityStep
+	c.record(&s)
+	if s.BackendCommitP99Ns != p99 || s.BackendCommits != n || s.BackendCommitTimed {
+		t.Errorf("recorded %+v: want etcd's own p99 and commits, not marked timed", s)
 	}
 
 	// Another backend of the process commits too: etcd's histogram
@@ -259,7 +266,15 @@ func TestBackendOwnCommitHistogram(t *testing.T) {
 	b.mu.Lock()
 	want := etcdReportedP99(b.hist)
 	b.mu.Unlock()
-	if p99, n := b.takeStep(); n < 1 || p99 != want {
-		t.Errorf("fallen back: %d commits, p99 %v, want the timed %v", n, time.Duration(p99), time.Duration(want))
+	c = b.takeStep()
+	if c.Commits < 1 || c.P99 != want || !c.Timed {
+		t.Errorf("fallen back: %d commits, p99 %v, timed %v, want the timed %v", c.Commits, time.Duration(c.P99), c.Timed, time.Duration(want))
+	}
+	s = result.CapacityStep{Decided: true, BackendCommits: c.Commits}
+	c.P99 = time.Hour.Nanoseconds()
+	c.record(&s)
+	judgeBackend(&s, verdict.Defaults())
+	if !s.BackendCommitTimed || !strings.Contains(s.Failed, "timed around each commit") {
+		t.Errorf("a failing timed step: %+v; want it marked timed, and its reason to say so", s)
 	}
 }

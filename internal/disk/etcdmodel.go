@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 )
 
@@ -412,28 +413,43 @@ func (b *etcdBackend) ownSince(wait bool) (metrics.Histogram, bool) {
 // ForceCommit had 22: that also times the consistent index's hook, the
 // read transaction's reset and the next transactions' begin, and a
 // commit it pushes over a bucket bound moves the p99 by the bucket.
-func (b *etcdBackend) reportedP99(fast int64, wait bool) int64 {
+// timed is true when the p99 is the timed one.
+func (b *etcdBackend) reportedP99(fast int64, wait bool) (p99 int64, timed bool) {
 	if d, ok := b.ownSince(wait); ok {
-		return int64(metrics.Quantile(0.99, metrics.WithFast(d, float64(fast))) * 1e9)
+		return int64(metrics.Quantile(0.99, metrics.WithFast(d, float64(fast))) * 1e9), false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return etcdReportedP99With(b.hist, fast)
+	return etcdReportedP99With(b.hist, fast), true
 }
 
-// takeStep returns the commits since the last call, and their p99 as etcd
-// reports it (reportedP99), and starts a new count.
-func (b *etcdBackend) takeStep() (p99 int64, commits int64) {
-	p99 = b.reportedP99(0, true)
+// backendStep is the backend's commits over one step.
+type backendStep struct {
+	// P99 is their p99 as etcd reports it (reportedP99), 0 without
+	// commits; Timed says it is the commits as timed around each.
+	P99, Commits int64
+	Timed        bool
+}
+
+// record puts the commits in the step's result.
+func (c backendStep) record(s *result.CapacityStep) {
+	s.BackendCommitP99Ns, s.BackendCommits, s.BackendCommitTimed = c.P99, c.Commits, c.Timed && c.Commits > 0
+}
+
+// takeStep returns the commits since the last call and starts a new
+// count.
+func (b *etcdBackend) takeStep() backendStep {
+	var c backendStep
+	c.P99, c.Timed = b.reportedP99(0, true)
 	b.mu.Lock()
-	commits = b.commits
+	c.Commits = b.commits
 	b.hist, b.commits = stats.NewLatencyHistogram(), 0
 	b.mu.Unlock()
 	b.restartOwn()
-	if commits == 0 {
-		p99 = 0
+	if c.Commits == 0 {
+		c.P99 = 0
 	}
-	return p99, commits
+	return c
 }
 
 // holdStep says whether a step whose WAL passed should go on for its
@@ -462,7 +478,8 @@ func (b *etcdBackend) holdStep(limit time.Duration) bool {
 		return false
 	}
 	still := backendFullCommits + commitsPerLook - commits
-	return time.Duration(b.reportedP99(still, false)) < limit
+	p99, _ := b.reportedP99(still, false)
+	return time.Duration(p99) < limit
 }
 
 // commitsPerLook is how many commits a second (one look of the WAL's

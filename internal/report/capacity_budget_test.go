@@ -39,6 +39,15 @@ func TestCapacityBudgetsReported(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "(timed)") {
+		t.Errorf("no step's backend p99 was timed, yet the report says so:\n%s", out)
+	}
+	c.Steps[0].BackendCommitTimed = true
+	b.Reset()
+	textCapacity(ew, c)
+	if out := b.String(); !strings.Contains(out, "9ms (timed)") || !strings.Contains(out, "not etcd's own histogram") {
+		t.Errorf("a timed backend p99 is not marked, nor its note given:\n%s", out)
+	}
 	tables := capacityTables(c)
 	if len(tables) != 2 || len(tables[0].Rows) != 2 || len(tables[1].Rows) != 2 {
 		t.Fatalf("tables %+v", tables)

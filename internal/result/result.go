@@ -243,6 +243,11 @@ type CapacityStep struct {
 	// backend); absent when none ran.
 	BackendCommitP99Ns int64 `json:"backend_commit_p99_ns,omitempty"`
 	BackendCommits     int64 `json:"backend_commits,omitempty"`
+	// BackendCommitTimed says the backend commit p99 is the commits as
+	// timed around each, not etcd's own histogram of them (which also
+	// counted another etcd backend's commits in the process); absent:
+	// etcd's own.
+	BackendCommitTimed bool `json:"backend_commit_timed,omitempty"`
 	// MaxBatch is the most entries one sync could carry (etcd's raft
 	// saves at most the proposals its clients have in flight); 0: no
 	// bound recorded.
