@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,5 +225,42 @@ func TestStepStretch(t *testing.T) {
 	}
 	if s := w.stepConfig(th, 2, 0.998).Stretch; s != 0 {
 		t.Errorf("2/s: stretch %v, want none: no stretch gives a pass's syncs", s)
+	}
+}
+
+// A sweep whose lowest carried rate already had a p99 at half its limit
+// says that the storage's latency, not its rate, sets the answer; one
+// whose low rates were far under the limits says nothing. The steps are
+// round 7's on network-block and on the plain RAM disk
+// (bench/capacity-vs-etcd).
+func TestLatencyBoundNote(t *testing.T) {
+	step := func(phase string, rate float64, status verdict.Status, wal, commit float64) result.CapacityStep {
+		return result.CapacityStep{Phase: phase, Rate: rate, Status: status, Decided: true, Syncs: 1000,
+			SyncP99Ns: int64(wal * 1e6), BackendCommitP99Ns: int64(commit * 1e6), BackendCommits: 100}
+	}
+	th := verdict.Defaults()
+	networkBlock := &result.Capacity{Unit: "writes/s", Rate: 951, Steps: []result.CapacityStep{
+		step(capacity.PhaseRetried, 50, verdict.Fail, 6.5, 26.1), // a stall, repeated: not counted
+		step(capacity.PhaseLadder, 100, verdict.Pass, 6.8, 20.8), step(capacity.PhaseLadder, 200, verdict.Pass, 6.8, 15.8),
+		step(capacity.PhaseBisect, 951, verdict.Pass, 5.9, 20.5), step(capacity.PhaseBisect, 1130, verdict.Fail, 6.7, 49.9),
+	}}
+	got := latencyBoundNote(networkBlock, th)
+	for _, want := range []string{"lowest rate carried (100 writes/s)", "WAL fdatasync p99 was already 6.8ms, 68 % of its 10ms limit",
+		"backend commit p99 was already 20.8ms, 83 % of its 25ms limit", "not more IOPS"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("network-block's note lacks %q: %q", want, got)
+		}
+	}
+	plain := &result.Capacity{Unit: "writes/s", Rate: 12800, Steps: []result.CapacityStep{
+		step(capacity.PhaseLadder, 100, verdict.Pass, 1.5, 3.6), step(capacity.PhaseLadder, 12800, verdict.Pass, 0.5, 20.5),
+		step(capacity.PhaseLadder, 15200, verdict.Fail, 0.5, 28.7),
+	}}
+	if got := latencyBoundNote(plain, th); got != "" {
+		t.Errorf("plain disk: %q, want no note (its lowest rate's p99s are far under the limits)", got)
+	}
+	undecided := step(capacity.PhaseLadder, 100, verdict.Warn, 9.6, 20.3)
+	undecided.Decided = false
+	if got := latencyBoundNote(&result.Capacity{Unit: "writes/s", Steps: []result.CapacityStep{undecided}}, th); got != "" {
+		t.Errorf("no rate carried: %q, want no note (UndecidedNote speaks then)", got)
 	}
 }
