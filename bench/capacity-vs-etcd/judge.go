@@ -27,6 +27,7 @@ var defaultLimits = limits{WALP99: 10 * time.Millisecond, CommitP99: 25 * time.M
 const (
 	walFsync      = "etcd_disk_wal_fsync_duration_seconds"
 	backendCommit = "etcd_disk_backend_commit_duration_seconds"
+	processCPU    = "process_cpu_seconds_total"
 )
 
 // diskCounters are a block device's counters from /proc/diskstats.
@@ -78,6 +79,12 @@ type step struct {
 	CommitP99 time.Duration `json:"backend_commit_p99_ns"`
 	WALFsyncs float64       `json:"wal_fsyncs"`
 	Commits   float64       `json:"backend_commits"`
+	// EtcdCPU is the CPU seconds etcd's process used over the step (its
+	// process_cpu_seconds_total; 0 when it has none), BenchmarkCPU
+	// benchmark's (its rusage): what the CPU side of the estimate
+	// models, for each real etcd.
+	EtcdCPU      float64 `json:"etcd_cpu_seconds,omitempty"`
+	BenchmarkCPU float64 `json:"benchmark_cpu_seconds,omitempty"`
 	// Device is the whole device's counters over the step (other
 	// processes on the disk included); Cgroup the throttled cgroup's own
 	// writes, when the storage has one.
@@ -100,6 +107,11 @@ func (s *step) evidence(before, after metrics.Families) {
 	}
 	s.WALP99, s.WALFsyncs = p99(walFsync)
 	s.CommitP99, s.Commits = p99(backendCommit)
+	b, errB := metrics.ValueOf(before, processCPU)
+	a, errA := metrics.ValueOf(after, processCPU)
+	if errB == nil && errA == nil && a >= b {
+		s.EtcdCPU = a - b
+	}
 }
 
 // judge decides the step, with the reason.

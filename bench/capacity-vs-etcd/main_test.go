@@ -78,13 +78,20 @@ func TestEvidence(t *testing.T) {
 		}
 		return f
 	}
-	before := parse(promHist(walFsync, 0, 0, 0, 0, 0, 0, 0) + promHist(backendCommit, 0, 0, 0, 0, 0, 0, 0))
-	// 100 fsyncs, all under 2 ms; 10 commits, one over 16 ms.
-	after := parse(promHist(walFsync, 50, 100, 100, 100, 100, 100, 100) + promHist(backendCommit, 0, 0, 5, 9, 9, 10, 10))
+	cpu := func(sec float64) string { return fmt.Sprintf("# TYPE %s counter\n%s %g\n", processCPU, processCPU, sec) }
+	before := parse(promHist(walFsync, 0, 0, 0, 0, 0, 0, 0) + promHist(backendCommit, 0, 0, 0, 0, 0, 0, 0) + cpu(12.5))
+	// 100 fsyncs, all under 2 ms; 10 commits, one over 16 ms; 8.5 s of CPU.
+	after := parse(promHist(walFsync, 50, 100, 100, 100, 100, 100, 100) + promHist(backendCommit, 0, 0, 5, 9, 9, 10, 10) + cpu(21))
 	var s step
 	s.evidence(before, after)
-	if s.WALFsyncs != 100 || s.Commits != 10 {
-		t.Errorf("counts %g %g, want 100 and 10", s.WALFsyncs, s.Commits)
+	if s.WALFsyncs != 100 || s.Commits != 10 || s.EtcdCPU != 8.5 {
+		t.Errorf("counts %g %g, CPU %g s: want 100, 10 and 8.5 s", s.WALFsyncs, s.Commits, s.EtcdCPU)
+	}
+	// An etcd without the process collector: no CPU, not a negative one.
+	var none step
+	none.evidence(before, parse(promHist(walFsync, 50, 100, 100, 100, 100, 100, 100)))
+	if none.EtcdCPU != 0 {
+		t.Errorf("no process_cpu_seconds_total after the step: CPU %g, want 0 (not measured)", none.EtcdCPU)
 	}
 	if s.WALP99 > 2*time.Millisecond || s.CommitP99 < 16*time.Millisecond || s.CommitP99 > 32*time.Millisecond {
 		t.Errorf("p99s %v and %v, want under 2ms and in 16-32ms", s.WALP99, s.CommitP99)
@@ -140,8 +147,13 @@ func TestCostAt(t *testing.T) {
 		{Offered: 1000, Pass: false, Puts: 10000},
 	}}
 	c, ok := costAt(tr)
-	if !ok || c.DeviceWrites != 3 || c.DeviceBytes != 4096 || c.DeviceFlushes != 1 || c.WALFsyncsPerPut != 0.5 || c.CommitsPerSec != 10 {
+	if !ok || c.DeviceWrites != 3 || c.DeviceBytes != 4096 || c.DeviceFlushes != 1 || c.WALFsyncsPerPut != 0.5 || c.CommitsPerSec != 10 ||
+		!math.IsNaN(c.EtcdCPU) || !math.IsNaN(c.BenchmarkCPU) {
 		t.Errorf("got %+v %v", c, ok)
+	}
+	tr.Steps[0].EtcdCPU, tr.Steps[0].BenchmarkCPU = 1.5, 1
+	if c, _ := costAt(tr); c.EtcdCPU != 300e-6 || c.BenchmarkCPU != 200e-6 || micros(c.EtcdCPU) != "300" || micros(c.BenchmarkCPU) != "200" {
+		t.Errorf("CPU per put: etcd %g, benchmark %g; want 300 and 200 µs", c.EtcdCPU, c.BenchmarkCPU)
 	}
 	if _, ok := costAt(truth{}); ok {
 		t.Error("no passing step: a cost")

@@ -127,7 +127,7 @@ func printTable(w io.Writer, rows []row) error {
 	}
 	fmt.Fprintln(w, "\nA real etcd's cost per put at its highest passing rate (device: /proc/diskstats, the whole device; cgroup: its own writes)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "storage\tetcd\tround\trate\tdevice writes/put\tdevice KiB/put\tdevice flushes/put\tcgroup writes/put\tcgroup KiB/put\tWAL fsyncs/put\tcommits/s")
+	fmt.Fprintln(tw, "storage\tetcd\tround\trate\tdevice writes/put\tdevice KiB/put\tdevice flushes/put\tcgroup writes/put\tcgroup KiB/put\tWAL fsyncs/put\tcommits/s\tetcd CPU µs/put\tbenchmark CPU µs/put")
 	for _, r := range rows {
 		for _, rd := range r.Rounds {
 			for _, t := range rd.Truths {
@@ -135,10 +135,20 @@ func printTable(w io.Writer, rows []row) error {
 				if !ok {
 					continue
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.3f\t%.1f\n", r.Storage, t.Etcd, rd.N, c.Rate,
-					c.DeviceWrites, c.DeviceBytes/1024, c.DeviceFlushes, c.CgroupWrites, c.CgroupBytes/1024, c.WALFsyncsPerPut, c.CommitsPerSec)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.3f\t%.1f\t%s\t%s\n", r.Storage, t.Etcd, rd.N, c.Rate,
+					c.DeviceWrites, c.DeviceBytes/1024, c.DeviceFlushes, c.CgroupWrites, c.CgroupBytes/1024, c.WALFsyncsPerPut, c.CommitsPerSec,
+					micros(c.EtcdCPU), micros(c.BenchmarkCPU))
 			}
 		}
 	}
 	return tw.Flush()
+}
+
+// micros prints seconds as whole microseconds, "-" for NaN (not
+// measured: results from before the CPU was recorded).
+func micros(sec float64) string {
+	if math.IsNaN(sec) {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", sec*1e6)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -212,6 +213,7 @@ func (s stepper) run(ctx context.Context, srv server, p *zoo.Place, dev string, 
 	case err != nil:
 		return st, err
 	default:
+		st.BenchmarkCPU = ch.CPU.Seconds()
 		rep, err := cmp.ParseBenchmark(ch.Stdout)
 		st.Achieved, st.Puts, st.Errors = rep.OpsPerSec, rep.Requests, rep.Errors
 		if err != nil && rep.OpsPerSec == 0 {
@@ -309,6 +311,9 @@ type perPut struct {
 	CgroupBytes     float64 `json:"cgroup_bytes_per_put,omitempty"`
 	WALFsyncsPerPut float64 `json:"wal_fsyncs_per_put"`
 	CommitsPerSec   float64 `json:"backend_commits_per_sec"`
+	// EtcdCPU and BenchmarkCPU are CPU seconds per put, NaN when not
+	// measured.
+	EtcdCPU, BenchmarkCPU float64
 }
 
 // costAt is t's step at its highest passing rate, per put.
@@ -320,10 +325,19 @@ func costAt(t truth) (perPut, bool) {
 				DeviceWrites: float64(st.Device.Writes) / n, DeviceBytes: float64(st.Device.SectorsWrite) * 512 / n,
 				DeviceFlushes: float64(st.Device.Flushes) / n,
 				CgroupWrites:  float64(st.CgroupWrites) / n, CgroupBytes: float64(st.CgroupBytes) / n,
-				WALFsyncsPerPut: st.WALFsyncs / n, CommitsPerSec: st.Commits / st.Seconds}, true
+				WALFsyncsPerPut: st.WALFsyncs / n, CommitsPerSec: st.Commits / st.Seconds,
+				EtcdCPU: perPutOrNaN(st.EtcdCPU, n), BenchmarkCPU: perPutOrNaN(st.BenchmarkCPU, n)}, true
 		}
 	}
 	return perPut{}, false
+}
+
+// perPutOrNaN is v/n, NaN for an unmeasured (0) v.
+func perPutOrNaN(v, n float64) float64 {
+	if v <= 0 {
+		return math.NaN()
+	}
+	return v / n
 }
 
 // placeDir makes a fresh directory for one measurement in dir.
