@@ -66,7 +66,11 @@ func (a diskCounters) sub(b diskCounters) diskCounters {
 
 // step is one fixed-rate run of etcd's benchmark against a real etcd.
 type step struct {
-	Offered  float64 `json:"offered_puts_per_sec"`
+	Offered float64 `json:"offered_puts_per_sec"`
+	// Conns and Clients are what benchmark sent with (absent in older
+	// results: the params').
+	Conns    int     `json:"conns,omitempty"`
+	Clients  int     `json:"clients,omitempty"`
 	Achieved float64 `json:"achieved_puts_per_sec"` // benchmark's Requests/sec
 	Puts     int64   `json:"puts"`
 	Errors   int64   `json:"errors"`

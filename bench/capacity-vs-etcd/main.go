@@ -7,9 +7,11 @@
 //     its cgroup for the block-throttle storages): Debian's etcd 3.4
 //     (/usr/bin/etcd) and the embedded etcd of go.mod (the
 //     put-vs-etcd-benchmark helper), each driven at fixed rates by etcd's
-//     own benchmark tool (`benchmark put --rate R`, etcdctl check perf's
-//     shape: 50 clients, 256-byte keys, 1 KiB values, new keys) for --step
-//     per rate. A rate passes when etcd's own WAL fsync p99 < 10 ms and
+//     own benchmark tool (`benchmark put --rate R`: 256-byte keys, 1 KiB
+//     values, new keys; with --shape fixed, --clients clients on --conns
+//     connections, 50 by default, the issue's; with --shape check-perf,
+//     etcdctl check perf's clients and connections at each rate, 50 to
+//     1,000, as `capacity`'s etcd side sends) for --step per rate. A rate passes when etcd's own WAL fsync p99 < 10 ms and
 //     backend commit p99 < 25 ms (its /metrics' histogram deltas over the
 //     step), benchmark had no errors and achieved 90 % of the rate. A
 //     ladder (x2) and a bisection find the highest passing rate to 10 %.
@@ -47,18 +49,22 @@ const name = "capacity-vs-etcd"
 
 // params are the bench's settings, saved with the results.
 type params struct {
-	Storages   string  `json:"storages"`
-	Etcds      string  `json:"etcds"`
-	Sweeps     string  `json:"sweeps"`
-	Step       string  `json:"step"`
-	Start      float64 `json:"start_rate"`
-	Conns      int     `json:"conns"`
-	Clients    int     `json:"clients"`
-	KeySize    int     `json:"key_size"`
-	ValSize    int     `json:"val_size"`
-	EntryBytes int     `json:"capacity_entry_bytes"`
-	EtcdStep   string  `json:"etcd_capacity_step"`
-	Limits     limits  `json:"limits"`
+	Storages string  `json:"storages"`
+	Etcds    string  `json:"etcds"`
+	Sweeps   string  `json:"sweeps"`
+	Step     string  `json:"step"`
+	Start    float64 `json:"start_rate"`
+	Conns    int     `json:"conns"`
+	Clients  int     `json:"clients"`
+	// Shape is how the truth's clients are set: "fixed" (Conns and
+	// Clients; absent in older results) or "check-perf" (check perf's at
+	// each rate, etcdload.CheckPresetAt).
+	Shape      string `json:"shape,omitempty"`
+	KeySize    int    `json:"key_size"`
+	ValSize    int    `json:"val_size"`
+	EntryBytes int    `json:"capacity_entry_bytes"`
+	EtcdStep   string `json:"etcd_capacity_step"`
+	Limits     limits `json:"limits"`
 	// RAMDisk is the size of the RAM disk the storages are made on (0:
 	// --dir's disk).
 	RAMDisk int64 `json:"ramdisk_bytes,omitempty"`
@@ -84,6 +90,12 @@ type options struct {
 
 func main() { cmp.Main(name, parseFlags, run) }
 
+// The truth's shapes (--shape).
+const (
+	shapeFixed     = "fixed"
+	shapeCheckPerf = "check-perf"
+)
+
 // kindNames are the real etcds --etcds chooses from, sweepNames
 // etcdbench's sweeps --sweeps does.
 var (
@@ -99,7 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	c.NoFio, c.Rounds = true, 1
 	o := options{Common: c, Debian: "/usr/bin/etcd", params: params{
 		Storages: "all", Etcds: strings.Join(kindNames, ","), Sweeps: strings.Join(sweepNames, ","), Step: "10s", Start: 100,
-		Conns: 50, Clients: 50, KeySize: 256, ValSize: 1024, EntryBytes: 1400, EtcdStep: "3s", Limits: defaultLimits, FirstRound: 1, Seed: 1}}
+		Conns: 50, Clients: 50, Shape: shapeFixed, KeySize: 256, ValSize: 1024, EntryBytes: 1400, EtcdStep: "3s", Limits: defaultLimits, FirstRound: 1, Seed: 1}}
 	versions := strings.Join(cmp.DefaultBenchmarkVersions, ",")
 	var names []string
 	for _, s := range zoo.Default() {
@@ -119,8 +131,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the latency storages' delays (latency-tail, network-block) in round 1; round n's is this plus n-1, so that rounds sample the draws: a truth that moves with the seed is the draws' luck")
 	fs.StringVar(&o.Step, "step", o.Step, "length of each fixed-rate step of the real etcds")
 	fs.Float64Var(&o.Start, "start", o.Start, "the real etcds' first rate (puts/s); the ladder doubles it")
-	fs.IntVar(&o.Conns, "conns", o.Conns, "benchmark's gRPC connections")
-	fs.IntVar(&o.Clients, "clients", o.Clients, "benchmark's clients")
+	fs.StringVar(&o.Shape, "shape", o.Shape, "the truth's clients: fixed (--clients on --conns) or check-perf (etcdctl check perf's clients and connections at each rate: 50 up to 150 puts/s, 200 to 1,000, 500 to 8,000, then 1,000; what capacity's etcd side sends)")
+	fs.IntVar(&o.Conns, "conns", o.Conns, "benchmark's gRPC connections (--shape fixed)")
+	fs.IntVar(&o.Clients, "clients", o.Clients, "benchmark's clients (--shape fixed)")
 	fs.IntVar(&o.EntryBytes, "entry-bytes", o.EntryBytes, "etcdbench capacity's entry size")
 	fs.StringVar(&o.EtcdStep, "etcd-step", o.EtcdStep, "length of each `etcd capacity` step")
 	fs.StringVar(&o.From, "from", "", "measure nothing: print the table of earlier --json files (comma-separated; their rounds merged by storage) and, with --results, save it")
@@ -160,6 +173,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.RAMDisk < 0 || (o.RAMDisk > 0 && o.Dir != "") {
 		return bad("--ramdisk %d: want a size in bytes, and no --dir beside it", o.RAMDisk)
+	}
+	if o.Shape != shapeFixed && o.Shape != shapeCheckPerf {
+		return bad("--shape %q: want %s or %s", o.Shape, shapeFixed, shapeCheckPerf)
 	}
 	if o.Start < 10 || o.Conns < 1 || o.Clients < o.Conns || o.EntryBytes <= 0 {
 		return bad("--start (at least 10), --conns, --clients (at least --conns) and --entry-bytes must be positive")
@@ -246,7 +262,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			err = errors.Join(err, save())
 		}
 	}()
-	s := stepper{benchmark: bench, conns: o.Conns, clients: o.Clients, keySize: o.KeySize, valSize: o.ValSize, dur: o.step, lim: o.Limits}
+	s := stepper{benchmark: bench, conns: o.Conns, clients: o.Clients, checkPerf: o.Shape == shapeCheckPerf, keySize: o.KeySize, valSize: o.ValSize, dur: o.step, lim: o.Limits}
 	srch := search{Start: o.Start, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000}
 	fmt.Fprintf(stdout, "%s: %d storages, %d rounds, real etcds %s (device %s under %s)\n", name, len(stores), o.Rounds, o.Etcds, dev, env.Dir)
 	m := measurer{env: env, dev: dev, o: o, kinds: kinds, step: s, search: srch, progress: stderr}

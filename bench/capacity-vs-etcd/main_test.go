@@ -24,9 +24,27 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("defaults %+v", o)
 	}
 	for _, args := range [][]string{{"--storages", "floppy"}, {"--etcds", "etcd-2"}, {"--step", "soon"}, {"--step", "10ms"},
-		{"--rounds", "0"}, {"--start", "1"}, {"--ramdisk", "-1"}, {"--ramdisk", "1000000", "--dir", "/tmp"}, {"--clients", "10", "--conns", "20"}, {"extra"}} {
+		{"--rounds", "0"}, {"--start", "1"}, {"--ramdisk", "-1"}, {"--ramdisk", "1000000", "--dir", "/tmp"}, {"--clients", "10", "--conns", "20"}, {"--shape", "bursty"}, {"extra"}} {
 		if _, err := parseFlags(args, io.Discard); !errors.As(err, new(cmp.UsageError)) {
 			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// The truth's shape: --clients on --conns at every rate, or check perf's
+// at each rate.
+func TestShapeAt(t *testing.T) {
+	o, err := parseFlags([]string{"--shape", "check-perf"}, io.Discard)
+	if err != nil || o.Shape != shapeCheckPerf {
+		t.Fatalf("--shape check-perf: %+v, %v", o.params, err)
+	}
+	fixed, perf := stepper{conns: 50, clients: 50}, stepper{conns: 50, clients: 50, checkPerf: true}
+	for rate, want := range map[float64]int{100: 50, 476: 200, 3200: 500, 12800: 1000} {
+		if c, n := fixed.shapeAt(rate); c != 50 || n != 50 {
+			t.Errorf("fixed at %g/s: %d conns, %d clients, want 50 and 50", rate, c, n)
+		}
+		if c, n := perf.shapeAt(rate); c != want || n != want {
+			t.Errorf("check perf's at %g/s: %d conns, %d clients, want %d", rate, c, n, want)
 		}
 	}
 }
@@ -78,7 +96,9 @@ func TestEvidence(t *testing.T) {
 		}
 		return f
 	}
-	cpu := func(sec float64) string { return fmt.Sprintf("# TYPE %s counter\n%s %g\n", processCPU, processCPU, sec) }
+	cpu := func(sec float64) string {
+		return fmt.Sprintf("# TYPE %s counter\n%s %g\n", processCPU, processCPU, sec)
+	}
 	before := parse(promHist(walFsync, 0, 0, 0, 0, 0, 0, 0) + promHist(backendCommit, 0, 0, 0, 0, 0, 0, 0) + cpu(12.5))
 	// 100 fsyncs, all under 2 ms; 10 commits, one over 16 ms; 8.5 s of CPU.
 	after := parse(promHist(walFsync, 50, 100, 100, 100, 100, 100, 100) + promHist(backendCommit, 0, 0, 5, 9, 9, 10, 10) + cpu(21))

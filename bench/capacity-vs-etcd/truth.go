@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/testutil/zoo"
 )
@@ -167,6 +168,9 @@ type stepper struct {
 	benchmark string
 	conns     int
 	clients   int
+	// checkPerf sends check perf's clients and connections at each rate
+	// instead of conns and clients.
+	checkPerf bool
 	keySize   int
 	valSize   int
 	dur       time.Duration
@@ -192,7 +196,8 @@ func (s stepper) run(ctx context.Context, srv server, p *zoo.Place, dev string, 
 		}
 	}
 	total := int64(rate * s.dur.Seconds())
-	args := []string{"--endpoints", srv.URL(), "--conns", strconv.Itoa(s.conns), "--clients", strconv.Itoa(s.clients), "--precise",
+	st.Conns, st.Clients = s.shapeAt(rate)
+	args := []string{"--endpoints", srv.URL(), "--conns", strconv.Itoa(st.Conns), "--clients", strconv.Itoa(st.Clients), "--precise",
 		"put", "--rate", strconv.Itoa(int(rate)), "--total", strconv.FormatInt(total, 10),
 		"--key-size", strconv.Itoa(s.keySize), "--val-size", strconv.Itoa(s.valSize), "--key-space-size", "1000000000"}
 	// A rate far past what the storage carries would take total/achieved
@@ -241,6 +246,15 @@ func (s stepper) run(ctx context.Context, srv server, p *zoo.Place, dev string, 
 	st.evidence(before, after)
 	st.judge(s.lim)
 	return st, nil
+}
+
+// shapeAt is the connections and clients a step at rate sends.
+func (s stepper) shapeAt(rate float64) (conns, clients int) {
+	if s.checkPerf {
+		p := etcdload.CheckPresetAt(rate)
+		return p.Conns, p.Clients
+	}
+	return s.conns, s.clients
 }
 
 func readDiskstats(dev string) (diskCounters, error) {

@@ -146,16 +146,10 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 // set the answer.
 const stepMinObservations = 20
 
-// presetAt is check perf's load shape at rate: the clients and
-// connections of the smallest preset that asks for at least that rate.
+// presetAt is check perf's load shape at rate (etcdload.CheckPresetAt)
+// for d.
 func presetAt(rate float64, d time.Duration) etcdload.CheckPreset {
-	p := etcdload.CheckPresets[len(etcdload.CheckPresets)-1]
-	for _, q := range etcdload.CheckPresets {
-		if q.Rate >= rate {
-			p = q
-			break
-		}
-	}
+	p := etcdload.CheckPresetAt(rate)
 	p.Name, p.Alias = "capacity", ""
 	p.Rate, p.Duration = rate, d
 	return p

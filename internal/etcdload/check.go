@@ -48,6 +48,18 @@ var CheckPresets = func() []CheckPreset {
 	return ps
 }()
 
+// CheckPresetAt is check perf's load shape at rate: the preset (its
+// clients, connections and sizes) of the smallest load that asks for at
+// least that rate, the largest's above xl.
+func CheckPresetAt(rate float64) CheckPreset {
+	for _, q := range CheckPresets {
+		if q.Rate >= rate {
+			return q
+		}
+	}
+	return CheckPresets[len(CheckPresets)-1]
+}
+
 // LookupCheckPreset returns the preset of a name or etcdctl's alias of it
 // (small, medium, large, xLarge); ok is false for anything else.
 func LookupCheckPreset(name string) (p CheckPreset, ok bool) {

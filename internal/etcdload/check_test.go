@@ -254,3 +254,12 @@ func TestCheckPresetsAreTheLoadModels(t *testing.T) {
 		}
 	}
 }
+
+// A rate's shape is the smallest load model that asks for at least it.
+func TestCheckPresetAt(t *testing.T) {
+	for rate, want := range map[float64]int{10: 50, 150: 50, 151: 200, 1000: 200, 2620: 500, 8000: 500, 9000: 1000, 40000: 1000} {
+		if p := CheckPresetAt(rate); p.Clients != want || p.Conns != want || p.KeySize != 256 || p.ValSize != 1024 {
+			t.Errorf("at %g puts/s: %+v, want %d clients and connections", rate, p, want)
+		}
+	}
+}
