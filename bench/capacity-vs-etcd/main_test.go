@@ -229,7 +229,42 @@ func TestMergedResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := r.Figures
-	if r.Rounds != 2 || f["iops_1000_etcd_3_4_ratio_min"] != 480.0/476 || f["iops_1000_etcd_3_4_ratio_max"] != 1.5 || f["ratios"] != 1 || f["ratios_within_goal"] != 0 {
+	if r.Rounds != 2 || f["iops_1000_etcd_3_4_ratio_min"] != 480.0/476 || f["iops_1000_etcd_3_4_ratio_max"] != 1.5 || f["ratios"] != 1 || f["ratios_within_goal"] != 0 ||
+		f["estimates_in_truth_range"] != 1 {
 		t.Errorf("rounds %d, figures %v", r.Rounds, f)
+	}
+}
+
+// An estimate agrees with a truth that moves from run to run when it lands
+// within the goal of the truth's range: latency-tail's rounds 8-10 (etcd
+// 3.4 passed 35, 27 and 0; the estimate was 0 each time).
+func TestInRange(t *testing.T) {
+	rd := func(n int, est float64, passes ...float64) round {
+		r := round{N: n, Capacity: &measured{Rate: est}}
+		for i, p := range passes {
+			r.Truths = append(r.Truths, truth{Etcd: kindNames[i], HighestPass: p})
+		}
+		return r
+	}
+	s := summarize(row{Storage: "latency-tail", Rounds: []round{rd(8, 0, 35, 0), rd(9, 0, 27, 0), rd(10, 0, 0, 13)}})
+	if in, ok := s.inRange("etcd-3.4"); !in || !ok {
+		t.Errorf("estimate 0 against 0-35: in %v (ok %v), want in", in, ok)
+	}
+	if w := s.inRangeWord("embedded"); w != "yes" {
+		t.Errorf("estimate 0 against 0-13: %q, want yes", w)
+	}
+	s = summarize(row{Storage: "plain", Rounds: []round{rd(1, 2400, 4149, 3200), rd(2, 2400, 4525, 3489)}})
+	if in, _ := s.inRange("etcd-3.4"); in {
+		t.Error("estimate 2400 against 4149-4525: want out of range (under 4149/1.25)")
+	}
+	if in, _ := s.inRange("embedded"); in {
+		t.Error("estimate 2400 against 3200-3489: want out of range (under 3200/1.25 = 2560)")
+	}
+	s = summarize(row{Storage: "plain", Rounds: []round{rd(1, 2700, 3200), rd(2, 2700, 3489)}})
+	if in, _ := s.inRange("etcd-3.4"); !in {
+		t.Error("estimate 2700 against 3200-3489: want in range (over 2560)")
+	}
+	if _, ok := s.inRange("embedded"); ok {
+		t.Error("no embedded truth: want no answer")
 	}
 }

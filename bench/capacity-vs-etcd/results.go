@@ -58,13 +58,14 @@ func merged(o options, stdout io.Writer) error {
 
 // saveResult writes the --results file: the table as printed and, per
 // storage, the estimate's median and its ratio to each real etcd's
-// highest passing rate (median, min, max over the rounds).
+// highest passing rate (median, min, max over the rounds); and how many
+// estimates lie in their real etcd's range (summary.inRange).
 func saveResult(o options, rows []row, table string, started time.Time) error {
 	if o.Results == "" {
 		return nil
 	}
 	figures := map[string]float64{}
-	rounds, within, ratios, undefined := 0, 0, 0, 0
+	rounds, within, ratios, undefined, inRange := 0, 0, 0, 0, 0
 	for _, r := range rows {
 		if r.Skipped != "" {
 			continue
@@ -76,6 +77,9 @@ func saveResult(o options, rows []row, table string, started time.Time) error {
 			figures[st+"_estimate"] = median(s.estimate)
 		}
 		for _, k := range kindNames {
+			if in, ok := s.inRange(k); ok && in {
+				inRange++
+			}
 			v := s.ratios[k]
 			if len(v) == 0 {
 				continue
@@ -105,6 +109,7 @@ func saveResult(o options, rows []row, table string, started time.Time) error {
 		}
 	}
 	figures["ratios"], figures["ratios_within_goal"], figures["ratios_undefined"] = float64(ratios), float64(within), float64(undefined)
+	figures["estimates_in_truth_range"] = float64(inRange)
 	source := "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " ")
 	dir := o.Dir
 	if dir == "" {
