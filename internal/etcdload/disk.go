@@ -98,6 +98,11 @@ func judgeP99(th verdict.Threshold, margin, p99 float64, tg observe.Target, metr
 	return v
 }
 
+// settleBound is the longest Bench waits for the members to commit the
+// run's deleted keys: a commit of thousands of tombstones on a slow
+// storage takes hundreds of milliseconds.
+const settleBound = 5 * time.Second
+
 func secs(s float64) time.Duration {
 	return units.FromSeconds(s).Round(time.Microsecond)
 }
@@ -132,6 +137,12 @@ type BenchOptions struct {
 	// count as carried. Without it such a p99 is a note, as in check's
 	// short loads.
 	DecideEarly bool
+	// Settle waits, once the run's keys are deleted, until every member's
+	// backend committed that deletion (observe.Watch.Settle), so that
+	// its commit - thousands of tombstones, the slowest of a step's on a
+	// slow storage - is not counted in the next load, as it was in a
+	// capacity sweep's next step.
+	Settle bool
 }
 
 // Bench runs l with two scrapes of every target's /metrics around it and
@@ -180,6 +191,14 @@ func Bench(ctx context.Context, l Load, o BenchOptions) (out *Outcome, err error
 	}
 	if err != nil {
 		return out, err
+	}
+	if o.Settle && ended && endErr == nil && out.Deleted > 0 {
+		if err := watch.Settle(ctx, settleBound); err != nil {
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			out.Workload.Notes = append(out.Workload.Notes, "the deletion of the run's keys: "+err.Error())
+		}
 	}
 	defer func() {
 		if err != nil || out == nil {

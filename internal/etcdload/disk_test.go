@@ -152,3 +152,37 @@ func TestJudgeHealth(t *testing.T) {
 		t.Errorf("slow applies: %+v, want PASS", vs[1])
 	}
 }
+
+// With Settle, Bench returns once the member committed the deletion of the
+// run's keys: the next load's first scrape does not count that commit.
+// Without it the commit landed up to a batch interval later, in the next
+// capacity step.
+func TestBenchSettles(t *testing.T) {
+	c := sharedCluster(t)
+	url := c.MetricsURLs()[0]
+	commits := func() float64 {
+		f, err := metrics.Scrape(context.Background(), nil, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := metrics.HistogramOf(f, observe.BackendCommitMetric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.Count
+	}
+	before := commits()
+	l := testLoad(t, OpPut)
+	l.Total, l.Clients, l.KeySpaceSize, l.SequentialKeys = 200, 4, 200, true
+	out, err := Bench(context.Background(), l, BenchOptions{Targets: observe.EmbeddedTargets(c.MetricsURLs()), Thresholds: verdict.Defaults(), Settle: true})
+	if err != nil {
+		t.Fatalf("Bench: %v", err)
+	}
+	if out.Deleted != 200 || len(out.Members) != 1 {
+		t.Fatalf("deleted %d keys, %d members: want the run's 200 and one member", out.Deleted, len(out.Members))
+	}
+	during := out.Members[0].BackendCommit.Count
+	if after := commits(); after < before+during+1 {
+		t.Errorf("commits: %v before, %v during the load, %v when Bench returned: want the deletion's commit counted too", before, during, after)
+	}
+}

@@ -71,6 +71,8 @@ type Outcome struct {
 	// latency "request"), typed; nil for a load without one (a watch
 	// load's first latency is its events').
 	Request *stats.Summary
+	// Deleted is how many of the run's keys its cleanup deleted.
+	Deleted int64
 }
 
 // Failed is the number of requests that returned an error.
@@ -133,13 +135,18 @@ func Run(ctx context.Context, l Load) (out *Outcome, err error) {
 			defer fresh[0].Close()
 			c = fresh[0]
 		}
-		cerr := deletePrefix(c, prefix, timeout)
+		deleted, cerr := deletePrefix(c, prefix, timeout)
 		if cerr == nil && ctx.Err() != nil {
 			// A put cancelled in flight may still reach the server and be
 			// applied after the first delete: delete once more after it had
 			// time to land.
 			time.Sleep(lateWriteGrace)
-			cerr = deletePrefix(c, prefix, timeout)
+			var more int64
+			more, cerr = deletePrefix(c, prefix, timeout)
+			deleted += more
+		}
+		if out != nil {
+			out.Deleted = deleted
 		}
 		if cerr != nil {
 			err = errors.Join(err, cerr)
@@ -211,13 +218,14 @@ func checkEmpty(ctx context.Context, c *clientv3.Client, prefix string, timeout 
 
 // deletePrefix removes every key of the run, on a context of its own so
 // that it also runs after an interrupt.
-func deletePrefix(c *clientv3.Client, prefix string, timeout time.Duration) error {
+func deletePrefix(c *clientv3.Client, prefix string, timeout time.Duration) (deleted int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if _, err := c.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
-		return fmt.Errorf("deleting the run's keys (etcdctl del --prefix %s removes them): %w", prefix, err)
+	resp, err := c.Delete(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		return 0, fmt.Errorf("deleting the run's keys (etcdctl del --prefix %s removes them): %w", prefix, err)
 	}
-	return nil
+	return resp.Deleted, nil
 }
 
 // populate writes every key of the key space before the clock starts, so

@@ -31,6 +31,45 @@ type Watch struct {
 	before  []scraped
 	sampler *backlogSampler
 	backlog []Backlog // set when the sampling stops
+	after   []scraped // End's scrapes
+}
+
+// Settle waits until every watched member's backend committed after
+// End's scrape - what was applied since (the run's keys' deletion) is then
+// in bbolt and counted - polling each member's
+// etcd_disk_backend_commit_duration_seconds count, for at most bound.
+// etcd's backend commits its pending writes every batch interval (100 ms)
+// and only when there are some, so call it only when something was
+// written after End. It returns at once when End did not scrape.
+func (w *Watch) Settle(ctx context.Context, bound time.Duration) error {
+	if len(w.after) != len(w.kept) {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	for i, t := range w.kept {
+		h, err := metrics.HistogramOf(w.after[i].f, BackendCommitMetric)
+		if err != nil {
+			continue // a member without the histogram: nothing to wait for
+		}
+		for {
+			f, err := metrics.Scrape(sctx, w.o.HTTP, t.URL)
+			if err == nil {
+				if now, err := metrics.HistogramOf(f, BackendCommitMetric); err == nil && now.Count > h.Count {
+					break
+				}
+			}
+			select {
+			case <-sctx.Done():
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("%s's backend did not commit within %v", t.Name, bound)
+			case <-time.After(settlePoll):
+			}
+		}
+	}
+	return nil
 }
 
 // Begin scrapes every target once. A target that cannot be read is an
@@ -92,6 +131,7 @@ func (w *Watch) End(ctx context.Context) ([]Member, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.after = after
 	ms, err := deltas(w.kept, w.before, after)
 	if err != nil {
 		return nil, err
@@ -110,6 +150,8 @@ const (
 	// commitSettle is etcd's default backend batch interval (100 ms) and
 	// some slack.
 	commitSettle = 150 * time.Millisecond
+	// settlePoll is how often Settle reads a member's commit count.
+	settlePoll = 20 * time.Millisecond
 )
 
 // observe takes one scrape's gauges into b.
