@@ -318,7 +318,14 @@ func (b *etcdBackend) reset() {
 		b.gen--
 		return
 	}
+	// Closing etcd's backend commits once more (CommitAndStop) and
+	// etcd's histogram observes it: counted, or the step's commits would
+	// no longer match that histogram's and fall back to the timing (as
+	// `capacity`'s held steps at 4,530 and 6,400/s on vda did).
+	b.commitMu.Lock()
 	old.Close()
+	b.made++
+	b.commitMu.Unlock()
 	os.Remove(oldPath)
 }
 
