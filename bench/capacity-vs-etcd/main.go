@@ -11,10 +11,11 @@
 //     values, new keys; with --shape fixed, --clients clients on --conns
 //     connections, 50 by default, the issue's; with --shape check-perf,
 //     etcdctl check perf's clients and connections at each rate, 50 to
-//     1,000, as `capacity`'s etcd side sends) for --step per rate. A rate passes when etcd's own WAL fsync p99 < 10 ms and
-//     backend commit p99 < 25 ms (its /metrics' histogram deltas over the
-//     step), benchmark had no errors and achieved 90 % of the rate. A
-//     ladder (x2) and a bisection find the highest passing rate to 10 %.
+//     1,000, as `capacity`'s etcd side sends) for --step per rate. A
+//     rate passes when etcd's own WAL fsync p99 < 10 ms and backend
+//     commit p99 < 25 ms (its /metrics' histogram deltas over the step),
+//     benchmark had no errors and achieved 90 % of the rate. A ladder
+//     (x2) and a bisection find the highest passing rate to 10 %.
 //   - beside it, `etcdbench etcd capacity` (the sweep of a real etcd);
 //   - the prediction: `etcdbench capacity`'s estimate, run in the same
 //     storage (inside the cgroup).

@@ -67,7 +67,7 @@ func truthOf(rd round, k string) *truth {
 // summary is one row of the table, figures per round.
 type summary struct {
 	estimate, disk, cpu, etcdCap []float64
-	pass, fail                   map[string][]string
+	fail                         map[string][]string
 	ratios                       map[string][]float64
 	// passes are each real etcd's highest passing rates, a round each.
 	passes map[string][]float64
@@ -75,7 +75,7 @@ type summary struct {
 }
 
 func summarize(r row) summary {
-	s := summary{pass: map[string][]string{}, fail: map[string][]string{}, ratios: map[string][]float64{}, passes: map[string][]float64{}}
+	s := summary{fail: map[string][]string{}, ratios: map[string][]float64{}, passes: map[string][]float64{}}
 	for _, rd := range r.Rounds {
 		if c := rd.Capacity; c != nil {
 			s.estimate, s.disk, s.cpu = append(s.estimate, c.Rate), append(s.disk, c.Disk), append(s.cpu, c.CPU)
@@ -88,7 +88,6 @@ func summarize(r row) summary {
 			if t == nil {
 				continue
 			}
-			s.pass[k] = append(s.pass[k], fmt.Sprintf("%.0f", t.HighestPass))
 			s.passes[k] = append(s.passes[k], t.HighestPass)
 			fail := "-"
 			if t.LowestFail > 0 {
@@ -148,10 +147,14 @@ func printTable(w io.Writer, rows []row) error {
 		}
 		s := summarize(r)
 		pf := func(k string) string {
-			if len(s.pass[k]) == 0 {
+			if len(s.passes[k]) == 0 {
 				return "-"
 			}
-			return strings.Join(s.pass[k], ",") + " / " + strings.Join(s.fail[k], ",")
+			pass := make([]string, len(s.passes[k]))
+			for i, p := range s.passes[k] {
+				pass[i] = fmt.Sprintf("%.0f", p)
+			}
+			return strings.Join(pass, ",") + " / " + strings.Join(s.fail[k], ",")
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s / %s\t%s\n", r.Storage, len(r.Rounds), spread(s.estimate, "%.0f"),
 			spread(s.disk, "%.0f"), spread(s.cpu, "%.0f"), spread(s.etcdCap, "%.0f"), pf("etcd-3.4"), pf("embedded"),

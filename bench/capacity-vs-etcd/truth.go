@@ -326,8 +326,9 @@ type perPut struct {
 	WALFsyncsPerPut float64 `json:"wal_fsyncs_per_put"`
 	CommitsPerSec   float64 `json:"backend_commits_per_sec"`
 	// EtcdCPU and BenchmarkCPU are CPU seconds per put, NaN when not
-	// measured.
-	EtcdCPU, BenchmarkCPU float64
+	// measured (printed only: JSON has no NaN).
+	EtcdCPU      float64 `json:"-"`
+	BenchmarkCPU float64 `json:"-"`
 }
 
 // costAt is t's step at its highest passing rate, per put.

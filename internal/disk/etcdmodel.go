@@ -440,7 +440,7 @@ type backendStep struct {
 
 // record puts the commits in the step's result.
 func (c backendStep) record(s *result.CapacityStep) {
-	s.BackendCommitP99Ns, s.BackendCommits, s.BackendCommitTimed = c.P99, c.Commits, c.Timed && c.Commits > 0
+	s.BackendCommitP99Ns, s.BackendCommits, s.BackendCommitTimed = c.P99, c.Commits, c.Timed
 }
 
 // takeStep returns the commits since the last call and starts a new
@@ -454,7 +454,7 @@ func (b *etcdBackend) takeStep() backendStep {
 	b.mu.Unlock()
 	b.restartOwn()
 	if c.Commits == 0 {
-		c.P99 = 0
+		c.P99, c.Timed = 0, false // no commits: no p99, from neither
 	}
 	return c
 }

@@ -43,7 +43,7 @@ func (s *Sampled) needToPass() int64 {
 	if s.share <= 0 {
 		return s.Rule.SamplesToPass()
 	}
-	if s.need == 0 || s.needShare != s.share {
+	if s.needShare != s.share {
 		s.need, s.needShare = s.Rule.SamplesToPassAt(s.share), s.share
 	}
 	return s.need
