@@ -64,6 +64,7 @@ on the same disk under load, in one verdict table.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return run.Usage(flagError(err)) })
 	cf.register(root.Flags())
 	registerReportFiles(root.PersistentFlags(), rf)
+	root.SetHelpFunc(helpWithoutRefusedFiles(root, root.HelpFunc()))
 	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr), newCapacityCmd(stdout, stderr))
 	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
 	root.AddCommand(newTuneCmd(stdout, stderr))

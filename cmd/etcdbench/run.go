@@ -86,26 +86,67 @@ func registerReportFiles(fs *pflag.FlagSet, f *report.Files) {
 // report.PromFileName makes it.
 const textfileName = "etcdbench_<command>_<dir>.prom, e.g. etcdbench_disk_wal_var_lib_etcd.prom"
 
+// reportFileFlags are the root's report file flags and the -o format
+// each writes.
+var reportFileFlags = []struct{ name, format string }{{"html", "html"}, {"textfile", "prom"}}
+
 // reportFilesAccepted refuses the root's report files a command does not
 // write: --html unless its -o offers html, --textfile unless it offers
 // prom (formatsAnnotation).
 func reportFilesAccepted(cmd *cobra.Command, f report.Files) error {
+	for _, rf := range reportFileFlags {
+		given := f.HTML
+		if rf.name == "textfile" {
+			given = f.Textfile
+		}
+		if given == "" {
+			continue
+		}
+		if err := reportFileRefused(cmd, rf.name, rf.format); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportFileRefused says why the root's report file flag name, which
+// writes format, does not apply to cmd; nil when it does.
+func reportFileRefused(cmd *cobra.Command, name, format string) error {
 	var formats, noProm []string
 	if o := cmd.Flags().Lookup("output"); o != nil {
 		formats, noProm = o.Annotations[formatsAnnotation], o.Annotations[noPromAnnotation]
 	}
-	for _, rf := range []struct{ flag, given, format string }{{"--html", f.HTML, "html"}, {"--textfile", f.Textfile, "prom"}} {
-		switch {
-		case rf.given == "" || slices.Contains(formats, rf.format):
-		case formats == nil:
-			return run.Usagef("%s does not apply to '%s': it writes no report", rf.flag, cmd.CommandPath())
-		case len(noProm) > 0 && rf.format == "prom":
-			return run.Usagef("%s does not apply to '%s': %s", rf.flag, cmd.CommandPath(), noProm[0])
-		default:
-			return run.Usagef("%s does not apply to '%s': its report is %s, not %s", rf.flag, cmd.CommandPath(), strings.Join(formats, ", "), rf.format)
-		}
+	switch {
+	case slices.Contains(formats, format):
+		return nil
+	case formats == nil:
+		return run.Usagef("--%s does not apply to '%s': it writes no report", name, cmd.CommandPath())
+	case len(noProm) > 0 && format == "prom":
+		return run.Usagef("--%s does not apply to '%s': %s", name, cmd.CommandPath(), noProm[0])
 	}
-	return nil
+	return run.Usagef("--%s does not apply to '%s': its report is %s, not %s", name, cmd.CommandPath(), strings.Join(formats, ", "), format)
+}
+
+// helpWithoutRefusedFiles wraps help so that a command's help does not
+// list the root's report file flags it refuses (clean, exporter: they
+// write no report; tune: no prom).
+func helpWithoutRefusedFiles(root *cobra.Command, help func(*cobra.Command, []string)) func(*cobra.Command, []string) {
+	return func(cmd *cobra.Command, args []string) {
+		var hidden []*pflag.Flag
+		for _, rf := range reportFileFlags {
+			f := root.PersistentFlags().Lookup(rf.name)
+			if f != nil && !f.Hidden && reportFileRefused(cmd, rf.name, rf.format) != nil {
+				f.Hidden = true
+				hidden = append(hidden, f)
+			}
+		}
+		defer func() {
+			for _, f := range hidden {
+				f.Hidden = false
+			}
+		}()
+		help(cmd, args)
+	}
 }
 
 // checkReportFiles catches a bad --html or --textfile before a run that
