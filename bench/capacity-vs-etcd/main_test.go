@@ -250,8 +250,8 @@ func TestInRange(t *testing.T) {
 	if in, ok := s.inRange("etcd-3.4"); !in || !ok {
 		t.Errorf("estimate 0 against 0-35: in %v (ok %v), want in", in, ok)
 	}
-	if w := s.inRangeWord("embedded"); w != "yes" {
-		t.Errorf("estimate 0 against 0-13: %q, want yes", w)
+	if in, _ := s.inRange("embedded"); !in {
+		t.Error("estimate 0 against 0-13: want in range")
 	}
 	s = summarize(row{Storage: "plain", Rounds: []round{rd(1, 2400, 4149, 3200), rd(2, 2400, 4525, 3489)}})
 	if in, _ := s.inRange("etcd-3.4"); in {
@@ -266,5 +266,61 @@ func TestInRange(t *testing.T) {
 	}
 	if _, ok := s.inRange("embedded"); ok {
 		t.Error("no embedded truth: want no answer")
+	}
+}
+
+func TestMeets(t *testing.T) {
+	rd := func(n int, est float64, passes ...float64) round {
+		r := round{N: n, Capacity: &measured{Rate: est}}
+		for i, p := range passes {
+			r.Truths = append(r.Truths, truth{Etcd: kindNames[i], HighestPass: p})
+		}
+		return r
+	}
+	// A truth that agrees with itself within the goal is one number: the
+	// median ratio judges, whatever the range would say.
+	s := summarize(row{Storage: "iops-5000", Rounds: []round{rd(1, 2600, 3200, 2691), rd(2, 2600, 3900, 2691), rd(3, 2600, 3900, 2900)}})
+	if met, byRange, ok := s.meets("etcd-3.4"); met || byRange || !ok {
+		t.Errorf("estimate 2600 against 3200, 3900, 3900 (median ratio 0.67): met %v by range %v ok %v, want a miss by ratio", met, byRange, ok)
+	}
+	if in, _ := s.inRange("etcd-3.4"); !in {
+		t.Error("estimate 2600 is in 3200-3900's range widened by 1.25x (from 2560): the ratio, not the range, must judge it")
+	}
+	if w := s.goalWord("embedded"); w != "yes" {
+		t.Errorf("estimate 2600 against 2691-2900 (median ratio 0.97): %q, want yes", w)
+	}
+	// A truth that spreads wider than the goal is judged by its range.
+	s = summarize(row{Storage: "network-block", Rounds: []round{rd(11, 475, 168, 130), rd(12, 183, 476, 519), rd(13, 400, 336, 92)}})
+	if met, byRange, ok := s.meets("etcd-3.4"); !met || !byRange || !ok {
+		t.Errorf("estimate median 400 against 168-476: met %v by range %v ok %v, want met by range", met, byRange, ok)
+	}
+	if w := s.goalWord("embedded"); w != "yes (range)" {
+		t.Errorf("estimate median 400 against 92-519: %q, want yes (range)", w)
+	}
+	s = summarize(row{Storage: "latency-tail", Rounds: []round{rd(1, 200, 50, 0), rd(2, 200, 0, 0)}})
+	if w := s.goalWord("etcd-3.4"); w != "no (range)" {
+		t.Errorf("estimate 200 against 0-50: %q, want no (range)", w)
+	}
+	if w := s.goalWord("embedded"); w != "no" {
+		t.Errorf("estimate 200 against 0, 0: %q, want no (a truth of 0 agrees with itself)", w)
+	}
+	s = summarize(row{Storage: "fuse-slow-sync", Rounds: []round{rd(1, 0, 0, 0), rd(2, 0, 0, 0)}})
+	if w := s.goalWord("etcd-3.4"); w != "yes" {
+		t.Errorf("estimate 0 against 0, 0: %q, want yes", w)
+	}
+	if _, _, ok := summarize(row{Rounds: []round{rd(1, 100)}}).meets("etcd-3.4"); ok {
+		t.Error("no truth: want no answer")
+	}
+}
+
+func TestTruthsRatios(t *testing.T) {
+	rounds := []round{
+		{N: 1, Truths: []truth{{Etcd: "etcd-3.4", HighestPass: 168}, {Etcd: "embedded", HighestPass: 130}}},
+		{N: 2, Truths: []truth{{Etcd: "etcd-3.4", HighestPass: 0}, {Etcd: "embedded", HighestPass: 0}}},
+		{N: 3, Truths: []truth{{Etcd: "etcd-3.4", HighestPass: 500}}},
+	}
+	v := truthsRatios(row{Rounds: rounds})
+	if len(v) != 2 || math.Abs(v[0]-168.0/130) > 1e-9 || v[1] != 1 {
+		t.Errorf("truthsRatios = %v, want [1.29 1] (a round without the embedded etcd has none)", v)
 	}
 }

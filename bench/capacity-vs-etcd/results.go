@@ -58,14 +58,15 @@ func merged(o options, stdout io.Writer) error {
 
 // saveResult writes the --results file: the table as printed and, per
 // storage, the estimate's median and its ratio to each real etcd's
-// highest passing rate (median, min, max over the rounds); and how many
-// estimates lie in their real etcd's range (summary.inRange).
+// highest passing rate (median, min, max over the rounds) and etcd 3.4's
+// over the embedded etcd's; how many estimates lie in their real etcd's
+// range (summary.inRange) and how many meet the goal (summary.meets).
 func saveResult(o options, rows []row, table string, started time.Time) error {
 	if o.Results == "" {
 		return nil
 	}
 	figures := map[string]float64{}
-	rounds, within, ratios, undefined, inRange := 0, 0, 0, 0, 0
+	rounds, within, ratios, undefined, inRange, met := 0, 0, 0, 0, 0, 0
 	for _, r := range rows {
 		if r.Skipped != "" {
 			continue
@@ -76,9 +77,15 @@ func saveResult(o options, rows []row, table string, started time.Time) error {
 		if len(s.estimate) > 0 {
 			figures[st+"_estimate"] = median(s.estimate)
 		}
+		if v := truthsRatios(r); len(v) > 0 && !math.IsInf(median(v), 0) {
+			figures[st+"_etcd_3_4_over_embedded"] = median(v)
+		}
 		for _, k := range kindNames {
 			if in, ok := s.inRange(k); ok && in {
 				inRange++
+			}
+			if m, _, ok := s.meets(k); ok && m {
+				met++
 			}
 			v := s.ratios[k]
 			if len(v) == 0 {
@@ -109,7 +116,7 @@ func saveResult(o options, rows []row, table string, started time.Time) error {
 		}
 	}
 	figures["ratios"], figures["ratios_within_goal"], figures["ratios_undefined"] = float64(ratios), float64(within), float64(undefined)
-	figures["estimates_in_truth_range"] = float64(inRange)
+	figures["estimates_in_truth_range"], figures["goal_met"] = float64(inRange), float64(met)
 	source := "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " ")
 	dir := o.Dir
 	if dir == "" {

@@ -123,23 +123,69 @@ func (s summary) inRange(k string) (in, ok bool) {
 	return m >= lo/goal && m <= hi*goal, true
 }
 
-// inRangeWord is inRange for the table: yes, no or -.
-func (s summary) inRangeWord(k string) string {
-	in, ok := s.inRange(k)
-	switch {
-	case !ok:
-		return "-"
-	case in:
-		return "yes"
+// meets says whether the estimate meets issue 22's goal against the
+// real etcd k over the rounds. Where k's highest passing rates agree
+// with each other within the goal, the truth is one number and the
+// estimate's median ratio to it must lie within 1.25x. Where they do not
+// (a storage whose latency tail sits at etcd's limit: etcd 3.4 passed 0
+// to 50 puts/s on latency-tail, 168 to 519 on network-block), no one
+// number is the truth - the real etcd misses its own goal against
+// itself - and the estimate must land within 1.25x of its range
+// (inRange). byRange says which judged. ok is false when there is no
+// estimate or no truth.
+func (s summary) meets(k string) (met, byRange, ok bool) {
+	p := s.passes[k]
+	if len(p) == 0 || len(s.estimate) == 0 {
+		return false, false, false
 	}
-	return "no"
+	lo, hi := p[0], p[0]
+	for _, x := range p {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	if ratio(hi, lo) > goal {
+		in, _ := s.inRange(k)
+		return in, true, true
+	}
+	m := median(s.ratios[k])
+	return m >= 1/goal && m <= goal, false, true
+}
+
+// goalWord is meets for the table: "yes", "yes (range)" when judged by
+// the truth's range, "no", "no (range)", or "-".
+func (s summary) goalWord(k string) string {
+	met, byRange, ok := s.meets(k)
+	if !ok {
+		return "-"
+	}
+	w := "no"
+	if met {
+		w = "yes"
+	}
+	if byRange {
+		w += " (range)"
+	}
+	return w
+}
+
+// truthsRatios are etcd 3.4's highest passing rate over the embedded
+// etcd's, a round each where both ran: how far two real etcds on the
+// same storage agree, the bound no estimate can beat.
+func truthsRatios(r row) []float64 {
+	var v []float64
+	for _, rd := range r.Rounds {
+		a, b := truthOf(rd, "etcd-3.4"), truthOf(rd, "embedded")
+		if a != nil && b != nil {
+			v = append(v, ratio(a.HighestPass, b.HighestPass))
+		}
+	}
+	return v
 }
 
 // printTable prints one row per storage, then each real etcd's device
 // cost per put at its highest passing rate.
 func printTable(w io.Writer, rows []row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nstorage\trounds\tcapacity's estimate (puts/s)\tdisk / CPU side\tetcd capacity\tetcd 3.4 passes / fails at\tembedded passes / fails at\testimate / etcd 3.4\testimate / embedded\tin the truths' range (3.4 / embedded)\tload (1 min) at each run")
+	fmt.Fprintln(tw, "\nstorage\trounds\tcapacity's estimate (puts/s)\tdisk / CPU side\tetcd capacity\tetcd 3.4 passes / fails at\tembedded passes / fails at\testimate / etcd 3.4\testimate / embedded\tetcd 3.4 / embedded\tgoal met (3.4 / embedded)\tload (1 min) at each run")
 	for _, r := range rows {
 		if r.Skipped != "" {
 			fmt.Fprintf(tw, "%s\tskipped: %s\n", r.Storage, r.Skipped)
@@ -156,9 +202,10 @@ func printTable(w io.Writer, rows []row) error {
 			}
 			return strings.Join(pass, ",") + " / " + strings.Join(s.fail[k], ",")
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s / %s\t%s\n", r.Storage, len(r.Rounds), spread(s.estimate, "%.0f"),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s / %s\t%s\n", r.Storage, len(r.Rounds), spread(s.estimate, "%.0f"),
 			spread(s.disk, "%.0f"), spread(s.cpu, "%.0f"), spread(s.etcdCap, "%.0f"), pf("etcd-3.4"), pf("embedded"),
-			spread(s.ratios["etcd-3.4"], "%.2f"), spread(s.ratios["embedded"], "%.2f"), s.inRangeWord("etcd-3.4"), s.inRangeWord("embedded"),
+			spread(s.ratios["etcd-3.4"], "%.2f"), spread(s.ratios["embedded"], "%.2f"), spread(truthsRatios(r), "%.2f"),
+			s.goalWord("etcd-3.4"), s.goalWord("embedded"),
 			strings.Join(s.load, " | "))
 	}
 	if err := tw.Flush(); err != nil {
