@@ -238,14 +238,18 @@ func TestMergedResults(t *testing.T) {
 // An estimate agrees with a truth that moves from run to run when it lands
 // within the goal of the truth's range: latency-tail's rounds 8-10 (etcd
 // 3.4 passed 35, 27 and 0; the estimate was 0 each time).
-func TestInRange(t *testing.T) {
-	rd := func(n int, est float64, passes ...float64) round {
-		r := round{N: n, Capacity: &measured{Rate: est}}
-		for i, p := range passes {
-			r.Truths = append(r.Truths, truth{Etcd: kindNames[i], HighestPass: p})
-		}
-		return r
+// estimated is round n with the estimate est and each real etcd's
+// highest passing rate, in kindNames' order.
+func estimated(n int, est float64, passes ...float64) round {
+	r := round{N: n, Capacity: &measured{Rate: est}}
+	for i, p := range passes {
+		r.Truths = append(r.Truths, truth{Etcd: kindNames[i], HighestPass: p})
 	}
+	return r
+}
+
+func TestInRange(t *testing.T) {
+	rd := estimated
 	s := summarize(row{Storage: "latency-tail", Rounds: []round{rd(8, 0, 35, 0), rd(9, 0, 27, 0), rd(10, 0, 0, 13)}})
 	if in, ok := s.inRange("etcd-3.4"); !in || !ok {
 		t.Errorf("estimate 0 against 0-35: in %v (ok %v), want in", in, ok)
@@ -270,13 +274,7 @@ func TestInRange(t *testing.T) {
 }
 
 func TestMeets(t *testing.T) {
-	rd := func(n int, est float64, passes ...float64) round {
-		r := round{N: n, Capacity: &measured{Rate: est}}
-		for i, p := range passes {
-			r.Truths = append(r.Truths, truth{Etcd: kindNames[i], HighestPass: p})
-		}
-		return r
-	}
+	rd := estimated
 	// A truth that agrees with itself within the goal is one number: the
 	// median ratio judges, whatever the range would say.
 	s := summarize(row{Storage: "iops-5000", Rounds: []round{rd(1, 2600, 3200, 2691), rd(2, 2600, 3900, 2691), rd(3, 2600, 3900, 2900)}})
