@@ -309,6 +309,11 @@ func TestMeets(t *testing.T) {
 	if _, _, ok := summarize(row{Rounds: []round{rd(1, 100)}}).meets("etcd-3.4"); ok {
 		t.Error("no truth: want no answer")
 	}
+	noEstimate := rd(2, 0, 200)
+	noEstimate.Capacity = nil
+	if _, _, ok := summarize(row{Rounds: []round{rd(1, 100), noEstimate}}).meets("etcd-3.4"); ok {
+		t.Error("an estimate and a truth from different rounds: want no answer")
+	}
 }
 
 func TestTruthsRatios(t *testing.T) {
@@ -317,8 +322,10 @@ func TestTruthsRatios(t *testing.T) {
 		{N: 2, Truths: []truth{{Etcd: "etcd-3.4", HighestPass: 0}, {Etcd: "embedded", HighestPass: 0}}},
 		{N: 3, Truths: []truth{{Etcd: "etcd-3.4", HighestPass: 500}}},
 	}
+	rounds = append(rounds, round{N: 4, Truths: []truth{{Etcd: "etcd-3.4", HighestPass: 200}, {Etcd: "embedded", HighestPass: 436}}},
+		round{N: 5, Truths: []truth{{Etcd: "etcd-3.4", HighestPass: 0}, {Etcd: "embedded", HighestPass: 27}}})
 	v := truthsRatios(row{Rounds: rounds})
-	if len(v) != 2 || math.Abs(v[0]-168.0/130) > 1e-9 || v[1] != 1 {
-		t.Errorf("truthsRatios = %v, want [1.29 1] (a round without the embedded etcd has none)", v)
+	if len(v) != 4 || math.Abs(v[0]-168.0/130) > 1e-9 || v[1] != 1 || math.Abs(v[2]-436.0/200) > 1e-9 || !math.IsInf(v[3], 1) {
+		t.Errorf("truthsRatios = %v, want [1.29 1 2.18 +Inf]: the larger over the smaller, either way round, +Inf where one carried nothing, none without both", v)
 	}
 }

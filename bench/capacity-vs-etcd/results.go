@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -58,8 +59,8 @@ func merged(o options, stdout io.Writer) error {
 
 // saveResult writes the --results file: the table as printed and, per
 // storage, the estimate's median and its ratio to each real etcd's
-// highest passing rate (median, min, max over the rounds) and etcd 3.4's
-// over the embedded etcd's; how many estimates lie in their real etcd's
+// highest passing rate (median, min, max over the rounds) and how far the
+// two real etcds disagree (truthsRatios: median, max); how many estimates lie in their real etcd's
 // range (summary.inRange) and how many meet the goal (summary.meets).
 func saveResult(o options, rows []row, table string, started time.Time) error {
 	if o.Results == "" {
@@ -78,7 +79,10 @@ func saveResult(o options, rows []row, table string, started time.Time) error {
 			figures[st+"_estimate"] = median(s.estimate)
 		}
 		if v := truthsRatios(r); len(v) > 0 && !math.IsInf(median(v), 0) {
-			figures[st+"_etcd_3_4_over_embedded"] = median(v)
+			figures[st+"_etcds_disagree"] = median(v)
+			if hi := slices.Max(v); !math.IsInf(hi, 0) {
+				figures[st+"_etcds_disagree_max"] = hi
+			}
 		}
 		for _, k := range kindNames {
 			if in, ok := s.inRange(k); ok && in {

@@ -365,6 +365,7 @@ func TestInfo(t *testing.T) {
 		{"clean --help", []string{"clean", "--help"}, "--dir", []string{"--html", "--textfile"}},
 		{"help exporter", []string{"help", "exporter"}, "--listen", []string{"--html", "--textfile"}},
 		{"tune --help", []string{"tune", "--help"}, "--html", []string{"--textfile"}},
+		{"etcd --help", []string{"etcd", "--help"}, "--textfile", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

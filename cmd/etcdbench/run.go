@@ -129,9 +129,14 @@ func reportFileRefused(cmd *cobra.Command, name, format string) error {
 
 // helpWithoutRefusedFiles wraps help so that a command's help does not
 // list the root's report file flags it refuses (clean, exporter: they
-// write no report; tune: no prom).
+// write no report; tune: no prom). A group (etcd, disk) keeps them: they
+// may be given before its subcommand.
 func helpWithoutRefusedFiles(root *cobra.Command, help func(*cobra.Command, []string)) func(*cobra.Command, []string) {
 	return func(cmd *cobra.Command, args []string) {
+		if cmd.HasAvailableSubCommands() {
+			help(cmd, args)
+			return
+		}
 		var hidden []*pflag.Flag
 		for _, rf := range reportFileFlags {
 			f := root.PersistentFlags().Lookup(rf.name)
