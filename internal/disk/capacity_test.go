@@ -107,6 +107,16 @@ func monotone(t *testing.T, c *result.Capacity) {
 		if s.Achieved < 0.9*s.Rate || s.LagEndNs > int64(500*time.Millisecond) {
 			continue
 		}
+		// Two steps at one rate (the ladder's and the bisection's) say
+		// nothing of how latency grows with the rate, only how it varies
+		// (60 and 50 ms at 80/s behind a 10 ms sync in one CI run): the
+		// lower of them is the baseline for the next rate up.
+		if prev != nil && s.Rate <= 1.01*prev.Rate {
+			if s.SyncP50Ns < prev.SyncP50Ns {
+				prev = s
+			}
+			continue
+		}
 		if prev != nil && float64(s.SyncP50Ns) < 0.9*float64(prev.SyncP50Ns)-1e5 {
 			t.Errorf("sync p50 falls from %v at %.0f/s to %v at %.0f/s on a storage whose latency only grows with the rate",
 				time.Duration(prev.SyncP50Ns), prev.Rate, time.Duration(s.SyncP50Ns), s.Rate)
