@@ -60,8 +60,9 @@ func merged(o options, stdout io.Writer) error {
 // saveResult writes the --results file: the table as printed and, per
 // storage, the estimate's median and its ratio to each real etcd's
 // highest passing rate (median, min, max over the rounds) and how far the
-// two real etcds disagree (truthsRatios: median, max); how many estimates lie in their real etcd's
-// range (summary.inRange) and how many meet the goal (summary.meets).
+// two real etcds disagree (truthsRatios: median, max); how many
+// estimates lie in their real etcd's range (summary.inRange) and how many
+// meet the goal (summary.meets).
 func saveResult(o options, rows []row, table string, started time.Time) error {
 	if o.Results == "" {
 		return nil
@@ -95,10 +96,7 @@ func saveResult(o options, rows []row, table string, started time.Time) error {
 			if len(v) == 0 {
 				continue
 			}
-			lo, hi := v[0], v[0]
-			for _, x := range v {
-				lo, hi = math.Min(lo, x), math.Max(hi, x)
-			}
+			lo, hi := slices.Min(v), slices.Max(v)
 			m := median(v)
 			if math.IsNaN(m) {
 				undefined++

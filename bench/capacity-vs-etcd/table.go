@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -115,10 +116,7 @@ func (s summary) inRange(k string) (in, ok bool) {
 	if len(p) == 0 || len(s.estimate) == 0 {
 		return false, false
 	}
-	lo, hi := p[0], p[0]
-	for _, x := range p {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
+	lo, hi := slices.Min(p), slices.Max(p)
 	m := median(s.estimate)
 	return m >= lo/goal && m <= hi*goal, true
 }
@@ -139,10 +137,7 @@ func (s summary) meets(k string) (met, byRange, ok bool) {
 	if len(p) == 0 || len(s.estimate) == 0 || len(s.ratios[k]) == 0 {
 		return false, false, false
 	}
-	lo, hi := p[0], p[0]
-	for _, x := range p {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
+	lo, hi := slices.Min(p), slices.Max(p)
 	if ratio(hi, lo) > goal {
 		in, _ := s.inRange(k)
 		return in, true, true

@@ -86,20 +86,22 @@ func registerReportFiles(fs *pflag.FlagSet, f *report.Files) {
 // report.PromFileName makes it.
 const textfileName = "etcdbench_<command>_<dir>.prom, e.g. etcdbench_disk_wal_var_lib_etcd.prom"
 
-// reportFileFlags are the root's report file flags and the -o format
-// each writes.
-var reportFileFlags = []struct{ name, format string }{{"html", "html"}, {"textfile", "prom"}}
+// reportFileFlags are the root's report file flags, the -o format each
+// writes and its value.
+var reportFileFlags = []struct {
+	name, format string
+	given        func(report.Files) string
+}{
+	{"html", "html", func(f report.Files) string { return f.HTML }},
+	{"textfile", "prom", func(f report.Files) string { return f.Textfile }},
+}
 
 // reportFilesAccepted refuses the root's report files a command does not
 // write: --html unless its -o offers html, --textfile unless it offers
 // prom (formatsAnnotation).
 func reportFilesAccepted(cmd *cobra.Command, f report.Files) error {
 	for _, rf := range reportFileFlags {
-		given := f.HTML
-		if rf.name == "textfile" {
-			given = f.Textfile
-		}
-		if given == "" {
+		if rf.given(f) == "" {
 			continue
 		}
 		if err := reportFileRefused(cmd, rf.name, rf.format); err != nil {
