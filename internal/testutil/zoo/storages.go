@@ -18,7 +18,8 @@ import (
 // Default is the zoo the capacity bench runs over: the plain disk, four
 // write IOPS caps from 500 to 5,000, a bandwidth cap, fusedelay's two
 // models, the two latency tails, the burst bucket and the competing
-// writer. Its latency draws are seeded with 1 (Seeded).
+// writer, and three of them on a busy machine (Busy). Its latency draws
+// are seeded with 1 (Seeded).
 func Default() []Storage { return Seeded(1) }
 
 // Seeded is Default with the latency storages' delays drawn from seed:
@@ -35,6 +36,9 @@ func Seeded(seed uint64) []Storage {
 		NetworkBlock(time.Millisecond, 5*time.Millisecond, seed),
 		BurstBucket(3000, 500, 30_000),
 		CompetingWriter(200, 16<<10),
+		Busy(Plain(), BusyThreads()),
+		Busy(CompetingWriter(200, 16<<10), BusyThreads()),
+		Busy(IOPSCap(2000), BusyThreads()),
 	}
 }
 

@@ -18,7 +18,10 @@
 //     at a baseline once they are spent, credits refilling at the
 //     baseline (gp2's and Azure's burstable volumes);
 //   - competing-writer: the directory itself with another writer on it,
-//     appending and fdatasyncing a file of its own at a fixed rate.
+//     appending and fdatasyncing a file of its own at a fixed rate;
+//   - busy, busy-competing-writer, busy-iops-N: a storage on a machine
+//     whose CPUs neighbours saturate (twice as many spinning processes
+//     as CPUs), the common case on a control-plane node.
 //
 // Each Storage is a name, a description and a Setup; Setup fails with
 // ErrUnavailable when the machine cannot make it (no root, no FUSE, no
@@ -67,6 +70,9 @@ type Place struct {
 	FS *fusedelay.FS
 	// Competitor is the competing writer's, nil otherwise.
 	Competitor *Writer
+	// Neighbours is how many CPU-bound processes a busy storage runs
+	// beside the processes under test, 0 otherwise.
+	Neighbours int
 	// Spend, set on a burst bucket, spends its credits at once: the
 	// volume is at its baseline until it saves a second of the peak's
 	// excess again. A measurement of the sustained rate calls it before
