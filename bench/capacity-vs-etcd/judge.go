@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"etcdbench/internal/capacity"
 	"etcdbench/internal/etcdload/metrics"
 )
 
@@ -153,7 +155,8 @@ func fmtDur(d time.Duration) string {
 
 // search is the bisection of a real etcd's highest passing rate: a
 // geometric ladder up (or down) from Start by Factor until a step
-// passes and one fails, then bisection (geometric means) until the
+// passes and one fails (a failing Start first tries capacity.UpRungs
+// rungs above it), then bisection (geometric means) until the
 // lowest failing rate is within Resolution of the highest passing one.
 type search struct {
 	Start, Factor, Resolution float64
@@ -168,11 +171,15 @@ type trial struct {
 
 // bounds are the highest passing rate below the lowest failing one (0
 // when none) and that failing rate (+Inf when none). A rate that passed
-// above a failing one (noise) counts for nothing.
+// above a failing one (noise) counts for nothing, except above a first
+// step that failed: the rungs tried above it (capacity.UpRungs, as
+// etcdbench's sweeps do) that pass overrule the failures below them,
+// a light load's wake-ups on a busy machine (lowFloor).
 func bounds(ts []trial) (lo, hi float64) {
 	hi = math.Inf(1)
+	floor := lowFloor(ts)
 	for _, t := range ts {
-		if !t.Pass && t.Rate < hi {
+		if !t.Pass && t.Rate < hi && t.Rate >= floor {
 			hi = t.Rate
 		}
 	}
@@ -184,10 +191,31 @@ func bounds(ts []trial) (lo, hi float64) {
 	return lo, hi
 }
 
+// lowFloor is the lowest rate that passed above a first step that
+// failed, or 0: failures below it are a low rate's, not the limit's.
+func lowFloor(ts []trial) float64 {
+	if len(ts) == 0 || ts[0].Pass {
+		return 0
+	}
+	floor := 0.0
+	for _, t := range ts[1:] {
+		if t.Pass && t.Rate > ts[0].Rate && (floor == 0 || t.Rate < floor) {
+			floor = t.Rate
+		}
+	}
+	return floor
+}
+
 // next is the rate to try after ts, or 0 when the search is done.
 func (s search) next(ts []trial) float64 {
 	if len(ts) == 0 {
 		return math.Round(s.Start)
+	}
+	// A first step that failed: the rungs above it before the descent.
+	if up := len(ts) - 1; !ts[0].Pass && up < capacity.UpRungs && !slices.ContainsFunc(ts, func(t trial) bool { return t.Pass }) {
+		if r := math.Round(ts[up].Rate * s.Factor); r <= s.Max {
+			return r
+		}
 	}
 	lo, hi := bounds(ts)
 	var r float64

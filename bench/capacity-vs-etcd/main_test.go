@@ -147,6 +147,27 @@ func TestSearch(t *testing.T) {
 	if lo, hi := bounds([]trial{{100, true}, {200, false}, {400, true}}); lo != 100 || hi != 200 {
 		t.Errorf("bounds %g..%g, want 100..200", lo, hi)
 	}
+	// A busy machine: the low rates fail, 200-1,500 pass. The rungs above
+	// the failing start find the passes, and the low failures do not
+	// bound them.
+	ts = nil
+	for r := s.next(nil); r > 0; r = s.next(ts) {
+		if len(ts) > 30 {
+			t.Fatalf("no end: %v", ts)
+		}
+		ts = append(ts, trial{r, r >= 200 && r <= 1500})
+	}
+	if lo, hi := bounds(ts); lo > 1500 || hi <= 1500 || hi/lo > 1.1 || ts[1].Rate != 200 {
+		t.Errorf("busy: bounds %g..%g after %v, want around 1500 within 10%%", lo, hi, ts)
+	}
+	// A cap under the start: two rungs up fail, then the descent.
+	ts = nil
+	for r := s.next(nil); r > 0; r = s.next(ts) {
+		ts = append(ts, trial{r, r <= 60})
+	}
+	if lo, hi := bounds(ts); lo > 60 || hi <= 60 || ts[1].Rate != 200 || ts[2].Rate != 400 || ts[3].Rate != 50 {
+		t.Errorf("cap at 60: bounds %g..%g after %v", lo, hi, ts)
+	}
 }
 
 func TestParseDiskstats(t *testing.T) {

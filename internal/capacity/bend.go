@@ -41,9 +41,10 @@ const (
 // p99 limit the steps were judged against. The finding's facts are the
 // figures that decided it; BendWords says it in words.
 func Bend(steps []result.CapacityStep, limitNs int64) finding.Finding {
-	// A step that failed once and passed when repeated was a stall, not
-	// the curve.
-	s := slices.DeleteFunc(slices.Clone(steps), func(x result.CapacityStep) bool { return x.Phase == PhaseRetried })
+	// A step that failed once and passed when repeated was a stall, and
+	// a low rate's failure under a higher rate that passed a busy
+	// machine's wake-ups: neither is the curve.
+	s := slices.DeleteFunc(slices.Clone(steps), Overruled)
 	slices.SortFunc(s, func(a, b result.CapacityStep) int {
 		switch {
 		case a.Rate < b.Rate:

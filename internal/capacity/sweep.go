@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,13 +52,37 @@ const (
 	// PhaseRetried: kept as evidence, not counted.
 	PhaseConfirm = "confirm"
 	PhaseRetried = "retried"
+	// PhaseUp is a rung above a first step that failed, tried before the
+	// descent; PhaseLow marks that first step (and its confirmation)
+	// once a rung above it passed: a failure at a low rate only, kept as
+	// evidence, not counted (LowNote says why).
+	PhaseUp  = "up"
+	PhaseLow = "low"
 )
+
+// UpRungs is how many rungs above a failing first step the ladder tries
+// before it descends. On a machine whose CPUs neighbours keep busy, a
+// real etcd's WAL fsync p99 is worse at low rates than at higher ones:
+// its threads sleep between the syncs of a light load and wait for a CPU
+// each time they wake, while a heavier load keeps them running and
+// batches entries into each sync. Under twice as many spinning processes
+// as CPUs, etcd 3.4 failed 100 puts/s (WAL p99 13.9 ms) and passed 1,233
+// (7.4 ms) (bench/capacity-vs-etcd, busy storages): a ladder that only
+// descended from a failing start would answer tens of puts/s for a
+// machine that carries a thousand.
+const UpRungs = 2
 
 // Counted reports whether a step counts towards the answer and the
 // bend: not a probe, not a failure that passed when repeated.
 func Counted(s result.CapacityStep) bool {
-	return s.Phase != PhaseProbe && s.Phase != PhaseRetried
+	return s.Phase != PhaseProbe && !Overruled(s)
 }
+
+// Overruled reports whether a step's failure was overruled by a later
+// step: it passed when repeated (PhaseRetried), or it was a low rate's
+// failure under a higher rate that passed (PhaseLow). Neither bends the
+// curve.
+func Overruled(s result.CapacityStep) bool { return s.Phase == PhaseRetried || s.Phase == PhaseLow }
 
 // ErrConfig is wrapped by every error about a sweep's configuration.
 var ErrConfig = errors.New("bad capacity sweep")
@@ -85,7 +110,8 @@ func (c Config) MaxSteps() int {
 	bisect := math.Ceil(math.Log2(math.Log(c.Factor) / math.Log1p(c.Resolution)))
 	// The ladder step that fails is repeated once (PhaseConfirm); one
 	// that passes when repeated lets the climb go on, so each rung may be.
-	return int(2*math.Max(up, down)+math.Max(bisect, 0)) + 1
+	// A failing first step adds the rungs tried above it (PhaseUp).
+	return int(2*math.Max(up, down)+math.Max(bisect, 0)) + 1 + UpRungs
 }
 
 // StepConfidence is the level each step is judged at, so that all the
@@ -174,10 +200,22 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 			// rate is not carried, and the climb goes on to a rate
 			// that decides.
 			return true, nil
-		default:
+		case hi < 0 || s.Rate <= c.Steps[hi].Rate:
+			// The lowest failing rate bounds the answer: a rung above a
+			// failing first step that failed too does not.
 			hi = len(c.Steps) - 1
 		}
 		return Passed(s), nil
+	}
+	// overrule marks the failures below rate, a higher rung that passed,
+	// as a low rate's (PhaseLow): they no longer bound the answer.
+	overrule := func(rate float64) {
+		for i := range c.Steps {
+			if s := &c.Steps[i]; s.Rate < rate && Failed(*s) && s.Phase != PhaseProbe && s.Phase != PhaseRetried {
+				s.Phase = PhaseLow
+			}
+		}
+		hi = -1
 	}
 	// A failing ladder step is repeated once before the climb turns on
 	// it: one stall must not set the answer many times too low. The
@@ -201,7 +239,7 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 		}
 		return ok, nil
 	}
-	err := climb(cfg, climbTry)
+	err := climb(cfg, climbTry, overrule)
 	if err == nil {
 		err = bisect(cfg, try, func() (float64, float64) { return rateOf(at(lo)), rateOf(at(hi)) })
 	}
@@ -227,13 +265,32 @@ func rateOf(s *result.CapacityStep) float64 {
 	return s.Rate
 }
 
-// climb walks the ladder up from Start until a step fails, or down
-// until one passes when Start already fails.
-func climb(cfg Config, try func(float64, string) (bool, error)) error {
+// climb walks the ladder up from Start until a step fails. When Start
+// already fails, it tries up to UpRungs rungs above it first: one that
+// passes overrules the failures below it (overrule) and the climb goes
+// on from there; when none passes, it walks down from Start until a step
+// passes.
+func climb(cfg Config, try func(float64, string) (bool, error), overrule func(rate float64)) error {
 	r := cfg.Start
 	ok, err := try(r, PhaseLadder)
 	if err != nil {
 		return err
+	}
+	for i := 0; !ok && i < UpRungs; i++ {
+		next := min(roundRate(r*cfg.Factor), cfg.Max)
+		if next <= r {
+			break
+		}
+		r = next
+		if ok, err = try(r, PhaseUp); err != nil {
+			return err
+		}
+		if ok {
+			overrule(r)
+		}
+	}
+	if !ok {
+		r = cfg.Start
 	}
 	for ok {
 		// The last rung is Max itself: a ladder whose next rung lies
@@ -313,7 +370,31 @@ func finish(c *result.Capacity, cfg Config, lo, hi *result.CapacityStep) {
 		c.Sizes = append(c.Sizes, m)
 	}
 	b := Bend(c.Steps, cfg.LimitNs)
-	c.Bend, c.Evidence = b.Kind, BendWords(b)+RetriedNote(c)+UndecidedNote(c, cfg.LimitNs)
+	c.Bend, c.Evidence = b.Kind, BendWords(b)+RetriedNote(c)+LowNote(c)+UndecidedNote(c, cfg.LimitNs)
+}
+
+// LowNote says which low rates failed under a higher rate that passed
+// (PhaseLow), to end an evidence with, or "".
+func LowNote(c *result.Capacity) string {
+	var rates []string
+	var p99 []int64
+	up := 0.0
+	for _, s := range c.Steps {
+		switch {
+		case s.Phase == PhaseLow:
+			if r := fmt.Sprintf("%.0f", s.Rate); !slices.Contains(rates, r) {
+				rates = append(rates, r)
+			}
+			p99 = append(p99, s.SyncP99Ns)
+		case s.Phase == PhaseUp && Passed(s) && (up == 0 || s.Rate < up):
+			up = s.Rate
+		}
+	}
+	if len(rates) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the first step, at %s %s, failed (fdatasync p99 %v) and %.0f %s above it passed: a light load's threads sleep between syncs and wait for a CPU each time they wake, which on a machine whose CPUs other processes keep busy sets a p99 at low rates that a heavier load does not see; it is not the limit of the rate, and is not counted",
+		strings.Join(rates, ", "), c.Unit, time.Duration(slices.Max(p99)).Round(10*time.Microsecond), up, c.Unit)
 }
 
 // Discount lowers a finished sweep's answer to rate, a passing step's

@@ -345,3 +345,57 @@ func TestUndecidedNote(t *testing.T) {
 		t.Errorf("no undecided step: note %q, want none", n)
 	}
 }
+
+// On a busy machine the low rates can fail where higher ones pass (a
+// light load's threads wait for a CPU each time they wake): the ladder
+// tries the rungs above a failing start before it descends, and a pass
+// there overrules the low failures. A storage that fails every rate
+// above its knee still descends to it.
+func TestSweepTriesAboveAFailingStart(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		lowFails, knee float64 // rates below lowFails fail, and above knee
+		wantLow        bool
+	}{
+		{"busy machine", 150, 2000, true},
+		{"low failures two rungs up", 400, 2000, true},
+		{"rate cap below the start", 0, 60, false},
+		{"knee between the start and the first rung", 0, 150, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			step := func(_ context.Context, rate, _ float64) (result.CapacityStep, error) {
+				s := result.CapacityStep{Status: verdict.Pass, Decided: true, DurationNs: 1, SyncP99Ns: 5e6}
+				if rate < tc.lowFails || rate > tc.knee {
+					s.Status, s.Failed, s.SyncP99Ns = verdict.Fail, "WAL fdatasync p99", 13e6
+				}
+				return s, nil
+			}
+			cfg := testConfig()
+			c, err := Sweep(context.Background(), cfg, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Rate > tc.knee || c.Upper <= tc.knee || c.Upper > c.Rate*(1+cfg.Resolution)+1 {
+				t.Fatalf("found %v..%v, want the knee at %v; steps %+v", c.Rate, c.Upper, tc.knee, c.Steps)
+			}
+			lows := 0
+			for _, s := range c.Steps {
+				if s.Phase == PhaseLow {
+					lows++
+					if s.Rate >= tc.lowFails || Counted(s) {
+						t.Errorf("step at %v marked low", s.Rate)
+					}
+				}
+			}
+			if (lows > 0) != tc.wantLow || (LowNote(c) != "") != tc.wantLow {
+				t.Errorf("%d low steps, note %q", lows, LowNote(c))
+			}
+			if tc.wantLow && !strings.Contains(c.Evidence, LowNote(c)) {
+				t.Errorf("evidence %q lacks the low steps' note", c.Evidence)
+			}
+			if len(c.Steps) > cfg.MaxSteps() {
+				t.Errorf("%d steps, more than the %d the confidence was shared among", len(c.Steps), cfg.MaxSteps())
+			}
+		})
+	}
+}

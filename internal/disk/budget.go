@@ -194,7 +194,7 @@ func nearestCost(steps []result.CapacityStep, rate float64) *result.CapacityStep
 func findVolume(c *result.Capacity) *result.CapacityVolume {
 	var iops []float64
 	for _, s := range c.Steps {
-		if s.Phase != capacity.PhaseRetried && capacity.Failed(s) && s.Device != nil && s.Device.WriteIOPS > 0 {
+		if !capacity.Overruled(s) && capacity.Failed(s) && s.Device != nil && s.Device.WriteIOPS > 0 {
 			iops = append(iops, s.Device.WriteIOPS)
 		}
 	}
@@ -208,7 +208,7 @@ func findVolume(c *result.Capacity) *result.CapacityVolume {
 	}
 	var flat []result.CapacityStep
 	for _, s := range c.Steps {
-		if s.Phase != capacity.PhaseRetried && capacity.Failed(s) && s.Device != nil &&
+		if !capacity.Overruled(s) && capacity.Failed(s) && s.Device != nil &&
 			s.Device.WriteIOPS*volumeSpread >= med && s.Device.WriteIOPS <= med*volumeSpread {
 			flat = append(flat, s)
 		}

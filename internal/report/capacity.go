@@ -68,7 +68,7 @@ func CapacitySummary(c *result.Capacity) string {
 func undecidedAbove(c *result.Capacity) float64 {
 	r := 0.0
 	for _, s := range c.Steps {
-		if s.Phase != "probe" && s.Phase != "retried" && !s.Decided && s.Status != verdict.Fail && s.Rate > c.Rate {
+		if s.Phase != "probe" && s.Phase != "retried" && s.Phase != "low" && !s.Decided && s.Status != verdict.Fail && s.Rate > c.Rate {
 			r = max(r, s.Rate)
 		}
 	}
