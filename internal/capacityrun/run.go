@@ -15,6 +15,7 @@ import (
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/etcdrun"
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/session"
@@ -66,8 +67,19 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 		return nil, err
 	}
 	defer s.Close(&err)
+	others, err := neighbours(ctx, neighbourWindow)
+	if err != nil {
+		return s.Finish(ctx, nil, err)
+	}
 	wls, _, err := s.Disk(ctx, ws)
-	if d := diskCapacity(wls); err == nil && c.CPU && d != nil && d.Rate > 0 {
+	d := diskCapacity(wls)
+	switch {
+	case err != nil || d == nil || d.Interrupted:
+	case !c.CPU:
+		wls[0].Notes = append(wls[0].Notes, "the etcd side did not run (--cpu=false): the answer is the disk's model alone, whose writes cost the device what etcd's puts do but whose CPU work is not etcd's")
+	case d.Rate == 0:
+		wls[0].Notes = append(wls[0].Notes, "the etcd side did not run: the disk's model carried no rate, and an etcd on this storage carries no more than its disk, so the answer is the disk's")
+	default:
 		s.Progress.Start(1, CPUCapacityName)
 		var w result.Workload
 		w, err = cpuCapacity(ctx, s, d, c.CPUStep)
@@ -81,10 +93,96 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 			}
 		}
 	}
+	if d != nil && !d.Interrupted {
+		headline(&wls[0], d, etcdSide(wls), others)
+	}
 	if err != nil && !run.Interrupted(ctx, err) {
 		return nil, err
 	}
 	return s.Finish(ctx, wls, err)
+}
+
+// etcdSide is the etcd side's sweep, or nil when it did not run.
+func etcdSide(wls []result.Workload) *result.Capacity {
+	if len(wls) > 1 {
+		return wls[1].Capacity
+	}
+	return nil
+}
+
+// headline makes the run's one headline: the put rate an etcd on this
+// storage and machine carries (the estimate, or the disk's answer
+// alone when the etcd side did not run), judged once as capacity_min on
+// the disk's workload, where the disk sweep's own verdict stood; the two
+// sides' answers stay as its evidence. What neighbours took of the
+// machine ends the estimate's evidence.
+func headline(w *result.Workload, d, cpu *result.Capacity, others *result.Neighbours) {
+	rate, side := d.Rate, d
+	if e := d.Etcd; e != nil {
+		rate = e.Rate
+		if cpu != nil && e.Rate == cpu.Rate && e.LimitedBy != finding.Disk {
+			side = cpu
+		}
+		if others != nil {
+			others.WriteIOPS = d.BackgroundWriteIOPS
+			e.Neighbours = others
+			e.Evidence += neighbourWords(others)
+		}
+	}
+	th := verdict.Defaults()
+	level := side.Confidence
+	if side.StepConfidence == 0 {
+		level = 0 // the etcd side's fixed-length steps, judged by rules
+	}
+	v := verdict.JudgeEtcdRate(th.CapacityMin, th.CapacityHeavy, rate, side.Upper == 0 && side.UndecidedAbove() > 0, d.Decided && (cpu == nil || cpu.Decided), level, side.Criterion)
+	for i := range w.Verdicts {
+		if w.Verdicts[i].Check == th.CapacityMin.ID {
+			w.Verdicts[i] = v
+			return
+		}
+	}
+	w.Verdicts = append(w.Verdicts, v)
+}
+
+// neighbourWindow is how long the machine is watched, idle, for what
+// other processes take of its CPUs.
+const neighbourWindow = time.Second
+
+// neighbours is what other processes took of the machine's CPUs over d,
+// while this process is idle (nil when /proc/stat cannot be read).
+func neighbours(ctx context.Context, d time.Duration) (*result.Neighbours, error) {
+	m := observe.StartCPU("/")
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	own, host := m.Stop()
+	if host == nil {
+		return nil, nil
+	}
+	busy := host.Busy * float64(host.CPUs)
+	if own != nil {
+		busy -= float64(own.UserNs+own.SystemNs) / float64(d)
+	}
+	return &result.Neighbours{CPUs: max(busy, 0), HostCPUs: host.CPUs}, nil
+}
+
+// neighbourWords ends the estimate's evidence with what other processes
+// took, when they took a share worth naming: a tenth of a CPU, or ten
+// writes per second.
+func neighbourWords(n *result.Neighbours) string {
+	var took []string
+	if n.CPUs >= 0.1 {
+		took = append(took, fmt.Sprintf("kept %.1f of the machine's %d CPUs busy", n.CPUs, n.HostCPUs))
+	}
+	if n.WriteIOPS >= 10 {
+		took = append(took, fmt.Sprintf("wrote %.0f times a second to the device", n.WriteIOPS))
+	}
+	if len(took) == 0 {
+		return ""
+	}
+	return "; other processes " + strings.Join(took, " and ") + " while etcdbench was idle before the sweep: the answer is what an etcd carries beside them, and it carries more on a machine they leave alone"
 }
 
 // cpuSideFailed keeps the disk's answer when the CPU side ends in an

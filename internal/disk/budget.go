@@ -79,10 +79,13 @@ func (p *deviceProbe) step(a, b devReading, entries int64) *result.StepDevice {
 	if !a.ok || !b.ok || secs <= 0 || b.ds.WriteIOs < a.ds.WriteIOs {
 		return nil
 	}
-	// Not less the idle background: on a shared machine one idle second
-	// says little about the next fifteen (measured: 1-4,000 writes/s
-	// from one second to the next), so the figures are the device's, and
-	// a note says when others wrote meanwhile.
+	// The device's own figures stay the whole device's; the cost per put
+	// is net of the other writers' rate in the idle second before the
+	// sweep (never below 0): the budgets are what etcd's puts need, not
+	// etcd's and its neighbours'. One idle second is a sample of their
+	// rate, not a measurement of it (1-4,000 writes/s from one second to
+	// the next on a shared machine), so the note on the sweep says how
+	// much was subtracted.
 	d := &result.StepDevice{
 		WriteIOPS:        float64(b.ds.WriteIOs-a.ds.WriteIOs) / secs,
 		WriteBytesPerSec: float64(b.ds.WriteSectors-a.ds.WriteSectors) * 512 / secs,
@@ -90,7 +93,9 @@ func (p *deviceProbe) step(a, b devReading, entries int64) *result.StepDevice {
 	}
 	if entries > 0 {
 		perSec := float64(entries) / secs
-		d.WritesPerEntry, d.BytesPerEntry, d.FlushesPerEntry = d.WriteIOPS/perSec, d.WriteBytesPerSec/perSec, d.FlushesPerSec/perSec
+		d.WritesPerEntry = max(d.WriteIOPS-p.bgIOPS, 0) / perSec
+		d.BytesPerEntry = max(d.WriteBytesPerSec-p.bgBytes, 0) / perSec
+		d.FlushesPerEntry = max(d.FlushesPerSec-p.bgFlushes, 0) / perSec
 	}
 	return d
 }
@@ -192,10 +197,14 @@ func nearestCost(steps []result.CapacityStep, rate float64) *result.CapacityStep
 // of them spanning volumeSpan of offered rate; a step outside it (other
 // writers on a shared device) is left out.
 func findVolume(c *result.Capacity) *result.CapacityVolume {
+	// Flatness is judged on what the sweep wrote, net of the other
+	// writers' rate: with others writing 600/s, the device's total stayed
+	// flat over steps of 13 to 100 writes/s on a disk that had no cap.
+	own := func(s result.CapacityStep) float64 { return max(s.Device.WriteIOPS-c.BackgroundWriteIOPS, 0) }
 	var iops []float64
 	for _, s := range c.Steps {
-		if !capacity.Overruled(s) && capacity.Failed(s) && s.Device != nil && s.Device.WriteIOPS > 0 {
-			iops = append(iops, s.Device.WriteIOPS)
+		if !capacity.Overruled(s) && capacity.Failed(s) && s.Device != nil && own(s) > 0 {
+			iops = append(iops, own(s))
 		}
 	}
 	if len(iops) < 2 {
@@ -209,30 +218,34 @@ func findVolume(c *result.Capacity) *result.CapacityVolume {
 	var flat []result.CapacityStep
 	for _, s := range c.Steps {
 		if !capacity.Overruled(s) && capacity.Failed(s) && s.Device != nil &&
-			s.Device.WriteIOPS*volumeSpread >= med && s.Device.WriteIOPS <= med*volumeSpread {
+			own(s)*volumeSpread >= med && own(s) <= med*volumeSpread {
 			flat = append(flat, s)
 		}
 	}
 	if len(flat) < 2 {
 		return nil
 	}
-	lo, hi := flat[0].Device.WriteIOPS, flat[0].Device.WriteIOPS
+	lo, hi := own(flat[0]), own(flat[0])
 	rlo, rhi := flat[0].Rate, flat[0].Rate
 	var sumIOPS, sumBytes float64
 	for _, s := range flat {
-		lo, hi = min(lo, s.Device.WriteIOPS), max(hi, s.Device.WriteIOPS)
+		lo, hi = min(lo, own(s)), max(hi, own(s))
 		rlo, rhi = min(rlo, s.Rate), max(rhi, s.Rate)
-		sumIOPS += s.Device.WriteIOPS
+		sumIOPS += own(s)
 		sumBytes += s.Device.WriteBytesPerSec
 	}
 	if rhi < volumeSpan*rlo {
 		return nil
 	}
 	n := float64(len(flat))
+	others := ""
+	if c.BackgroundWriteIOPS > 0 {
+		others = fmt.Sprintf("; other processes wrote %.0f/s more, not counted in it", c.BackgroundWriteIOPS)
+	}
 	return &result.CapacityVolume{
 		WriteIOPS: sumIOPS / n, WriteBytesPerSec: sumBytes / n,
-		Evidence: fmt.Sprintf("the device's writes stayed at %.0f-%.0f per second over %d failing steps while the offered rate rose %.1fx (%.0f to %.0f %s): a cap on its write IOPS",
-			lo, hi, len(flat), rhi/rlo, rlo, rhi, c.Unit),
+		Evidence: fmt.Sprintf("the device's writes stayed at %.0f-%.0f per second over %d failing steps while the offered rate rose %.1fx (%.0f to %.0f %s): a cap on its write IOPS%s",
+			lo, hi, len(flat), rhi/rlo, rlo, rhi, c.Unit, others),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/testutil"
 	"etcdbench/internal/verdict"
 )
@@ -63,6 +64,28 @@ func TestBudgets(t *testing.T) {
 	c.Steps[2].Device.WriteIOPS, c.Steps[3].Device.WriteIOPS, c.Steps[len(c.Steps)-1].Device.WriteIOPS = 600, 1200, 2400
 	if _, vol := Budgets(c, verdict.Defaults()); vol != nil {
 		t.Errorf("volume %+v from rising writes", vol)
+	}
+}
+
+// Other writers on the device: the sweep's own writes (the device's less
+// their idle rate) judge whether a cap bends the curve, so their steady
+// rate is no cap; a cap under them is still found, net of them.
+func TestFindVolumeNetOfOthers(t *testing.T) {
+	// Measured: 601 writes/s by others, the device at 711-956/s over
+	// failing steps of 13 to 100 writes/s on a disk with no cap.
+	c := &result.Capacity{Unit: "writes/s", BackgroundWriteIOPS: 601, Steps: []result.CapacityStep{
+		costStep(13, false, 711, 54), costStep(25, false, 744, 30), costStep(50, false, 821, 16), costStep(100, false, 956, 9.5),
+	}}
+	if vol := findVolume(c); vol != nil {
+		t.Errorf("volume %+v from others' steady writes", vol)
+	}
+	// A 1,000-IOPS cap for the sweep, with 600/s of others' beside it.
+	c = &result.Capacity{Unit: "writes/s", BackgroundWriteIOPS: 600, Steps: []result.CapacityStep{
+		costStep(400, true, 1500, 2.2), costStep(800, false, 1590, 1.2), costStep(1600, false, 1600, 0.6),
+	}}
+	vol := findVolume(c)
+	if vol == nil || vol.WriteIOPS < 980 || vol.WriteIOPS > 1000 || !strings.Contains(vol.Evidence, "other processes wrote 600/s more") {
+		t.Errorf("volume %+v, want about 1,000 write IOPS net of others' 600", vol)
 	}
 }
 
@@ -284,5 +307,25 @@ func TestBackendOwnCommitHistogram(t *testing.T) {
 	judgeBackend(&s, verdict.Defaults())
 	if !s.BackendCommitTimed || !strings.Contains(s.Failed, "timed around each commit") {
 		t.Errorf("a failing timed step: %+v; want it marked timed, and its reason to say so", s)
+	}
+}
+
+// A step's cost per put is net of the other writers' idle rate; the
+// device's own figures are not.
+func TestStepCostNetOfOthers(t *testing.T) {
+	p := &deviceProbe{bgIOPS: 600, bgBytes: 600 * 4096, bgFlushes: 200}
+	t0 := time.Now()
+	a := devReading{t: t0, ok: true}
+	b := devReading{t: t0.Add(2 * time.Second), ok: true, ds: sysinfo.DiskStats{WriteIOs: 2 * 1000, WriteSectors: 2 * 1000 * 8, FlushIOs: 2 * 300}}
+	d := p.step(a, b, 2*100) // 100 puts/s
+	if d.WriteIOPS != 1000 || d.FlushesPerSec != 300 {
+		t.Fatalf("device figures %+v, want the device's own 1000 writes/s and 300 flushes/s", d)
+	}
+	if d.WritesPerEntry != 4 || d.FlushesPerEntry != 1 || d.BytesPerEntry != 400*4096/100 {
+		t.Errorf("per put %+v, want (1000-600)/100 = 4 writes, 1 flush, %d bytes", d, 400*4096/100)
+	}
+	p.bgIOPS = 5000 // more than the step's: never below 0
+	if d := p.step(a, b, 200); d.WritesPerEntry != 0 {
+		t.Errorf("writes per put %v, want 0", d.WritesPerEntry)
 	}
 }

@@ -319,6 +319,7 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 	}
 	c.Evidence += latencyBoundNote(c, env.Thresholds)
 	if dev.ok {
+		c.BackgroundWriteIOPS = dev.bgIOPS
 		c.Budgets, c.Volume = Budgets(c, env.Thresholds)
 		Burst(c)
 	}
@@ -328,7 +329,7 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 		wl.Figures = append(wl.Figures, result.Figure{Name: "device_background_write_iops", Value: dev.bgIOPS, Unit: "ops/s",
 			Description: "the device's writes per second in the idle second before the sweep: other processes' writes, counted in each step's device figures too"})
 		if lo := lowestDeviceIOPS(c); dev.bgIOPS > 0.1*lo {
-			wl.Notes = append(wl.Notes, fmt.Sprintf("other processes wrote to the device: %.0f writes/s in the idle second before the sweep, against %.0f/s at its lowest step; the device cost per put and the budgets count their writes too, so they overstate etcd's on a shared device", dev.bgIOPS, lo))
+			wl.Notes = append(wl.Notes, fmt.Sprintf("other processes wrote to the device: %.0f writes/s (%s/s) in the idle second before the sweep, against %.0f/s at its lowest step; the device cost per put and the budgets are net of that rate (the device's own figures are not), and a volume's cap is shared with them: etcd gets what they leave", dev.bgIOPS, units.FormatValue(dev.bgBytes, "B"), lo))
 		}
 	}
 	return wl, err

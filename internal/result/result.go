@@ -126,6 +126,10 @@ type Capacity struct {
 	// writes per second stayed flat while the offered rate rose (a cap
 	// bends the curve); nil otherwise.
 	Volume *CapacityVolume `json:"volume,omitempty"`
+	// BackgroundWriteIOPS is the device's writes per second by other
+	// processes, in the idle second before the disk sweep (the disk
+	// sweep only); the budgets' cost per put is net of it.
+	BackgroundWriteIOPS float64 `json:"background_write_iops,omitempty"`
 }
 
 // CapacityBudget is what a volume must give etcd for one reference load:
@@ -200,6 +204,23 @@ type CapacityEstimate struct {
 	CPUUpper  float64 `json:"cpu_upper,omitempty"`
 	// Evidence says why, in words.
 	Evidence string `json:"evidence"`
+	// Neighbours is what other processes took of this machine while the
+	// estimate was measured; nil when it could not be read.
+	Neighbours *Neighbours `json:"neighbours,omitempty"`
+}
+
+// Neighbours is what other processes than etcdbench took of the machine
+// and of the device under the directory, measured while etcdbench was
+// idle: a busy control-plane node's share that etcd does not get.
+type Neighbours struct {
+	// CPUs is how many of the machine's CPUs other processes kept busy
+	// (its busy share times its CPUs, less etcdbench's own); HostCPUs the
+	// machine's online CPUs.
+	CPUs     float64 `json:"cpus"`
+	HostCPUs int     `json:"host_cpus"`
+	// WriteIOPS is the device's writes per second by other processes
+	// (0: none, or not read).
+	WriteIOPS float64 `json:"write_iops"`
 }
 
 // CapacityMark is a named reference load (etcdctl check perf's s, m, l,
@@ -387,4 +408,17 @@ func Read(rd io.Reader) (*Result, error) {
 		return nil, fmt.Errorf("%w: schema %q, this etcdbench reads %q", ErrSchema, r.Schema, SchemaID)
 	}
 	return &r, nil
+}
+
+// UndecidedAbove is the highest rate above the answer whose step was
+// neither carried nor failed (its p99 verdict not decided), or 0: probes
+// and the failures a later step overruled do not count.
+func (c *Capacity) UndecidedAbove() float64 {
+	r := 0.0
+	for _, s := range c.Steps {
+		if s.Phase != "probe" && s.Phase != "retried" && s.Phase != "low" && !s.Decided && s.Status != verdict.Fail && s.Rate > c.Rate {
+			r = max(r, s.Rate)
+		}
+	}
+	return r
 }

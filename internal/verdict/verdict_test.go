@@ -116,3 +116,28 @@ func TestCapacityConfidenceSure(t *testing.T) {
 		})
 	}
 }
+
+// capacity's one answer: undecided steps above a low answer are a WARN,
+// never a FAIL; a decided low answer fails; the words count puts.
+func TestJudgeEtcdRate(t *testing.T) {
+	th := Defaults()
+	for _, tc := range []struct {
+		name      string
+		rate      float64
+		undecided bool
+		want      Status
+		words     string
+	}{
+		{"undecided above nothing", 0, true, Warn, "at least 0 puts/s within the limits, undecided above"},
+		{"decided low", 40, false, Fail, "carries 40 puts/s within the limits, under the 150"},
+		{"light", 600, false, Warn, "carries 600 puts/s"},
+		{"heavy", 3000, true, Pass, "carries 3000 puts/s within the limits, at least the 1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := JudgeEtcdRate(th.CapacityMin, th.CapacityHeavy, tc.rate, tc.undecided, true, 0.95, "the rules")
+			if v.Status != tc.want || !strings.Contains(v.Detail, tc.words) || v.Value != tc.rate {
+				t.Fatalf("got %s %q (value %v), want %s with %q", v.Status, v.Detail, v.Value, tc.want, tc.words)
+			}
+		})
+	}
+}

@@ -237,3 +237,24 @@ func JudgeCapacity(minT, heavy Threshold, rate float64, decided bool, level floa
 	}
 	return v
 }
+
+// JudgeEtcdRate judges capacity's one answer, the put rate an etcd on a
+// storage and this machine is expected to carry, as JudgeCapacity judges
+// a sweep's rate, with one difference: an answer under minT whose only
+// evidence above it is steps that were not decided ("at least rate,
+// undecided above") is a WARN, not a FAIL, since nothing failed.
+func JudgeEtcdRate(minT, heavy Threshold, rate float64, undecidedAbove, decided bool, level float64, criterion string) Verdict {
+	v := JudgeCapacity(minT, heavy, rate, decided, level, criterion)
+	switch {
+	case rate < minT.Limit && undecidedAbove:
+		v.Status = Warn
+		v.Detail = fmt.Sprintf("an etcd here carries at least %.0f puts/s within the limits, undecided above: the steps above it neither passed nor failed at their confidence; %s asks for %.0f", rate, minT.Source, minT.Limit)
+	case v.Status == Fail:
+		v.Detail = fmt.Sprintf("an etcd here carries %.0f puts/s within the limits, under the %.0f of %s: even a light etcd will see slow syncs", rate, minT.Limit, minT.Source)
+	case v.Status == Warn:
+		v.Detail = fmt.Sprintf("an etcd here carries %.0f puts/s within the limits: enough for a light cluster, not for the %.0f of %s", rate, heavy.Limit, heavy.Source)
+	default:
+		v.Detail = fmt.Sprintf("an etcd here carries %.0f puts/s within the limits, at least the %.0f of %s", rate, heavy.Limit, heavy.Source)
+	}
+	return v
+}
