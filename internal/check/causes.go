@@ -42,6 +42,9 @@ type Finding struct {
 	// kind (Kind is then finding.Unknown).
 	Title    string
 	Evidence []string // "workload: STATUS title value (limit)"
+	// Advisory is set when a closed-loop WAL test's FAIL counts as a
+	// WARN (Advise): the storage carries etcd's load.
+	Advisory bool
 }
 
 // Name is the finding in words: its kind's name, or the title of a
@@ -75,7 +78,8 @@ func Findings(ws []result.Workload) []Finding {
 	var out []*Finding
 	for _, w := range ws {
 		for _, v := range w.Verdicts {
-			if v.Status != verdict.Fail && v.Status != verdict.Warn {
+			st := v.Counted()
+			if st != verdict.Fail && st != verdict.Warn {
 				continue
 			}
 			k, ok := kindOf[v.Check]
@@ -88,12 +92,13 @@ func Findings(ws []result.Workload) []Finding {
 			}
 			f := byKey[id]
 			if f == nil {
-				f = &Finding{Finding: finding.Finding{Kind: id.kind}, Status: v.Status, Title: id.title}
+				f = &Finding{Finding: finding.Finding{Kind: id.kind}, Status: st, Title: id.title}
 				byKey[id] = f
 				out = append(out, f)
 			}
-			if v.Status > f.Status {
-				f.Status = v.Status
+			f.Advisory = f.Advisory || v.Advisory
+			if st > f.Status {
+				f.Status = st
 			}
 			f.Facts = append(f.Facts, finding.Fact{Name: w.Name + ": " + v.Check, Value: v.Value, Unit: v.Unit, Limit: v.Limit})
 			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s %s %s (limit %s %s)", w.Name, v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.Comparison, units.FormatValue(v.Limit, v.Unit)))

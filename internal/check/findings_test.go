@@ -2,8 +2,11 @@ package check
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"etcdbench/internal/disk"
 	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
@@ -97,5 +100,59 @@ func TestEvidenceInWords(t *testing.T) {
 	fs := Findings([]result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Fail, 0.0234, 0.01, "s")}}})
 	if len(fs) != 1 || len(fs[0].Evidence) != 1 || fs[0].Evidence[0] != "wal: FAIL wal_fsync_p99 23.4ms (limit <= 10ms)" {
 		t.Errorf("evidence %+v", fs)
+	}
+}
+
+// The closed-loop WAL test fails on a storage that carries etcd's load
+// (a 3,000-IOPS volume carries 1,320 puts/s): its FAIL counts as a WARN
+// in the overall result, the answer (what the storage carries) comes
+// first in the summary, and the finding says why the closed-loop
+// failure matters. Below check perf's s, or without a capacity, it stays
+// a FAIL.
+func TestAdviseClosedLoop(t *testing.T) {
+	th := verdict.Defaults()
+	wls := func() []result.Workload {
+		return []result.Workload{
+			{Name: "wal", Verdicts: []verdict.Verdict{v(th.WALFsyncP99.ID, verdict.Fail, 0.0234, 0.01, "s")}},
+			{Name: "backend", Verdicts: []verdict.Verdict{v(th.BackendCommitP99.ID, verdict.Pass, 0.005, 0.025, "s")}},
+			{Name: "wal-under-load", Verdicts: []verdict.Verdict{v(verdict.CheckWALFsyncUnderLoad, verdict.Fail, 0.03, 0.01, "s")}},
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		c       *result.Capacity
+		overall verdict.Status
+	}{
+		{"carries m", &result.Capacity{Rate: 1320, Upper: 1500, Unit: "writes/s", Decided: true}, verdict.Warn},
+		{"carries under s", &result.Capacity{Rate: 100, Upper: 150, Unit: "writes/s", Decided: true}, verdict.Fail},
+		{"no capacity", nil, verdict.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := wls()
+			Advise(ws, tc.c)
+			r := result.Result{Workloads: ws}
+			r.Finish(time.Now())
+			if *r.Status != tc.overall {
+				t.Fatalf("overall %s, want %s", *r.Status, tc.overall)
+			}
+			for _, w := range ws {
+				for _, vd := range w.Verdicts {
+					if vd.Status != verdict.Pass && vd.Status != verdict.Fail {
+						t.Errorf("%s: %s changed to %s: a section keeps its own verdict", w.Name, vd.Check, vd.Status)
+					}
+				}
+			}
+			sum := Summarize(ws, Measured{Disk: disk.Measured{Capacity: tc.c}})
+			fs := Findings(ws)
+			if len(fs) != 1 || fs[0].Kind != finding.Disk || fs[0].Status != tc.overall || fs[0].Advisory != (tc.overall == verdict.Warn) {
+				t.Fatalf("findings %+v", fs)
+			}
+			if tc.c != nil && !strings.HasPrefix(sum.Notes[0], "disk capacity: the WAL carries") {
+				t.Errorf("first note %q, want what the storage carries", sum.Notes[0])
+			}
+			if got := strings.Join(sum.Notes, "\n"); (tc.overall == verdict.Warn) != strings.Contains(got, "fio's closed-loop recipe") {
+				t.Errorf("notes %q", got)
+			}
+		})
 	}
 }

@@ -74,14 +74,28 @@ type Verdict struct {
 	Source     string      `json:"source"`
 	Confidence *Confidence `json:"confidence,omitempty"`
 	Detail     string      `json:"detail"` // plain words: what it means, what to do
+	// Advisory is set on a FAIL that counts as a WARN in the overall
+	// result, its Detail saying why: the closed-loop WAL test failed on a
+	// storage shown to carry etcd's load (check's rule, docs/verdicts.md).
+	Advisory bool `json:"advisory,omitempty"`
 }
 
-// Worst returns the most severe status among vs, or Pass for none.
+// Counted is the status v counts as in an overall result: an advisory
+// FAIL counts as a WARN.
+func (v Verdict) Counted() Status {
+	if v.Advisory && v.Status == Fail {
+		return Warn
+	}
+	return v.Status
+}
+
+// Worst returns the most severe status among vs as each counts
+// (Counted), or Pass for none.
 func Worst(vs []Verdict) Status {
 	w := Pass
 	for _, v := range vs {
-		if v.Status > w {
-			w = v.Status
+		if c := v.Counted(); c > w {
+			w = c
 		}
 	}
 	return w
