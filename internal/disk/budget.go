@@ -31,6 +31,7 @@ type deviceProbe struct {
 	root, name                 string
 	ok                         bool
 	bgIOPS, bgBytes, bgFlushes float64 // per second, idle
+	idles                      int     // idle readings taken
 }
 
 type devReading struct {
@@ -53,7 +54,13 @@ func (p *deviceProbe) read() devReading {
 	return devReading{t: time.Now(), ds: ds, ok: err == nil}
 }
 
-// idle measures the device's background writes for d.
+// idle measures the device's background writes for d; measured again
+// (after the sweep), the lower of the two readings is kept. On a shared
+// machine one idle second says little about the next fifteen (1-4,000
+// writes/s from one second to the next), so the background subtracted
+// from the sweep's cost per put is the lower of a second before it and
+// one after it: a steady writer beside etcd shows in both, a burst in
+// one only.
 func (p *deviceProbe) idle(ctx context.Context, d time.Duration) error {
 	if !p.ok {
 		return nil
@@ -65,12 +72,39 @@ func (p *deviceProbe) idle(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 	b := p.read()
-	if secs := b.t.Sub(a.t).Seconds(); a.ok && b.ok && secs > 0 {
-		p.bgIOPS = float64(b.ds.WriteIOs-a.ds.WriteIOs) / secs
-		p.bgBytes = float64(b.ds.WriteSectors-a.ds.WriteSectors) * 512 / secs
-		p.bgFlushes = float64(b.ds.FlushIOs-a.ds.FlushIOs) / secs
+	secs := b.t.Sub(a.t).Seconds()
+	if !a.ok || !b.ok || secs <= 0 {
+		return nil
 	}
+	iops := float64(b.ds.WriteIOs-a.ds.WriteIOs) / secs
+	bytes := float64(b.ds.WriteSectors-a.ds.WriteSectors) * 512 / secs
+	flushes := float64(b.ds.FlushIOs-a.ds.FlushIOs) / secs
+	if p.idles > 0 {
+		iops, bytes, flushes = min(iops, p.bgIOPS), min(bytes, p.bgBytes), min(flushes, p.bgFlushes)
+	}
+	p.bgIOPS, p.bgBytes, p.bgFlushes = iops, bytes, flushes
+	p.idles++
 	return nil
+}
+
+// netOfOthers takes the background writers' rate (bgIOPS, bgBytes,
+// bgFlushes per second) out of each step's cost per put, never below 0;
+// the steps' device figures stay the whole device's.
+func netOfOthers(c *result.Capacity, bgIOPS, bgBytes, bgFlushes float64) {
+	net := func(per, total, bg float64) float64 {
+		if per <= 0 || total <= 0 {
+			return per
+		}
+		return max(total-bg, 0) / (total / per) // total/per is the step's puts per second
+	}
+	for i := range c.Steps {
+		if d := c.Steps[i].Device; d != nil {
+			d.WritesPerEntry = net(d.WritesPerEntry, d.WriteIOPS, bgIOPS)
+			d.BytesPerEntry = net(d.BytesPerEntry, d.WriteBytesPerSec, bgBytes)
+			d.FlushesPerEntry = net(d.FlushesPerEntry, d.FlushesPerSec, bgFlushes)
+		}
+	}
+	c.BackgroundWriteIOPS = bgIOPS
 }
 
 // step is what the device did between a and b for entries puts.
@@ -79,13 +113,8 @@ func (p *deviceProbe) step(a, b devReading, entries int64) *result.StepDevice {
 	if !a.ok || !b.ok || secs <= 0 || b.ds.WriteIOs < a.ds.WriteIOs {
 		return nil
 	}
-	// The device's own figures stay the whole device's; the cost per put
-	// is net of the other writers' rate in the idle second before the
-	// sweep (never below 0): the budgets are what etcd's puts need, not
-	// etcd's and its neighbours'. One idle second is a sample of their
-	// rate, not a measurement of it (1-4,000 writes/s from one second to
-	// the next on a shared machine), so the note on the sweep says how
-	// much was subtracted.
+	// The whole device's figures: netOfOthers takes the other writers'
+	// share out of the cost per put once the sweep is over.
 	d := &result.StepDevice{
 		WriteIOPS:        float64(b.ds.WriteIOs-a.ds.WriteIOs) / secs,
 		WriteBytesPerSec: float64(b.ds.WriteSectors-a.ds.WriteSectors) * 512 / secs,
@@ -93,9 +122,7 @@ func (p *deviceProbe) step(a, b devReading, entries int64) *result.StepDevice {
 	}
 	if entries > 0 {
 		perSec := float64(entries) / secs
-		d.WritesPerEntry = max(d.WriteIOPS-p.bgIOPS, 0) / perSec
-		d.BytesPerEntry = max(d.WriteBytesPerSec-p.bgBytes, 0) / perSec
-		d.FlushesPerEntry = max(d.FlushesPerSec-p.bgFlushes, 0) / perSec
+		d.WritesPerEntry, d.BytesPerEntry, d.FlushesPerEntry = d.WriteIOPS/perSec, d.WriteBytesPerSec/perSec, d.FlushesPerSec/perSec
 	}
 	return d
 }

@@ -313,19 +313,24 @@ func TestBackendOwnCommitHistogram(t *testing.T) {
 // A step's cost per put is net of the other writers' idle rate; the
 // device's own figures are not.
 func TestStepCostNetOfOthers(t *testing.T) {
-	p := &deviceProbe{bgIOPS: 600, bgBytes: 600 * 4096, bgFlushes: 200}
+	p := &deviceProbe{}
 	t0 := time.Now()
 	a := devReading{t: t0, ok: true}
 	b := devReading{t: t0.Add(2 * time.Second), ok: true, ds: sysinfo.DiskStats{WriteIOs: 2 * 1000, WriteSectors: 2 * 1000 * 8, FlushIOs: 2 * 300}}
 	d := p.step(a, b, 2*100) // 100 puts/s
-	if d.WriteIOPS != 1000 || d.FlushesPerSec != 300 {
-		t.Fatalf("device figures %+v, want the device's own 1000 writes/s and 300 flushes/s", d)
+	if d.WriteIOPS != 1000 || d.FlushesPerSec != 300 || d.WritesPerEntry != 10 {
+		t.Fatalf("device figures %+v, want the device's own 1000 writes/s, 300 flushes/s, 10 writes per put", d)
 	}
-	if d.WritesPerEntry != 4 || d.FlushesPerEntry != 1 || d.BytesPerEntry != 400*4096/100 {
-		t.Errorf("per put %+v, want (1000-600)/100 = 4 writes, 1 flush, %d bytes", d, 400*4096/100)
+	c := &result.Capacity{Steps: []result.CapacityStep{{Rate: 100, Device: d}, {Rate: 50, Device: p.step(a, b, 2*50)}}}
+	netOfOthers(c, 600, 600*4096, 200)
+	if d.WriteIOPS != 1000 || d.WritesPerEntry != 4 || d.FlushesPerEntry != 1 || d.BytesPerEntry != 400*4096/100 {
+		t.Errorf("per put %+v, want (1000-600)/100 = 4 writes, 1 flush, %d bytes, the device's 1000 writes/s", d, 400*4096/100)
 	}
-	p.bgIOPS = 5000 // more than the step's: never below 0
-	if d := p.step(a, b, 200); d.WritesPerEntry != 0 {
+	if c.BackgroundWriteIOPS != 600 || c.Steps[1].Device.WritesPerEntry != 8 {
+		t.Errorf("background %v, the second step's %v writes per put", c.BackgroundWriteIOPS, c.Steps[1].Device.WritesPerEntry)
+	}
+	netOfOthers(c, 5000, 0, 0) // more than the step's: never below 0
+	if d.WritesPerEntry != 0 {
 		t.Errorf("writes per put %v, want 0", d.WritesPerEntry)
 	}
 }

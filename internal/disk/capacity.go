@@ -318,8 +318,11 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 		return result.Workload{}, err
 	}
 	c.Evidence += latencyBoundNote(c, env.Thresholds)
+	if dev.ok && err == nil {
+		err = dev.idle(ctx, idleWindow)
+	}
 	if dev.ok {
-		c.BackgroundWriteIOPS = dev.bgIOPS
+		netOfOthers(c, dev.bgIOPS, dev.bgBytes, dev.bgFlushes)
 		c.Budgets, c.Volume = Budgets(c, env.Thresholds)
 		Burst(c)
 	}
@@ -327,9 +330,9 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 	wl.Process, wl.Device = m.stop()
 	if dev.ok {
 		wl.Figures = append(wl.Figures, result.Figure{Name: "device_background_write_iops", Value: dev.bgIOPS, Unit: "ops/s",
-			Description: "the device's writes per second in the idle second before the sweep: other processes' writes, counted in each step's device figures too"})
+			Description: "the device's writes per second by other processes, the lower of an idle second before the sweep and one after it: counted in each step's device figures, taken out of its cost per put"})
 		if lo := lowestDeviceIOPS(c); dev.bgIOPS > 0.1*lo {
-			wl.Notes = append(wl.Notes, fmt.Sprintf("other processes wrote to the device: %.0f writes/s (%s/s) in the idle second before the sweep, against %.0f/s at its lowest step; the device cost per put and the budgets are net of that rate (the device's own figures are not), and a volume's cap is shared with them: etcd gets what they leave", dev.bgIOPS, units.FormatValue(dev.bgBytes, "B"), lo))
+			wl.Notes = append(wl.Notes, fmt.Sprintf("other processes wrote to the device: %.0f writes/s (%s/s) in the idle seconds before and after the sweep (the lower), against %.0f/s at its lowest step; the device cost per put and the budgets are net of that rate (the device's own figures are not), and a volume's cap is shared with them: etcd gets what they leave", dev.bgIOPS, units.FormatValue(dev.bgBytes, "B"), lo))
 		}
 	}
 	return wl, err
