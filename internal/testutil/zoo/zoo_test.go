@@ -350,3 +350,47 @@ func TestBurstBucketSpend(t *testing.T) {
 		t.Errorf("notes %v, want the spending noted", n)
 	}
 }
+
+// spinners are the busy storages' neighbours this process started that
+// still run.
+func spinners(t *testing.T) int {
+	t.Helper()
+	n := 0
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmd, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !strings.Contains(string(cmd), "while :; do :; done") {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join(d, "stat"))
+		// The parent's pid is the fourth field, after the command in
+		// parentheses.
+		if f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:])); err == nil && len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+			n++
+		}
+	}
+	return n
+}
+
+// A busy storage runs its neighbours, each spinning a CPU, beside the
+// storage it wraps, and stops them at Close.
+func TestBusy(t *testing.T) {
+	s := Busy(CompetingWriter(50, 4<<10), 2)
+	if s.Name != "busy-competing-writer" || Busy(Plain(), 1).Name != "busy" {
+		t.Fatalf("names %q, %q", s.Name, Busy(Plain(), 1).Name)
+	}
+	p, err := s.Setup(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Neighbours != 2 || p.Competitor == nil {
+		t.Errorf("neighbours %d, competitor %v: want both storages' parts", p.Neighbours, p.Competitor)
+	}
+	testutil.WaitFor(t, 5*time.Second, "two spinning neighbours", func() bool { return spinners(t) == 2 })
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := spinners(t); n != 0 {
+		t.Errorf("%d neighbours still run after Close", n)
+	}
+}
