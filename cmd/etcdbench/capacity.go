@@ -22,7 +22,7 @@ func newCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd, df := workloadCmd(spec, stdout, stderr)
 	f := cmd.Flags()
 	cpu := f.Bool("cpu", true, "also sweep an embedded etcd on the same storage, fsyncs on (the etcd side, cpu-capacity), up to the disk's limit, and estimate etcd's put rate on this disk and machine; --cpu=false: the disk alone, as 'disk capacity'")
-	cpuStep := f.String("cpu-step", "3s", "how long each step of the etcd side's sweep runs (a step that fails only on a p99 its few observations set is held longer, up to 10s)")
+	cpuStep := f.String("cpu-step", "3s", "how long each step of the etcd side's sweep runs (a step that fails only on a p99 its few observations set, or passes with its WAL fsync p99 in the limit's histogram bucket, is held longer, up to 10s)")
 	diskRun := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if !*cpu {

@@ -191,6 +191,18 @@ const DiskBuckets = 14
 // server/storage/wal/metrics.go: prometheus.ExponentialBuckets(0.001, 2, 14)).
 func DiskBucketBound(i int) float64 { return 0.001 * math.Pow(2, float64(i)) }
 
+// DiskBucketBelow is the lower bound of etcd's disk bucket that holds
+// limit (seconds): 8 ms for 10 ms, 16 ms for 25 ms; 0 for a limit in the
+// first bucket or beyond the last.
+func DiskBucketBelow(limit float64) float64 {
+	for i := 1; i < DiskBuckets; i++ {
+		if limit <= DiskBucketBound(i) && limit > DiskBucketBound(i-1) {
+			return DiskBucketBound(i - 1)
+		}
+	}
+	return 0
+}
+
 // DiskHistogram builds a histogram on etcd's disk buckets (its WAL fsync
 // and backend commit histograms: ExponentialBuckets(0.001, 2, 14), 1 ms
 // to 8.192 s) from per-bucket, not cumulative, counts of the first
