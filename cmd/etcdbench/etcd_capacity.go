@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcapacity"
 	"etcdbench/internal/etcdload"
@@ -80,7 +80,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	if err != nil || step < time.Second {
 		return etcdrun.Spec{}, run.Usagef("--step %q: want a duration of at least 1s, such as 10s", cf.step)
 	}
-	sc := capacity.Config{
+	sc := sweep.Config{
 		Start: start, Factor: cf.factor, Min: min(10, start), Max: maxRate, Resolution: cf.resolution, Confidence: 0.95,
 		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: disk.CheckPerfMarks, Sizes: disk.ClusterSizes,
 		Criterion: "etcdctl check perf's rules (no failed put, throughput > 90 % of the rate, slowest <= 0.5 s, stddev <= 0.1 s) and the members' WAL fsync p99 < 10 ms and backend commit p99 < 25 ms, over " + step.String() + " per step",

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcapacity"
 	"etcdbench/internal/etcdcluster"
@@ -216,7 +216,7 @@ func cpuSpace(step time.Duration) int64 { return etcdrun.CheckSpace(spacePreset(
 // for: xl's shape at twice its rate.
 func spacePreset() etcdload.CheckPreset {
 	p := etcdload.CheckPresets[len(etcdload.CheckPresets)-1]
-	p.Rate *= capacity.ProbeFactor
+	p.Rate *= sweep.ProbeFactor
 	return p
 }
 
@@ -241,7 +241,7 @@ func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, st
 		top = d.Rate // the disk carried every rate tried: so far, no further
 	}
 	start := min(cpuStart, d.Rate)
-	sc := capacity.Config{
+	sc := sweep.Config{
 		Start: start, Factor: 2, Min: min(10, start), Max: top, Resolution: 0.15, Confidence: 0.95,
 		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: disk.CheckPerfMarks, Sizes: disk.ClusterSizes,
 		Criterion: "etcdctl check perf's rules (no failed put, throughput > 90 % of the rate, slowest <= 0.5 s, stddev <= 0.1 s) and the member's own WAL fsync p99 < 10 ms and backend commit p99 < 25 ms, over " + step.String() + " per step, on an embedded etcd on this storage",

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/testutil"
@@ -118,11 +118,11 @@ func TestCapacityUnderIOPSCap(t *testing.T) {
 		}
 		if time.Duration(s.BackendCommitP99Ns) >= 25*time.Millisecond {
 			backendFailed = true
-			if capacity.Passed(s) {
+			if sweep.Passed(s) {
 				t.Errorf("step at %.0f/s passed with a backend commit p99 of %v", s.Rate, time.Duration(s.BackendCommitP99Ns))
 			}
 		}
-		if !s.Decided && capacity.Passed(s) {
+		if !s.Decided && sweep.Passed(s) {
 			t.Errorf("step at %.0f/s carried while undecided", s.Rate)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/units"
@@ -178,7 +178,7 @@ func Burst(c *result.Capacity) {
 	limit := v.WriteIOPS * volumeSpread
 	var burst, sustained float64
 	for _, s := range c.Steps {
-		if !capacity.Counted(s) || !capacity.Passed(s) || s.Device == nil {
+		if !sweep.Counted(s) || !sweep.Passed(s) || s.Device == nil {
 			continue
 		}
 		if s.Device.WriteIOPS > limit {
@@ -192,7 +192,7 @@ func Burst(c *result.Capacity) {
 	}
 	v.BurstWriteIOPS = burst
 	v.Evidence += fmt.Sprintf("; earlier steps got up to %.0f writes/s: the volume bursts above its cap while it can (I/O credits) and sustains about %.0f", burst, v.WriteIOPS)
-	capacity.Discount(c, sustained, fmt.Sprintf("the passes above %.0f %s ran on the volume's burst (up to %.0f writes/s, against about %.0f sustained) and hold only while its credits last", sustained, c.Unit, burst, v.WriteIOPS))
+	sweep.Discount(c, sustained, fmt.Sprintf("the passes above %.0f %s ran on the volume's burst (up to %.0f writes/s, against about %.0f sustained) and hold only while its credits last", sustained, c.Unit, burst, v.WriteIOPS))
 }
 
 // nearestCost is the passing, counted step with device figures whose rate
@@ -204,7 +204,7 @@ func nearestCost(steps []result.CapacityStep, rate float64) *result.CapacityStep
 		var best *result.CapacityStep
 		for i := range steps {
 			s := &steps[i]
-			if !capacity.Counted(*s) || (passing && !capacity.Passed(*s)) || s.Device == nil || s.Device.WritesPerEntry <= 0 {
+			if !sweep.Counted(*s) || (passing && !sweep.Passed(*s)) || s.Device == nil || s.Device.WritesPerEntry <= 0 {
 				continue
 			}
 			if best == nil || math.Abs(math.Log(s.Rate/rate)) < math.Abs(math.Log(best.Rate/rate)) {
@@ -230,7 +230,7 @@ func findVolume(c *result.Capacity) *result.CapacityVolume {
 	own := func(s result.CapacityStep) float64 { return max(s.Device.WriteIOPS-c.BackgroundWriteIOPS, 0) }
 	var iops []float64
 	for _, s := range c.Steps {
-		if !capacity.Overruled(s) && capacity.Failed(s) && s.Device != nil && own(s) > 0 {
+		if !sweep.Overruled(s) && sweep.Failed(s) && s.Device != nil && own(s) > 0 {
 			iops = append(iops, own(s))
 		}
 	}
@@ -244,7 +244,7 @@ func findVolume(c *result.Capacity) *result.CapacityVolume {
 	}
 	var flat []result.CapacityStep
 	for _, s := range c.Steps {
-		if !capacity.Overruled(s) && capacity.Failed(s) && s.Device != nil &&
+		if !sweep.Overruled(s) && sweep.Failed(s) && s.Device != nil &&
 			own(s)*volumeSpread >= med && own(s) <= med*volumeSpread {
 			flat = append(flat, s)
 		}

@@ -11,7 +11,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
@@ -20,7 +20,7 @@ import (
 )
 
 // CapacityParams are the settings of the capacity sweep: open-loop WAL
-// steps of rising offered rate (see package capacity).
+// steps of rising offered rate (see package sweep).
 type CapacityParams struct {
 	// Shape is the puts the sweep models (check perf's); EntryBytes the
 	// bytes each takes in the WAL (Shape.WALEntryBytes() unless set).
@@ -212,8 +212,8 @@ func (w capacityWorkload) SpaceNeeded() int64 {
 	return w.stepConfig(verdict.Defaults(), w.p.Max, w.p.Confidence).SpaceNeeded() + backendSpace
 }
 
-func (w capacityWorkload) sweepConfig(th verdict.Thresholds) capacity.Config {
-	return capacity.Config{
+func (w capacityWorkload) sweepConfig(th verdict.Thresholds) sweep.Config {
+	return sweep.Config{
 		Start: w.p.Start, Factor: w.p.Factor, Min: w.p.Min, Max: w.p.Max, Resolution: w.p.Resolution,
 		Confidence: w.p.Confidence, Unit: "writes/s", LimitNs: units.FromSeconds(th.WALFsyncP99.Limit).Nanoseconds(),
 		Criterion: w.criterion(th),
@@ -308,7 +308,7 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 		judgeUndecided(&s)
 		return s, err
 	}
-	c, err := capacity.Sweep(ctx, scfg, step)
+	c, err := sweep.Sweep(ctx, scfg, step)
 	if be != nil {
 		if bgErr := be.close(); bgErr != nil && err == nil {
 			err = fmt.Errorf("etcd's backend: %w", bgErr)
@@ -392,7 +392,7 @@ func etcdReportedP99With(h *hdr.Histogram, fast int64) int64 {
 func latencyBoundNote(c *result.Capacity, th verdict.Thresholds) string {
 	var low *result.CapacityStep
 	for i, s := range c.Steps {
-		if capacity.Passed(s) && capacity.Counted(s) && (low == nil || s.Rate < low.Rate) {
+		if sweep.Passed(s) && sweep.Counted(s) && (low == nil || s.Rate < low.Rate) {
 			low = &c.Steps[i]
 		}
 	}
@@ -441,7 +441,7 @@ func judgeBackend(s *result.CapacityStep, th verdict.Thresholds) {
 }
 
 // judgeUndecided says why a step whose p99 verdict was not decided is not
-// a carried rate (see capacity.Passed).
+// a carried rate (see sweep.Passed).
 func judgeUndecided(s *result.CapacityStep) {
 	if !s.Decided && s.Status != verdict.Fail && s.Failed == "" {
 		s.Failed = "undecided: the WAL fdatasync p99 was neither shown under nor over the limit before the step's cap, so the rate is not counted as carried"

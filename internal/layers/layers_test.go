@@ -27,7 +27,7 @@ var layerOf = map[string]int{
 
 	"disk": 5, "strace": 5, "trace": 5, "etcdload": 5, "etcdcluster": 5,
 
-	"etcdproc": 4, "capacity": 4,
+	"etcdproc": 4, "capacity/sweep": 4,
 
 	"run": 3, "testutil/hostetcd": 3, "report": 3, "walfile": 3, "fio": 3, "disk/uring": 3,
 
