@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"etcdbench/internal/capacity/etcdside"
 	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/disk"
-	"etcdbench/internal/etcdcapacity"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/run"
@@ -105,8 +105,8 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	p.Rate = maxRate
 	s.Space = etcdrun.CheckSpace(p, step, f.embed.members)
 	s.Name = "etcd-capacity"
-	s.Bench = etcdcapacity.CapacityBench(etcdcapacity.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
-		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdcapacity.LimitDefaults(), Trace: !cf.noTrace,
+	s.Bench = etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
+		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdside.LimitDefaults(), Trace: !cf.noTrace,
 		MaxStepPuts: p.Puts(step)})
 	return s, nil
 }

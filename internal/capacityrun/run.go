@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"etcdbench/internal/capacity/etcdside"
 	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/disk"
-	"etcdbench/internal/etcdcapacity"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
@@ -250,7 +250,7 @@ func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, st
 	l.Total, l.Duration = 0, step
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
-	bench := etcdcapacity.CapacityBench(etcdcapacity.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
+	bench := etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
 		MaxStepPuts: spacePreset().Puts(step)})
 	o, err := bench(ctx, l, bo)
 	if o == nil {

@@ -19,7 +19,7 @@ var layerOf = map[string]int{
 
 	"check": 9, "tune": 9, "capacityrun": 9,
 
-	"etcdcapacity": 8,
+	"capacity/etcdside": 8,
 
 	"etcdrun": 7, "diagnose": 7, "exporter": 7,
 
