@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/capacityrun"
+	"etcdbench/internal/capacity"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
@@ -40,7 +40,7 @@ func newCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		res, err := capacityrun.Run(c.Context(), capacityrun.Config{
+		res, err := capacity.Run(c.Context(), capacity.Config{
 			Dir: df.dir.path, Sweep: w, CPU: true, CPUStep: step,
 			Progress: df.prog.terminal(stderr, df.out.output), Args: commandLine(c),
 		})

@@ -10,14 +10,14 @@ import (
 
 // layerOf ranks every etcdbench package; an import must go to a lower
 // rank. Higher layers use lower ones: the command line, then the engines
-// that run a command (check, tune, capacityrun over etcdrun; diagnose),
+// that run a command (check, tune, capacity over etcdrun; diagnose),
 // then a run's phases (session), then the workloads and tools they drive,
 // then the run lifecycle and the formats, then the model, then the facts
 // and numbers everything shares.
 var layerOf = map[string]int{
 	"cmd/etcdbench": 10,
 
-	"check": 9, "tune": 9, "capacityrun": 9,
+	"check": 9, "tune": 9, "capacity": 9,
 
 	"capacity/etcdside": 8,
 
