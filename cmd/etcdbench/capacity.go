@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"etcdbench/internal/capacity"
-	"etcdbench/internal/disk"
+	"etcdbench/internal/capacity/diskmodel"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
 )
@@ -18,7 +18,7 @@ import (
 // together estimate the put rate an etcd on this disk and machine
 // sustains.
 func newCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
-	spec, _ := disk.Lookup("capacity")
+	spec, _ := diskmodel.Lookup("capacity")
 	cmd, df := workloadCmd(spec, stdout, stderr)
 	f := cmd.Flags()
 	cpu := f.Bool("cpu", true, "also sweep an embedded etcd on the same storage, fsyncs on (the etcd side, cpu-capacity), up to the disk's limit, and estimate etcd's put rate on this disk and machine; --cpu=false: the disk alone, as 'disk capacity'")

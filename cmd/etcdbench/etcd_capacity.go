@@ -82,7 +82,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	}
 	sc := sweep.Config{
 		Start: start, Factor: cf.factor, Min: min(10, start), Max: maxRate, Resolution: cf.resolution, Confidence: 0.95,
-		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: disk.CheckPerfMarks, Sizes: disk.ClusterSizes,
+		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: sweep.CheckPerfMarks, Sizes: sweep.ClusterSizes,
 		Criterion: "etcdctl check perf's rules (no failed put, throughput > 90 % of the rate, slowest <= 0.5 s, stddev <= 0.1 s) and the members' WAL fsync p99 < 10 ms and backend commit p99 < 25 ms, over " + step.String() + " per step",
 	}
 	if err := sc.Validate(); err != nil {

@@ -243,7 +243,7 @@ func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, st
 	start := min(cpuStart, d.Rate)
 	sc := sweep.Config{
 		Start: start, Factor: 2, Min: min(10, start), Max: top, Resolution: 0.15, Confidence: 0.95,
-		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: disk.CheckPerfMarks, Sizes: disk.ClusterSizes,
+		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: sweep.CheckPerfMarks, Sizes: sweep.ClusterSizes,
 		Criterion: "etcdctl check perf's rules (no failed put, throughput > 90 % of the rate, slowest <= 0.5 s, stddev <= 0.1 s) and the member's own WAL fsync p99 < 10 ms and backend commit p99 < 25 ms, over " + step.String() + " per step, on an embedded etcd on this storage",
 	}
 	l := etcdload.CheckPresets[0].Load()

@@ -23,9 +23,9 @@ var layerOf = map[string]int{
 
 	"etcdrun": 7, "diagnose": 7, "exporter": 7,
 
-	"session": 6,
+	"session": 6, "capacity/diskmodel": 6,
 
-	"disk": 5, "strace": 5, "trace": 5, "etcdload": 5, "etcdcluster": 5,
+	"disk": 5, "capacity/volume": 5, "strace": 5, "trace": 5, "etcdload": 5, "etcdcluster": 5,
 
 	"etcdproc": 4, "capacity/sweep": 4,
 

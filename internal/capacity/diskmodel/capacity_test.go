@@ -1,4 +1,4 @@
-package disk
+package diskmodel
 
 import (
 	"context"
@@ -10,27 +10,18 @@ import (
 	"time"
 
 	"etcdbench/internal/capacity/sweep"
+	"etcdbench/internal/disk"
 	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/fusedelay"
 	"etcdbench/internal/verdict"
 )
 
 // memBacking is a backing directory in memory when there is one, so the
-// only latency of the mounted storage is the model's: a real disk's
-// stalls would blur the truth the tests compare with.
-func memBacking(t *testing.T) string {
-	t.Helper()
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		d, err := os.MkdirTemp("/dev/shm", "etcdbench-capacity-test-")
-		if err == nil {
-			t.Cleanup(func() { os.RemoveAll(d) })
-			return d
-		}
-	}
-	return t.TempDir()
-}
+// only latency of the mounted storage is the model's.
+func memBacking(t *testing.T) string { return testutil.MemDir(t, "etcdbench-capacity-test-") }
 
 // sweepOn runs a short capacity sweep on the mounted storage m, judging
 // the WAL p99 against limit.
@@ -39,12 +30,12 @@ func sweepOn(t *testing.T, m *fusedelay.FS, start float64, limit time.Duration) 
 	p := CapacityParams{
 		EntryBytes: 370, Start: start, Factor: 2, Min: 1, Max: 4000, Resolution: 0.1,
 		StepMinRuntime: time.Second, StepMinSamples: 100, StepRuntime: 6 * time.Second, Confidence: 0.9,
-		Background: "none", Marks: CheckPerfMarks, // the model's truth is the WAL's alone
+		Background: "none", Marks: sweep.CheckPerfMarks, // the model's truth is the WAL's alone
 	}
 	w := capacityWorkload{p: p, plain: true}
 	th := verdict.Defaults()
 	th.WALFsyncP99.Limit = limit.Seconds()
-	env := Env{Dir: m.Dir, Root: "/", Facts: sysinfo.Collect("/", m.Dir), Thresholds: th}
+	env := disk.Env{Dir: m.Dir, Root: "/", Facts: sysinfo.Collect("/", m.Dir), Thresholds: th}
 	wl, err := w.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -213,11 +204,9 @@ func TestCapacityInterrupted(t *testing.T) {
 // A step at a rate that cannot give within its cap the syncs a pass
 // needs may stretch; a faster one may not.
 func TestStepStretch(t *testing.T) {
-	var quick CapacityParams
-	for _, p := range Presets() {
-		if p.Name == "quick" {
-			quick = p.Capacity
-		}
+	quick, err := PresetNamed("quick")
+	if err != nil {
+		t.Fatal(err)
 	}
 	w := capacityWorkload{p: quick}
 	th := verdict.Defaults()

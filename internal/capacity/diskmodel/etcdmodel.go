@@ -1,4 +1,4 @@
-package disk
+package diskmodel
 
 import (
 	"crypto/rand"
@@ -48,6 +48,17 @@ const walEntryOverhead = 80
 
 // WALEntryBytes is the bytes a put of s takes in etcd's WAL.
 func (s PutShape) WALEntryBytes() int { return s.KeyBytes + s.ValueBytes + walEntryOverhead }
+
+// withEntryBytes is the shape whose puts take n bytes in the WAL: the
+// value shrinks or grows, the key only when the value cannot shrink more.
+func (s PutShape) withEntryBytes(n int) PutShape {
+	if v := n - s.KeyBytes - walEntryOverhead; v >= 0 {
+		s.ValueBytes = v
+		return s
+	}
+	s.KeyBytes, s.ValueBytes = max(n-walEntryOverhead, 8), 0
+	return s
+}
 
 // checkPerfClients are etcdctl check perf's clients per load (the
 // clients of etcdload.CheckPresets; cmd's tests keep the two equal):

@@ -1,4 +1,4 @@
-package disk
+package diskmodel
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"etcdbench/internal/capacity/sweep"
+	"etcdbench/internal/disk"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/testutil"
@@ -96,7 +97,7 @@ func TestCapacityUnderIOPSCap(t *testing.T) {
 	blkioCap(t, dir, cap)
 	p := capacityPreset(0.2, time.Second, 200, 8*time.Second)
 	p.Start, p.Max = 150, 20000
-	env := Env{Dir: dir, Root: "/", Facts: sysinfo.Collect("/", dir), Thresholds: verdict.Defaults()}
+	env := disk.Env{Dir: dir, Root: "/", Facts: sysinfo.Collect("/", dir), Thresholds: verdict.Defaults()}
 	wl, err := capacityWorkload{p: p}.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
