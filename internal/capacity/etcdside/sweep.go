@@ -166,7 +166,7 @@ func capacityWorkload(c *result.Capacity, s CapacitySpec, took time.Duration) re
 		Parameters: map[string]any{
 			"start": s.Sweep.Start, "factor": s.Sweep.Factor, "min_rate": s.Sweep.Min, "max_rate": s.Sweep.Max,
 			"resolution": s.Sweep.Resolution, "confidence": s.Sweep.Confidence, "step_duration_ns": s.Step.Nanoseconds(),
-			"threshold_ns": (10 * time.Millisecond).Nanoseconds(),
+			"threshold_ns": units.FromSeconds(verdict.Defaults().WALFsyncP99.Limit).Nanoseconds(),
 		},
 		Stop:       result.Stop{Mode: "sweep", Reason: fmt.Sprintf("%d steps", len(c.Steps))},
 		Latencies:  []result.Latency{},
