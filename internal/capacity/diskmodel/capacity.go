@@ -147,7 +147,7 @@ func (w capacityWorkload) stepConfig(th verdict.Thresholds, rate, confidence flo
 const stepStretch = 4
 
 // stretch is how long a step at rate may run when its cap ends it short
-// of the syncs a pass needs (WALConfig.Stretch): stepStretch times the
+// of the syncs a pass needs (disk.WALConfig.Stretch): stepStretch times the
 // cap at a rate that cannot give twice those syncs within the cap but
 // can give them within the stretch, none otherwise (a step at 2/s cannot
 // pass in any time a sweep has). Under --quick's 8 s a step at 50 puts/s
