@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"etcdbench/internal/capacity"
+	capsweep "etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/etcdload/metrics"
 )
 
@@ -155,7 +155,7 @@ func fmtDur(d time.Duration) string {
 
 // search is the bisection of a real etcd's highest passing rate: a
 // geometric ladder up (or down) from Start by Factor until a step
-// passes and one fails (a failing Start first tries capacity.UpRungs
+// passes and one fails (a failing Start first tries capsweep.UpRungs
 // rungs above it), then bisection (geometric means) until the
 // lowest failing rate is within Resolution of the highest passing one.
 type search struct {
@@ -172,7 +172,7 @@ type trial struct {
 // bounds are the highest passing rate below the lowest failing one (0
 // when none) and that failing rate (+Inf when none). A rate that passed
 // above a failing one (noise) counts for nothing, except above a first
-// step that failed: the rungs tried above it (capacity.UpRungs, as
+// step that failed: the rungs tried above it (capsweep.UpRungs, as
 // etcdbench's sweeps do) that pass overrule the failures below them,
 // a light load's wake-ups on a busy machine (lowFloor).
 func bounds(ts []trial) (lo, hi float64) {
@@ -212,7 +212,7 @@ func (s search) next(ts []trial) float64 {
 		return math.Round(s.Start)
 	}
 	// A first step that failed: the rungs above it before the descent.
-	if up := len(ts) - 1; !ts[0].Pass && up < capacity.UpRungs && !slices.ContainsFunc(ts, func(t trial) bool { return t.Pass }) {
+	if up := len(ts) - 1; !ts[0].Pass && up < capsweep.UpRungs && !slices.ContainsFunc(ts, func(t trial) bool { return t.Pass }) {
 		if r := math.Round(ts[up].Rate * s.Factor); r <= s.Max {
 			return r
 		}

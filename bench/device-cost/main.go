@@ -52,7 +52,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
-	"etcdbench/internal/disk"
+	"etcdbench/internal/capacity/diskmodel"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/sysinfo"
@@ -543,12 +543,11 @@ func (c *cgroup) remove() {
 // measureModel runs etcdbench capacity's model of etcd at each rate, with
 // the same counters around it (no /metrics: the model's own figures).
 func measureModel(ctx context.Context, o options, scratch, dev string, cg *cgroup) ([]row, error) {
-	p, err := disk.PresetNamed("default")
+	cp, err := diskmodel.PresetNamed("default")
 	if err != nil {
 		return nil, err
 	}
-	cp := p.Capacity
-	cp.Shape = disk.PutShape{KeyBytes: o.keyBytes, ValueBytes: o.valBytes}
+	cp.Shape = diskmodel.PutShape{KeyBytes: o.keyBytes, ValueBytes: o.valBytes}
 	cp.EntryBytes = cp.Shape.WALEntryBytes()
 	cp.Clients = o.clients
 	var rows []row
@@ -561,7 +560,7 @@ func measureModel(ctx context.Context, o options, scratch, dev string, cg *cgrou
 		if err != nil {
 			return rows, err
 		}
-		s, err := disk.RunCapacityStep(ctx, dir, cp, rate, o.duration)
+		s, err := diskmodel.RunCapacityStep(ctx, dir, cp, rate, o.duration)
 		c1, err2 := readDevice(dev, cg)
 		os.RemoveAll(dir)
 		if err != nil {

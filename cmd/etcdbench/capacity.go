@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/capacityrun"
-	"etcdbench/internal/disk"
+	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/diskmodel"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
 )
@@ -18,7 +18,7 @@ import (
 // together estimate the put rate an etcd on this disk and machine
 // sustains.
 func newCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
-	spec, _ := disk.Lookup("capacity")
+	spec, _ := diskmodel.Lookup("capacity")
 	cmd, df := workloadCmd(spec, stdout, stderr)
 	f := cmd.Flags()
 	cpu := f.Bool("cpu", true, "also sweep an embedded etcd on the same storage, fsyncs on (the etcd side, cpu-capacity), up to the disk's limit, and estimate etcd's put rate on this disk and machine; --cpu=false: the disk alone, as 'disk capacity'")
@@ -40,7 +40,7 @@ func newCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		res, err := capacityrun.Run(c.Context(), capacityrun.Config{
+		res, err := capacity.Run(c.Context(), capacity.Config{
 			Dir: df.dir.path, Sweep: w, CPU: true, CPUStep: step,
 			Progress: df.prog.terminal(stderr, df.out.output), Args: commandLine(c),
 		})

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"etcdbench/internal/disk"
+	"etcdbench/internal/capacity/diskmodel"
+	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/finding"
@@ -25,10 +26,10 @@ import (
 // at each rate, and models its puts' shape: both are etcdload's presets.
 func TestCapacityModelsCheckPerfLoads(t *testing.T) {
 	for _, p := range etcdload.CheckPresets {
-		if c := disk.CheckPerfClients(p.Rate); c != p.Clients {
+		if c := diskmodel.CheckPerfClients(p.Rate); c != p.Clients {
 			t.Errorf("check perf %s: %d clients, the sweep bounds its batches at %d", p.Name, p.Clients, c)
 		}
-		if s := disk.CheckPerfShape; s.KeyBytes != p.KeySize || s.ValueBytes != p.ValSize {
+		if s := diskmodel.CheckPerfShape; s.KeyBytes != p.KeySize || s.ValueBytes != p.ValSize {
 			t.Errorf("check perf %s: %d-byte keys and %d-byte values, the sweep models %+v", p.Name, p.KeySize, p.ValSize, s)
 		}
 	}
@@ -120,7 +121,7 @@ func TestCapacityCPUSide(t *testing.T) {
 	if e == nil || e.Evidence == "" || e.DiskRate != dc.Rate || e.CPURate != cc.Rate || e.Rate > min(dc.Rate, cc.Rate) && e.LimitedBy != "none" {
 		t.Fatalf("estimate %+v from disk %v and cpu %v", e, dc.Rate, cc.Rate)
 	}
-	if len(dc.Sizes) != len(disk.ClusterSizes) {
+	if len(dc.Sizes) != len(sweep.ClusterSizes) {
 		t.Fatalf("cluster sizes %+v", dc.Sizes)
 	}
 	checkNoScratch(t, d)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"etcdbench/internal/capacity/diskmodel"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/run"
 	"etcdbench/internal/verdict"
@@ -140,7 +141,7 @@ func workloadCmd(spec disk.Spec, stdout, stderr io.Writer) (*cobra.Command, *dis
 func newAllCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &diskFlags{}
 	var names []string
-	for _, s := range disk.Specs() {
+	for _, s := range diskmodel.Specs() {
 		if s.InAll {
 			names = append(names, s.Name)
 		}
@@ -160,7 +161,7 @@ default and --thorough choose the sizes and durations (see 'etcdbench disk
 				return err
 			}
 			var ws []disk.Named
-			for _, spec := range disk.Specs() {
+			for _, spec := range diskmodel.Specs() {
 				if !spec.InAll {
 					continue
 				}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"etcdbench/internal/capacity/diskmodel"
 	"etcdbench/internal/check"
-	"etcdbench/internal/disk"
 )
 
 // A generated block is a part of a page that says something the code
@@ -112,7 +112,7 @@ func diskSharedFlags(root *cobra.Command) string {
 	var b strings.Builder
 	b.WriteString("| command | " + "`--" + strings.Join(shared, "` | `--") + "` |\n| --- |" + strings.Repeat(" --- |", len(shared)) + "\n")
 	names := []string{"all"}
-	for _, s := range disk.Specs() {
+	for _, s := range diskmodel.Specs() {
 		names = append(names, s.Name)
 	}
 	for _, n := range names {

@@ -7,9 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/etcdside"
 	"etcdbench/internal/disk"
-	"etcdbench/internal/etcdcapacity"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/run"
@@ -28,7 +27,7 @@ type capacityFlags struct {
 // with real puts on an embedded etcd (or an external cluster).
 func newEtcdCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &etcdFlags{}
-	cf := &capacityFlags{start: "150", maxRate: "20000", step: "10s", factor: 2, resolution: 0.15}
+	cf := &capacityFlags{start: "150", maxRate: "20000", step: "10s", factor: etcdside.DefaultFactor, resolution: etcdside.DefaultResolution}
 	cmd := &cobra.Command{
 		Use:   "capacity --dir DIR | --endpoints URLS --yes",
 		Short: "the highest put rate this etcd sustains within check perf's rules and etcd's disk limits, and what limits it",
@@ -80,11 +79,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	if err != nil || step < time.Second {
 		return etcdrun.Spec{}, run.Usagef("--step %q: want a duration of at least 1s, such as 10s", cf.step)
 	}
-	sc := capacity.Config{
-		Start: start, Factor: cf.factor, Min: min(10, start), Max: maxRate, Resolution: cf.resolution, Confidence: 0.95,
-		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: disk.CheckPerfMarks, Sizes: disk.ClusterSizes,
-		Criterion: "etcdctl check perf's rules (no failed put, throughput > 90 % of the rate, slowest <= 0.5 s, stddev <= 0.1 s) and the members' WAL fsync p99 < 10 ms and backend commit p99 < 25 ms, over " + step.String() + " per step",
-	}
+	sc := etcdside.SweepConfig(start, maxRate, cf.factor, cf.resolution, step, verdict.Defaults(), "the members'", "")
 	if err := sc.Validate(); err != nil {
 		return etcdrun.Spec{}, run.Usage(err)
 	}
@@ -105,8 +100,8 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	p.Rate = maxRate
 	s.Space = etcdrun.CheckSpace(p, step, f.embed.members)
 	s.Name = "etcd-capacity"
-	s.Bench = etcdcapacity.CapacityBench(etcdcapacity.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
-		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdcapacity.LimitDefaults(), Trace: !cf.noTrace,
+	s.Bench = etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
+		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdside.LimitDefaults(), Trace: !cf.noTrace,
 		MaxStepPuts: p.Puts(step)})
 	return s, nil
 }

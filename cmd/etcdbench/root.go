@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"etcdbench/internal/disk"
+	"etcdbench/internal/capacity/diskmodel"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
@@ -146,7 +146,7 @@ func csvLine(elems []string) string {
 
 func newDiskCmd(stdout, stderr io.Writer) *cobra.Command {
 	names := []string{"all"}
-	for _, s := range disk.Specs() {
+	for _, s := range diskmodel.Specs() {
 		names = append(names, s.Name)
 	}
 	list := strings.Join(names, ", ")
@@ -167,7 +167,7 @@ func newDiskCmd(stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newWALCmd(stdout, stderr), newAllCmd(stdout, stderr))
-	for _, spec := range disk.Specs() {
+	for _, spec := range diskmodel.Specs() {
 		if spec.Name != "wal" { // wal has its own, richer command
 			cmd.AddCommand(newWorkloadCmd(spec, stdout, stderr))
 		}

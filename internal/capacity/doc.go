@@ -1,19 +1,14 @@
-// Package capacity finds how much write load a storage (or an etcd
-// cluster) carries: a sweep of rising offered rates, each step an
-// open-loop run judged by its own p99 verdict, that returns the highest
-// rate meeting every limit, the curve of steps and what bends it.
+// Package capacity answers how much load a storage carries, and is the
+// engine of `etcdbench capacity`: the disk's capacity sweep (package
+// diskmodel's workload) and then the etcd side, the `etcd capacity` sweep
+// (etcdside.CapacityBench) on an embedded etcd on the same storage, its
+// fsyncs on, in one session; the lower of the two is the estimate of the
+// put rate an etcd on this disk and machine sustains.
 //
-// The sweep knows nothing of disks or etcd: a step is a function from an
-// offered rate to a result.CapacityStep, so `capacity` (the WAL) and
-// `etcd capacity` (real puts) share the ladder, the bisection, the
-// confidence bookkeeping and the diagnosis of the bend.
-//
-// A sweep climbs a geometric ladder (Start, Start x Factor, ...) until
-// the first step fails, or descends it when the first step already
-// fails, then bisects (geometrically) between the highest passing and
-// the lowest failing rate until they are within Resolution of each
-// other. Every step runs as long as its own verdict needs (the stop
-// rule of package stats); the sweep's overall confidence is shared
-// among its steps (Bonferroni), so "carries X" holds at that confidence
-// whatever the number of steps.
+// Its subpackages are the parts of that answer: sweep (the ladder, the
+// bisection, the bend, the marks a capacity is compared with), volume
+// (what a volume must give for each mark, the device's counters around
+// the steps), diskmodel (the disk's capacity workload: the WAL and etcd's
+// own backend at each offered rate) and etcdside (the sweep on a real
+// etcd, its evidence and its limit).
 package capacity

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"etcdbench/internal/capacity/diskmodel"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
@@ -37,7 +38,7 @@ func Workloads(b Budget) ([]disk.Named, error) {
 		return nil, err
 	}
 	specs := map[string]disk.Spec{}
-	for _, s := range disk.Specs() {
+	for _, s := range diskmodel.Specs() {
 		specs[s.Name] = s
 	}
 	var ws []disk.Named

@@ -47,17 +47,17 @@ var backendSpec = Spec{
 	},
 	Build: func(p Preset, set map[string]string) (Workload, error) {
 		b := p.Backend
-		s := settings{set: set}
-		s.integer("pages", &b.Pages, 1, 100000)
-		s.size("db-size", &b.DBSize)
-		s.duration("interval", &b.Interval, true)
-		s.duration("runtime", &b.Runtime, false)
-		s.duration("min-runtime", &b.MinRuntime, true)
+		s := Settings{set: set}
+		s.Integer("pages", &b.Pages, 1, 100000)
+		s.Size("db-size", &b.DBSize)
+		s.Duration("interval", &b.Interval, true)
+		s.Duration("runtime", &b.Runtime, false)
+		s.Duration("min-runtime", &b.MinRuntime, true)
 		if s.err != nil {
 			return nil, s.err
 		}
 		if b.DBSize < int64(b.Pages+2)*pageSize {
-			return nil, badSetting(ErrBadParam, "--db-size must hold at least %d pages", b.Pages+2)
+			return nil, BadSetting(ErrBadParam, "--db-size must hold at least %d pages", b.Pages+2)
 		}
 		return backendWorkload{p: b}, nil
 	},
@@ -77,7 +77,7 @@ func (p BackendParams) rule(th verdict.Thresholds) stats.StopRule {
 
 func (w backendWorkload) Run(ctx context.Context, env Env) (result.Workload, error) {
 	p := w.p
-	dir, done, err := workdir(env.Dir, "backend")
+	dir, done, err := Workdir(env.Dir, "backend")
 	if err != nil {
 		return result.Workload{}, err
 	}
@@ -91,9 +91,9 @@ func (w backendWorkload) Run(ctx context.Context, env Env) (result.Workload, err
 	defer release()
 
 	sm := newSampled(p.rule(env.Thresholds), ModeAdaptive, env.OnSecond)
-	m := startMeter(env.Root, deviceName(env))
+	m := StartMeter(env.Root, DeviceName(env))
 	err = db.commits(p, sm, stop, time.Now().Add(p.Runtime), nil)
-	proc, dev := m.stop()
+	proc, dev := m.Stop()
 	if err != nil {
 		return result.Workload{}, err
 	}

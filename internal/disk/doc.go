@@ -28,5 +28,9 @@
 //
 // Latencies that a stop rule judges (fdatasync, commit) are kept in a
 // Sampled (sampled.go); the CPU and the device's counters over a run come
-// from a meter (meter.go).
+// from a Meter (meter.go).
+//
+// The package keeps to I/O patterns and drives no etcd code: the capacity
+// sweep, which runs etcd's own backend beside this package's WAL, is
+// package capacity/diskmodel, whose Specs adds it to these.
 package disk

@@ -9,9 +9,9 @@ import (
 	"etcdbench/internal/sysinfo"
 )
 
-// meter reads this process's CPU use and the device's counters at the start
+// Meter reads this process's CPU use and the device's counters at the start
 // and end of a workload.
-type meter struct {
+type Meter struct {
 	root, dev string
 	t0        time.Time
 	ru0       unix.Rusage
@@ -19,10 +19,10 @@ type meter struct {
 	devOK     bool
 }
 
-// startMeter starts measuring; dev is the kernel name of the block device
+// StartMeter starts measuring; dev is the kernel name of the block device
 // (empty when there is none, e.g. tmpfs).
-func startMeter(root, dev string) *meter {
-	m := &meter{root: root, dev: dev, t0: time.Now()}
+func StartMeter(root, dev string) *Meter {
+	m := &Meter{root: root, dev: dev, t0: time.Now()}
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &m.ru0)
 	if dev != "" {
 		var err error
@@ -32,9 +32,9 @@ func startMeter(root, dev string) *meter {
 	return m
 }
 
-// stop returns what happened since start. The device figures are nil when
+// Stop returns what happened since start. The device figures are nil when
 // the device's counters could not be read.
-func (m *meter) stop() (*result.ProcessStats, *result.DeviceStats) {
+func (m *Meter) Stop() (*result.ProcessStats, *result.DeviceStats) {
 	elapsed := time.Since(m.t0)
 	var ru unix.Rusage
 	var ps *result.ProcessStats

@@ -51,19 +51,19 @@ var mixedSpec = Spec{
 	},
 	Build: func(p Preset, set map[string]string) (Workload, error) {
 		m := p.Mixed
-		s := settings{set: set}
-		s.size("bs", &m.BlockSize)
-		s.size("size", &m.Size)
-		s.duration("runtime", &m.Runtime, false)
-		s.integer("numjobs", &m.NumJobs, 1, 256)
-		s.integer("iodepth", &m.IODepth, 1, 1024)
-		s.integer("rwmixread", &m.ReadMix, 0, 100)
-		s.choice("engine", &m.Engine, EngineAuto, EngineIOUring, EnginePsync)
+		s := Settings{set: set}
+		s.Size("bs", &m.BlockSize)
+		s.Size("size", &m.Size)
+		s.Duration("runtime", &m.Runtime, false)
+		s.Integer("numjobs", &m.NumJobs, 1, 256)
+		s.Integer("iodepth", &m.IODepth, 1, 1024)
+		s.Integer("rwmixread", &m.ReadMix, 0, 100)
+		s.Choice("engine", &m.Engine, EngineAuto, EngineIOUring, EnginePsync)
 		if s.err != nil {
 			return nil, s.err
 		}
 		if m.BlockSize%pageSize != 0 || m.BlockSize > m.Size {
-			return nil, badSetting(ErrBadParam, "--bs must be a multiple of 4k and at most --size")
+			return nil, BadSetting(ErrBadParam, "--bs must be a multiple of 4k and at most --size")
 		}
 		return mixedWorkload{p: m}, nil
 	},
@@ -110,7 +110,7 @@ func (w mixedWorkload) Run(ctx context.Context, env Env) (result.Workload, error
 	if err != nil {
 		return result.Workload{}, err
 	}
-	dir, done, err := workdir(env.Dir, "mixed")
+	dir, done, err := Workdir(env.Dir, "mixed")
 	if err != nil {
 		return result.Workload{}, err
 	}
@@ -132,7 +132,7 @@ func (w mixedWorkload) Run(ctx context.Context, env Env) (result.Workload, error
 	stop, release := stopOnCancel(ctx)
 	defer release()
 
-	m := startMeter(env.Root, deviceName(env))
+	m := StartMeter(env.Root, DeviceName(env))
 	start := time.Now()
 	deadline := start.Add(p.Runtime)
 	var jobs []*mixedJob
@@ -142,7 +142,7 @@ func (w mixedWorkload) Run(ctx context.Context, env Env) (result.Workload, error
 		jobs, err = runPsyncJobs(fd, p, deadline, stop)
 	}
 	elapsed := time.Since(start)
-	proc, dev := m.stop()
+	proc, dev := m.Stop()
 	if err != nil {
 		return result.Workload{}, err
 	}

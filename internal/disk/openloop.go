@@ -31,7 +31,7 @@ var ErrBadRate = errors.New("bad rate")
 // ValidateRate checks an open-loop rate in entries per second.
 func ValidateRate(rate float64) error {
 	if math.IsNaN(rate) || rate < MinRate || rate > MaxRate {
-		return badSetting(ErrBadRate, "%v entries/s: want a rate from %d to %d (the most one process schedules and records)", rate, MinRate, MaxRate)
+		return BadSetting(ErrBadRate, "%v entries/s: want a rate from %d to %d (the most one process schedules and records)", rate, MinRate, MaxRate)
 	}
 	return nil
 }
@@ -44,7 +44,7 @@ func ParseRate(s string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil {
-		return 0, badSetting(ErrBadRate, "%q is not a number of entries per second (e.g. 1500 or 2.5k)", s)
+		return 0, BadSetting(ErrBadRate, "%q is not a number of entries per second (e.g. 1500 or 2.5k)", s)
 	}
 	v *= mult
 	if err := ValidateRate(v); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"etcdbench/internal/stats"
 	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/fusedelay"
 	"etcdbench/internal/verdict"
 )
@@ -84,7 +85,7 @@ func openConfig(rate float64, runtime time.Duration) WALConfig {
 
 // onFUSE is cfg for a fusedelay mount this test process serves.
 func onFUSE(cfg WALConfig) WALConfig {
-	cfg.plain = true
+	cfg.Plain = true
 	return cfg
 }
 
@@ -222,7 +223,7 @@ func TestRunWALStretch(t *testing.T) {
 // (one in 400 here: some 1,400 where none slow needs some 600) and
 // passes, where it used to stop undecided at its cap.
 func TestRunWALStretchForItsSlowShare(t *testing.T) {
-	m := fusedelay.Mount(t, memBacking(t), 0)
+	m := fusedelay.Mount(t, testutil.MemDir(t, "etcdbench-capacity-test-"), 0)
 	var n atomic.Int64
 	m.SetDelayFunc(func() time.Duration {
 		if n.Add(1)%400 == 0 {

@@ -6,7 +6,8 @@ import (
 
 // Preset holds every workload's defaults for one time budget. Presets are
 // data: `disk all` and each `disk <workload>` start from one and the
-// command line overrides single settings.
+// command line overrides single settings. The capacity sweep's settings
+// for each preset are diskmodel's, by the preset's name.
 type Preset struct {
 	Name       string
 	Budget     string // what `disk all` takes with it, for help texts
@@ -17,7 +18,6 @@ type Preset struct {
 	Snapshot   SeqParams
 	Compaction SeqParams
 	Recovery   RecoveryParams
-	Capacity   CapacityParams
 }
 
 const (
@@ -40,7 +40,6 @@ func Presets() []Preset {
 			Snapshot:   SeqParams{BlockSize: 1 * mib, Size: 64 * mib, Runtime: 30 * time.Second},
 			Compaction: SeqParams{BlockSize: 64 * kib, Size: 32 * mib, SyncEvery: 4 * mib, Runtime: 30 * time.Second},
 			Recovery:   RecoveryParams{BlockSize: 1 * mib, Size: 64 * mib, RandomRuntime: 1 * time.Second, Runtime: 30 * time.Second},
-			Capacity:   capacityPreset(0.2, 1*time.Second, 200, 8*time.Second),
 		},
 		{
 			Name: "default", Budget: "about a minute",
@@ -51,7 +50,6 @@ func Presets() []Preset {
 			Snapshot:   SeqParams{BlockSize: 1 * mib, Size: 256 * mib, Runtime: 60 * time.Second},
 			Compaction: SeqParams{BlockSize: 64 * kib, Size: 128 * mib, SyncEvery: 4 * mib, Runtime: 60 * time.Second},
 			Recovery:   RecoveryParams{BlockSize: 1 * mib, Size: 256 * mib, RandomRuntime: 3 * time.Second, Runtime: 60 * time.Second},
-			Capacity:   capacityPreset(0.1, 2*time.Second, 300, 15*time.Second),
 		},
 		{
 			Name: "thorough", Budget: "several minutes",
@@ -62,19 +60,7 @@ func Presets() []Preset {
 			Snapshot:   SeqParams{BlockSize: 1 * mib, Size: 1 * gib, Runtime: 5 * time.Minute},
 			Compaction: SeqParams{BlockSize: 64 * kib, Size: 512 * mib, SyncEvery: 4 * mib, Runtime: 5 * time.Minute},
 			Recovery:   RecoveryParams{BlockSize: 1 * mib, Size: 1 * gib, RandomRuntime: 10 * time.Second, Runtime: 5 * time.Minute},
-			Capacity:   capacityPreset(0.05, 10*time.Second, 1000, time.Minute),
 		},
-	}
-}
-
-// capacityPreset is the sweep of one budget: the ladder from 100 to
-// MaxRate entries/s doubling, then a bisection to resolution; steps of
-// minRuntime..runtime and at least minSamples syncs.
-func capacityPreset(resolution float64, minRuntime time.Duration, minSamples int64, runtime time.Duration) CapacityParams {
-	return CapacityParams{
-		Shape: CheckPerfShape, EntryBytes: CheckPerfShape.WALEntryBytes(), Start: 100, Factor: 2, Min: 10, Max: MaxRate, Resolution: resolution,
-		StepMinRuntime: minRuntime, StepMinSamples: minSamples, StepRuntime: runtime, Confidence: 0.95,
-		Background: "backend", Marks: CheckPerfMarks,
 	}
 }
 
@@ -85,5 +71,5 @@ func PresetNamed(name string) (Preset, error) {
 			return p, nil
 		}
 	}
-	return Preset{}, badSetting(ErrBadParam, "unknown preset %q (quick, default, thorough)", name)
+	return Preset{}, BadSetting(ErrBadParam, "unknown preset %q (quick, default, thorough)", name)
 }

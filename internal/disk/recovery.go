@@ -41,16 +41,16 @@ var recoverySpec = Spec{
 	},
 	Build: func(p Preset, set map[string]string) (Workload, error) {
 		r := p.Recovery
-		s := settings{set: set}
-		s.size("bs", &r.BlockSize)
-		s.size("size", &r.Size)
-		s.duration("random-runtime", &r.RandomRuntime, true)
-		s.duration("runtime", &r.Runtime, false)
+		s := Settings{set: set}
+		s.Size("bs", &r.BlockSize)
+		s.Size("size", &r.Size)
+		s.Duration("random-runtime", &r.RandomRuntime, true)
+		s.Duration("runtime", &r.Runtime, false)
 		if s.err != nil {
 			return nil, s.err
 		}
 		if r.BlockSize%pageSize != 0 || r.BlockSize > r.Size {
-			return nil, badSetting(ErrBadParam, "--bs must be a multiple of 4k and at most --size")
+			return nil, BadSetting(ErrBadParam, "--bs must be a multiple of 4k and at most --size")
 		}
 		return recoveryWorkload{p: r}, nil
 	},
@@ -68,7 +68,7 @@ const (
 
 func (w recoveryWorkload) Run(ctx context.Context, env Env) (result.Workload, error) {
 	p := w.p
-	dir, done, err := workdir(env.Dir, "recovery")
+	dir, done, err := Workdir(env.Dir, "recovery")
 	if err != nil {
 		return result.Workload{}, err
 	}
@@ -90,7 +90,7 @@ func (w recoveryWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 	// The reads are raw system calls on this locked thread (see rawio.go).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	m := startMeter(env.Root, deviceName(env))
+	m := StartMeter(env.Root, DeviceName(env))
 	seqH, randH := stats.NewLatencyHistogram(), stats.NewLatencyHistogram()
 	read, seqTime, err := rd.sequential(p, seqH, stop)
 	if err != nil {
@@ -110,7 +110,7 @@ func (w recoveryWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 		Ops:        read/p.BlockSize + randOps, Bytes: read + randOps*pageSize,
 		DurationNs: (seqTime + randTime).Nanoseconds(), Series: []stats.SecondSample{}, Verdicts: []verdict.Verdict{},
 	}
-	wl.Process, wl.Device = m.stop()
+	wl.Process, wl.Device = m.Stop()
 	if secs := (seqTime + randTime).Seconds(); secs > 0 {
 		wl.OpsPerSec, wl.BytesPerSec = float64(wl.Ops)/secs, float64(wl.Bytes)/secs
 	}

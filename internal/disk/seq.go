@@ -58,18 +58,18 @@ var compactionSpec = Spec{
 }
 
 func buildSeq(name, desc string, p SeqParams, set map[string]string, periodic bool) (Workload, error) {
-	s := settings{set: set}
-	s.size("bs", &p.BlockSize)
-	s.size("size", &p.Size)
-	s.duration("runtime", &p.Runtime, false)
+	s := Settings{set: set}
+	s.Size("bs", &p.BlockSize)
+	s.Size("size", &p.Size)
+	s.Duration("runtime", &p.Runtime, false)
 	if periodic {
-		s.size("sync-every", &p.SyncEvery)
+		s.Size("sync-every", &p.SyncEvery)
 	}
 	if s.err != nil {
 		return nil, s.err
 	}
 	if p.BlockSize > p.Size {
-		return nil, badSetting(ErrBadParam, "--bs %d is larger than --size %d", p.BlockSize, p.Size)
+		return nil, BadSetting(ErrBadParam, "--bs %d is larger than --size %d", p.BlockSize, p.Size)
 	}
 	if !periodic {
 		p.SyncEvery = 0
@@ -101,7 +101,7 @@ func stopOnCancel(ctx context.Context) (*atomic.Bool, func()) {
 
 func (w seqWorkload) Run(ctx context.Context, env Env) (result.Workload, error) {
 	p := w.p
-	dir, done, err := workdir(env.Dir, w.name)
+	dir, done, err := Workdir(env.Dir, w.name)
 	if err != nil {
 		return result.Workload{}, err
 	}
@@ -124,7 +124,7 @@ func (w seqWorkload) Run(ctx context.Context, env Env) (result.Workload, error) 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	writes, syncs := stats.NewLatencyHistogram(), stats.NewLatencyHistogram()
-	m := startMeter(env.Root, deviceName(env))
+	m := StartMeter(env.Root, DeviceName(env))
 	var off, sinceSync int64
 	reason := fmt.Sprintf("wrote the requested %d bytes", p.Size)
 	start := time.Now()
@@ -171,7 +171,7 @@ func (w seqWorkload) Run(ctx context.Context, env Env) (result.Workload, error) 
 		Ops:         off / p.BlockSize, Bytes: off, DurationNs: elapsed.Nanoseconds(),
 		Series: []stats.SecondSample{},
 	}
-	wl.Process, wl.Device = m.stop()
+	wl.Process, wl.Device = m.Stop()
 	if secs := elapsed.Seconds(); secs > 0 {
 		wl.OpsPerSec, wl.BytesPerSec = float64(wl.Ops)/secs, float64(off)/secs
 	}

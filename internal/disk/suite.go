@@ -79,7 +79,8 @@ func RunSuite(ctx context.Context, env Env, ws []Named, onStart func(i int, name
 				m.WALP99 = syncP99(wl)
 			case underLoadWorkload:
 				m.WALUnderLoadP99 = syncP99(wl)
-			case capacityWorkload:
+			}
+			if wl.Capacity != nil { // the capacity sweep's (package diskmodel)
 				m.Capacity = wl.Capacity
 			}
 		}

@@ -57,34 +57,34 @@ var underLoadSpec = Spec{
 	Build: func(p Preset, set map[string]string) (Workload, error) {
 		u := p.UnderLoad
 		w := p.WAL
-		s := settings{set: set}
+		s := Settings{set: set}
 		if v, ok := set["background"]; ok {
 			u.Background = v
 		}
-		s.duration("backend-interval", &u.BackendInterval, true)
-		s.integer("clients", &u.Clients, 1, 4096)
-		s.integer("entry-bytes", &u.EntryBytes, 1, 64<<20)
+		s.Duration("backend-interval", &u.BackendInterval, true)
+		s.Integer("clients", &u.Clients, 1, 4096)
+		s.Integer("entry-bytes", &u.EntryBytes, 1, 64<<20)
 		if v, ok := set["rate"]; ok && s.err == nil {
 			r, err := ParseRate(v)
 			if err != nil {
-				return nil, badSetting(ErrBadParam, "--rate: %w", err)
+				return nil, BadSetting(ErrBadParam, "--rate: %w", err)
 			}
 			if _, ok := set["clients"]; ok {
-				return nil, badSetting(ErrBadParam, "--rate and --clients are alternatives: the rate decides when entries arrive")
+				return nil, BadSetting(ErrBadParam, "--rate and --clients are alternatives: the rate decides when entries arrive")
 			}
 			u.Rate = r
 		}
 		bs := int64(w.BlockSize)
-		s.size("bs", &bs)
+		s.Size("bs", &bs)
 		w.BlockSize = int(bs)
-		s.duration("runtime", &w.Runtime, false)
-		s.duration("min-runtime", &w.MinRuntime, true)
+		s.Duration("runtime", &w.Runtime, false)
+		s.Duration("min-runtime", &w.MinRuntime, true)
 		if s.err != nil {
 			return nil, s.err
 		}
 		for _, b := range strings.Split(u.Background, ",") {
 			if !slices.Contains(backgroundWriters, b) {
-				return nil, badSetting(ErrBadParam, "--background %q: want a comma-separated list of %v", u.Background, backgroundWriters)
+				return nil, BadSetting(ErrBadParam, "--background %q: want a comma-separated list of %v", u.Background, backgroundWriters)
 			}
 		}
 		return underLoadWorkload{u: u, wal: w, backend: p.Backend, seq: p.Snapshot}, nil
@@ -107,7 +107,7 @@ func (w underLoadWorkload) SpaceNeeded() int64 {
 
 func (w underLoadWorkload) Run(ctx context.Context, env Env) (result.Workload, error) {
 	cfg := w.wal.config(env.Thresholds) // the idle baseline: one block per write
-	dir, done, err := workdir(env.Dir, "wal-under-load")
+	dir, done, err := Workdir(env.Dir, "wal-under-load")
 	if err != nil {
 		return result.Workload{}, err
 	}
@@ -121,7 +121,7 @@ func (w underLoadWorkload) Run(ctx context.Context, env Env) (result.Workload, e
 	if err != nil {
 		return result.Workload{}, err
 	}
-	m := startMeter(env.Root, deviceName(env))
+	m := StartMeter(env.Root, DeviceName(env))
 	cfg.OnSecond = env.OnSecond
 	cfg.Durable = &bg.durable // the WAL's bytes become pages of the next background commit
 	switch {
@@ -137,7 +137,7 @@ func (w underLoadWorkload) Run(ctx context.Context, env Env) (result.Workload, e
 	}
 	run, runErr := RunWAL(ctx, walDir, cfg)
 	bgErr := bg.stop()
-	proc, dev := m.stop()
+	proc, dev := m.Stop()
 	if run == nil || (runErr != nil && !run.Cancelled) {
 		return result.Workload{}, runErr
 	}
@@ -220,7 +220,7 @@ func (w underLoadWorkload) baseline(ctx context.Context, env Env, cfg WALConfig,
 	if err != nil {
 		return nil, err
 	}
-	if err := removeAll(idleDir); err != nil {
+	if err := RemoveAll(idleDir); err != nil {
 		return nil, err
 	}
 	return &j.latency, nil
@@ -328,7 +328,8 @@ func (bg *background) sequential(path string, bs, syncEvery int64) error {
 	return nil
 }
 
-func removeAll(dir string) error {
+// RemoveAll removes dir and what it holds, saying which on failure.
+func RemoveAll(dir string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing %s: %w", dir, err)
 	}

@@ -45,7 +45,7 @@ type WALConfig struct {
 	Rate float64
 	// MaxBatch > 0 bounds the entries one open-loop write() carries: etcd
 	// saves every proposal waiting at each raft Ready, and no more are
-	// waiting than its clients have in flight (see CheckPerfClients).
+	// waiting than its clients have in flight (see diskmodel.CheckPerfClients).
 	MaxBatch int
 	// OnSecond, if set, is called once a second between operations.
 	OnSecond func(Progress)
@@ -65,11 +65,11 @@ type WALConfig struct {
 	// before it could show anything. The rule's looks are counted up to
 	// Stretch, so every look keeps the overall confidence.
 	Stretch time.Duration
-	// plain makes the write and fdatasync ordinary Go system calls: a
+	// Plain makes the write and fdatasync ordinary Go system calls: a
 	// test whose filesystem this same process serves (fusedelay) needs
 	// them, since a raw call would keep a garbage collection waiting
 	// for a FUSE reply that the stopped world cannot send.
-	plain bool
+	Plain bool
 }
 
 // Progress is the state of a running loop, for a live progress line.
@@ -179,8 +179,8 @@ func (c WALConfig) SpaceNeeded() int64 {
 	return 2*seg + margin
 }
 
-// maxBatch is the most blocks one write() carries.
-func (c WALConfig) maxBatch() int {
+// BatchBound is the most blocks one write() carries.
+func (c WALConfig) BatchBound() int {
 	switch {
 	case c.Rate > 0 && c.MaxBatch > 0:
 		return min(maxOpenBatch(c.Rate, c.BlockSize), c.MaxBatch)
@@ -197,7 +197,7 @@ func (c WALConfig) segmentSizes() func(int) int64 {
 	seg := c.segmentBytes()
 	// Round segments down to whole blocks, so no write straddles two files.
 	perSeg := seg / int64(c.BlockSize) * int64(c.BlockSize)
-	perSeg = max(perSeg, int64(c.BlockSize)*int64(c.maxBatch())) // the largest batch fits
+	perSeg = max(perSeg, int64(c.BlockSize)*int64(c.BatchBound())) // the largest batch fits
 
 	planned := c.plannedBytes()
 	return func(i int) int64 {
@@ -220,7 +220,7 @@ func RunWAL(ctx context.Context, dir string, cfg WALConfig) (*WALRun, error) {
 	sm := newSampled(cfg.Rule, cfg.Mode, cfg.OnSecond)
 	sm.hold = cfg.Hold
 	run := &WALRun{Sampled: sm, Config: cfg, Sync: sm.Hist, Write: stats.NewLatencyHistogram()}
-	buf := make([]byte, cfg.BlockSize*cfg.maxBatch())
+	buf := make([]byte, cfg.BlockSize*cfg.BatchBound())
 	if _, err := rand.Read(buf); err != nil { // incompressible, like real records
 		return nil, err
 	}
@@ -302,7 +302,7 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 		defer gc.close()
 	}
 	write, fdatasync := rawWriteFull, rawFdatasync
-	if cfg.plain {
+	if cfg.Plain {
 		write = func(fd int, b []byte) error {
 			return writeFullAt(func(fd int, b []byte, _ int64) (int, error) { return unix.Write(fd, b) }, fd, b, 0)
 		}
@@ -313,7 +313,7 @@ func (run *WALRun) loop(cfg WALConfig, pipe *pipeline, seg segment, buf []byte, 
 	run.begin(start)
 	lastYield := mono0
 	if cfg.Rate > 0 {
-		ol := newOpenLoop(cfg.Rate, cfg.maxBatch(), start)
+		ol := newOpenLoop(cfg.Rate, cfg.BatchBound(), start)
 		gc = ol
 		defer func() { run.Open = ol.stats(time.Now()) }()
 	}

@@ -59,12 +59,12 @@ func (w walWorkload) Run(ctx context.Context, env Env) (result.Workload, error) 
 	if env.OnSecond != nil {
 		cfg.OnSecond = env.OnSecond
 	}
-	dir, done, err := workdir(env.Dir, "wal")
+	dir, done, err := Workdir(env.Dir, "wal")
 	if err != nil {
 		return result.Workload{}, err
 	}
 	defer done()
-	m := startMeter(env.Root, deviceName(env))
+	m := StartMeter(env.Root, DeviceName(env))
 	run, runErr := RunWAL(ctx, dir, cfg)
 	if run == nil || (runErr != nil && !run.Cancelled) {
 		return result.Workload{}, runErr
@@ -73,7 +73,7 @@ func (w walWorkload) Run(ctx context.Context, env Env) (result.Workload, error) 
 	if err != nil {
 		return wl, err
 	}
-	wl.Process, wl.Device = m.stop()
+	wl.Process, wl.Device = m.Stop()
 	if runErr == nil && !run.Cancelled && ctx.Err() == nil {
 		addFlushProbe(&wl, dir)
 	}
@@ -94,9 +94,9 @@ func addFlushProbe(wl *result.Workload, dir string) {
 	wl.Notes = append(wl.Notes, note)
 }
 
-// workdir makes a subdirectory of the scratch directory for one workload;
+// Workdir makes a subdirectory of the scratch directory for one workload;
 // done removes it, so the next workload has the space back.
-func workdir(scratch, name string) (string, func(), error) {
+func Workdir(scratch, name string) (string, func(), error) {
 	dir := filepath.Join(scratch, name)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", nil, fmt.Errorf("creating %s: %w", dir, err)
@@ -104,8 +104,8 @@ func workdir(scratch, name string) (string, func(), error) {
 	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
-// deviceName is the kernel name of the disk under test, "" when none.
-func deviceName(env Env) string {
+// DeviceName is the kernel name of the disk under test, "" when none.
+func DeviceName(env Env) string {
 	if env.Facts.Device == nil {
 		return ""
 	}

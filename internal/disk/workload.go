@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"etcdbench/internal/result"
@@ -66,9 +67,9 @@ func (e settingError) Error() string        { return e.err.Error() }
 func (e settingError) Is(target error) bool { return target == e.sentinel }
 func (e settingError) Unwrap() error        { return e.err }
 
-// badSetting makes a settingError matching sentinel (ErrBadParam or
+// BadSetting makes a settingError matching sentinel (ErrBadParam or
 // ErrBadRate) from format and args, as fmt.Errorf does (%w included).
-func badSetting(sentinel error, format string, args ...any) error {
+func BadSetting(sentinel error, format string, args ...any) error {
 	return settingError{sentinel, fmt.Errorf(format, args...)}
 }
 
@@ -76,7 +77,7 @@ func badSetting(sentinel error, format string, args ...any) error {
 // them: the idle WAL first, then what judges commit latency, then the rest
 // from the lightest to the heaviest writer.
 func Specs() []Spec {
-	return []Spec{walSpec, backendSpec, underLoadSpec, mixedSpec, snapshotSpec, compactionSpec, recoverySpec, capacitySpec}
+	return []Spec{walSpec, backendSpec, underLoadSpec, mixedSpec, snapshotSpec, compactionSpec, recoverySpec}
 }
 
 // Lookup returns the spec named name.
@@ -89,47 +90,58 @@ func Lookup(name string) (Spec, bool) {
 	return Spec{}, false
 }
 
-// settings applies command-line text to typed fields, keeping the first
-// error; only names a spec declares are looked at.
-type settings struct {
+// Settings applies command-line text to typed fields, keeping the first
+// error; only names a spec declares are looked at. Workloads registered
+// outside this package (the capacity sweep's) read theirs with it too.
+type Settings struct {
 	set map[string]string
 	err error
 }
 
-func (s *settings) size(name string, dst *int64) {
+// NewSettings reads set, command-line values by flag name.
+func NewSettings(set map[string]string) *Settings { return &Settings{set: set} }
+
+// Err is the first error of the values read so far; it wraps ErrBadParam.
+func (s *Settings) Err() error { return s.err }
+
+// Size reads a positive size such as 4k.
+func (s *Settings) Size(name string, dst *int64) {
 	if v, ok := s.set[name]; ok && s.err == nil {
 		n, err := units.ParseSize(v)
 		if err != nil || n <= 0 {
-			s.err = badSetting(ErrBadParam, "--%s %q: want a positive size such as 4k, 1m or 256m", name, v)
+			s.err = BadSetting(ErrBadParam, "--%s %q: want a positive size such as 4k, 1m or 256m", name, v)
 			return
 		}
 		*dst = n
 	}
 }
 
-func (s *settings) duration(name string, dst *time.Duration, allowZero bool) {
+// Duration reads a positive duration (0 too with allowZero).
+func (s *Settings) Duration(name string, dst *time.Duration, allowZero bool) {
 	if v, ok := s.set[name]; ok && s.err == nil {
 		d, err := units.ParseDuration(v)
 		if err != nil || (d == 0 && !allowZero) {
-			s.err = badSetting(ErrBadParam, "--%s %q: want a positive duration such as 500ms or 10s", name, v)
+			s.err = BadSetting(ErrBadParam, "--%s %q: want a positive duration such as 500ms or 10s", name, v)
 			return
 		}
 		*dst = d
 	}
 }
 
-func (s *settings) integer(name string, dst *int, lo, hi int) {
+// Integer reads a whole number from lo to hi.
+func (s *Settings) Integer(name string, dst *int, lo, hi int) {
 	if v, ok := s.set[name]; ok && s.err == nil {
 		var n int
 		if _, err := fmt.Sscan(v, &n); err != nil || n < lo || n > hi || fmt.Sprint(n) != v {
-			s.err = badSetting(ErrBadParam, "--%s %q: want a whole number from %d to %d", name, v, lo, hi)
+			s.err = BadSetting(ErrBadParam, "--%s %q: want a whole number from %d to %d", name, v, lo, hi)
 			return
 		}
 		*dst = n
 	}
 }
 
-func (s *settings) choice(name string, dst *string, choices ...string) {
+// Choice reads one of choices.
+func (s *Settings) Choice(name string, dst *string, choices ...string) {
 	if v, ok := s.set[name]; ok && s.err == nil {
 		for _, c := range choices {
 			if v == c {
@@ -137,6 +149,30 @@ func (s *settings) choice(name string, dst *string, choices ...string) {
 				return
 			}
 		}
-		s.err = badSetting(ErrBadParam, "--%s %q: want one of %v", name, v, choices)
+		s.err = BadSetting(ErrBadParam, "--%s %q: want one of %v", name, v, choices)
+	}
+}
+
+// Rate reads an offered rate (ParseRate).
+func (s *Settings) Rate(name string, dst *float64) {
+	if v, ok := s.set[name]; ok && s.err == nil {
+		r, err := ParseRate(v)
+		if err != nil {
+			s.err = BadSetting(ErrBadParam, "--%s: %w", name, err)
+			return
+		}
+		*dst = r
+	}
+}
+
+// Fraction reads a number strictly between lo and hi.
+func (s *Settings) Fraction(name string, dst *float64, lo, hi float64) {
+	if v, ok := s.set[name]; ok && s.err == nil {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > lo && f < hi) {
+			s.err = BadSetting(ErrBadParam, "--%s %q: want a number above %v and below %v", name, v, lo, hi)
+			return
+		}
+		*dst = f
 	}
 }

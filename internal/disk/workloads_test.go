@@ -22,7 +22,6 @@ var smallSettings = map[string]map[string]string{
 	"snapshot":       {"size": "8m"},
 	"compaction":     {"size": "8m", "sync-every": "1m"},
 	"recovery":       {"size": "8m", "random-runtime": "500ms"},
-	"capacity":       {"start": "2000", "max-rate": "4000", "step-runtime": "1s", "step-min-runtime": "200ms"},
 }
 
 func testEnv(t *testing.T) Env {

@@ -37,28 +37,25 @@ type CheckPreset struct {
 // verdict.CheckPerfSource; the key and value sizes are ksize and vsize
 // of newCheckPerfCommand).
 var CheckPresets = func() []CheckPreset {
-	// Each load model's clients and connections, as etcdctl's
-	// checkPerfCfgMap gives them; its name and rate are verdict's.
-	clients := map[string]int{"s": 50, "m": 200, "l": 500, "xl": 1000}
+	// Each load model's name, rate, clients and connections are
+	// verdict's (verdict.CheckPerfLoads).
 	ps := make([]CheckPreset, len(verdict.CheckPerfLoads))
 	for i, l := range verdict.CheckPerfLoads {
-		ps[i] = CheckPreset{Name: l.Name, Alias: l.Alias, Rate: l.Rate, Clients: clients[l.Name], Conns: clients[l.Name],
-			Duration: 60 * time.Second, KeySize: 256, ValSize: 1024}
+		ps[i] = presetOf(l)
 	}
 	return ps
 }()
 
+// presetOf is the preset that sends l.
+func presetOf(l verdict.CheckPerfLoad) CheckPreset {
+	return CheckPreset{Name: l.Name, Alias: l.Alias, Rate: l.Rate, Clients: l.Clients, Conns: l.Conns,
+		Duration: 60 * time.Second, KeySize: 256, ValSize: 1024}
+}
+
 // CheckPresetAt is check perf's load shape at rate: the preset (its
 // clients, connections and sizes) of the smallest load that asks for at
-// least that rate, the largest's above xl.
-func CheckPresetAt(rate float64) CheckPreset {
-	for _, q := range CheckPresets {
-		if q.Rate >= rate {
-			return q
-		}
-	}
-	return CheckPresets[len(CheckPresets)-1]
-}
+// least that rate, the largest's above xl (verdict.CheckPerfLoadAt).
+func CheckPresetAt(rate float64) CheckPreset { return presetOf(verdict.CheckPerfLoadAt(rate)) }
 
 // LookupCheckPreset returns the preset of a name or etcdctl's alias of it
 // (small, medium, large, xLarge); ok is false for anything else.

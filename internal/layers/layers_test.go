@@ -10,24 +10,24 @@ import (
 
 // layerOf ranks every etcdbench package; an import must go to a lower
 // rank. Higher layers use lower ones: the command line, then the engines
-// that run a command (check, tune, capacityrun over etcdrun; diagnose),
+// that run a command (check, tune, capacity over etcdrun; diagnose),
 // then a run's phases (session), then the workloads and tools they drive,
 // then the run lifecycle and the formats, then the model, then the facts
 // and numbers everything shares.
 var layerOf = map[string]int{
 	"cmd/etcdbench": 10,
 
-	"check": 9, "tune": 9, "capacityrun": 9,
+	"check": 9, "tune": 9, "capacity": 9,
 
-	"etcdcapacity": 8,
+	"capacity/etcdside": 8,
 
 	"etcdrun": 7, "diagnose": 7, "exporter": 7,
 
-	"session": 6,
+	"session": 6, "capacity/diskmodel": 6,
 
-	"disk": 5, "strace": 5, "trace": 5, "etcdload": 5, "etcdcluster": 5,
+	"disk": 5, "capacity/volume": 5, "strace": 5, "trace": 5, "etcdload": 5, "etcdcluster": 5,
 
-	"etcdproc": 4, "capacity": 4,
+	"etcdproc": 4, "capacity/sweep": 4,
 
 	"run": 3, "testutil/hostetcd": 3, "report": 3, "walfile": 3, "fio": 3, "disk/uring": 3,
 

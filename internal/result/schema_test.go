@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/capacity/diskmodel"
 	"etcdbench/internal/check"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
@@ -172,7 +173,7 @@ func TestEveryWorkloadMatchesSchema(t *testing.T) {
 	p.WAL.MinRuntime, p.WAL.MinSamples, p.WAL.Runtime = 500*time.Millisecond, 10, time.Second
 	p.Backend.DBSize = 4 << 20
 	var ws []disk.Named
-	for _, spec := range disk.Specs() {
+	for _, spec := range diskmodel.Specs() {
 		w, err := spec.Build(p, small[spec.Name])
 		if err != nil {
 			t.Fatal(err)

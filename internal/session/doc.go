@@ -8,6 +8,6 @@
 // the scratch directory removed before anything is reported).
 //
 // What runs in each phase (which workloads, which loads, how a step is
-// judged) stays with the engine that calls it: check, capacityrun,
+// judged) stays with the engine that calls it: check, capacity,
 // etcdrun.
 package session

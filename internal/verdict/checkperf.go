@@ -7,8 +7,8 @@ import (
 	"etcdbench/internal/units"
 )
 
-// CheckPerfSource is where the rules of `etcdctl check perf` (and the load
-// models in etcdload.CheckPresets) come from. The file is the same in
+// CheckPerfSource is where the rules of `etcdctl check perf` (and its load
+// models, CheckPerfLoads) come from. The file is the same in
 // v3.6.0, v3.7.1 and main of August 2026 apart from a report constructor's
 // signature.
 const CheckPerfSource = "etcdctl check perf: etcd v3.7.1 etcdctl/ctlv3/command/check.go, newCheckPerfCommand"
@@ -21,17 +21,37 @@ type CheckPerfLoad struct {
 	// Rate is the puts per second asked for (cfg.limit, a rate limiter in
 	// front of the clients).
 	Rate float64
+	// Clients is how many clients send the puts, each with one in
+	// flight (cfg.clients): etcd never has more proposals waiting for
+	// its WAL than that.
+	Clients int
+	// Conns is the gRPC connections: etcdctl makes a client (one
+	// connection) for each requester.
+	Conns int
 }
 
 // CheckPerfLoads are etcdctl check perf's load models (checkPerfCfgMap in
-// CheckPerfSource), the one list of their names and rates:
-// etcdload.CheckPresets sends them (with each one's clients, duration and
-// sizes) and disk.CheckPerfMarks compares a capacity with them.
+// CheckPerfSource), the one list of their names, rates, clients and
+// connections: etcdload.CheckPresets sends them (with each one's duration
+// and sizes), the disk's capacity model bounds its WAL batches by their
+// clients, and sweep.CheckPerfMarks compares a capacity with them.
 var CheckPerfLoads = []CheckPerfLoad{
-	{Name: "s", Alias: "small", Rate: 150},
-	{Name: "m", Alias: "medium", Rate: 1000},
-	{Name: "l", Alias: "large", Rate: 8000},
-	{Name: "xl", Alias: "xLarge", Rate: 15000},
+	{Name: "s", Alias: "small", Rate: 150, Clients: 50, Conns: 50},
+	{Name: "m", Alias: "medium", Rate: 1000, Clients: 200, Conns: 200},
+	{Name: "l", Alias: "large", Rate: 8000, Clients: 500, Conns: 500},
+	{Name: "xl", Alias: "xLarge", Rate: 15000, Clients: 1000, Conns: 1000},
+}
+
+// CheckPerfLoadAt is the smallest load model that asks for at least rate
+// puts/s (the largest above xl's): the clients and connections a load at
+// rate shaped like check perf's has.
+func CheckPerfLoadAt(rate float64) CheckPerfLoad {
+	for _, l := range CheckPerfLoads {
+		if l.Rate >= rate {
+			return l
+		}
+	}
+	return CheckPerfLoads[len(CheckPerfLoads)-1]
 }
 
 // Mark is what a capacity compared with l cites: "etcdctl check perf

@@ -60,14 +60,15 @@ func TestJudgeCheckPerfLimitsAreInclusive(t *testing.T) {
 // capacity cites each by the flag that runs it.
 func TestCheckPerfLoads(t *testing.T) {
 	want := map[string]struct {
-		alias string
-		rate  float64
-		mark  string
+		alias   string
+		rate    float64
+		clients int
+		mark    string
 	}{
-		"s":  {"small", 150, "etcdctl check perf --load s: 150 puts/s"},
-		"m":  {"medium", 1000, "etcdctl check perf --load m: 1000 puts/s"},
-		"l":  {"large", 8000, "etcdctl check perf --load l: 8000 puts/s"},
-		"xl": {"xLarge", 15000, "etcdctl check perf --load xl: 15000 puts/s"},
+		"s":  {"small", 150, 50, "etcdctl check perf --load s: 150 puts/s"},
+		"m":  {"medium", 1000, 200, "etcdctl check perf --load m: 1000 puts/s"},
+		"l":  {"large", 8000, 500, "etcdctl check perf --load l: 8000 puts/s"},
+		"xl": {"xLarge", 15000, 1000, "etcdctl check perf --load xl: 15000 puts/s"},
 	}
 	if len(CheckPerfLoads) != len(want) {
 		t.Fatalf("%d load models, want %d", len(CheckPerfLoads), len(want))
@@ -75,12 +76,25 @@ func TestCheckPerfLoads(t *testing.T) {
 	for i, l := range CheckPerfLoads {
 		t.Run(l.Name, func(t *testing.T) {
 			w, ok := want[l.Name]
-			if !ok || l.Alias != w.alias || l.Rate != w.rate || l.Mark() != w.mark {
+			if !ok || l.Alias != w.alias || l.Rate != w.rate || l.Clients != w.clients || l.Conns != w.clients || l.Mark() != w.mark {
 				t.Fatalf("%+v (mark %q), want %+v", l, l.Mark(), w)
 			}
 			if i > 0 && l.Rate <= CheckPerfLoads[i-1].Rate {
 				t.Fatalf("%s at %v after %v: want rising rates", l.Name, l.Rate, CheckPerfLoads[i-1].Rate)
 			}
 		})
+	}
+}
+
+// A load at any rate has the clients of the smallest model asking for at
+// least that rate, the largest's above xl.
+func TestCheckPerfLoadAt(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		want string
+	}{{1, "s"}, {150, "s"}, {151, "m"}, {1000, "m"}, {8000, "l"}, {9000, "xl"}, {15000, "xl"}, {40000, "xl"}} {
+		if got := CheckPerfLoadAt(tc.rate); got.Name != tc.want {
+			t.Errorf("at %v puts/s: %s, want %s", tc.rate, got.Name, tc.want)
+		}
 	}
 }

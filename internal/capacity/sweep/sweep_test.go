@@ -1,4 +1,4 @@
-package capacity
+package sweep
 
 import (
 	"context"
@@ -250,8 +250,8 @@ func TestSweepDoesNotConfirmAHeldFailure(t *testing.T) {
 }
 
 // An undecided step is not a carried rate: the answer is the highest
-// decided pass, whatever undecided steps above it found (issue 22: WARN
-// (undecided) steps were counted as carried). Low undecided steps (too
+// decided pass, whatever undecided steps above it found (a WARN, an
+// undecided step, is not counted as carried). Low undecided steps (too
 // few syncs for a p99) let the climb go on; near the knee they count
 // against it.
 func TestSweepUndecidedIsNotCarried(t *testing.T) {

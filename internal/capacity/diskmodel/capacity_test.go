@@ -1,4 +1,4 @@
-package disk
+package diskmodel
 
 import (
 	"context"
@@ -9,28 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
+	"etcdbench/internal/disk"
 	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/fusedelay"
 	"etcdbench/internal/verdict"
 )
 
 // memBacking is a backing directory in memory when there is one, so the
-// only latency of the mounted storage is the model's: a real disk's
-// stalls would blur the truth the tests compare with.
-func memBacking(t *testing.T) string {
-	t.Helper()
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		d, err := os.MkdirTemp("/dev/shm", "etcdbench-capacity-test-")
-		if err == nil {
-			t.Cleanup(func() { os.RemoveAll(d) })
-			return d
-		}
-	}
-	return t.TempDir()
-}
+// only latency of the mounted storage is the model's.
+func memBacking(t *testing.T) string { return testutil.MemDir(t, "etcdbench-capacity-test-") }
 
 // sweepOn runs a short capacity sweep on the mounted storage m, judging
 // the WAL p99 against limit.
@@ -39,12 +30,12 @@ func sweepOn(t *testing.T, m *fusedelay.FS, start float64, limit time.Duration) 
 	p := CapacityParams{
 		EntryBytes: 370, Start: start, Factor: 2, Min: 1, Max: 4000, Resolution: 0.1,
 		StepMinRuntime: time.Second, StepMinSamples: 100, StepRuntime: 6 * time.Second, Confidence: 0.9,
-		Background: "none", Marks: CheckPerfMarks, // the model's truth is the WAL's alone
+		Background: "none", Marks: sweep.CheckPerfMarks, // the model's truth is the WAL's alone
 	}
 	w := capacityWorkload{p: p, plain: true}
 	th := verdict.Defaults()
 	th.WALFsyncP99.Limit = limit.Seconds()
-	env := Env{Dir: m.Dir, Root: "/", Facts: sysinfo.Collect("/", m.Dir), Thresholds: th}
+	env := disk.Env{Dir: m.Dir, Root: "/", Facts: sysinfo.Collect("/", m.Dir), Thresholds: th}
 	wl, err := w.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +80,7 @@ func knee(t *testing.T, c *result.Capacity, truth float64) {
 		t.Errorf("carries %v..%v writes/s, the lowest decided failure at %v: want at most %.0f and a failure between %.0f and %.0f (the truth %.0f)", c.Rate, c.Upper, fail, 1.2*truth, 0.8*truth, 2.2*truth, truth)
 	}
 	for _, s := range c.Steps {
-		if capacity.Passed(s) && !s.Decided {
+		if sweep.Passed(s) && !s.Decided {
 			t.Errorf("undecided step at %.0f/s counted as carried", s.Rate)
 		}
 	}
@@ -178,7 +169,7 @@ func TestCapacityFindsQueueingKnee(t *testing.T) {
 	var o time.Duration
 	most := 0.0
 	for _, s := range c.Steps {
-		if capacity.Passed(s) && s.EntriesPerSync > most && s.SyncsPerSec > 0 {
+		if sweep.Passed(s) && s.EntriesPerSync > most && s.SyncsPerSec > 0 {
 			most = s.EntriesPerSync
 			o = time.Duration(float64(time.Second)/s.SyncsPerSec) - time.Duration(s.SyncP50Ns)
 		}
@@ -213,11 +204,9 @@ func TestCapacityInterrupted(t *testing.T) {
 // A step at a rate that cannot give within its cap the syncs a pass
 // needs may stretch; a faster one may not.
 func TestStepStretch(t *testing.T) {
-	var quick CapacityParams
-	for _, p := range Presets() {
-		if p.Name == "quick" {
-			quick = p.Capacity
-		}
+	quick, err := PresetNamed("quick")
+	if err != nil {
+		t.Fatal(err)
 	}
 	w := capacityWorkload{p: quick}
 	th := verdict.Defaults()
@@ -250,9 +239,9 @@ func TestLatencyBoundNote(t *testing.T) {
 	}
 	th := verdict.Defaults()
 	networkBlock := &result.Capacity{Unit: "writes/s", Rate: 951, Steps: []result.CapacityStep{
-		step(capacity.PhaseRetried, 50, verdict.Fail, 6.5, 26.1), // a stall, repeated: not counted
-		step(capacity.PhaseLadder, 100, verdict.Pass, 6.8, 20.8), step(capacity.PhaseLadder, 200, verdict.Pass, 6.8, 15.8),
-		step(capacity.PhaseBisect, 951, verdict.Pass, 5.9, 20.5), step(capacity.PhaseBisect, 1130, verdict.Fail, 6.7, 49.9),
+		step(sweep.PhaseRetried, 50, verdict.Fail, 6.5, 26.1), // a stall, repeated: not counted
+		step(sweep.PhaseLadder, 100, verdict.Pass, 6.8, 20.8), step(sweep.PhaseLadder, 200, verdict.Pass, 6.8, 15.8),
+		step(sweep.PhaseBisect, 951, verdict.Pass, 5.9, 20.5), step(sweep.PhaseBisect, 1130, verdict.Fail, 6.7, 49.9),
 	}}
 	got := latencyBoundNote(networkBlock, th)
 	for _, want := range []string{"lowest rate carried (100 writes/s)", "WAL fdatasync p99 was already 6.8ms, 68 % of its 10ms limit",
@@ -262,13 +251,13 @@ func TestLatencyBoundNote(t *testing.T) {
 		}
 	}
 	plain := &result.Capacity{Unit: "writes/s", Rate: 12800, Steps: []result.CapacityStep{
-		step(capacity.PhaseLadder, 100, verdict.Pass, 1.5, 3.6), step(capacity.PhaseLadder, 12800, verdict.Pass, 0.5, 20.5),
-		step(capacity.PhaseLadder, 15200, verdict.Fail, 0.5, 28.7),
+		step(sweep.PhaseLadder, 100, verdict.Pass, 1.5, 3.6), step(sweep.PhaseLadder, 12800, verdict.Pass, 0.5, 20.5),
+		step(sweep.PhaseLadder, 15200, verdict.Fail, 0.5, 28.7),
 	}}
 	if got := latencyBoundNote(plain, th); got != "" {
 		t.Errorf("plain disk: %q, want no note (its lowest rate's p99s are far under the limits)", got)
 	}
-	undecided := step(capacity.PhaseLadder, 100, verdict.Warn, 9.6, 20.3)
+	undecided := step(sweep.PhaseLadder, 100, verdict.Warn, 9.6, 20.3)
 	undecided.Decided = false
 	if got := latencyBoundNote(&result.Capacity{Unit: "writes/s", Steps: []result.CapacityStep{undecided}}, th); got != "" {
 		t.Errorf("no rate carried: %q, want no note (UndecidedNote speaks then)", got)

@@ -1,17 +1,18 @@
-package disk
+package diskmodel
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
+	"etcdbench/internal/capacity/volume"
+	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
@@ -20,7 +21,7 @@ import (
 )
 
 // CapacityParams are the settings of the capacity sweep: open-loop WAL
-// steps of rising offered rate (see package capacity).
+// steps of rising offered rate (see package sweep).
 type CapacityParams struct {
 	// Shape is the puts the sweep models (check perf's); EntryBytes the
 	// bytes each takes in the WAL (Shape.WALEntryBytes() unless set).
@@ -48,35 +49,13 @@ type CapacityParams struct {
 	Marks []result.CapacityMark
 }
 
-// CheckPerfMarks are etcdctl check perf's loads (verdict.CheckPerfLoads).
-var CheckPerfMarks = checkPerfMarks(verdict.CheckPerfLoads)
-
-func checkPerfMarks(loads []verdict.CheckPerfLoad) []result.CapacityMark {
-	var ms []result.CapacityMark
-	for _, l := range loads {
-		ms = append(ms, result.CapacityMark{Name: l.Name, Rate: l.Rate, Source: l.Mark()})
-	}
-	return ms
-}
-
-// ClusterSizes are the cluster sizes of etcd's hardware guide, by the
-// requests per second each serves at most (xLarge serves more than
-// large's 10,000). The guide counts every request; a capacity in writes
-// is compared with them as if every request were a write, which is the
-// heavier case for the disk.
-var ClusterSizes = []result.CapacityMark{
-	{Name: "small", Rate: 200, Source: "etcd's hardware guide: a small cluster serves fewer than 200 requests/s (e.g. a 50-node Kubernetes cluster)"},
-	{Name: "medium", Rate: 1000, Source: "etcd's hardware guide: a medium cluster serves fewer than 1,000 requests/s (e.g. a 250-node Kubernetes cluster)"},
-	{Name: "large", Rate: 10000, Source: "etcd's hardware guide: a large cluster serves fewer than 10,000 requests/s (e.g. a 1,000-node Kubernetes cluster); an xLarge one more"},
-}
-
 // CapacityDescription says what the capacity workload does, for reports.
 const CapacityDescription = "the highest write rate the WAL carries within etcd's limits: open-loop steps of rising offered rate (a geometric ladder, then a bisection around the knee), each as long as its own p99 verdict needs, stopping at the first that fails"
 
-var capacitySpec = Spec{
+var capacitySpec = disk.Spec{
 	Name:        "capacity",
 	Description: CapacityDescription,
-	Params: []Param{
+	Params: []disk.Param{
 		{Name: "entry-bytes", Usage: "bytes per WAL entry (1360: a check perf put, a 256-byte key and a 1024-byte value, in etcd's WAL; the backend's values follow it)"},
 		{Name: "clients", Usage: "most entries one WAL sync carries, as etcd's clients bound its raft batches (0: check perf's clients at each step's rate: 50, 200, 500, 1000)"},
 		{Name: "start", Usage: "first offered rate, entries per second"},
@@ -87,65 +66,45 @@ var capacitySpec = Spec{
 		{Name: "step-min-runtime", Usage: "each step never stops earlier"},
 		{Name: "background", Usage: "backend: etcd's own backend (bbolt) beside the WAL, fed every put the WAL made durable and committing every 100 ms, its commit p99 judged; none: the WAL alone"},
 	},
-	Build: func(p Preset, set map[string]string) (Workload, error) {
-		c := p.Capacity
-		s := settings{set: set}
+	Build: func(p disk.Preset, set map[string]string) (disk.Workload, error) {
+		c, err := PresetNamed(p.Name)
+		if err != nil {
+			return nil, err
+		}
+		s := disk.NewSettings(set)
 		if _, ok := set["entry-bytes"]; ok {
-			s.integer("entry-bytes", &c.EntryBytes, 1, 1<<20)
+			s.Integer("entry-bytes", &c.EntryBytes, 1, 1<<20)
 			c.Shape = c.Shape.withEntryBytes(c.EntryBytes)
 		}
-		s.integer("clients", &c.Clients, 0, 4096)
-		s.rate("start", &c.Start)
-		s.rate("max-rate", &c.Max)
-		s.fraction("factor", &c.Factor, 1, 100)
-		s.fraction("resolution", &c.Resolution, 0, 100)
-		s.duration("step-runtime", &c.StepRuntime, false)
-		s.duration("step-min-runtime", &c.StepMinRuntime, true)
-		s.choice("background", &c.Background, "backend", "none")
-		if s.err != nil {
-			return nil, s.err
+		s.Integer("clients", &c.Clients, 0, 4096)
+		s.Rate("start", &c.Start)
+		s.Rate("max-rate", &c.Max)
+		s.Fraction("factor", &c.Factor, 1, 100)
+		s.Fraction("resolution", &c.Resolution, 0, 100)
+		s.Duration("step-runtime", &c.StepRuntime, false)
+		s.Duration("step-min-runtime", &c.StepMinRuntime, true)
+		s.Choice("background", &c.Background, "backend", "none")
+		if err := s.Err(); err != nil {
+			return nil, err
 		}
 		c.Min = min(c.Min, c.Start)
 		if c.Max < c.Start {
-			return nil, badSetting(ErrBadParam, "--max-rate %v is below --start %v", c.Max, c.Start)
+			return nil, disk.BadSetting(disk.ErrBadParam, "--max-rate %v is below --start %v", c.Max, c.Start)
 		}
 		if c.StepRuntime < c.StepMinRuntime {
-			return nil, badSetting(ErrBadParam, "--step-runtime %v is shorter than --step-min-runtime %v", c.StepRuntime, c.StepMinRuntime)
+			return nil, disk.BadSetting(disk.ErrBadParam, "--step-runtime %v is shorter than --step-min-runtime %v", c.StepRuntime, c.StepMinRuntime)
 		}
 		return capacityWorkload{p: c}, nil
 	},
 }
 
-func (s *settings) rate(name string, dst *float64) {
-	if v, ok := s.set[name]; ok && s.err == nil {
-		r, err := ParseRate(v)
-		if err != nil {
-			s.err = badSetting(ErrBadParam, "--%s: %w", name, err)
-			return
-		}
-		*dst = r
-	}
-}
-
-// fraction reads a number strictly between lo and hi.
-func (s *settings) fraction(name string, dst *float64, lo, hi float64) {
-	if v, ok := s.set[name]; ok && s.err == nil {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(f > lo && f < hi) {
-			s.err = badSetting(ErrBadParam, "--%s %q: want a number above %v and below %v", name, v, lo, hi)
-			return
-		}
-		*dst = f
-	}
-}
-
 type capacityWorkload struct {
 	p     CapacityParams
-	plain bool // tests on a fusedelay mount of this process (see WALConfig.plain)
+	plain bool // tests on a fusedelay mount of this process (see disk.WALConfig.Plain)
 }
 
 // NewCapacityWorkload returns the capacity sweep with p.
-func NewCapacityWorkload(p CapacityParams) Workload { return capacityWorkload{p: p} }
+func NewCapacityWorkload(p CapacityParams) disk.Workload { return capacityWorkload{p: p} }
 
 // maxBatch is the most entries one sync carries at rate.
 func (w capacityWorkload) maxBatch(rate float64) int {
@@ -171,9 +130,9 @@ func (w capacityWorkload) minStepRuntime() time.Duration {
 	return min(max(w.p.StepMinRuntime, backendMinCommits*backendInterval), w.p.StepRuntime)
 }
 
-func (w capacityWorkload) stepConfig(th verdict.Thresholds, rate, confidence float64) WALConfig {
-	cfg := WALConfig{
-		BlockSize: w.p.EntryBytes, Rate: rate, MaxBatch: w.maxBatch(rate), Mode: ModeAdaptive, Runtime: w.p.StepRuntime, plain: w.plain,
+func (w capacityWorkload) stepConfig(th verdict.Thresholds, rate, confidence float64) disk.WALConfig {
+	cfg := disk.WALConfig{
+		BlockSize: w.p.EntryBytes, Rate: rate, MaxBatch: w.maxBatch(rate), Mode: disk.ModeAdaptive, Runtime: w.p.StepRuntime, Plain: w.plain,
 		Rule: stats.StopRule{
 			Threshold: units.FromSeconds(th.WALFsyncP99.Limit), Quantile: 0.99, Confidence: confidence,
 			MinSamples: w.p.StepMinSamples, MinDuration: w.minStepRuntime(), Interval: time.Second,
@@ -188,7 +147,7 @@ func (w capacityWorkload) stepConfig(th verdict.Thresholds, rate, confidence flo
 const stepStretch = 4
 
 // stretch is how long a step at rate may run when its cap ends it short
-// of the syncs a pass needs (WALConfig.Stretch): stepStretch times the
+// of the syncs a pass needs (disk.WALConfig.Stretch): stepStretch times the
 // cap at a rate that cannot give twice those syncs within the cap but
 // can give them within the stretch, none otherwise (a step at 2/s cannot
 // pass in any time a sweep has). Under --quick's 8 s a step at 50 puts/s
@@ -212,12 +171,12 @@ func (w capacityWorkload) SpaceNeeded() int64 {
 	return w.stepConfig(verdict.Defaults(), w.p.Max, w.p.Confidence).SpaceNeeded() + backendSpace
 }
 
-func (w capacityWorkload) sweepConfig(th verdict.Thresholds) capacity.Config {
-	return capacity.Config{
+func (w capacityWorkload) sweepConfig(th verdict.Thresholds) sweep.Config {
+	return sweep.Config{
 		Start: w.p.Start, Factor: w.p.Factor, Min: w.p.Min, Max: w.p.Max, Resolution: w.p.Resolution,
 		Confidence: w.p.Confidence, Unit: "writes/s", LimitNs: units.FromSeconds(th.WALFsyncP99.Limit).Nanoseconds(),
 		Criterion: w.criterion(th),
-		Marks:     w.p.Marks, Sizes: ClusterSizes,
+		Marks:     w.p.Marks, Sizes: sweep.ClusterSizes,
 	}
 }
 
@@ -240,13 +199,13 @@ func (w capacityWorkload) criterion(th verdict.Thresholds) string {
 // before the sweep, to subtract them from each step's.
 const idleWindow = time.Second
 
-func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, error) {
-	dir, done, err := workdir(env.Dir, "capacity")
+func (w capacityWorkload) Run(ctx context.Context, env disk.Env) (result.Workload, error) {
+	dir, done, err := disk.Workdir(env.Dir, "capacity")
 	if err != nil {
 		return result.Workload{}, err
 	}
 	defer done()
-	m := startMeter(env.Root, deviceName(env))
+	m := disk.StartMeter(env.Root, disk.DeviceName(env))
 	scfg := w.sweepConfig(env.Thresholds)
 	var be *etcdBackend
 	if w.p.Background == "backend" {
@@ -258,8 +217,8 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 			return result.Workload{}, err
 		}
 	}
-	dev := newDeviceProbe(env.Root, deviceName(env))
-	if err := dev.idle(ctx, idleWindow); err != nil {
+	dev := volume.NewProbe(env.Root, disk.DeviceName(env))
+	if err := dev.Idle(ctx, idleWindow); err != nil {
 		if be != nil {
 			be.close()
 		}
@@ -277,26 +236,26 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 		}
 		if env.OnSecond != nil {
 			label := fmt.Sprintf("step %d at %s writes/s:", n, units.FormatValue(rate, ""))
-			cfg.OnSecond = func(p Progress) { p.Label = label; env.OnSecond(p) }
+			cfg.OnSecond = func(p disk.Progress) { p.Label = label; env.OnSecond(p) }
 		}
 		stepDir := filepath.Join(dir, fmt.Sprintf("step-%d", n))
 		if err := unix.Mkdir(stepDir, 0o700); err != nil {
 			return result.CapacityStep{}, fmt.Errorf("creating %s: %w", stepDir, err)
 		}
-		defer removeAll(stepDir)
-		d0 := dev.read()
-		run, err := RunWAL(ctx, stepDir, cfg)
+		defer disk.RemoveAll(stepDir)
+		d0 := dev.Read()
+		run, err := disk.RunWAL(ctx, stepDir, cfg)
 		if run == nil {
 			return result.CapacityStep{}, err
 		}
-		d1 := dev.read()
+		d1 := dev.Read()
 		s, werr := stepOf(run, env)
 		if err == nil {
 			err = werr
 		}
-		s.MaxBatch = cfg.maxBatch()
+		s.MaxBatch = cfg.BatchBound()
 		if o := run.Open; o != nil {
-			s.Device = dev.step(d0, d1, o.Entries)
+			s.Device = dev.Step(d0, d1, o.Entries)
 		}
 		if be != nil {
 			if berr := be.failed(); berr != nil && err == nil {
@@ -308,7 +267,7 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 		judgeUndecided(&s)
 		return s, err
 	}
-	c, err := capacity.Sweep(ctx, scfg, step)
+	c, err := sweep.Sweep(ctx, scfg, step)
 	if be != nil {
 		if bgErr := be.close(); bgErr != nil && err == nil {
 			err = fmt.Errorf("etcd's backend: %w", bgErr)
@@ -318,21 +277,22 @@ func (w capacityWorkload) Run(ctx context.Context, env Env) (result.Workload, er
 		return result.Workload{}, err
 	}
 	c.Evidence += latencyBoundNote(c, env.Thresholds)
-	if dev.ok && err == nil {
-		err = dev.idle(ctx, idleWindow)
+	if dev.OK() && err == nil {
+		err = dev.Idle(ctx, idleWindow)
 	}
-	if dev.ok {
-		netOfOthers(c, dev.bgIOPS, dev.bgBytes, dev.bgFlushes)
-		c.Budgets, c.Volume = Budgets(c, env.Thresholds)
-		Burst(c)
+	bgIOPS, bgBytes, bgFlushes := dev.Background()
+	if dev.OK() {
+		volume.NetOfOthers(c, bgIOPS, bgBytes, bgFlushes)
+		c.Budgets, c.Volume = volume.Budgets(c, env.Thresholds)
+		volume.Burst(c)
 	}
 	wl := w.workload(c, env.Thresholds)
-	wl.Process, wl.Device = m.stop()
-	if dev.ok {
-		wl.Figures = append(wl.Figures, result.Figure{Name: "device_background_write_iops", Value: dev.bgIOPS, Unit: "ops/s",
+	wl.Process, wl.Device = m.Stop()
+	if dev.OK() {
+		wl.Figures = append(wl.Figures, result.Figure{Name: "device_background_write_iops", Value: bgIOPS, Unit: "ops/s",
 			Description: "the device's writes per second by other processes, the lower of an idle second before the sweep and one after it: counted in each step's device figures, taken out of its cost per put"})
-		if lo := lowestDeviceIOPS(c); dev.bgIOPS > 0.1*lo {
-			wl.Notes = append(wl.Notes, fmt.Sprintf("other processes wrote to the device: %.0f writes/s (%s/s) in the idle seconds before and after the sweep (the lower), against %.0f/s at its lowest step; the device cost per put and the budgets are net of that rate (the device's own figures are not), and a volume's cap is shared with them: etcd gets what they leave", dev.bgIOPS, units.FormatValue(dev.bgBytes, "B"), lo))
+		if lo := lowestDeviceIOPS(c); bgIOPS > 0.1*lo {
+			wl.Notes = append(wl.Notes, fmt.Sprintf("other processes wrote to the device: %.0f writes/s (%s/s) in the idle seconds before and after the sweep (the lower), against %.0f/s at its lowest step; the device cost per put and the budgets are net of that rate (the device's own figures are not), and a volume's cap is shared with them: etcd gets what they leave", bgIOPS, units.FormatValue(bgBytes, "B"), lo))
 		}
 	}
 	return wl, err
@@ -392,7 +352,7 @@ func etcdReportedP99With(h *hdr.Histogram, fast int64) int64 {
 func latencyBoundNote(c *result.Capacity, th verdict.Thresholds) string {
 	var low *result.CapacityStep
 	for i, s := range c.Steps {
-		if capacity.Passed(s) && capacity.Counted(s) && (low == nil || s.Rate < low.Rate) {
+		if sweep.Passed(s) && sweep.Counted(s) && (low == nil || s.Rate < low.Rate) {
 			low = &c.Steps[i]
 		}
 	}
@@ -441,7 +401,7 @@ func judgeBackend(s *result.CapacityStep, th verdict.Thresholds) {
 }
 
 // judgeUndecided says why a step whose p99 verdict was not decided is not
-// a carried rate (see capacity.Passed).
+// a carried rate (see sweep.Passed).
 func judgeUndecided(s *result.CapacityStep) {
 	if !s.Decided && s.Status != verdict.Fail && s.Failed == "" {
 		s.Failed = "undecided: the WAL fdatasync p99 was neither shown under nor over the limit before the step's cap, so the rate is not counted as carried"
@@ -450,7 +410,7 @@ func judgeUndecided(s *result.CapacityStep) {
 
 // stepOf turns one open-loop run into a step of the sweep: its verdict is
 // the worst of the p99, the schedule and the slowest entry.
-func stepOf(run *WALRun, env Env) (result.CapacityStep, error) {
+func stepOf(run *disk.WALRun, env disk.Env) (result.CapacityStep, error) {
 	s := result.CapacityStep{
 		Decided: run.Decision.Outcome != stats.Undecided, DurationNs: run.Elapsed.Nanoseconds(), Syncs: run.Ops,
 		SyncP50Ns: run.Sync.ValueAtPercentile(50), SyncP99Ns: run.Sync.ValueAtPercentile(99),

@@ -1,4 +1,4 @@
-package capacityrun
+package capacity
 
 import (
 	"context"

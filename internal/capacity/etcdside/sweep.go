@@ -1,11 +1,11 @@
-package etcdcapacity
+package etcdside
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
@@ -18,7 +18,7 @@ import (
 // check perf's shape at rising rates, each step judged by check perf's
 // rules and the members' own disk histograms.
 type CapacitySpec struct {
-	Sweep capacity.Config
+	Sweep sweep.Config
 	// Step is how long each step's puts run (check perf's rules need a
 	// fixed time, not an adaptive one).
 	Step       time.Duration
@@ -76,8 +76,8 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		// The probe above the knee does not move the answer: it is not
 		// held.
 		var phase string
-		sweep := s.Sweep
-		sweep.OnStep = func(i int, rate float64, p string) {
+		sc := s.Sweep
+		sc.OnStep = func(i int, rate float64, p string) {
 			phase = p
 			if s.Sweep.OnStep != nil {
 				s.Sweep.OnStep(i, rate, p)
@@ -109,7 +109,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 				d = min(d, units.FromSeconds(float64(s.MaxStepPuts)/rate).Truncate(time.Second))
 			}
 			var heldFrom time.Duration
-			if err == nil && d > s.Step && phase != capacity.PhaseProbe {
+			if err == nil && d > s.Step && phase != sweep.PhaseProbe {
 				held = append(held, fmt.Sprintf("%.0f (%s)", rate, why))
 				heldFrom = s.Step
 				out, traced, err = once(ctx, rate, d)
@@ -123,13 +123,13 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			st.Extra = ev.Figures()
 			return st, ev, err
 		}
-		c, evidence, err := capacity.SweepWith(ctx, sweep, step)
+		c, evidence, err := sweep.SweepWith(ctx, sc, step)
 		if c == nil {
 			return nil, err
 		}
 		if !c.Interrupted {
 			lim, words := limitingResource(c, evidence, limitContext{embedded: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits})
-			c.Bend, c.Evidence = lim.Kind, words+capacity.RetriedNote(c)
+			c.Bend, c.Evidence = lim.Kind, words+sweep.RetriedNote(c)
 		}
 		// Steps of fixed length judged by rules: no stop rule, no
 		// confidence level to share.
@@ -166,7 +166,7 @@ func capacityWorkload(c *result.Capacity, s CapacitySpec, took time.Duration) re
 		Parameters: map[string]any{
 			"start": s.Sweep.Start, "factor": s.Sweep.Factor, "min_rate": s.Sweep.Min, "max_rate": s.Sweep.Max,
 			"resolution": s.Sweep.Resolution, "confidence": s.Sweep.Confidence, "step_duration_ns": s.Step.Nanoseconds(),
-			"threshold_ns": (10 * time.Millisecond).Nanoseconds(),
+			"threshold_ns": units.FromSeconds(verdict.Defaults().WALFsyncP99.Limit).Nanoseconds(),
 		},
 		Stop:       result.Stop{Mode: "sweep", Reason: fmt.Sprintf("%d steps", len(c.Steps))},
 		Latencies:  []result.Latency{},

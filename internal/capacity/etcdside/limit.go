@@ -1,4 +1,4 @@
-package etcdcapacity
+package etcdside
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
@@ -78,7 +78,7 @@ const (
 func limitingResource(c *result.Capacity, evs []StepEvidence, lc limitContext) (finding.Finding, string) {
 	fi := -1
 	for i := range c.Steps {
-		if s := &c.Steps[i]; capacity.Counted(*s) && capacity.Failed(*s) && (fi < 0 || s.Rate < c.Steps[fi].Rate) {
+		if s := &c.Steps[i]; sweep.Counted(*s) && sweep.Failed(*s) && (fi < 0 || s.Rate < c.Steps[fi].Rate) {
 			fi = i
 		}
 	}
@@ -94,7 +94,7 @@ func limitingResource(c *result.Capacity, evs []StepEvidence, lc limitContext) (
 	// limit: the answer is that step's, and it says so.
 	var above *result.CapacityStep
 	for i := range c.Steps {
-		if s := &c.Steps[i]; s.Rate > f.Rate && capacity.Passed(*s) && (above == nil || s.Rate > above.Rate) {
+		if s := &c.Steps[i]; s.Rate > f.Rate && sweep.Passed(*s) && (above == nil || s.Rate > above.Rate) {
 			above = s
 		}
 	}

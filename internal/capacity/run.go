@@ -1,4 +1,4 @@
-package capacityrun
+package capacity
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/etcdside"
+	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/disk"
-	"etcdbench/internal/etcdcapacity"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
@@ -216,14 +216,14 @@ func cpuSpace(step time.Duration) int64 { return etcdrun.CheckSpace(spacePreset(
 // for: xl's shape at twice its rate.
 func spacePreset() etcdload.CheckPreset {
 	p := etcdload.CheckPresets[len(etcdload.CheckPresets)-1]
-	p.Rate *= capacity.ProbeFactor
+	p.Rate *= sweep.ProbeFactor
 	return p
 }
 
 // cpuCapacity runs the etcd capacity sweep on the session's embedded
 // etcd, one member on the storage with its fsyncs on, up to the disk's
-// limit d. Until issue 22 its fsyncs were off, to leave the CPUs alone
-// to set the rate; but a real etcd's syncs and CPU work overlap: on a
+// limit d. Its fsyncs are on, not off to leave the CPUs alone to set
+// the rate, because a real etcd's syncs and CPU work overlap: on a
 // 2,000-IOPS volume the disk's model and etcd 3.4 made the same writes
 // per put at 1,233 puts/s (1.62 in the cgroup, 0.79 WAL fsyncs), yet
 // etcd's backend commit p99 was 26.8 ms and the model's 8.2 ms, its put
@@ -241,16 +241,12 @@ func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, st
 		top = d.Rate // the disk carried every rate tried: so far, no further
 	}
 	start := min(cpuStart, d.Rate)
-	sc := capacity.Config{
-		Start: start, Factor: 2, Min: min(10, start), Max: top, Resolution: 0.15, Confidence: 0.95,
-		Unit: "puts/s", LimitNs: (10 * time.Millisecond).Nanoseconds(), Marks: disk.CheckPerfMarks, Sizes: disk.ClusterSizes,
-		Criterion: "etcdctl check perf's rules (no failed put, throughput > 90 % of the rate, slowest <= 0.5 s, stddev <= 0.1 s) and the member's own WAL fsync p99 < 10 ms and backend commit p99 < 25 ms, over " + step.String() + " per step, on an embedded etcd on this storage",
-	}
+	sc := etcdside.SweepConfig(start, top, etcdside.DefaultFactor, etcdside.DefaultResolution, step, verdict.Defaults(), "the member's own", ", on an embedded etcd on this storage")
 	l := etcdload.CheckPresets[0].Load()
 	l.Total, l.Duration = 0, step
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
-	bench := etcdcapacity.CapacityBench(etcdcapacity.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
+	bench := etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
 		MaxStepPuts: spacePreset().Puts(step)})
 	o, err := bench(ctx, l, bo)
 	if o == nil {

@@ -1,4 +1,4 @@
-package etcdcapacity
+package etcdside
 
 import (
 	"fmt"

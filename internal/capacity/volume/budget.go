@@ -1,4 +1,4 @@
-package disk
+package volume
 
 import (
 	"context"
@@ -7,71 +7,73 @@ import (
 	"slices"
 	"time"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
-// withEntryBytes is the shape whose puts take n bytes in the WAL: the
-// value shrinks or grows, the key only when the value cannot shrink more.
-func (s PutShape) withEntryBytes(n int) PutShape {
-	if v := n - s.KeyBytes - walEntryOverhead; v >= 0 {
-		s.ValueBytes = v
-		return s
-	}
-	s.KeyBytes, s.ValueBytes = max(n-walEntryOverhead, 8), 0
-	return s
-}
-
-// deviceProbe reads the block device's counters around each step, and
-// the background its other writers make (measured idle before the sweep).
-type deviceProbe struct {
+// Probe reads the block device's counters around each step, and the
+// background its other writers make (measured idle before the sweep).
+type Probe struct {
 	root, name                 string
 	ok                         bool
 	bgIOPS, bgBytes, bgFlushes float64 // per second, idle
 	idles                      int     // idle readings taken
 }
 
-type devReading struct {
+// Reading is the device's counters at one moment.
+type Reading struct {
 	t  time.Time
 	ds sysinfo.DiskStats
 	ok bool
 }
 
-func newDeviceProbe(root, name string) *deviceProbe {
-	p := &deviceProbe{root: root, name: name}
-	p.ok = name != "" && p.read().ok
+// NewProbe reads the device name's counters under root (/proc); it is
+// OK when they can be read.
+func NewProbe(root, name string) *Probe {
+	p := &Probe{root: root, name: name}
+	p.ok = name != "" && p.Read().ok
 	return p
 }
 
-func (p *deviceProbe) read() devReading {
-	if p.name == "" {
-		return devReading{}
-	}
-	ds, err := sysinfo.ReadDiskstats(p.root, p.name)
-	return devReading{t: time.Now(), ds: ds, ok: err == nil}
+// OK says whether the device's counters can be read.
+func (p *Probe) OK() bool { return p.ok }
+
+// Background is the other writers' rate, per second, measured idle
+// (Idle): writes, bytes and flushes.
+func (p *Probe) Background() (iops, bytes, flushes float64) {
+	return p.bgIOPS, p.bgBytes, p.bgFlushes
 }
 
-// idle measures the device's background writes for d; measured again
+// Read reads the device's counters now.
+func (p *Probe) Read() Reading {
+	if p.name == "" {
+		return Reading{}
+	}
+	ds, err := sysinfo.ReadDiskstats(p.root, p.name)
+	return Reading{t: time.Now(), ds: ds, ok: err == nil}
+}
+
+// Idle measures the device's background writes for d; measured again
 // (after the sweep), the lower of the two readings is kept. On a shared
 // machine one idle second says little about the next fifteen (1-4,000
 // writes/s from one second to the next), so the background subtracted
 // from the sweep's cost per put is the lower of a second before it and
 // one after it: a steady writer beside etcd shows in both, a burst in
 // one only.
-func (p *deviceProbe) idle(ctx context.Context, d time.Duration) error {
+func (p *Probe) Idle(ctx context.Context, d time.Duration) error {
 	if !p.ok {
 		return nil
 	}
-	a := p.read()
+	a := p.Read()
 	select {
 	case <-time.After(d):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	b := p.read()
+	b := p.Read()
 	secs := b.t.Sub(a.t).Seconds()
 	if !a.ok || !b.ok || secs <= 0 {
 		return nil
@@ -87,10 +89,10 @@ func (p *deviceProbe) idle(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// netOfOthers takes the background writers' rate (bgIOPS, bgBytes,
+// NetOfOthers takes the background writers' rate (bgIOPS, bgBytes,
 // bgFlushes per second) out of each step's cost per put, never below 0;
 // the steps' device figures stay the whole device's.
-func netOfOthers(c *result.Capacity, bgIOPS, bgBytes, bgFlushes float64) {
+func NetOfOthers(c *result.Capacity, bgIOPS, bgBytes, bgFlushes float64) {
 	net := func(per, total, bg float64) float64 {
 		if per <= 0 || total <= 0 {
 			return per
@@ -107,13 +109,13 @@ func netOfOthers(c *result.Capacity, bgIOPS, bgBytes, bgFlushes float64) {
 	c.BackgroundWriteIOPS = bgIOPS
 }
 
-// step is what the device did between a and b for entries puts.
-func (p *deviceProbe) step(a, b devReading, entries int64) *result.StepDevice {
+// Step is what the device did between a and b for entries puts.
+func (p *Probe) Step(a, b Reading, entries int64) *result.StepDevice {
 	secs := b.t.Sub(a.t).Seconds()
 	if !a.ok || !b.ok || secs <= 0 || b.ds.WriteIOs < a.ds.WriteIOs {
 		return nil
 	}
-	// The whole device's figures: netOfOthers takes the other writers'
+	// The whole device's figures: NetOfOthers takes the other writers'
 	// share out of the cost per put once the sweep is over.
 	d := &result.StepDevice{
 		WriteIOPS:        float64(b.ds.WriteIOs-a.ds.WriteIOs) / secs,
@@ -178,7 +180,7 @@ func Burst(c *result.Capacity) {
 	limit := v.WriteIOPS * volumeSpread
 	var burst, sustained float64
 	for _, s := range c.Steps {
-		if !capacity.Counted(s) || !capacity.Passed(s) || s.Device == nil {
+		if !sweep.Counted(s) || !sweep.Passed(s) || s.Device == nil {
 			continue
 		}
 		if s.Device.WriteIOPS > limit {
@@ -192,7 +194,7 @@ func Burst(c *result.Capacity) {
 	}
 	v.BurstWriteIOPS = burst
 	v.Evidence += fmt.Sprintf("; earlier steps got up to %.0f writes/s: the volume bursts above its cap while it can (I/O credits) and sustains about %.0f", burst, v.WriteIOPS)
-	capacity.Discount(c, sustained, fmt.Sprintf("the passes above %.0f %s ran on the volume's burst (up to %.0f writes/s, against about %.0f sustained) and hold only while its credits last", sustained, c.Unit, burst, v.WriteIOPS))
+	sweep.Discount(c, sustained, fmt.Sprintf("the passes above %.0f %s ran on the volume's burst (up to %.0f writes/s, against about %.0f sustained) and hold only while its credits last", sustained, c.Unit, burst, v.WriteIOPS))
 }
 
 // nearestCost is the passing, counted step with device figures whose rate
@@ -204,7 +206,7 @@ func nearestCost(steps []result.CapacityStep, rate float64) *result.CapacityStep
 		var best *result.CapacityStep
 		for i := range steps {
 			s := &steps[i]
-			if !capacity.Counted(*s) || (passing && !capacity.Passed(*s)) || s.Device == nil || s.Device.WritesPerEntry <= 0 {
+			if !sweep.Counted(*s) || (passing && !sweep.Passed(*s)) || s.Device == nil || s.Device.WritesPerEntry <= 0 {
 				continue
 			}
 			if best == nil || math.Abs(math.Log(s.Rate/rate)) < math.Abs(math.Log(best.Rate/rate)) {
@@ -230,7 +232,7 @@ func findVolume(c *result.Capacity) *result.CapacityVolume {
 	own := func(s result.CapacityStep) float64 { return max(s.Device.WriteIOPS-c.BackgroundWriteIOPS, 0) }
 	var iops []float64
 	for _, s := range c.Steps {
-		if !capacity.Overruled(s) && capacity.Failed(s) && s.Device != nil && own(s) > 0 {
+		if !sweep.Overruled(s) && sweep.Failed(s) && s.Device != nil && own(s) > 0 {
 			iops = append(iops, own(s))
 		}
 	}
@@ -244,7 +246,7 @@ func findVolume(c *result.Capacity) *result.CapacityVolume {
 	}
 	var flat []result.CapacityStep
 	for _, s := range c.Steps {
-		if !capacity.Overruled(s) && capacity.Failed(s) && s.Device != nil &&
+		if !sweep.Overruled(s) && sweep.Failed(s) && s.Device != nil &&
 			own(s)*volumeSpread >= med && own(s) <= med*volumeSpread {
 			flat = append(flat, s)
 		}
@@ -274,37 +276,4 @@ func findVolume(c *result.Capacity) *result.CapacityVolume {
 		Evidence: fmt.Sprintf("the device's writes stayed at %.0f-%.0f per second over %d failing steps while the offered rate rose %.1fx (%.0f to %.0f %s): a cap on its write IOPS%s",
 			lo, hi, len(flat), rhi/rlo, rlo, rhi, c.Unit, others),
 	}
-}
-
-// RunCapacityStep runs the capacity sweep's model of etcd (the open-loop
-// WAL with p's entries and batch bound, and etcd's backend unless
-// p.Background is "none") in dir at rate for d, and returns the step as
-// the sweep records it (unjudged: its status is the WAL verdicts' only).
-// bench/device-cost measures it beside a real etcd.
-func RunCapacityStep(ctx context.Context, dir string, p CapacityParams, rate float64, d time.Duration) (result.CapacityStep, error) {
-	w := capacityWorkload{p: p}
-	cfg := w.stepConfig(verdict.Defaults(), rate, p.Confidence)
-	cfg.Mode, cfg.Runtime = ModeTime, d
-	var be *etcdBackend
-	if p.Background == "backend" {
-		var err error
-		if be, err = startEtcdBackend(dir, p.Shape, p.EntryBytes); err != nil {
-			return result.CapacityStep{}, err
-		}
-		defer be.close()
-		cfg.Durable = &be.durable
-	}
-	run, err := RunWAL(ctx, dir, cfg)
-	if run == nil {
-		return result.CapacityStep{}, err
-	}
-	s, werr := stepOf(run, Env{Thresholds: verdict.Defaults()})
-	if err == nil {
-		err = werr
-	}
-	s.Rate, s.MaxBatch = rate, cfg.maxBatch()
-	if be != nil {
-		be.takeStep().record(&s)
-	}
-	return s, err
 }

@@ -1,4 +1,4 @@
-package disk
+package diskmodel
 
 import (
 	"context"
@@ -12,7 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"etcdbench/internal/capacity"
+	"etcdbench/internal/capacity/sweep"
+	"etcdbench/internal/disk"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/testutil"
@@ -96,7 +97,7 @@ func TestCapacityUnderIOPSCap(t *testing.T) {
 	blkioCap(t, dir, cap)
 	p := capacityPreset(0.2, time.Second, 200, 8*time.Second)
 	p.Start, p.Max = 150, 20000
-	env := Env{Dir: dir, Root: "/", Facts: sysinfo.Collect("/", dir), Thresholds: verdict.Defaults()}
+	env := disk.Env{Dir: dir, Root: "/", Facts: sysinfo.Collect("/", dir), Thresholds: verdict.Defaults()}
 	wl, err := capacityWorkload{p: p}.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -118,11 +119,11 @@ func TestCapacityUnderIOPSCap(t *testing.T) {
 		}
 		if time.Duration(s.BackendCommitP99Ns) >= 25*time.Millisecond {
 			backendFailed = true
-			if capacity.Passed(s) {
+			if sweep.Passed(s) {
 				t.Errorf("step at %.0f/s passed with a backend commit p99 of %v", s.Rate, time.Duration(s.BackendCommitP99Ns))
 			}
 		}
-		if !s.Decided && capacity.Passed(s) {
+		if !s.Decided && sweep.Passed(s) {
 			t.Errorf("step at %.0f/s carried while undecided", s.Rate)
 		}
 	}

@@ -1,4 +1,4 @@
-package disk
+package diskmodel
 
 import (
 	"crypto/rand"
@@ -26,49 +26,6 @@ import (
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 )
-
-// PutShape is the shape of the puts a capacity sweep models: etcdctl
-// check perf's are new 256-byte keys with 1024-byte values.
-type PutShape struct {
-	KeyBytes, ValueBytes int
-}
-
-// CheckPerfShape is etcdctl check perf's put (every load, s to xl).
-var CheckPerfShape = PutShape{KeyBytes: 256, ValueBytes: 1024}
-
-// walEntryOverhead is what etcd's WAL adds to a put's key and value: the
-// raft entry (term, index, type), the InternalRaftRequest around the
-// PutRequest, the WAL record (type, CRC) and its length frame, padded to
-// 8 bytes, and its share of the HardState record each Save adds.
-// Measured (bench/device-cost): etcd_disk_wal_write_bytes_total per put
-// of 256-byte keys and 1024-byte values was 1,341-1,371 bytes on etcd
-// 3.7 (1,371 at one entry per Save, 1,341 at nine), so about 64 per entry
-// and 27 per Save; the sweep writes one size per entry, the mean.
-const walEntryOverhead = 80
-
-// WALEntryBytes is the bytes a put of s takes in etcd's WAL.
-func (s PutShape) WALEntryBytes() int { return s.KeyBytes + s.ValueBytes + walEntryOverhead }
-
-// checkPerfClients are etcdctl check perf's clients per load (the
-// clients of etcdload.CheckPresets; cmd's tests keep the two equal):
-// each has one put in flight, so etcd never has more proposals waiting
-// for its WAL than that.
-var checkPerfClients = []struct {
-	Rate    float64
-	Clients int
-}{{150, 50}, {1000, 200}, {8000, 500}, {15000, 1000}}
-
-// CheckPerfClients is the number of clients of the smallest check perf
-// load that asks for at least rate puts/s (the largest's above xl), as
-// `etcd capacity` drives each step.
-func CheckPerfClients(rate float64) int {
-	for _, c := range checkPerfClients {
-		if c.Rate >= rate {
-			return c.Clients
-		}
-	}
-	return checkPerfClients[len(checkPerfClients)-1].Clients
-}
 
 // etcdBackend is etcd's own backend (go.etcd.io/etcd/server/v3's
 // storage/backend: bbolt with etcd's options, its batch transaction and
