@@ -36,18 +36,8 @@ func Text(w io.Writer, r *result.Result) error {
 
 func textWorkload(ew *errWriter, wl *result.Workload) {
 	ew.printf("%s: %s\n", wl.Name, wl.Description)
-	dur := units.FormatDuration(time.Duration(wl.DurationNs))
-	if _, open := wl.Parameters["rate"]; open && wl.DurationNs > 0 {
-		ew.printf("  %d write+fdatasync cycles, %s in %s: %.0f syncs/s, %s/s\n",
-			wl.Ops, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
-	} else if bs := intParam(wl.Parameters, "block_size"); bs > 0 && wl.Name == "wal" {
-		ew.printf("  %d cycles of %d bytes (%s) in %s: %.0f IOPS, %s/s\n",
-			wl.Ops, bs, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
-	} else if wl.DurationNs > 0 {
-		ew.printf("  %d operations, %s in %s: %.0f ops/s, %s/s\n",
-			wl.Ops, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
-	} else if wl.Ops > 0 || wl.Bytes > 0 { // nothing timed, e.g. a WAL decoded from its files
-		ew.printf("  %d operations, %s\n", wl.Ops, units.FormatBytes(wl.Bytes))
+	if line := workloadSummary(wl); line != "" {
+		ew.printf("  %s\n", line)
 	}
 	if wl.Engine != "" {
 		ew.printf("  engine: %s\n", wl.Engine)
