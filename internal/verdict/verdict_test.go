@@ -141,3 +141,39 @@ func TestJudgeEtcdRate(t *testing.T) {
 		})
 	}
 }
+
+// TestUndecidedAdviceNamesTheCommandsFlag holds the advice of a verdict
+// the run ended before deciding to the flag its command gave: no flag
+// named when it gave none, never one another command has.
+func TestUndecidedAdviceNamesTheCommandsFlag(t *testing.T) {
+	for _, c := range []struct {
+		name, runLonger string
+		p99             time.Duration
+		want            string
+	}{
+		{"check's thorough budget, over the limit", "--thorough", 11 * time.Millisecond, "run longer (--thorough) to confirm"},
+		{"disk wal's runtime, close under the limit", "--runtime", 7 * time.Millisecond, "run longer (--runtime) or treat"},
+		{"capacity's step runtime", "--step-runtime", 11 * time.Millisecond, "run longer (--step-runtime) to confirm"},
+		{"a command without such a flag, over the limit", "", 11 * time.Millisecond, "run longer to confirm"},
+		{"a command without such a flag, close under the limit", "", 7 * time.Millisecond, "run longer or treat"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			th := Defaults()
+			th.RunLonger = c.runLonger
+			vs := JudgeWAL(th, WALFigures{P50: time.Millisecond, P99: c.p99, Outcome: stats.Undecided, Level: 0.95, SyncIOPS: 2000, FSType: "ext4"})
+			for _, v := range vs {
+				if v.Check != th.WALFsyncP99.ID {
+					continue
+				}
+				if !strings.Contains(v.Detail, c.want) {
+					t.Errorf("detail %q, want it to say %q", v.Detail, c.want)
+				}
+				if c.runLonger == "" && strings.Contains(v.Detail, "--") {
+					t.Errorf("detail %q names a flag though the command gave none", v.Detail)
+				}
+				return
+			}
+			t.Fatalf("no %s verdict in %+v", th.WALFsyncP99.ID, vs)
+		})
+	}
+}
