@@ -91,7 +91,7 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	}
 	if len(wls) > 0 {
 		Advise(wls, dm.Capacity)
-		wls = append(wls, Summarize(wls, measured))
+		wls = append(wls, Summarize(wls, measured, err != nil)) // err is an interruption here
 	}
 	return s.Finish(ctx, wls, err)
 }

@@ -129,6 +129,9 @@ func textVerdictTable(ew *errWriter, wls []result.Workload) {
 			rows = append(rows, row{wl.Name, v})
 		}
 	}
+	if len(rows) == 0 { // e.g. interrupted before any: no empty table, as in HTML
+		return
+	}
 	sort.SliceStable(rows, func(i, j int) bool { return worseFirst(rows[i].v, rows[j].v) })
 	ew.printf("verdicts\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
