@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,42 @@ func TestUndecidedAdviceNamesTheCommandsFlag(t *testing.T) {
 				return
 			}
 			t.Fatalf("no %s verdict in %+v", th.WALFsyncP99.ID, vs)
+		})
+	}
+}
+
+// TestShownLimitIsTheOneCrossed: a WARN shows the warn limit its figure
+// did not meet, a FAIL the fail limit; a verdict saved before warn limits
+// were recorded shows its limit.
+func TestShownLimitIsTheOneCrossed(t *testing.T) {
+	th := Defaults()
+	quantile := func(p99 time.Duration, o stats.Outcome) Verdict {
+		return JudgeQuantile(th.WALFsyncP99, th.WarnMargin, QuantileFigures{Value: p99, Outcome: o, Level: 0.95}, "advice")
+	}
+	for _, c := range []struct {
+		name   string
+		v      Verdict
+		status Status
+		shown  float64
+	}{
+		{"IOPS under the heavy-load 500 warns against it", judgeSyncIOPS(th, 442), Warn, 500},
+		{"IOPS under the 50 needed fails against it", judgeSyncIOPS(th, 40), Fail, 50},
+		{"IOPS over both passes against the limit", judgeSyncIOPS(th, 900), Pass, 50},
+		{"p99 within the margin warns against the margin", quantile(9*time.Millisecond, stats.Pass), Warn, 0.008},
+		{"p99 decided over fails against the limit", quantile(12*time.Millisecond, stats.Fail), Fail, 0.010},
+		{"undecided p99 under both warns against the limit", quantile(7*time.Millisecond, stats.Undecided), Warn, 0.010},
+		{"bandwidth under the recommended warns against it", JudgeBandwidth(th.RecoveryBW, th.RecoveryBWLarge, "bw", "bandwidth", (th.RecoveryBW.Limit+th.RecoveryBWLarge.Limit)/2), Warn, th.RecoveryBWLarge.Limit},
+		{"capacity under the heavy load warns against it", JudgeCapacity(th.CapacityMin, th.CapacityHeavy, (th.CapacityMin.Limit+th.CapacityHeavy.Limit)/2, true, 0.95, "rules"), Warn, th.CapacityHeavy.Limit},
+		{"an undecided etcd rate under both warns against the limit", JudgeEtcdRate(th.CapacityMin, th.CapacityHeavy, 100, true, false, 0.95, "rules"), Warn, th.CapacityMin.Limit},
+		{"a saved WARN without a warn limit shows its limit", Verdict{Status: Warn, Value: 1, Limit: 1, Comparison: "<"}, Warn, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.v.Status != c.status {
+				t.Fatalf("status %s, want %s (%s)", c.v.Status, c.status, c.v.Detail)
+			}
+			if got := c.v.ShownLimit(); math.Abs(got-c.shown) > 1e-12 {
+				t.Errorf("shown limit %v, want %v", got, c.shown)
+			}
 		})
 	}
 }

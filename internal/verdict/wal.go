@@ -81,6 +81,9 @@ func JudgeQuantile(th, margin Threshold, f QuantileFigures, advice string) Verdi
 	}
 	val := f.Value.Round(time.Microsecond)
 	warnAt := time.Duration((1 - margin.Limit) * float64(limit))
+	if margin.Limit > 0 {
+		v.WarnLimit = ptrTo(warnAt.Seconds())
+	}
 	switch {
 	case f.Outcome == stats.Fail:
 		v.Status = Fail
@@ -105,7 +108,7 @@ func judgeSyncIOPS(t Thresholds, iops float64) Verdict {
 	minT, heavy := t.SyncIOPSMin, t.SyncIOPSHeavy
 	v := Verdict{
 		Check: minT.ID, Title: minT.Title, Value: iops, Unit: minT.Unit,
-		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
+		Limit: minT.Limit, Comparison: ">=", Source: minT.Source, WarnLimit: ptrTo(heavy.Limit),
 	}
 	switch {
 	case iops < minT.Limit:
@@ -163,6 +166,9 @@ func judgeDurability(t Thresholds, f WALFigures, storage []Verdict) []Verdict {
 	return vs
 }
 
+// ptrTo is a pointer to a copy of x, for an optional figure.
+func ptrTo(x float64) *float64 { return &x }
+
 func fmtDur(ns int64) time.Duration {
 	d := time.Duration(ns)
 	switch {
@@ -180,7 +186,7 @@ func fmtDur(ns int64) time.Duration {
 func JudgeBandwidth(minT, rec Threshold, check, title string, bw float64) Verdict {
 	v := Verdict{
 		Check: check, Title: title, Value: bw, Unit: minT.Unit,
-		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
+		Limit: minT.Limit, Comparison: ">=", Source: minT.Source, WarnLimit: ptrTo(rec.Limit),
 	}
 	mb := func(x float64) string { return fmt.Sprintf("%.1f MB/s", x/1e6) }
 	switch {
@@ -233,7 +239,7 @@ func JudgeCapacity(minT, heavy Threshold, rate float64, decided bool, level floa
 	}
 	v := Verdict{
 		Check: minT.ID, Title: minT.Title, Value: rate, Unit: minT.Unit,
-		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
+		Limit: minT.Limit, Comparison: ">=", Source: minT.Source, WarnLimit: ptrTo(heavy.Limit),
 		Confidence: &Confidence{Decided: decided, Level: level, Method: method, Detail: criterion},
 	}
 	switch {
