@@ -41,7 +41,7 @@ func newCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 			return err
 		}
 		res, err := capacity.Run(c.Context(), capacity.Config{
-			Dir: df.dir.path, Sweep: w, CPU: true, CPUStep: step,
+			Dir: df.dir.path, Sweep: w, CPU: true, CPUStep: step, RunLonger: runLongerFlag(c, df.presetName),
 			Progress: df.prog.terminal(stderr, df.out.output), Args: commandLine(c),
 		})
 		return conclude(c.Context(), stdout, df.out.output, res, err)

@@ -72,7 +72,7 @@ func runCheckCommand(cmd *cobra.Command, f *wholeCheckFlags, stdout, stderr io.W
 		return err
 	}
 	res, err := check.Run(cmd.Context(), check.Config{
-		Dir: f.dir.path, Budget: b, Trace: !f.noTrace, Args: commandLine(cmd),
+		Dir: f.dir.path, Budget: b, Trace: !f.noTrace, Args: commandLine(cmd), RunLonger: runLongerFlag(cmd, b.Name),
 		Progress: f.prog.terminal(stderr, f.out.output),
 	})
 	return conclude(cmd.Context(), stdout, f.out.output, res, err)

@@ -24,6 +24,7 @@ type diskFlags struct {
 	prog       progressFlags
 	params     map[string]*string // the workload's own settings
 	paramOrder []string
+	presetName string // the preset resolve chose
 }
 
 func (f *diskFlags) register(fs *pflag.FlagSet) {
@@ -58,6 +59,7 @@ func (f *diskFlags) resolve(cmd *cobra.Command) (disk.Preset, error) {
 	if err != nil {
 		return p, run.Usage(err)
 	}
+	f.presetName = name
 	return p, nil
 }
 
@@ -74,8 +76,10 @@ func (f *diskFlags) set(cmd *cobra.Command) map[string]string {
 
 // run runs the workloads ws and reports them.
 func (f *diskFlags) run(cmd *cobra.Command, ws []disk.Named, stdout, stderr io.Writer, spaceHint string) error {
+	th := verdict.Defaults()
+	th.RunLonger = runLongerFlag(cmd, f.presetName)
 	return runDisk(cmd.Context(), disk.Suite{
-		Dir: f.dir.path, Workloads: ws, Thresholds: verdict.Defaults(), Args: commandLine(cmd),
+		Dir: f.dir.path, Workloads: ws, Thresholds: th, Args: commandLine(cmd),
 		Progress: f.prog.terminal(stderr, f.out.output), SpaceHint: spaceHint,
 	}, f.out.output, stdout)
 }

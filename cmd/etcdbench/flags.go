@@ -415,6 +415,22 @@ func (f *speedFlags) name(def, other string, otherGiven bool) (string, error) {
 	return def, nil
 }
 
+// runLongerFlag is cmd's own flag for a longer run, which the advice of a
+// verdict the run ended before deciding names: its cap on a run's or a
+// step's time when it has one, else --thorough unless preset is already
+// the thorough one; "" when it has none, and the advice names no flag.
+func runLongerFlag(cmd *cobra.Command, preset string) string {
+	for _, name := range []string{"runtime", "step-runtime"} {
+		if cmd.Flags().Lookup(name) != nil {
+			return "--" + name
+		}
+	}
+	if cmd.Flags().Lookup("thorough") != nil && preset != "thorough" {
+		return "--thorough"
+	}
+	return ""
+}
+
 // p99Flags are --wal-p99 and --confidence: the threshold of the WAL
 // fdatasync p99 and how sure its verdict must be.
 type p99Flags struct {

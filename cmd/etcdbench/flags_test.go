@@ -126,3 +126,40 @@ func TestP99Flags(t *testing.T) {
 		})
 	}
 }
+
+// TestRunLongerFlagIsTheCommands: the advice of an undecided verdict
+// names the flag that runs its own command longer, one it has (check's
+// --thorough, capacity's --step-runtime), and none when the run is
+// already the thorough one and has no cap on its time.
+func TestRunLongerFlagIsTheCommands(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		path   []string
+		preset string
+		want   string
+	}{
+		{"etcdbench with no command (check)", nil, "default", "--thorough"},
+		{"check --quick", []string{"check"}, "quick", "--thorough"},
+		{"check --thorough", []string{"check"}, "thorough", ""},
+		{"capacity", []string{"capacity"}, "default", "--step-runtime"},
+		{"disk capacity", []string{"disk", "capacity"}, "default", "--step-runtime"},
+		{"disk wal", []string{"disk", "wal"}, "", "--runtime"},
+		{"disk backend", []string{"disk", "backend"}, "default", "--runtime"},
+		{"disk all", []string{"disk", "all"}, "default", "--thorough"},
+		{"disk all --thorough", []string{"disk", "all"}, "thorough", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd, _, err := newRootCmd(os.Stdout, os.Stderr).Find(c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runLongerFlag(cmd, c.preset)
+			if got != c.want {
+				t.Fatalf("runLongerFlag(%q, %s) = %q, want %q", cmd.CommandPath(), c.preset, got, c.want)
+			}
+			if got != "" && cmd.Flags().Lookup(strings.TrimPrefix(got, "--")) == nil {
+				t.Fatalf("%s has no flag %s", cmd.CommandPath(), got)
+			}
+		})
+	}
+}

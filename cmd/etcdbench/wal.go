@@ -99,6 +99,7 @@ after --runtime); --size, --count or --time-based give a fixed amount instead.`,
 // options validates the flags; every mistake is a usage error.
 func (f *walFlags) options(changed func(string) bool, stderr io.Writer) (walOptions, error) {
 	o := walOptions{dir: f.dir.path, output: f.out.output, thresholds: verdict.Defaults()}
+	o.thresholds.RunLonger = "--runtime" // disk wal's cap on the run's time
 	if err := f.out.check(); err != nil {
 		return o, err
 	}

@@ -37,6 +37,9 @@ type Config struct {
 	// Progress is a terminal for the live line, or nil.
 	Progress io.Writer
 	Args     []string
+	// RunLonger is the command's flag for a longer run, for the advice of
+	// an undecided verdict (verdict.Thresholds.RunLonger).
+	RunLonger string
 }
 
 // CPUCapacityName is the CPU side's workload.
@@ -62,7 +65,7 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 		need = max(need, cpuSpace(c.CPUStep))
 		total = 2
 	}
-	s, err := session.Open(session.Options{Dir: c.Dir, Need: need, Hint: "free some space, or use --quick", Args: c.Args, Progress: c.Progress, Steps: total})
+	s, err := session.Open(session.Options{Dir: c.Dir, Need: need, Hint: "free some space, or use --quick", Args: c.Args, Progress: c.Progress, Steps: total, RunLonger: c.RunLonger})
 	if err != nil {
 		return nil, err
 	}

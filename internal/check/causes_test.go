@@ -35,7 +35,7 @@ func TestFindingsPutDurabilityFirst(t *testing.T) {
 	if fs[1].Kind != finding.Disk || fs[2].Kind != finding.Unsuitable {
 		t.Errorf("then %q and %q, want %q and %q", fs[1].Kind, fs[2].Kind, finding.Disk, finding.Unsuitable)
 	}
-	notes := Summarize(ws, Measured{}).Notes
+	notes := Summarize(ws, Measured{}, false).Notes
 	if !strings.HasPrefix(notes[0], "finding 1 (FAIL): fast because writes are not made durable") {
 		t.Errorf("first note %q", notes[0])
 	}

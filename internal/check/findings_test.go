@@ -142,7 +142,7 @@ func TestAdviseClosedLoop(t *testing.T) {
 					}
 				}
 			}
-			sum := Summarize(ws, Measured{Disk: disk.Measured{Capacity: tc.c}})
+			sum := Summarize(ws, Measured{Disk: disk.Measured{Capacity: tc.c}}, false)
 			fs := Findings(ws)
 			if len(fs) != 1 || fs[0].Kind != finding.Disk || fs[0].Status != tc.overall || fs[0].Advisory != (tc.overall == verdict.Warn) {
 				t.Fatalf("findings %+v", fs)

@@ -57,8 +57,9 @@ func (m Measured) traced(withoutCPUWait bool) time.Duration {
 // Summarize returns the check's own workload, "check": the findings
 // (Findings: each cause of a FAIL or WARN verdict, worst first, with its
 // evidence and what to do) as notes, and the prediction figures (Predict)
-// when the run has them.
-func Summarize(ws []result.Workload, m Measured) result.Workload {
+// when the run has them. An interrupted check says so instead of clearing
+// the disk: what did not run found nothing.
+func Summarize(ws []result.Workload, m Measured, interrupted bool) result.Workload {
 	w, ok := Predict(m)
 	if !ok {
 		w = result.Workload{Latencies: []result.Latency{}, Verdicts: []verdict.Verdict{}, Parameters: map[string]any{}}
@@ -78,7 +79,12 @@ func Summarize(ws []result.Workload, m Measured) result.Workload {
 		w.Figures = append(w.Figures, result.Figure{Name: "disk_capacity", Value: c.Rate, Unit: "ops/s",
 			Description: "highest write rate the disk's WAL carried within etcd's limits (capacity sweep)"})
 	}
-	if len(fs) == 0 {
+	switch {
+	case interrupted && len(fs) == 0:
+		notes = append(notes, "finding: none in what ran before the check was interrupted - no answer about this disk or an etcd on it; run the check to its end")
+	case interrupted:
+		notes = append(notes, "the check was interrupted: the findings below are of what ran before; the rest was not checked")
+	case len(fs) == 0:
 		notes = append(notes, "finding: nothing failed or warned - this disk and an etcd on it meet etcd's limits")
 	}
 	for i, f := range fs {

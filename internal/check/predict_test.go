@@ -89,11 +89,11 @@ func TestPredictNeedsBothSides(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	ws := []result.Workload{{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Fail, 0.02, 0.01, "s")}, Latencies: []result.Latency{lat("fdatasync", 20*time.Millisecond)}}}
-	s := Summarize(ws, Measured{})
+	s := Summarize(ws, Measured{}, false)
 	if s.Name != "check" || len(s.Notes) < 2 || !strings.HasPrefix(s.Notes[0], "finding 1 (FAIL): slow disk") || !strings.HasPrefix(s.Notes[1], "what to do about finding 1:") {
 		t.Errorf("summary %q: want finding 1 and what to do first", s.Notes)
 	}
-	if clean := Summarize([]result.Workload{{Name: "wal"}}, Measured{}); !strings.Contains(clean.Notes[0], "nothing failed or warned") {
+	if clean := Summarize([]result.Workload{{Name: "wal"}}, Measured{}, false); !strings.Contains(clean.Notes[0], "nothing failed or warned") {
 		t.Errorf("clean summary %q", clean.Notes)
 	}
 }
@@ -102,7 +102,7 @@ func TestSummarize(t *testing.T) {
 func TestSummarizeCapacity(t *testing.T) {
 	c := &result.Capacity{Rate: 2344, Upper: 5859, Unit: "writes/s", Confidence: 0.95, StepConfidence: 0.99, Decided: true,
 		Marks: []result.CapacityMark{{Name: "s", Rate: 150, Carried: true}, {Name: "m", Rate: 1000, Carried: true}, {Name: "l", Rate: 8000}}}
-	s := Summarize([]result.Workload{{Name: "wal"}, {Name: "capacity", Capacity: c}}, Measured{Disk: disk.Measured{Capacity: c}})
+	s := Summarize([]result.Workload{{Name: "wal"}, {Name: "capacity", Capacity: c}}, Measured{Disk: disk.Measured{Capacity: c}}, false)
 	found := false
 	for _, n := range s.Notes {
 		if strings.HasPrefix(n, "disk capacity: the WAL carries 2344-5859 writes/s") && strings.Contains(n, "carries m, not l") {
@@ -119,5 +119,33 @@ func TestCheckBudgetsBuild(t *testing.T) {
 		if _, err := Workloads(b); err != nil {
 			t.Errorf("budget %s: %v", b.Name, err)
 		}
+	}
+}
+
+// TestSummarizeInterrupted: an interrupted check never says the disk and
+// etcd meet etcd's limits; it says what it did not check.
+func TestSummarizeInterrupted(t *testing.T) {
+	failing := result.Workload{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Fail, 0.02, 0.01, "s")}, Latencies: []result.Latency{lat("fdatasync", 20*time.Millisecond)}}
+	for _, c := range []struct {
+		name        string
+		ws          []result.Workload
+		interrupted bool
+		want        string
+	}{
+		{"finished, nothing found", []result.Workload{{Name: "wal"}}, false, "finding: nothing failed or warned - this disk and an etcd on it meet etcd's limits"},
+		{"interrupted, nothing found", []result.Workload{{Name: "wal"}}, true, "finding: none in what ran before the check was interrupted - no answer"},
+		{"interrupted after a failure", []result.Workload{failing}, true, "the check was interrupted: the findings below are of what ran before"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := Summarize(c.ws, Measured{}, c.interrupted)
+			if len(s.Notes) == 0 || !strings.HasPrefix(s.Notes[0], c.want) {
+				t.Fatalf("notes %q, want the first to start %q", s.Notes, c.want)
+			}
+			for _, n := range s.Notes {
+				if c.interrupted && strings.Contains(n, "meet etcd's limits") {
+					t.Errorf("an interrupted check says %q", n)
+				}
+			}
+		})
 	}
 }

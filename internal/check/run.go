@@ -29,6 +29,9 @@ type Config struct {
 	// Progress is a terminal for the live line, or nil.
 	Progress io.Writer
 	Args     []string
+	// RunLonger is the command's flag for a longer run, for the advice of
+	// an undecided verdict (verdict.Thresholds.RunLonger).
+	RunLonger string
 }
 
 // Workloads builds the budget's disk workloads from its preset.
@@ -70,7 +73,7 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	}
 	s, err := session.Open(session.Options{
 		Dir: c.Dir, Need: max(disk.SpaceNeeded(ws), session.EmbeddedSpace(c.Budget.Members)), Hint: "free some space, or use --quick",
-		Args: c.Args, Progress: c.Progress, Steps: len(ws) + 2,
+		Args: c.Args, Progress: c.Progress, Steps: len(ws) + 2, RunLonger: c.RunLonger,
 	})
 	if err != nil {
 		return nil, err
@@ -89,7 +92,7 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	}
 	if len(wls) > 0 {
 		Advise(wls, dm.Capacity)
-		wls = append(wls, Summarize(wls, measured))
+		wls = append(wls, Summarize(wls, measured, err != nil)) // err is an interruption here
 	}
 	return s.Finish(ctx, wls, err)
 }

@@ -118,7 +118,7 @@ func (w backendWorkload) Run(ctx context.Context, env Env) (result.Workload, err
 	th := env.Thresholds
 	wl.Verdicts = []verdict.Verdict{verdict.JudgeQuantile(th.BackendCommitP99, th.WarnMargin, verdict.QuantileFigures{
 		Value: commit.pq, CI: *commit.latency.P99CI, Outcome: sm.Decision.Outcome, Level: sm.Rule.Confidence,
-		Method: commit.method, Bounds: commit.bounds,
+		Method: commit.method, Bounds: commit.bounds, RunLonger: th.RunLonger,
 	}, "slow commits make applies and compactions slow and hold etcd's backend lock; put the data dir on faster storage or remove competing writers")}
 	return wl, nil
 }

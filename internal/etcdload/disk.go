@@ -82,6 +82,10 @@ func judgeP99(th verdict.Threshold, margin, p99 float64, tg observe.Target, metr
 		Check: th.ID, Title: th.Title + " (" + tg.Name + ", etcd's histogram)", Value: p99, Unit: th.Unit,
 		Limit: th.Limit, Comparison: "<", Source: th.Source,
 	}
+	if margin > 0 {
+		warnAt := (1 - margin) * th.Limit
+		v.WarnLimit = &warnAt
+	}
 	val, limit := secs(p99), secs(th.Limit)
 	from := fmt.Sprintf(histogramDetail, metric, fmt.Sprintf("%.0f observations, %s", n, tg.About))
 	switch {

@@ -19,8 +19,17 @@ func CapacitySummary(c *result.Capacity) string {
 	switch {
 	case c.Rate == 0 && c.Upper > 0:
 		fmt.Fprintf(&b, "carries less than %s %s", fmtRate(c.Upper), c.Unit)
-	case c.Upper == 0 && undecidedAbove(c) > 0:
-		fmt.Fprintf(&b, "carries at least %s %s; the step at %s was not decided, so it is not carried", fmtRate(c.Rate), c.Unit, fmtRate(undecidedAbove(c)))
+	case c.Upper == 0 && c.UndecidedAbove() > 0:
+		fmt.Fprintf(&b, "carries at least %s %s; the step at %s was not decided, so it is not carried", fmtRate(c.Rate), c.Unit, fmtRate(c.UndecidedAbove()))
+	case c.Upper == 0 && len(undecidedSteps(c)) > 0:
+		// A step below the answer that was not decided did not pass, and
+		// the answer stands on the steps above it.
+		u := undecidedSteps(c)
+		rates := make([]string, len(u))
+		for i, r := range u {
+			rates[i] = fmtRate(r)
+		}
+		fmt.Fprintf(&b, "carries at least %s %s, every decided step passed; %d undecided, at %s %s", fmtRate(c.Rate), c.Unit, len(u), strings.Join(rates, ", "), c.Unit)
 	case c.Upper == 0:
 		fmt.Fprintf(&b, "carries at least %s %s, every step passed", fmtRate(c.Rate), c.Unit)
 	default:
@@ -63,16 +72,16 @@ func CapacitySummary(c *result.Capacity) string {
 	return b.String()
 }
 
-// undecidedAbove is the highest rate above the answer whose step was not
-// decided (neither carried nor failed), or 0.
-func undecidedAbove(c *result.Capacity) float64 {
-	r := 0.0
+// undecidedSteps are the rates of the counted steps (neither a probe nor
+// a retried one) that were not decided and did not fail, in sweep order.
+func undecidedSteps(c *result.Capacity) []float64 {
+	var rates []float64
 	for _, s := range c.Steps {
-		if s.Phase != "probe" && s.Phase != "retried" && s.Phase != "low" && !s.Decided && s.Status != verdict.Fail && s.Rate > c.Rate {
-			r = max(r, s.Rate)
+		if s.Phase != "probe" && s.Phase != "retried" && !s.Decided && s.Status != verdict.Fail {
+			rates = append(rates, s.Rate)
 		}
 	}
-	return r
+	return rates
 }
 
 // SizesFitted says which cluster sizes of etcd's hardware guide a rate

@@ -30,6 +30,10 @@ func TestCapacitySummary(t *testing.T) {
 		// failed, and the rate is not rounded up to one not tried.
 		{"every step passed", result.Capacity{Rate: 14700, Unit: "writes/s", Confidence: 0.95, StepConfidence: 0.99, Decided: true, Marks: marks(14700)},
 			[]string{"at least 14.7k writes/s, every step passed", "carries l; xl above the rates tried"}},
+		// A step below the answer was not decided: not every step passed.
+		{"every decided step passed, one undecided", result.Capacity{Rate: 14700, Unit: "writes/s", Confidence: 0.95, StepConfidence: 0.99, Decided: true, Marks: marks(14700),
+			Steps: []result.CapacityStep{{Phase: "ladder", Rate: 150, Status: verdict.Warn}, {Phase: "ladder", Rate: 375, Status: verdict.Pass, Decided: true}, {Phase: "ladder", Rate: 14700, Status: verdict.Pass, Decided: true}}},
+			[]string{"at least 14.7k writes/s, every decided step passed; 1 undecided, at 150 writes/s", "carries l; xl above the rates tried"}},
 		{"none passed", result.Capacity{Rate: 0, Upper: 150, Unit: "writes/s", Confidence: 0.95, StepConfidence: 0.99, Marks: marks(0)},
 			[]string{"carries less than 150 writes/s", "carries none, not even s"}},
 	} {

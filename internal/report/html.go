@@ -159,7 +159,7 @@ func htmlVerdicts(wls []result.Workload) []htmlVerdict {
 		}
 		out = append(out, htmlVerdict{
 			Status: v.Status.String(), Workload: wls[r.wl].Name, Anchor: anchor(r.wl, wls[r.wl].Name),
-			Title: v.Title, Value: units.FormatValue(v.Value, v.Unit), Limit: v.Comparison + " " + units.FormatValue(v.Limit, v.Unit),
+			Title: v.Title, Value: units.FormatValue(v.Value, v.Unit), Limit: v.Comparison + " " + units.FormatValue(v.ShownLimit(), v.Unit),
 			Decided: dec, Detail: v.Detail, Source: v.Source,
 		})
 	}
@@ -173,13 +173,9 @@ func htmlWorkloadOf(i int, wl *result.Workload) (htmlWorkload, error) {
 		Name: wl.Name, Anchor: anchor(i, wl.Name), Description: wl.Description,
 		StopMode: wl.Stop.Mode, StopReason: wl.Stop.Reason, Notes: wl.Notes,
 	}
-	dur := units.FormatDuration(time.Duration(wl.DurationNs))
-	hw.Summary = fmt.Sprintf("%d operations, %s in %s: %.0f ops/s, %s/s", wl.Ops, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
-	if bs := intParam(wl.Parameters, "block_size"); bs > 0 && wl.Name == "wal" {
-		hw.Summary = fmt.Sprintf("%d write+fdatasync cycles of %d bytes in %s: %.0f IOPS, %s/s", wl.Ops, bs, dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
-	}
+	hw.Summary = workloadSummary(wl)
 	if wl.Engine != "" {
-		hw.Summary += ", engine " + wl.Engine
+		hw.Summary = strings.TrimPrefix(hw.Summary+", engine "+wl.Engine, ", ")
 	}
 	for _, l := range wl.Latencies {
 		row := []string{l.Name, fmt.Sprint(l.Count)}

@@ -171,7 +171,7 @@ func (p *promSet) addWorkload(cmd []string, wl *result.Workload) {
 	wlb := append(append([]string(nil), cmd...), "workload", wl.Name)
 	p.gauge("etcdbench_workload_operations", "Operations the workload's timed loop completed.", float64(wl.Ops), wlb...)
 	p.gauge("etcdbench_workload_duration_seconds", "Length of the workload's timed loop.", float64(wl.DurationNs)/1e9, wlb...)
-	p.gauge("etcdbench_workload_operations_per_second", "Operations per second of the timed loop (wal: write+fdatasync cycles, the sequential synced IOPS).", wl.OpsPerSec, wlb...)
+	p.gauge("etcdbench_workload_operations_per_second", "Operations per second of the timed loop (wal: write+fdatasync cycles, the sequential synced IOPS; etcd loads: requests).", wl.OpsPerSec, wlb...)
 	p.gauge("etcdbench_workload_bytes_per_second", "Bytes per second of the timed loop.", wl.BytesPerSec, wlb...)
 	for _, l := range wl.Latencies {
 		ol := append(append([]string(nil), wlb...), "operation", l.Name)

@@ -36,18 +36,8 @@ func Text(w io.Writer, r *result.Result) error {
 
 func textWorkload(ew *errWriter, wl *result.Workload) {
 	ew.printf("%s: %s\n", wl.Name, wl.Description)
-	dur := units.FormatDuration(time.Duration(wl.DurationNs))
-	if _, open := wl.Parameters["rate"]; open && wl.DurationNs > 0 {
-		ew.printf("  %d write+fdatasync cycles, %s in %s: %.0f syncs/s, %s/s\n",
-			wl.Ops, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
-	} else if bs := intParam(wl.Parameters, "block_size"); bs > 0 && wl.Name == "wal" {
-		ew.printf("  %d cycles of %d bytes (%s) in %s: %.0f IOPS, %s/s\n",
-			wl.Ops, bs, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
-	} else if wl.DurationNs > 0 {
-		ew.printf("  %d operations, %s in %s: %.0f ops/s, %s/s\n",
-			wl.Ops, units.FormatBytes(wl.Bytes), dur, wl.OpsPerSec, units.FormatBytes(int64(wl.BytesPerSec)))
-	} else if wl.Ops > 0 || wl.Bytes > 0 { // nothing timed, e.g. a WAL decoded from its files
-		ew.printf("  %d operations, %s\n", wl.Ops, units.FormatBytes(wl.Bytes))
+	if line := workloadSummary(wl); line != "" {
+		ew.printf("  %s\n", line)
 	}
 	if wl.Engine != "" {
 		ew.printf("  engine: %s\n", wl.Engine)
@@ -122,7 +112,7 @@ func textVerdict(ew *errWriter, v verdict.Verdict) {
 	if c := v.Confidence; c != nil {
 		sure = ", " + c.Sure()
 	}
-	ew.printf("  %s  %s %s (limit %s %s%s)\n", v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.Comparison, units.FormatValue(v.Limit, v.Unit), sure)
+	ew.printf("  %s  %s %s (limit %s %s%s)\n", v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.Comparison, units.FormatValue(v.ShownLimit(), v.Unit), sure)
 	ew.printf("        %s\n", v.Detail)
 	ew.printf("        source: %s\n", v.Source)
 }
@@ -139,6 +129,9 @@ func textVerdictTable(ew *errWriter, wls []result.Workload) {
 			rows = append(rows, row{wl.Name, v})
 		}
 	}
+	if len(rows) == 0 { // e.g. interrupted before any: no empty table, as in HTML
+		return
+	}
 	sort.SliceStable(rows, func(i, j int) bool { return worseFirst(rows[i].v, rows[j].v) })
 	ew.printf("verdicts\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
@@ -147,7 +140,7 @@ func textVerdictTable(ew *errWriter, wls []result.Workload) {
 		if c := r.v.Confidence; c != nil && !c.Decided {
 			sure = " (not decided)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s %s%s\n", r.v.Status, r.wl, r.v.Title, units.FormatValue(r.v.Value, r.v.Unit), r.v.Comparison, units.FormatValue(r.v.Limit, r.v.Unit), sure)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s %s%s\n", r.v.Status, r.wl, r.v.Title, units.FormatValue(r.v.Value, r.v.Unit), r.v.Comparison, units.FormatValue(r.v.ShownLimit(), r.v.Unit), sure)
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err

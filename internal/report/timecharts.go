@@ -132,9 +132,9 @@ func seriesLabels(wl *result.Workload) (op, rate string) {
 		op = wl.Latencies[0].Name
 	}
 	switch {
-	case wl.Name == "wal" || strings.HasPrefix(wl.Name, "wal-"):
+	case isWALTest(wl):
 		return op, "write+fdatasync cycles per second"
-	case strings.HasPrefix(wl.Name, "etcd-"):
+	case isEtcdLoad(wl):
 		return op, "requests per second (throughput)"
 	}
 	return op, "operations per second"

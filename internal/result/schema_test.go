@@ -253,7 +253,7 @@ func TestEtcdWorkloadMatchesSchema(t *testing.T) {
 			measured.PutMembers = out.Members
 		}
 	}
-	wls = append(wls, check.Summarize(wls, measured))
+	wls = append(wls, check.Summarize(wls, measured, false))
 	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
 		StartedAt: time.Now(), Environment: sysinfo.Collect("/", dir), Workloads: wls}
 	r.Finish(time.Now())

@@ -27,6 +27,10 @@ type Options struct {
 	// workloads the line counts.
 	Progress io.Writer
 	Steps    int
+	// RunLonger is the command's flag for a longer run, named in the
+	// advice of a disk verdict the run ended before deciding
+	// (verdict.Thresholds.RunLonger); empty names none.
+	RunLonger string
 }
 
 // Session is one run in progress: its envelope, its live line and the
@@ -37,8 +41,9 @@ type Session struct {
 	Run *run.Run
 	// Progress is the live line (nil without a terminal; every method of
 	// a nil line does nothing).
-	Progress *run.Progress
-	cluster  *etcdcluster.Cluster
+	Progress  *run.Progress
+	cluster   *etcdcluster.Cluster
+	runLonger string
 }
 
 // Open checks o.Dir and its free space, creates the scratch directory in
@@ -49,7 +54,7 @@ func Open(o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Run: r, Progress: run.NewProgress(o.Progress, o.Steps)}, nil
+	return &Session{Run: r, Progress: run.NewProgress(o.Progress, o.Steps), runLonger: o.RunLonger}, nil
 }
 
 // External starts a session that writes nothing on this machine: a load
@@ -68,7 +73,9 @@ func (s *Session) Disk(ctx context.Context, ws []disk.Named) ([]result.Workload,
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, disk.Measured{}, err
 	}
-	env := disk.Env{Dir: dir, Root: "/", Facts: s.Run.Result.Environment, Thresholds: verdict.Defaults(), OnSecond: disk.ShowOn(s.Progress)}
+	th := verdict.Defaults()
+	th.RunLonger = s.runLonger
+	env := disk.Env{Dir: dir, Root: "/", Facts: s.Run.Result.Environment, Thresholds: th, OnSecond: disk.ShowOn(s.Progress)}
 	wls, m, err := disk.RunSuite(ctx, env, ws, s.Progress.Start)
 	if err == nil {
 		err = os.RemoveAll(dir)

@@ -28,7 +28,9 @@ func Measure(ctx context.Context, o Options, args []string) (*result.Result, err
 	case tr == nil:
 		return nil, err
 	}
-	w, werr := tr.Workload(verdict.Defaults())
+	th := verdict.Defaults()
+	th.RunLonger = "--duration" // trace's own flag for a longer trace
+	w, werr := tr.Workload(th)
 	if werr != nil {
 		return nil, errors.Join(err, werr)
 	}

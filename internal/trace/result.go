@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -205,7 +204,7 @@ func judgeWALSync(t verdict.Thresholds, h *hdr.Histogram, n int64) verdict.Verdi
 	f := verdict.QuantileFigures{
 		Value: time.Duration(h.ValueAtPercentile(99)), CI: ci, Level: level,
 		Method: "95 % confidence interval of the p99 of every traced WAL sync (order statistics)",
-		Bounds: fmt.Sprintf("%d WAL syncs traced", n), Outcome: stats.Undecided,
+		Bounds: fmt.Sprintf("%d WAL syncs traced", n), Outcome: stats.Undecided, RunLonger: t.RunLonger,
 	}
 	switch {
 	case !ci.UpperOpen && ci.UpperNs < limit:
@@ -216,7 +215,6 @@ func judgeWALSync(t verdict.Thresholds, h *hdr.Histogram, n int64) verdict.Verdi
 	v := verdict.JudgeQuantile(t.WALFsyncP99, t.WarnMargin, f,
 		"this etcd's WAL waits too long for the disk; move its data dir to faster storage (local SSD/NVMe) or stop other writers on that disk")
 	v.Title = walSyncTitle
-	v.Detail = strings.ReplaceAll(v.Detail, "(--runtime)", "(--duration)")
 	return v
 }
 

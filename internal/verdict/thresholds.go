@@ -33,6 +33,11 @@ type Thresholds struct {
 	// CapacityMin and CapacityHeavy judge a capacity sweep's highest
 	// passing rate: the smallest and the medium load of etcdctl check perf.
 	CapacityMin, CapacityHeavy Threshold
+	// RunLonger is how the command that judges runs longer, in its own
+	// flags (e.g. "--runtime", "--thorough"), for the advice of a verdict
+	// the run ended before deciding. Empty advises running longer without
+	// naming a flag, so that no command names one it does not have.
+	RunLonger string
 }
 
 // Defaults returns the thresholds etcd's documentation and operators use.

@@ -78,6 +78,37 @@ type Verdict struct {
 	// result, its Detail saying why: the closed-loop WAL test failed on a
 	// storage shown to carry etcd's load (check's rule, docs/verdicts.md).
 	Advisory bool `json:"advisory,omitempty"`
+	// WarnLimit is the stricter limit, in Unit and with the same
+	// Comparison, that a figure meeting Limit must also meet to PASS (the
+	// 500 IOPS recommended for heavy load beside the 50 etcd needs, a p99
+	// 20 % under its limit); nil when Limit alone decides. Results
+	// written before it existed have none.
+	WarnLimit *float64 `json:"warn_limit,omitempty"`
+}
+
+// ShownLimit is the limit that made v's status, for a verdict line: the
+// warn limit for a WARN whose figure meets Limit but not the warn limit,
+// else Limit (a FAIL's, a PASS's, and a WARN's that warns for another
+// reason, such as an undecided figure under both limits or over both).
+func (v Verdict) ShownLimit() float64 {
+	if v.Status == Warn && v.WarnLimit != nil && meets(v.Value, v.Comparison, v.Limit) && !meets(v.Value, v.Comparison, *v.WarnLimit) {
+		return *v.WarnLimit
+	}
+	return v.Limit
+}
+
+// meets reports whether value passes limit under comparison (what
+// passing means: "<", "<=", ">=", ">").
+func meets(value float64, comparison string, limit float64) bool {
+	switch comparison {
+	case "<":
+		return value < limit
+	case "<=":
+		return value <= limit
+	case ">":
+		return value > limit
+	}
+	return value >= limit
 }
 
 // Counted is the status v counts as in an overall result: an advisory

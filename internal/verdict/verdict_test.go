@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,78 @@ func TestJudgeEtcdRate(t *testing.T) {
 			v := JudgeEtcdRate(th.CapacityMin, th.CapacityHeavy, tc.rate, tc.undecided, true, 0.95, "the rules")
 			if v.Status != tc.want || !strings.Contains(v.Detail, tc.words) || v.Value != tc.rate {
 				t.Fatalf("got %s %q (value %v), want %s with %q", v.Status, v.Detail, v.Value, tc.want, tc.words)
+			}
+		})
+	}
+}
+
+// TestUndecidedAdviceNamesTheCommandsFlag holds the advice of a verdict
+// the run ended before deciding to the flag its command gave: no flag
+// named when it gave none, never one another command has.
+func TestUndecidedAdviceNamesTheCommandsFlag(t *testing.T) {
+	for _, c := range []struct {
+		name, runLonger string
+		p99             time.Duration
+		want            string
+	}{
+		{"check's thorough budget, over the limit", "--thorough", 11 * time.Millisecond, "run longer (--thorough) to confirm"},
+		{"disk wal's runtime, close under the limit", "--runtime", 7 * time.Millisecond, "run longer (--runtime) or treat"},
+		{"capacity's step runtime", "--step-runtime", 11 * time.Millisecond, "run longer (--step-runtime) to confirm"},
+		{"a command without such a flag, over the limit", "", 11 * time.Millisecond, "run longer to confirm"},
+		{"a command without such a flag, close under the limit", "", 7 * time.Millisecond, "run longer or treat"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			th := Defaults()
+			th.RunLonger = c.runLonger
+			vs := JudgeWAL(th, WALFigures{P50: time.Millisecond, P99: c.p99, Outcome: stats.Undecided, Level: 0.95, SyncIOPS: 2000, FSType: "ext4"})
+			for _, v := range vs {
+				if v.Check != th.WALFsyncP99.ID {
+					continue
+				}
+				if !strings.Contains(v.Detail, c.want) {
+					t.Errorf("detail %q, want it to say %q", v.Detail, c.want)
+				}
+				if c.runLonger == "" && strings.Contains(v.Detail, "--") {
+					t.Errorf("detail %q names a flag though the command gave none", v.Detail)
+				}
+				return
+			}
+			t.Fatalf("no %s verdict in %+v", th.WALFsyncP99.ID, vs)
+		})
+	}
+}
+
+// TestShownLimitIsTheOneCrossed: a WARN shows the warn limit its figure
+// did not meet, a FAIL the fail limit; a verdict saved before warn limits
+// were recorded shows its limit.
+func TestShownLimitIsTheOneCrossed(t *testing.T) {
+	th := Defaults()
+	quantile := func(p99 time.Duration, o stats.Outcome) Verdict {
+		return JudgeQuantile(th.WALFsyncP99, th.WarnMargin, QuantileFigures{Value: p99, Outcome: o, Level: 0.95}, "advice")
+	}
+	for _, c := range []struct {
+		name   string
+		v      Verdict
+		status Status
+		shown  float64
+	}{
+		{"IOPS under the heavy-load 500 warns against it", judgeSyncIOPS(th, 442), Warn, 500},
+		{"IOPS under the 50 needed fails against it", judgeSyncIOPS(th, 40), Fail, 50},
+		{"IOPS over both passes against the limit", judgeSyncIOPS(th, 900), Pass, 50},
+		{"p99 within the margin warns against the margin", quantile(9*time.Millisecond, stats.Pass), Warn, 0.008},
+		{"p99 decided over fails against the limit", quantile(12*time.Millisecond, stats.Fail), Fail, 0.010},
+		{"undecided p99 under both warns against the limit", quantile(7*time.Millisecond, stats.Undecided), Warn, 0.010},
+		{"bandwidth under the recommended warns against it", JudgeBandwidth(th.RecoveryBW, th.RecoveryBWLarge, "bw", "bandwidth", (th.RecoveryBW.Limit+th.RecoveryBWLarge.Limit)/2), Warn, th.RecoveryBWLarge.Limit},
+		{"capacity under the heavy load warns against it", JudgeCapacity(th.CapacityMin, th.CapacityHeavy, (th.CapacityMin.Limit+th.CapacityHeavy.Limit)/2, true, 0.95, "rules"), Warn, th.CapacityHeavy.Limit},
+		{"an undecided etcd rate under both warns against the limit", JudgeEtcdRate(th.CapacityMin, th.CapacityHeavy, 100, true, false, 0.95, "rules"), Warn, th.CapacityMin.Limit},
+		{"a saved WARN without a warn limit shows its limit", Verdict{Status: Warn, Value: 1, Limit: 1, Comparison: "<"}, Warn, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.v.Status != c.status {
+				t.Fatalf("status %s, want %s (%s)", c.v.Status, c.status, c.v.Detail)
+			}
+			if got := c.v.ShownLimit(); math.Abs(got-c.shown) > 1e-12 {
+				t.Errorf("shown limit %v, want %v", got, c.shown)
 			}
 		})
 	}

@@ -37,7 +37,7 @@ func JudgeWAL(t Thresholds, f WALFigures) []Verdict {
 
 func judgeWALP99(t Thresholds, f WALFigures) Verdict {
 	return JudgeQuantile(t.WALFsyncP99, t.WarnMargin, QuantileFigures{
-		Value: f.P99, CI: f.P99CI, Outcome: f.Outcome, Level: f.Level, Method: f.Method, Bounds: f.Bounds,
+		Value: f.P99, CI: f.P99CI, Outcome: f.Outcome, Level: f.Level, Method: f.Method, Bounds: f.Bounds, RunLonger: t.RunLonger,
 	}, "etcd will log slow fdatasyncs, heartbeats will be late and leaders may change; move the data dir to faster storage (local SSD/NVMe) or stop other writers on this disk")
 }
 
@@ -50,6 +50,18 @@ type QuantileFigures struct {
 	Level   float64
 	Method  string
 	Bounds  string
+	// RunLonger is the command's flag for a longer run (Thresholds.RunLonger),
+	// named in the advice of an undecided verdict; empty names none.
+	RunLonger string
+}
+
+// runLonger is the advice to run longer, with the flag that does it when
+// the command has one.
+func runLonger(flag string) string {
+	if flag == "" {
+		return "run longer"
+	}
+	return "run longer (" + flag + ")"
 }
 
 // JudgeQuantile judges a latency percentile against th: FAIL when decided
@@ -69,6 +81,9 @@ func JudgeQuantile(th, margin Threshold, f QuantileFigures, advice string) Verdi
 	}
 	val := f.Value.Round(time.Microsecond)
 	warnAt := time.Duration((1 - margin.Limit) * float64(limit))
+	if margin.Limit > 0 {
+		v.WarnLimit = ptrTo(warnAt.Seconds())
+	}
 	switch {
 	case f.Outcome == stats.Fail:
 		v.Status = Fail
@@ -81,10 +96,10 @@ func JudgeQuantile(th, margin Threshold, f QuantileFigures, advice string) Verdi
 		v.Detail = fmt.Sprintf("p99 %v (%s) passes but is within %.0f %% of the %v limit; other writers on this disk (backend commits, snapshots, other services) will push it over", val, ci, 100*margin.Limit, limit)
 	case f.Value >= limit:
 		v.Status = Fail
-		v.Detail = fmt.Sprintf("p99 %v (%s) is over the %v limit, but the run ended before that was certain; run longer (--runtime) to confirm", val, ci, limit)
+		v.Detail = fmt.Sprintf("p99 %v (%s) is over the %v limit, but the run ended before that was certain; %s to confirm", val, ci, limit, runLonger(f.RunLonger))
 	default:
 		v.Status = Warn
-		v.Detail = fmt.Sprintf("p99 %v (%s) is under the %v limit, but too close to it to be sure; run longer (--runtime) or treat this disk as borderline", val, ci, limit)
+		v.Detail = fmt.Sprintf("p99 %v (%s) is under the %v limit, but too close to it to be sure; %s or treat this disk as borderline", val, ci, limit, runLonger(f.RunLonger))
 	}
 	return v
 }
@@ -93,7 +108,7 @@ func judgeSyncIOPS(t Thresholds, iops float64) Verdict {
 	minT, heavy := t.SyncIOPSMin, t.SyncIOPSHeavy
 	v := Verdict{
 		Check: minT.ID, Title: minT.Title, Value: iops, Unit: minT.Unit,
-		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
+		Limit: minT.Limit, Comparison: ">=", Source: minT.Source, WarnLimit: ptrTo(heavy.Limit),
 	}
 	switch {
 	case iops < minT.Limit:
@@ -151,6 +166,9 @@ func judgeDurability(t Thresholds, f WALFigures, storage []Verdict) []Verdict {
 	return vs
 }
 
+// ptrTo is a pointer to a copy of x, for an optional figure.
+func ptrTo(x float64) *float64 { return &x }
+
 func fmtDur(ns int64) time.Duration {
 	d := time.Duration(ns)
 	switch {
@@ -168,7 +186,7 @@ func fmtDur(ns int64) time.Duration {
 func JudgeBandwidth(minT, rec Threshold, check, title string, bw float64) Verdict {
 	v := Verdict{
 		Check: check, Title: title, Value: bw, Unit: minT.Unit,
-		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
+		Limit: minT.Limit, Comparison: ">=", Source: minT.Source, WarnLimit: ptrTo(rec.Limit),
 	}
 	mb := func(x float64) string { return fmt.Sprintf("%.1f MB/s", x/1e6) }
 	switch {
@@ -221,7 +239,7 @@ func JudgeCapacity(minT, heavy Threshold, rate float64, decided bool, level floa
 	}
 	v := Verdict{
 		Check: minT.ID, Title: minT.Title, Value: rate, Unit: minT.Unit,
-		Limit: minT.Limit, Comparison: ">=", Source: minT.Source,
+		Limit: minT.Limit, Comparison: ">=", Source: minT.Source, WarnLimit: ptrTo(heavy.Limit),
 		Confidence: &Confidence{Decided: decided, Level: level, Method: method, Detail: criterion},
 	}
 	switch {

@@ -493,6 +493,15 @@ func sweepReason(c *result.Capacity) string {
 	case c.Interrupted:
 		return fmt.Sprintf("interrupted after %d steps", len(c.Steps))
 	case c.Upper == 0:
+		undecided := 0
+		for _, s := range c.Steps {
+			if sweep.Counted(s) && !s.Decided && s.Status != verdict.Fail {
+				undecided++
+			}
+		}
+		if undecided > 0 {
+			return fmt.Sprintf("every decided step passed, up to the highest rate tried (%d steps, %d undecided)", len(c.Steps), undecided)
+		}
 		return fmt.Sprintf("every step passed, up to the highest rate tried (%d steps)", len(c.Steps))
 	}
 	return fmt.Sprintf("%d steps: the knee lies between %.0f and %.0f writes/s", len(c.Steps), c.Rate, c.Upper)

@@ -263,3 +263,26 @@ func TestLatencyBoundNote(t *testing.T) {
 		t.Errorf("no rate carried: %q, want no note (UndecidedNote speaks then)", got)
 	}
 }
+
+// TestSweepReasonCountsUndecidedSteps: a sweep whose steps all passed
+// says so; one with a step that was not decided says every decided one
+// passed, and how many were not.
+func TestSweepReasonCountsUndecidedSteps(t *testing.T) {
+	passed := result.CapacityStep{Phase: sweep.PhaseLadder, Rate: 375, Status: verdict.Pass, Decided: true}
+	undecided := result.CapacityStep{Phase: sweep.PhaseLadder, Rate: 150, Status: verdict.Warn}
+	for _, c := range []struct {
+		name  string
+		steps []result.CapacityStep
+		want  string
+	}{
+		{"every step passed", []result.CapacityStep{passed, passed}, "every step passed, up to the highest rate tried (2 steps)"},
+		{"one undecided", []result.CapacityStep{undecided, passed}, "every decided step passed, up to the highest rate tried (2 steps, 1 undecided)"},
+		{"an undecided probe is not counted", []result.CapacityStep{passed, {Phase: sweep.PhaseProbe, Rate: 750, Status: verdict.Warn}}, "every step passed, up to the highest rate tried (2 steps)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := sweepReason(&result.Capacity{Rate: 375, Steps: c.steps}); got != c.want {
+				t.Errorf("sweepReason = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
