@@ -112,6 +112,9 @@ func textVerdict(ew *errWriter, v verdict.Verdict) {
 	if c := v.Confidence; c != nil {
 		sure = ", " + c.Sure()
 	}
+	if v.Advisory {
+		sure += "; counted as a WARN"
+	}
 	ew.printf("  %s  %s %s (limit %s %s%s)\n", v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.Comparison, units.FormatValue(v.ShownLimit(), v.Unit), sure)
 	ew.printf("        %s\n", v.Detail)
 	ew.printf("        source: %s\n", v.Source)
@@ -139,6 +142,9 @@ func textVerdictTable(ew *errWriter, wls []result.Workload) {
 		sure := ""
 		if c := r.v.Confidence; c != nil && !c.Decided {
 			sure = " (not decided)"
+		}
+		if r.v.Advisory {
+			sure += " (counted as a WARN)"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s %s%s\n", r.v.Status, r.wl, r.v.Title, units.FormatValue(r.v.Value, r.v.Unit), r.v.Comparison, units.FormatValue(r.v.ShownLimit(), r.v.Unit), sure)
 	}
