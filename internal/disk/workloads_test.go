@@ -2,14 +2,13 @@ package disk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"testing"
 	"time"
 
 	"etcdbench/internal/disk/uring"
-	"etcdbench/internal/result"
+	"etcdbench/internal/result/resulttest"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/verdict"
 )
@@ -41,32 +40,6 @@ func quick(t *testing.T) Preset {
 	return p
 }
 
-// checkWorkload verifies what must hold for every finished workload.
-func checkWorkload(t *testing.T, wl result.Workload) {
-	t.Helper()
-	if wl.Ops <= 0 || wl.DurationNs <= 0 {
-		t.Errorf("%s: ops %d in %d ns", wl.Name, wl.Ops, wl.DurationNs)
-	}
-	for _, l := range wl.Latencies {
-		prev := l.MinNs
-		for _, p := range l.Percentiles {
-			if p.ValueNs < prev {
-				t.Errorf("%s/%s percentiles not ordered: %+v", wl.Name, l.Name, l.Percentiles)
-			}
-			prev = p.ValueNs
-		}
-	}
-	if d := wl.Device; d != nil && (d.Utilization < 0 || d.Utilization > 1 || d.AvgQueue < 0) {
-		t.Errorf("%s: device figures out of range: %+v", wl.Name, d)
-	}
-	if p := wl.Process; p == nil || p.UserNs < 0 || p.SystemNs < 0 {
-		t.Errorf("%s: process figures %+v", wl.Name, p)
-	}
-	if _, err := json.Marshal(wl); err != nil {
-		t.Errorf("%s: %v", wl.Name, err)
-	}
-}
-
 func TestEveryWorkloadRuns(t *testing.T) {
 	for _, spec := range Specs() {
 		t.Run(spec.Name, func(t *testing.T) {
@@ -82,7 +55,7 @@ func TestEveryWorkloadRuns(t *testing.T) {
 			if wl.Name != spec.Name {
 				t.Fatalf("result named %q", wl.Name)
 			}
-			checkWorkload(t, wl)
+			resulttest.CheckWorkload(t, wl)
 			if left, _ := os.ReadDir(env.Dir); len(left) != 0 {
 				t.Errorf("left files behind: %v", left)
 			}
@@ -159,7 +132,7 @@ func TestMixedEngines(t *testing.T) {
 			if wl.Engine != e {
 				t.Fatalf("engine %q, want %q", wl.Engine, e)
 			}
-			checkWorkload(t, wl)
+			resulttest.CheckWorkload(t, wl)
 			if (e == EngineIOUring) != (wl.Latency("submit") != nil) {
 				t.Errorf("submit latency present: %v", wl.Latency("submit") != nil)
 			}

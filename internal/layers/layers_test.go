@@ -29,7 +29,7 @@ var layerOf = map[string]int{
 
 	"etcdproc": 4, "capacity/sweep": 4,
 
-	"run": 3, "testutil/hostetcd": 3, "report": 3, "walfile": 3, "fio": 3, "disk/uring": 3,
+	"run": 3, "result/resulttest": 3, "testutil/hostetcd": 3, "report": 3, "walfile": 3, "fio": 3, "disk/uring": 3,
 
 	"result": 2, "scratch": 2, "etcdload/metrics": 2,
 

@@ -2,12 +2,11 @@ package diskmodel
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"testing"
 
 	"etcdbench/internal/disk"
-	"etcdbench/internal/result"
+	"etcdbench/internal/result/resulttest"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/verdict"
 )
@@ -16,33 +15,6 @@ func testEnv(t *testing.T) disk.Env {
 	t.Helper()
 	dir := t.TempDir()
 	return disk.Env{Dir: dir, Root: "/", Facts: sysinfo.Collect("/", dir), Thresholds: verdict.Defaults()}
-}
-
-// checkWorkload verifies what must hold for every finished workload (as
-// disk's tests do for theirs).
-func checkWorkload(t *testing.T, wl result.Workload) {
-	t.Helper()
-	if wl.Ops <= 0 || wl.DurationNs <= 0 {
-		t.Errorf("%s: ops %d in %d ns", wl.Name, wl.Ops, wl.DurationNs)
-	}
-	for _, l := range wl.Latencies {
-		prev := l.MinNs
-		for _, p := range l.Percentiles {
-			if p.ValueNs < prev {
-				t.Errorf("%s/%s percentiles not ordered: %+v", wl.Name, l.Name, l.Percentiles)
-			}
-			prev = p.ValueNs
-		}
-	}
-	if d := wl.Device; d != nil && (d.Utilization < 0 || d.Utilization > 1 || d.AvgQueue < 0) {
-		t.Errorf("%s: device figures out of range: %+v", wl.Name, d)
-	}
-	if p := wl.Process; p == nil || p.UserNs < 0 || p.SystemNs < 0 {
-		t.Errorf("%s: process figures %+v", wl.Name, p)
-	}
-	if _, err := json.Marshal(wl); err != nil {
-		t.Errorf("%s: %v", wl.Name, err)
-	}
 }
 
 // The capacity workload, built from its registration with the quick
@@ -69,7 +41,7 @@ func TestSpecRuns(t *testing.T) {
 	if wl.Name != spec.Name {
 		t.Fatalf("result named %q", wl.Name)
 	}
-	checkWorkload(t, wl)
+	resulttest.CheckWorkload(t, wl)
 	if left, _ := os.ReadDir(env.Dir); len(left) != 0 {
 		t.Errorf("left files behind: %v", left)
 	}
