@@ -250,7 +250,7 @@ func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, st
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
 	bench := etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
-		MaxStepPuts: spacePreset().Puts(step)})
+		MaxStepPuts: spacePreset().Puts(step), StepFlag: "--cpu-step"})
 	o, err := bench(ctx, l, bo)
 	if o == nil {
 		return result.Workload{}, err

@@ -59,6 +59,16 @@ type limitContext struct {
 	heartbeat     time.Duration
 	heartbeatFrom string
 	th            LimitThresholds
+	// stepFlag lengthens the steps of the command that runs the sweep.
+	stepFlag string
+}
+
+// longerStep is the flag advice names to lengthen the steps.
+func (lc limitContext) longerStep() string {
+	if lc.stepFlag == "" {
+		return "--step"
+	}
+	return lc.stepFlag
 }
 
 // The cases of a limit reached in more than one way.
@@ -100,8 +110,8 @@ func limitingResource(c *result.Capacity, evs []StepEvidence, lc limitContext) (
 	}
 	if above != nil {
 		lim = lim.With(FactPassedAbove, above.Rate, "puts/s", 0)
-		words += fmt.Sprintf(". But the step at %.0f puts/s passed (WAL fsync p99 %v): the failure at %.0f was transient, a stall rather than a limit; run again, or with a longer --step",
-			above.Rate, time.Duration(above.SyncP99Ns).Round(time.Microsecond), f.Rate)
+		words += fmt.Sprintf(". But the step at %.0f puts/s passed (WAL fsync p99 %v): the failure at %.0f was transient, a stall rather than a limit; run again, or with a longer %s",
+			above.Rate, time.Duration(above.SyncP99Ns).Round(time.Microsecond), f.Rate, lc.longerStep())
 	}
 	return lim, words
 }
@@ -253,8 +263,8 @@ func limitWords(lim finding.Finding, f result.CapacityStep, e StepEvidence, lc l
 		return fmt.Sprintf("%s the cluster fell behind its clients (%s) with the disk within its limits (%s) and the CPUs not saturated (%s): its leader, raft loop or apply did not keep up (%s failed)",
 			at, e.backlogWords(), disk, cpu, e.Failed) + tracedNote
 	}
-	return fmt.Sprintf("%s %s failed with every resource within its limits: %s; %s; %s%s. A stall shorter than a step (GC, the disk, a neighbour) or etcd's serial raft and apply path (about one CPU) can do this; run longer --step to tell",
-		at, e.Failed, disk, cpu, e.backlogWords(), e.rttWords(rtt)) + tracedNote
+	return fmt.Sprintf("%s %s failed with every resource within its limits: %s; %s; %s%s. A stall shorter than a step (GC, the disk, a neighbour) or etcd's serial raft and apply path (about one CPU) can do this; run with a longer %s to tell",
+		at, e.Failed, disk, cpu, e.backlogWords(), e.rttWords(rtt), lc.longerStep()) + tracedNote
 }
 
 // busiestMember is the member using the largest share of its cores:

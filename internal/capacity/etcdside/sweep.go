@@ -39,6 +39,9 @@ type CapacitySpec struct {
 	// free space was checked for a step of that many keys, and a held
 	// step runs no longer than that allows.
 	MaxStepPuts int64
+	// StepFlag is the flag that lengthens the steps, for advice ("":
+	// etcd capacity's --step; capacity's etcd side has --cpu-step).
+	StepFlag string
 }
 
 // CapacityDescription says what `etcd capacity` does, for reports.
@@ -128,7 +131,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			return nil, err
 		}
 		if !c.Interrupted {
-			lim, words := limitingResource(c, evidence, limitContext{embedded: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits})
+			lim, words := limitingResource(c, evidence, limitContext{embedded: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits, stepFlag: s.StepFlag})
 			c.Bend, c.Evidence = lim.Kind, words+sweep.RetriedNote(c)
 		}
 		// Steps of fixed length judged by rules: no stop rule, no

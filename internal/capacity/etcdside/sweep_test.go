@@ -162,6 +162,14 @@ func TestLimitingResource(t *testing.T) {
 					t.Errorf("fact %s = %+v (present %v), want %v", name, f, ok, want)
 				}
 			}
+			// Advice to lengthen the steps names the flag of the command
+			// that ran the sweep: capacity's etcd side has --cpu-step.
+			if strings.Contains(words, "longer --step") {
+				_, cpuWords := limitingResource(c, evs, limitContext{embedded: !tc.external, th: LimitDefaults(), stepFlag: "--cpu-step"})
+				if !strings.Contains(cpuWords, "longer --cpu-step") || strings.Contains(cpuWords, "--step ") {
+					t.Errorf("under capacity the advice reads %q", cpuWords)
+				}
+			}
 		})
 	}
 }
