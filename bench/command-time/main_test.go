@@ -140,3 +140,21 @@ func TestResultFigures(t *testing.T) {
 		t.Errorf("figures %v", f)
 	}
 }
+
+// check's answer is paired with capacity's of the same round; a round
+// where either gave no rate is left out.
+func TestAgree(t *testing.T) {
+	runs := []timed{
+		{Round: 1, Command: "capacity", answer: answer{Rate: 3390}}, {Round: 1, Command: "check", answer: answer{Rate: 3000}}, {Round: 1, Command: "etcd capacity", answer: answer{Rate: 9}},
+		{Round: 2, Command: "check", answer: answer{Rate: 2000}}, {Round: 2, Command: "capacity", answer: answer{Rate: 3200}},
+		{Round: 3, Command: "check", answer: answer{Rate: 0}}, {Round: 3, Command: "capacity", answer: answer{Rate: 3300}},
+	}
+	a := agree(runs)
+	if a.Rounds != 2 || a.Within != 1 || a.Min != 0.625 || a.Max != 3000.0/3390 {
+		t.Fatalf("agreement %+v", a)
+	}
+	var b strings.Builder
+	if err := renderAgreement(&b, a); err != nil || !strings.Contains(b.String(), "1 of 2 rounds within 1.25x") {
+		t.Errorf("rendered %q (%v)", b.String(), err)
+	}
+}

@@ -109,7 +109,7 @@ func renderSummary(w io.Writer, rounds int, rows []summaryRow) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\nTargets: issue 14 (capacity <= 2 min, etcd capacity <= 3 min, check about a minute, read as <= 75 s).")
+	fmt.Fprintln(w, "\nTargets: issue 14 (capacity <= 2 min, etcd capacity <= 3 min), issue 32 (check <= 80 s).")
 	_, err := fmt.Fprintln(w, "This is a measurement on a possibly noisy machine, not a test: the exit status does not depend on it.")
 	return err
 }
@@ -122,4 +122,63 @@ func fmtSec(d time.Duration) string {
 		return "-"
 	}
 	return d.Round(100 * time.Millisecond).String()
+}
+
+// agreement is how check's answer (capacity's estimate at check's
+// budget) compares with capacity's own in the same round, on the same
+// directory: their ratio, check / capacity, over the rounds where both
+// answered (issue 32: within 1.25x).
+type agreement struct {
+	Rounds int       `json:"rounds"`
+	Ratios []float64 `json:"ratios"`
+	Median float64   `json:"median"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	// Within is how many rounds' ratios lie within 1.25x.
+	Within int `json:"within"`
+}
+
+// agreeGoal is how far check's answer may lie from capacity's.
+const agreeGoal = 1.25
+
+// agree pairs each round's check and capacity answers.
+func agree(runs []timed) agreement {
+	byRound := map[int]map[string]float64{}
+	var order []int
+	for _, t := range runs {
+		if byRound[t.Round] == nil {
+			byRound[t.Round] = map[string]float64{}
+			order = append(order, t.Round)
+		}
+		byRound[t.Round][t.Command] = t.Rate
+	}
+	var a agreement
+	for _, n := range order {
+		c, k := byRound[n]["check"], byRound[n]["capacity"]
+		if !(c > 0 && k > 0) {
+			continue
+		}
+		r := c / k
+		a.Ratios = append(a.Ratios, r)
+		if r <= agreeGoal && r >= 1/agreeGoal {
+			a.Within++
+		}
+	}
+	a.Rounds = len(a.Ratios)
+	if a.Rounds > 0 {
+		a.Median = cmp.Median(a.Ratios)
+		a.Min, a.Max = cmp.MinMax(a.Ratios)
+	}
+	return a
+}
+
+// renderAgreement prints check's answer against capacity's.
+func renderAgreement(w io.Writer, a agreement) error {
+	if a.Rounds == 0 {
+		_, err := fmt.Fprintln(w, "\ncheck / capacity: no round where both gave a rate")
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\ncheck's answer / capacity's in the same round: median %.2f (%.2f..%.2f), %d of %d rounds within %.2fx (issue 32)\n",
+		a.Median, a.Min, a.Max, a.Within, a.Rounds, agreeGoal)
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,8 +45,8 @@ func budgetsSummary(*cobra.Command) string {
 	var b strings.Builder
 	b.WriteString("| budget | flag | runs | time |\n| --- | --- | --- | --- |\n")
 	for _, bu := range check.Budgets() {
-		fmt.Fprintf(&b, "| %s | %s | %s; etcd put %s, range %s | %s |\n", bu.Name, budgetFlag(bu.Name),
-			strings.Join(bu.Disk, ", "), bu.Put.Duration, bu.Range.Duration, bu.About)
+		fmt.Fprintf(&b, "| %s | %s | %s; etcd put %s, range %s%s | %s |\n", bu.Name, budgetFlag(bu.Name),
+			strings.Join(bu.Disk, ", "), bu.Put.Duration, bu.Range.Duration, etcdSide(bu, false), bu.About)
 	}
 	return b.String()
 }
@@ -53,7 +54,7 @@ func budgetsSummary(*cobra.Command) string {
 // budgetsDetail is check.md's second table of check's budgets.
 func budgetsDetail(*cobra.Command) string {
 	var b strings.Builder
-	b.WriteString("| budget | flag | disk preset | disk workloads | etcd put / range | time |\n| --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| budget | flag | disk preset | disk workloads | embedded etcd: put / range / capacity | time |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, bu := range check.Budgets() {
 		wls := make([]string, len(bu.Disk))
 		for i, w := range bu.Disk {
@@ -67,10 +68,27 @@ func budgetsDetail(*cobra.Command) string {
 				wls[i] += " (" + strings.Join(kv, ", ") + ")"
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s / %s | %s |\n", bu.Name, budgetFlag(bu.Name), bu.DiskPreset,
-			strings.Join(wls, ", "), bu.Put.Duration, bu.Range.Duration, bu.About)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s / %s%s | %s |\n", bu.Name, budgetFlag(bu.Name), bu.DiskPreset,
+			strings.Join(wls, ", "), bu.Put.Duration, bu.Range.Duration, etcdSide(bu, true), bu.About)
 	}
 	return b.String()
+}
+
+// etcdSide names a budget's etcd side of capacity, with its steps when
+// detailed.
+func etcdSide(bu check.Budget, detailed bool) string {
+	s := bu.EtcdCapacity
+	switch {
+	case s == nil:
+		return ""
+	case !detailed:
+		return ", capacity's etcd side"
+	}
+	hold := s.MaxHold
+	if hold == 0 {
+		hold = 10 * time.Second
+	}
+	return fmt.Sprintf(" / capacity's etcd side (steps %v held up to %v, factor %g, resolution %g)", s.Step, hold, s.Factor, s.Resolution)
 }
 
 func budgetFlag(name string) string {

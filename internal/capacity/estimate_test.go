@@ -21,6 +21,9 @@ func TestEstimate(t *testing.T) {
 		// A rate-capped volume: the CPU side, swept up to the disk's
 		// knee, passed every step.
 		{"disk", result.Capacity{Rate: 50, Upper: 60, Bend: "rate-cap"}, result.Capacity{Rate: 50}, finding.Disk, 50, 60},
+		// A busy machine's 2,000-IOPS volume: the etcd side passed the
+		// rate the disk's model failed, and its answer stands.
+		{"etcd passed the model's limit", result.Capacity{Rate: 673, Upper: 800, Bend: "stalls"}, result.Capacity{Rate: 800}, finding.None, 800, 0},
 		// Both fail, the disk lower.
 		{"disk lower", result.Capacity{Rate: 800, Upper: 900}, result.Capacity{Rate: 800, Upper: 900}, finding.Disk, 800, 900},
 		// The CPUs lower than a disk with a knee.

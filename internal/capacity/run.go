@@ -42,6 +42,10 @@ type Config struct {
 	RunLonger string
 }
 
+// NoSideNote says why the etcd side did not run after a disk sweep that
+// carried no rate.
+const NoSideNote = "the etcd side did not run: the disk's model carried no rate, and an etcd on this storage carries no more than its disk, so the answer is the disk's"
+
 // CPUCapacityName is the CPU side's workload.
 const CPUCapacityName = "cpu-capacity"
 
@@ -81,28 +85,42 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	case !c.CPU:
 		wls[0].Notes = append(wls[0].Notes, "the etcd side did not run (--cpu=false): the answer is the disk's model alone, whose writes cost the device what etcd's puts do but whose CPU work is not etcd's")
 	case d.Rate == 0:
-		wls[0].Notes = append(wls[0].Notes, "the etcd side did not run: the disk's model carried no rate, and an etcd on this storage carries no more than its disk, so the answer is the disk's")
+		wls[0].Notes = append(wls[0].Notes, NoSideNote)
 	default:
 		s.Progress.Start(1, CPUCapacityName)
 		var w result.Workload
-		w, err = cpuCapacity(ctx, s, d, c.CPUStep)
-		err = cpuSideFailed(ctx, &wls[0], err)
-		if w.Capacity != nil {
-			wls = append(wls, w)
-			if err == nil && !w.Capacity.Interrupted {
-				d.Etcd = Estimate(d, w.Capacity)
-				wls[0].Figures = append(wls[0].Figures, result.Figure{Name: "etcd_rate_estimate", Value: d.Etcd.Rate, Unit: "ops/s",
-					Description: "put rate an etcd on this disk and machine is expected to sustain: the lower of the disk's and the CPUs' sides (limited by " + string(d.Etcd.LimitedBy) + ")"})
-			}
+		var side *result.Workload
+		w, err = cpuCapacity(ctx, s, d, CapacitySide(c.CPUStep))
+		if side, err = SideDone(ctx, &wls[0], w, err); side != nil {
+			wls = append(wls, *side)
 		}
 	}
 	if d != nil && !d.Interrupted {
-		headline(&wls[0], d, etcdSide(wls), others)
+		Answer(&wls[0], etcdSide(wls), others)
 	}
 	if err != nil && !run.Interrupted(ctx, err) {
 		return nil, err
 	}
 	return s.Finish(ctx, wls, err)
+}
+
+// SideDone takes the etcd side's workload w and error err into the
+// disk's workload: a side that ended in an error other than an
+// interruption leaves a note on the disk's workload and no estimate;
+// a side that finished sets the estimate (Estimate) on the disk's
+// capacity with its figure. It returns the side's workload to report,
+// or nil, and the error that ends the run (an interruption only).
+func SideDone(ctx context.Context, disk *result.Workload, w result.Workload, err error) (*result.Workload, error) {
+	err = cpuSideFailed(ctx, disk, err)
+	if w.Capacity == nil {
+		return nil, err
+	}
+	if d := disk.Capacity; err == nil && d != nil && !w.Capacity.Interrupted {
+		d.Etcd = Estimate(d, w.Capacity)
+		disk.Figures = append(disk.Figures, result.Figure{Name: "etcd_rate_estimate", Value: d.Etcd.Rate, Unit: "ops/s",
+			Description: "put rate an etcd on this disk and machine is expected to sustain: the lower of the disk's and the CPUs' sides (limited by " + string(d.Etcd.LimitedBy) + ")"})
+	}
+	return &w, err
 }
 
 // etcdSide is the etcd side's sweep, or nil when it did not run.
@@ -113,13 +131,18 @@ func etcdSide(wls []result.Workload) *result.Capacity {
 	return nil
 }
 
-// headline makes the run's one headline: the put rate an etcd on this
-// storage and machine carries (the estimate, or the disk's answer
-// alone when the etcd side did not run), judged once as capacity_min on
-// the disk's workload, where the disk sweep's own verdict stood; the two
-// sides' answers stay as its evidence. What neighbours took of the
-// machine ends the estimate's evidence.
-func headline(w *result.Workload, d, cpu *result.Capacity, others *result.Neighbours) {
+// Answer makes a run's one headline for "how much" on the disk's
+// capacity workload w: the put rate an etcd on this storage and machine
+// carries (the estimate, or the disk's answer alone when the etcd side
+// cpu did not run), judged once as capacity_min where the disk sweep's
+// own verdict stood; the two sides' answers stay as its evidence. What
+// neighbours took of the machine (nil: not watched) ends the estimate's
+// evidence. capacity and check both answer through it.
+func Answer(w *result.Workload, cpu *result.Capacity, others *result.Neighbours) {
+	d := w.Capacity
+	if d == nil || d.Interrupted {
+		return
+	}
 	rate, side := d.Rate, d
 	if e := d.Etcd; e != nil {
 		rate = e.Rate
@@ -223,34 +246,58 @@ func spacePreset() etcdload.CheckPreset {
 	return p
 }
 
-// cpuCapacity runs the etcd capacity sweep on the session's embedded
-// etcd, one member on the storage with its fsyncs on, up to the disk's
-// limit d. Its fsyncs are on, not off to leave the CPUs alone to set
-// the rate, because a real etcd's syncs and CPU work overlap: on a
+// Side is the etcd side's budget: capacity's (CapacitySide) or a
+// shorter one for check's.
+type Side struct {
+	// Step is how long each step runs, MaxHold the longest a held one
+	// runs (0: a real etcd's ten seconds).
+	Step, MaxHold time.Duration
+	// Factor and Resolution are the ladder's ratio and the bisection's
+	// end, as `etcd capacity`'s flags.
+	Factor, Resolution float64
+	// StepFlag is the flag that lengthens the steps, for advice.
+	StepFlag string
+}
+
+// CapacitySide is `capacity`'s etcd side with steps of step (--cpu-step).
+func CapacitySide(step time.Duration) Side {
+	return Side{Step: step, Factor: etcdside.DefaultFactor, Resolution: etcdside.DefaultResolution, StepFlag: "--cpu-step"}
+}
+
+// cpuCapacity starts the session's embedded etcd, one member on the
+// storage, and runs the etcd side on it (EtcdSide).
+func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, side Side) (result.Workload, error) {
+	cluster, err := s.StartEtcd(ctx, etcdcluster.Options{Members: 1})
+	if err != nil {
+		return result.Workload{}, err
+	}
+	defer cluster.Close()
+	return EtcdSide(ctx, s, cluster, d, side)
+}
+
+// EtcdSide runs the etcd capacity sweep on cluster, the session's
+// embedded etcd (one member on the storage, its fsyncs on), up to the
+// disk's limit d. Its fsyncs are on, not off to leave the CPUs alone to
+// set the rate, because a real etcd's syncs and CPU work overlap: on a
 // 2,000-IOPS volume the disk's model and etcd 3.4 made the same writes
 // per put at 1,233 puts/s (1.62 in the cgroup, 0.79 WAL fsyncs), yet
 // etcd's backend commit p99 was 26.8 ms and the model's 8.2 ms, its put
 // p99 22 ms against 5 ms (bench/device-cost) - the time etcd's
 // goroutines wait for a CPU between the I/Os. With its fsyncs on, this
 // side measures that overlap instead of modelling it.
-func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, step time.Duration) (result.Workload, error) {
-	cluster, err := s.StartEtcd(ctx, etcdcluster.Options{Members: 1})
-	if err != nil {
-		return result.Workload{}, err
-	}
-	defer cluster.Close()
+func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Cluster, d *result.Capacity, side Side) (result.Workload, error) {
 	top := d.Upper
 	if top == 0 {
 		top = d.Rate // the disk carried every rate tried: so far, no further
 	}
 	start := min(cpuStart, d.Rate)
-	sc := etcdside.SweepConfig(start, top, etcdside.DefaultFactor, etcdside.DefaultResolution, step, verdict.Defaults(), "the member's own", ", on an embedded etcd on this storage")
+	sc := etcdside.SweepConfig(start, top, side.Factor, side.Resolution, side.Step, verdict.Defaults(), "the member's own", ", on an embedded etcd on this storage")
 	l := etcdload.CheckPresets[0].Load()
-	l.Total, l.Duration = 0, step
+	l.Total, l.Duration = 0, side.Step
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
-	bench := etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
-		MaxStepPuts: spacePreset().Puts(step), StepFlag: "--cpu-step"})
+	bench := etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: side.Step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
+		MaxStepPuts: spacePreset().Puts(side.Step), StepFlag: side.StepFlag, MaxHold: side.MaxHold})
 	o, err := bench(ctx, l, bo)
 	if o == nil {
 		return result.Workload{}, err

@@ -60,7 +60,8 @@ func TestHeadline(t *testing.T) {
 			d.BackgroundWriteIOPS = 600
 			d.Etcd = Estimate(d, tc.cpu)
 			w := diskVerdict(d)
-			headline(&w, d, tc.cpu, tc.others)
+			w.Capacity = d
+			Answer(&w, tc.cpu, tc.others)
 			if len(w.Verdicts) != 1 {
 				t.Fatalf("%d verdicts, want the one headline", len(w.Verdicts))
 			}
@@ -79,7 +80,8 @@ func TestHeadline(t *testing.T) {
 	// Without the etcd side the disk's answer is the headline.
 	d := diskSide()
 	w := diskVerdict(d)
-	headline(&w, d, nil, nil)
+	w.Capacity = d
+	Answer(&w, nil, nil)
 	if v := w.Verdicts[0]; v.Value != 1740 || v.Status != verdict.Pass || !strings.Contains(v.Detail, "puts/s") {
 		t.Errorf("disk alone: %+v", v)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"etcdbench/internal/capacity"
 	"etcdbench/internal/etcdload"
 )
 
@@ -32,6 +33,11 @@ type Budget struct {
 	// Put and Range are the embedded etcd's loads, one after the other,
 	// from etcdload.DefaultLoad with these settings.
 	Put, Range LoadShape
+	// EtcdCapacity, when set, runs capacity's etcd side on the embedded
+	// etcd after its loads, at this budget, up to the disk's capacity
+	// sweep's limit: the check then states the put rate an etcd on this
+	// storage and machine carries from capacity's model (capacity.Answer).
+	EtcdCapacity *capacity.Side
 }
 
 // LoadShape is the part of an etcd load a budget sets.
@@ -58,26 +64,34 @@ func Budgets() []Budget {
 	put := LoadShape{Conns: 4, Clients: 16, ValSize: 1024, KeySpaceSize: 10000}
 	rng := LoadShape{Conns: 4, Clients: 16, ValSize: 1024, KeySpaceSize: 1000}
 	q, d, t := put, put, put
-	q.Duration, d.Duration, t.Duration = 4*time.Second, 10*time.Second, 30*time.Second
+	q.Duration, d.Duration, t.Duration = 4*time.Second, 8*time.Second, 30*time.Second
 	qr, dr, tr := rng, rng, rng
-	qr.Duration, dr.Duration, tr.Duration = 2*time.Second, 5*time.Second, 15*time.Second
+	qr.Duration, dr.Duration, tr.Duration = 2*time.Second, 3*time.Second, 15*time.Second
+	thorough := capacity.CapacitySide(3 * time.Second)
 	return []Budget{
 		{Name: "quick", About: "about 20 s", DiskPreset: "quick", Disk: []string{"wal", "wal-under-load"}, Members: 1, Put: q, Range: qr},
 		{Name: "default", About: "about a minute", DiskPreset: "default", Disk: []string{"wal", "backend", "wal-under-load", "mixed", "capacity"}, Members: 1, Put: d, Range: dr,
-			Settings: map[string]map[string]string{"capacity": checkCapacity}},
-		{Name: "thorough", About: "several minutes", DiskPreset: "thorough", Disk: []string{"wal", "backend", "wal-under-load", "mixed", "snapshot", "compaction", "recovery", "capacity"}, Members: 1, Put: t, Range: tr},
+			Settings: map[string]map[string]string{"capacity": checkCapacity, "mixed": {"runtime": "4s"}}, EtcdCapacity: &checkEtcdCapacity},
+		{Name: "thorough", About: "several minutes", DiskPreset: "thorough", Disk: []string{"wal", "backend", "wal-under-load", "mixed", "snapshot", "compaction", "recovery", "capacity"}, Members: 1, Put: t, Range: tr,
+			EtcdCapacity: &thorough},
 	}
 }
 
-// checkCapacity is the default check's capacity estimate: a coarse
+// checkCapacity is the default check's disk capacity sweep: a coarse
 // ladder from etcdctl check perf's s (150 puts/s) by 2.5x to just above
-// its xl (15,000), without bisection, in short steps: which check perf
-// load the disk carries, in about 10 to 20 s. --thorough runs the full
-// sweep.
+// its xl (15,000), in short steps, bisected twice around the knee (to
+// within 30 %); --thorough runs the full sweep.
 var checkCapacity = map[string]string{
-	"start": "150", "factor": "2.5", "resolution": "99", "max-rate": "20000",
+	"start": "150", "factor": "2.5", "resolution": "0.3", "max-rate": "20000",
 	"step-runtime": "3s", "step-min-runtime": "1s",
 }
+
+// checkEtcdCapacity is the default check's etcd side: capacity's, in
+// steps of 2 s held at most 4 s (capacity's are 3 s held up to 10 s),
+// bisected to within 25 %. A failure its short steps leave in doubt is
+// settled by `capacity`, whose steps are longer.
+var checkEtcdCapacity = capacity.Side{Step: 2 * time.Second, MaxHold: 4 * time.Second, Factor: 2, Resolution: 0.25,
+	StepFlag: "step (capacity --cpu-step)"}
 
 // BudgetNamed returns the budget called name.
 func BudgetNamed(name string) (Budget, error) {

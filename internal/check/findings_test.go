@@ -126,6 +126,10 @@ func TestAdviseClosedLoop(t *testing.T) {
 		{"carries m", &result.Capacity{Rate: 1320, Upper: 1500, Unit: "writes/s", Decided: true}, verdict.Warn},
 		{"carries under s", &result.Capacity{Rate: 100, Upper: 150, Unit: "writes/s", Decided: true}, verdict.Fail},
 		{"no capacity", nil, verdict.Fail},
+		{"etcd carries m", &result.Capacity{Rate: 1320, Upper: 1500, Unit: "writes/s", Decided: true,
+			Etcd: &result.CapacityEstimate{Rate: 1100, Upper: 1250, LimitedBy: finding.CPU}}, verdict.Warn},
+		{"etcd carries under s", &result.Capacity{Rate: 1320, Upper: 1500, Unit: "writes/s", Decided: true,
+			Etcd: &result.CapacityEstimate{Rate: 35, Upper: 70, LimitedBy: finding.CPU}}, verdict.Fail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := wls()
@@ -147,7 +151,11 @@ func TestAdviseClosedLoop(t *testing.T) {
 			if len(fs) != 1 || fs[0].Kind != finding.Disk || fs[0].Status != tc.overall || fs[0].Advisory != (tc.overall == verdict.Warn) {
 				t.Fatalf("findings %+v", fs)
 			}
-			if tc.c != nil && !strings.HasPrefix(sum.Notes[0], "disk capacity: the WAL carries") {
+			first := "disk capacity: the WAL carries"
+			if tc.c != nil && tc.c.Etcd != nil {
+				first = "capacity: etcd on this disk and machine: "
+			}
+			if tc.c != nil && !strings.HasPrefix(sum.Notes[0], first) {
 				t.Errorf("first note %q, want what the storage carries", sum.Notes[0])
 			}
 			if got := strings.Join(sum.Notes, "\n"); (tc.overall == verdict.Warn) != strings.Contains(got, "fio's closed-loop recipe") {

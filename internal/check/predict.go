@@ -74,7 +74,12 @@ func Summarize(ws []result.Workload, m Measured, interrupted bool) result.Worklo
 	var notes []string
 	// What the storage carries comes first: it is the answer an operator
 	// sizes by, and the findings below are read against it.
-	if c := m.Disk.Capacity; c != nil {
+	switch c := m.Disk.Capacity; {
+	case c != nil && c.Etcd != nil:
+		notes = append(notes, "capacity: "+report.EstimateHeadline(c))
+		w.Figures = append(w.Figures, result.Figure{Name: "etcd_capacity", Value: c.Etcd.Rate, Unit: "ops/s",
+			Description: "put rate an etcd on this storage and machine carries within etcd's limits: capacity's estimate, the lower of the disk's model and an embedded etcd on this storage"})
+	case c != nil:
 		notes = append(notes, "disk capacity: the WAL "+report.CapacitySummary(c))
 		w.Figures = append(w.Figures, result.Figure{Name: "disk_capacity", Value: c.Rate, Unit: "ops/s",
 			Description: "highest write rate the disk's WAL carried within etcd's limits (capacity sweep)"})

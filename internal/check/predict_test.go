@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/capacity"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/etcdload/observe"
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/trace"
@@ -111,6 +113,23 @@ func TestSummarizeCapacity(t *testing.T) {
 	}
 	if f := s.Figure("disk_capacity"); !found || f == nil || f.Value != 2344 {
 		t.Errorf("summary notes %q, figure %+v: want the capacity line and figure", s.Notes, f)
+	}
+}
+
+// With the etcd side, the summary's one line is capacity's estimate:
+// the put rate an etcd carries, the check perf loads judged at it, the
+// two sides as its evidence.
+func TestSummarizeEstimate(t *testing.T) {
+	marks := []result.CapacityMark{{Name: "s", Rate: 150, Carried: true}, {Name: "m", Rate: 1000, Carried: true}, {Name: "l", Rate: 8000, Carried: true}}
+	c := &result.Capacity{Rate: 14700, Upper: 20000, Unit: "writes/s", Decided: true, Marks: marks}
+	c.Etcd = capacity.Estimate(c, &result.Capacity{Rate: 3390, Upper: 4030, Bend: finding.CPU, Decided: true})
+	s := Summarize([]result.Workload{{Name: "capacity", Capacity: c}}, Measured{Disk: disk.Measured{Capacity: c}}, false)
+	want := "capacity: etcd on this disk and machine: 3390-4030 puts/s, limited by cpu; check perf loads: carries m, not l (the disk's model carries 14.7k-20k writes/s, an embedded etcd on this storage 3390-4030 puts/s)"
+	if s.Notes[0] != want {
+		t.Errorf("first note\n%q\nwant\n%q", s.Notes[0], want)
+	}
+	if f := s.Figure("etcd_capacity"); f == nil || f.Value != 3390 || s.Figure("disk_capacity") != nil {
+		t.Errorf("figures %+v: want etcd_capacity alone", s.Figures)
 	}
 }
 

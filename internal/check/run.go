@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"etcdbench/internal/capacity"
 	"etcdbench/internal/capacity/diskmodel"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
@@ -71,9 +72,13 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	steps := len(ws) + 2
+	if c.Budget.EtcdCapacity != nil {
+		steps++
+	}
 	s, err := session.Open(session.Options{
 		Dir: c.Dir, Need: max(disk.SpaceNeeded(ws), session.EmbeddedSpace(c.Budget.Members)), Hint: "free some space, or use --quick",
-		Args: c.Args, Progress: c.Progress, Steps: len(ws) + 2, RunLonger: c.RunLonger,
+		Args: c.Args, Progress: c.Progress, Steps: steps, RunLonger: c.RunLonger,
 	})
 	if err != nil {
 		return nil, err
@@ -83,12 +88,15 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	var measured Measured
 	if err == nil {
 		var etcdWls []result.Workload
-		etcdWls, measured, err = runEtcd(ctx, c, s, len(ws))
+		etcdWls, measured, err = runEtcd(ctx, c, s, len(ws), capacityWorkload(wls))
 		wls = append(wls, etcdWls...)
 	}
 	measured.Disk = dm
 	if err != nil && !run.Interrupted(ctx, err) {
 		return nil, err
+	}
+	if w := capacityWorkload(wls); w != nil {
+		capacity.Answer(w, etcdSide(wls), nil)
 	}
 	if len(wls) > 0 {
 		Advise(wls, dm.Capacity)
@@ -97,11 +105,33 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	return s.Finish(ctx, wls, err)
 }
 
+// capacityWorkload is the disk's capacity sweep among ws, or nil.
+func capacityWorkload(ws []result.Workload) *result.Workload {
+	for i := range ws {
+		if ws[i].Capacity != nil && ws[i].Name != capacity.CPUCapacityName {
+			return &ws[i]
+		}
+	}
+	return nil
+}
+
+// etcdSide is the etcd side's sweep among ws, or nil.
+func etcdSide(ws []result.Workload) *result.Capacity {
+	for i := range ws {
+		if ws[i].Name == capacity.CPUCapacityName {
+			return ws[i].Capacity
+		}
+	}
+	return nil
+}
+
 // runEtcd starts the session's embedded etcd and runs the budget's put
 // and range loads on it, the put load traced by eBPF when asked and
-// allowed; the progress line counts them from first. What the put load
-// measured of the members and the trace comes back typed.
-func runEtcd(ctx context.Context, c Config, s *session.Session, first int) (out []result.Workload, m Measured, err error) {
+// allowed, then, when the budget has one and the disk's capacity sweep
+// diskCap carried a rate, capacity's etcd side; the progress line counts
+// them from first. What the put load measured of the members and the
+// trace comes back typed.
+func runEtcd(ctx context.Context, c Config, s *session.Session, first int, diskCap *result.Workload) (out []result.Workload, m Measured, err error) {
 	cluster, err := s.StartEtcd(ctx, etcdcluster.Options{Members: c.Budget.Members})
 	if err != nil {
 		return nil, m, err
@@ -140,7 +170,20 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int) (out 
 			return out, m, err
 		}
 	}
-	return out, m, nil
+	if c.Budget.EtcdCapacity == nil || diskCap == nil || diskCap.Capacity.Interrupted {
+		return out, m, nil
+	}
+	if diskCap.Capacity.Rate == 0 {
+		diskCap.Notes = append(diskCap.Notes, capacity.NoSideNote)
+		return out, m, nil
+	}
+	prog.Start(first+2, capacity.CPUCapacityName)
+	w, err := capacity.EtcdSide(ctx, s, cluster, diskCap.Capacity, *c.Budget.EtcdCapacity)
+	side, err := capacity.SideDone(ctx, diskCap, w, err)
+	if side != nil {
+		out = append(out, *side)
+	}
+	return out, m, err
 }
 
 // addTraced adds the put load's traced WAL syncs to its workload, named
@@ -164,14 +207,22 @@ func addTraced(w *result.Workload, syncs *trace.WALSyncs, why string) {
 var closedLoop = map[string]bool{"wal": true, "wal-under-load": true}
 
 // Advise marks the closed-loop WAL tests' p99 FAILs advisory (counted as
-// a WARN in the overall result) when the capacity sweep showed the
-// storage carries at least check perf's s within etcd's limits: an etcd
+// a WARN in the overall result) when capacity's estimate (or, without an
+// etcd side, the disk's sweep) showed the storage and machine carry at
+// least check perf's s within etcd's limits: an etcd
 // at its rate is within its limits there, and the closed-loop failure is
 // a warning about bursts above that rate and a slow member's catch-up,
 // which run closed-loop. Without a capacity, or below s, they stay FAILs.
 func Advise(ws []result.Workload, c *result.Capacity) {
 	th := verdict.Defaults()
-	if c == nil || c.Interrupted || c.Rate < th.CapacityMin.Limit {
+	if c == nil || c.Interrupted {
+		return
+	}
+	rate, what := c.Rate, "writes/s within etcd's limits (the capacity sweep)"
+	if c.Etcd != nil {
+		rate, what = c.Etcd.Rate, "puts/s within etcd's limits (capacity's estimate for an etcd on this storage and machine)"
+	}
+	if rate < th.CapacityMin.Limit {
 		return
 	}
 	for i := range ws {
@@ -184,7 +235,7 @@ func Advise(ws []result.Workload, c *result.Capacity) {
 				continue
 			}
 			v.Advisory = true
-			v.Detail += fmt.Sprintf("; counted as a WARN: the storage carries %.0f writes/s within etcd's limits (the capacity sweep), at least check perf's s, so an etcd at its rate keeps its limits; this closed-loop test, one sync at a time as fast as the storage allows, is what a burst above that rate or a slow member catching up does", c.Rate)
+			v.Detail += fmt.Sprintf("; counted as a WARN: the storage carries %.0f %s, at least check perf's s, so an etcd at its rate keeps its limits; this closed-loop test, one sync at a time as fast as the storage allows, is what a burst above that rate or a slow member catching up does", rate, what)
 		}
 	}
 }

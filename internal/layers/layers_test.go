@@ -9,15 +9,18 @@ import (
 )
 
 // layerOf ranks every etcdbench package; an import must go to a lower
-// rank. Higher layers use lower ones: the command line, then the engines
-// that run a command (check, tune, capacity over etcdrun; diagnose),
+// rank. Higher layers use lower ones: the command line, then check (which
+// answers "how much" through capacity), then the engines that run a
+// command (tune, capacity over etcdrun; diagnose),
 // then a run's phases (session), then the workloads and tools they drive,
 // then the run lifecycle and the formats, then the model, then the facts
 // and numbers everything shares.
 var layerOf = map[string]int{
-	"cmd/etcdbench": 10,
+	"cmd/etcdbench": 11,
 
-	"check": 9, "tune": 9, "capacity": 9,
+	"check": 10,
+
+	"tune": 9, "capacity": 9,
 
 	"capacity/etcdside": 8,
 

@@ -43,33 +43,64 @@ func CapacitySummary(c *result.Capacity) string {
 	default:
 		fmt.Fprintf(&b, " (not all decided at %.0f %% overall, each step at %.2f %%)", 100*c.Confidence, 100*c.StepConfidence)
 	}
+	if len(c.Marks) > 0 {
+		b.WriteString("; " + marksCarried(c.Marks, c.Upper))
+	}
+	if s := SizesFitted(c.Sizes); s != "" {
+		b.WriteString("; " + s)
+	}
+	return b.String()
+}
+
+// marksCarried says which of check perf's loads a capacity carries, the
+// marks' Carried set; upper is its lowest failing rate (0: none failed).
+func marksCarried(marks []result.CapacityMark, upper float64) string {
 	var yes, no []string
-	for _, m := range c.Marks {
+	for _, m := range marks {
 		if m.Carried {
 			yes = append(yes, m.Name)
 		} else {
 			no = append(no, m.Name)
 		}
 	}
-	if len(c.Marks) > 0 {
-		b.WriteString("; check perf loads: ")
-		switch {
-		case len(no) == 0:
-			fmt.Fprintf(&b, "carries all (%s)", strings.Join(yes, ", "))
-		case len(yes) == 0:
-			fmt.Fprintf(&b, "carries none, not even %s", no[0])
-		case c.Upper == 0:
-			// Nothing failed: the loads above the highest rate tried
-			// were not tried, not failed.
-			fmt.Fprintf(&b, "carries %s; %s above the rates tried", yes[len(yes)-1], no[0])
-		default:
-			fmt.Fprintf(&b, "carries %s, not %s", yes[len(yes)-1], no[0])
-		}
+	switch {
+	case len(no) == 0:
+		return fmt.Sprintf("check perf loads: carries all (%s)", strings.Join(yes, ", "))
+	case len(yes) == 0:
+		return fmt.Sprintf("check perf loads: carries none, not even %s", no[0])
+	case upper == 0:
+		// Nothing failed: the loads above the highest rate tried were
+		// not tried, not failed.
+		return fmt.Sprintf("check perf loads: carries %s; %s above the rates tried", yes[len(yes)-1], no[0])
 	}
-	if s := SizesFitted(c.Sizes); s != "" {
-		b.WriteString("; " + s)
+	return fmt.Sprintf("check perf loads: carries %s, not %s", yes[len(yes)-1], no[0])
+}
+
+// EstimateHeadline is the one answer to "how much" of a run whose disk
+// sweep c has the estimate: the put rate an etcd on this storage and
+// machine carries and what limits it, the check perf loads it carries
+// (c's marks, judged at the estimate's rate), then the two sides as its
+// evidence.
+func EstimateHeadline(c *result.Capacity) string {
+	e := c.Etcd
+	marks := make([]result.CapacityMark, len(c.Marks))
+	for i, m := range c.Marks {
+		m.Carried = e.Rate >= m.Rate
+		marks[i] = m
 	}
-	return b.String()
+	s := EstimateSummary(e)
+	if len(marks) > 0 {
+		s += "; " + marksCarried(marks, e.Upper)
+	}
+	return s + fmt.Sprintf(" (the disk's model carries %s writes/s, an embedded etcd on this storage %s puts/s)", rangeOf(e.DiskRate, e.DiskUpper), rangeOf(e.CPURate, e.CPUUpper))
+}
+
+// rangeOf is a side's answer: "R-U", or "at least R" when nothing failed.
+func rangeOf(rate, upper float64) string {
+	if upper > 0 {
+		return fmtRate(rate) + "-" + fmtRate(upper)
+	}
+	return "at least " + fmtRate(rate)
 }
 
 // undecidedSteps are the rates of the counted steps (neither a probe nor

@@ -18,7 +18,8 @@ import (
 // (bench/capacity-vs-etcd), one every 100 ms.
 const fullObservations = 100
 
-// maxHold is the longest a held step runs: the real etcd's steps.
+// maxHold is the longest a held step runs by default: the real etcd's
+// steps.
 const maxHold = 10 * time.Second
 
 // hold says how long a failed step should run again at the same rate
@@ -37,7 +38,7 @@ const maxHold = 10 * time.Second
 // still add, however fast, would bring the p99 etcd reports back under
 // it. A p99 set by three slow commits of thirty is decided at once (two
 // of a hundred between 16 and 32 ms read 24 ms, as etcd interpolates).
-func hold(out *etcdload.Outcome, th verdict.Thresholds, step time.Duration) (time.Duration, string) {
+func hold(out *etcdload.Outcome, th verdict.Thresholds, step, longest time.Duration) (time.Duration, string) {
 	if out == nil || step <= 0 || len(out.Members) == 0 {
 		return 0, ""
 	}
@@ -53,7 +54,7 @@ func hold(out *etcdload.Outcome, th verdict.Thresholds, step time.Duration) (tim
 		failed = true
 	}
 	if !failed {
-		return holdNearLimit(out, th, step)
+		return holdNearLimit(out, th, step, longest)
 	}
 	var need time.Duration
 	var why string
@@ -81,7 +82,7 @@ func hold(out *etcdload.Outcome, th verdict.Thresholds, step time.Duration) (tim
 			}
 		}
 	}
-	need = min(need, maxHold)
+	need = min(need, longest)
 	if need <= step {
 		return 0, ""
 	}
@@ -98,14 +99,14 @@ func hold(out *etcdload.Outcome, th verdict.Thresholds, step time.Duration) (tim
 // etcd's benchmark for 10 s, failed 200-566 (bench/capacity-vs-etcd,
 // busy): such a step runs again for the real etcd's ten seconds, and its
 // answer is the longer step's.
-func holdNearLimit(out *etcdload.Outcome, th verdict.Thresholds, step time.Duration) (time.Duration, string) {
-	if step >= maxHold {
+func holdNearLimit(out *etcdload.Outcome, th verdict.Thresholds, step, longest time.Duration) (time.Duration, string) {
+	if step >= longest {
 		return 0, ""
 	}
 	for _, m := range out.Members {
 		p99 := metrics.Quantile(0.99, m.WALFsync)
 		if lo := metrics.DiskBucketBelow(th.WALFsyncP99.Limit); !math.IsNaN(p99) && lo > 0 && p99 > lo {
-			return maxHold, fmt.Sprintf("%s's WAL fsync p99 %v passed within the histogram bucket of its %v limit", m.Target.Name,
+			return longest, fmt.Sprintf("%s's WAL fsync p99 %v passed within the histogram bucket of its %v limit", m.Target.Name,
 				units.FromSeconds(p99).Round(100*time.Microsecond), units.FromSeconds(th.WALFsyncP99.Limit))
 		}
 	}
@@ -113,7 +114,7 @@ func holdNearLimit(out *etcdload.Outcome, th verdict.Thresholds, step time.Durat
 }
 
 // heldNote says which steps were run again for longer, and why.
-func heldNote(held []string, step time.Duration) string {
+func heldNote(held []string, step, longest time.Duration) string {
 	return fmt.Sprintf("held steps: a %v step that failed only on a p99 its few observations set, and not for good, or passed with its WAL fsync p99 in the histogram bucket of the limit, ran again at the same rate for up to %v, as a real etcd's ten seconds (towards the %d observations they hold); its answer is the longer step's: %s",
-		step, maxHold, fullObservations, strings.Join(held, "; "))
+		step, longest, fullObservations, strings.Join(held, "; "))
 }

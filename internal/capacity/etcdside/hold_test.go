@@ -52,7 +52,7 @@ func TestHold(t *testing.T) {
 		{"no members", &etcdload.Outcome{Workload: result.Workload{Verdicts: []verdict.Verdict{slowThroughput}}}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := hold(tc.out, th, step)
+			got, why := hold(tc.out, th, step, maxHold)
 			if got != tc.want {
 				t.Fatalf("hold = %v (%s), want %v", got, why, tc.want)
 			}
@@ -62,10 +62,10 @@ func TestHold(t *testing.T) {
 		})
 	}
 	// A step of the real etcd's length is never held: it has its hundred.
-	if got, _ := hold(outcome(fastWAL, oneSlow), th, maxHold); got != 0 {
+	if got, _ := hold(outcome(fastWAL, oneSlow), th, maxHold, maxHold); got != 0 {
 		t.Fatalf("a %v step held for %v", maxHold, got)
 	}
-	if got, _ := hold(outcome(metrics.DiskHistogram(0, 988, 0, 0, 12), metrics.DiskHistogram(0, 31)), th, maxHold); got != 0 {
+	if got, _ := hold(outcome(metrics.DiskHistogram(0, 988, 0, 0, 12), metrics.DiskHistogram(0, 31)), th, maxHold, maxHold); got != 0 {
 		t.Fatalf("a %v pass held for %v", maxHold, got)
 	}
 	for limit, want := range map[float64]float64{0.010: 0.008, 0.025: 0.016, 0.016: 0.008, 0.0005: 0, 100: 0} {

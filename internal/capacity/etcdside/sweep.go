@@ -42,6 +42,17 @@ type CapacitySpec struct {
 	// StepFlag is the flag that lengthens the steps, for advice ("":
 	// etcd capacity's --step; capacity's etcd side has --cpu-step).
 	StepFlag string
+	// MaxHold is the longest a held step runs (0: a real etcd's ten
+	// seconds); check's shorter budget holds its steps less long.
+	MaxHold time.Duration
+}
+
+// longestHold is MaxHold or its default.
+func (s CapacitySpec) longestHold() time.Duration {
+	if s.MaxHold > 0 {
+		return s.MaxHold
+	}
+	return maxHold
 }
 
 // CapacityDescription says what `etcd capacity` does, for reports.
@@ -107,7 +118,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		}
 		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, StepEvidence, error) {
 			out, traced, err := once(ctx, rate, s.Step)
-			d, why := hold(out, o.Thresholds, s.Step)
+			d, why := hold(out, o.Thresholds, s.Step, s.longestHold())
 			if s.MaxStepPuts > 0 {
 				d = min(d, units.FromSeconds(float64(s.MaxStepPuts)/rate).Truncate(time.Second))
 			}
@@ -142,7 +153,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			w.Notes = append(w.Notes, notTraced)
 		}
 		if len(held) > 0 {
-			w.Notes = append(w.Notes, heldNote(held, s.Step))
+			w.Notes = append(w.Notes, heldNote(held, s.Step, s.longestHold()))
 		}
 		return &etcdload.Outcome{Workload: w, Start: start, End: time.Now()}, err
 	}

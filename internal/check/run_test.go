@@ -1,0 +1,89 @@
+package check
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"etcdbench/internal/capacity"
+	"etcdbench/internal/etcdcluster"
+	"etcdbench/internal/result"
+	"etcdbench/internal/verdict"
+)
+
+func TestMain(m *testing.M) {
+	// The embedded etcd's members are this test binary, re-executed.
+	if code, ok := etcdcluster.MaybeRunMember(); ok {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// A budget with an etcd side states capacity's estimate, from capacity's
+// code: the disk's sweep, then the etcd side on the check's embedded etcd
+// after its loads; the estimate is the capacity workload's one
+// capacity_min verdict, the summary's first line and its etcd_capacity
+// figure.
+func TestRunStatesCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an embedded etcd")
+	}
+	load := LoadShape{Conns: 1, Clients: 2, Duration: time.Second, ValSize: 256, KeySpaceSize: 100}
+	b := Budget{Name: "test", DiskPreset: "quick", Disk: []string{"capacity"}, Members: 1, Put: load, Range: load,
+		Settings: map[string]map[string]string{"capacity": {"start": "100", "factor": "2", "resolution": "99", "max-rate": "200",
+			"step-runtime": "1s", "step-min-runtime": "1s"}},
+		EtcdCapacity: &capacity.Side{Step: time.Second, MaxHold: time.Second, Factor: 2, Resolution: 0.5, StepFlag: "--test-step"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Config{Dir: t.TempDir(), Budget: b, Args: []string{"test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var disk, side, sum *result.Workload
+	for i := range res.Workloads {
+		switch w := &res.Workloads[i]; w.Name {
+		case "capacity":
+			disk = w
+		case capacity.CPUCapacityName:
+			side = w
+		case "check":
+			sum = w
+		}
+	}
+	if disk == nil || side == nil || sum == nil {
+		t.Fatalf("workloads %v: want capacity, %s and check", names(res.Workloads), capacity.CPUCapacityName)
+	}
+	e := disk.Capacity.Etcd
+	if e == nil || !(e.Rate > 0) || e.CPURate != side.Capacity.Rate || e.DiskRate != disk.Capacity.Rate {
+		t.Fatalf("estimate %+v: want both sides' (disk %+v, etcd side %+v)", e, disk.Capacity, side.Capacity)
+	}
+	th := verdict.Defaults()
+	n := 0
+	for _, v := range disk.Verdicts {
+		if v.Check == th.CapacityMin.ID {
+			n++
+			if v.Value != e.Rate {
+				t.Errorf("capacity_min judged %v, want the estimate %v", v.Value, e.Rate)
+			}
+		}
+	}
+	if n != 1 || len(side.Verdicts) != 0 {
+		t.Errorf("%d capacity_min verdicts, %d on the etcd side: want the one headline", n, len(side.Verdicts))
+	}
+	if !strings.HasPrefix(sum.Notes[0], "capacity: etcd on this disk and machine: ") {
+		t.Errorf("summary's first note %q: want the estimate", sum.Notes[0])
+	}
+	if f := sum.Figure("etcd_capacity"); f == nil || f.Value != e.Rate {
+		t.Errorf("figure etcd_capacity %+v, want %v", f, e.Rate)
+	}
+}
+
+func names(ws []result.Workload) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, w.Name)
+	}
+	return out
+}
