@@ -257,6 +257,9 @@ type Side struct {
 	Factor, Resolution float64
 	// StepFlag is the flag that lengthens the steps, for advice.
 	StepFlag string
+	// NoProbe leaves out the step above the knee that shows what bends
+	// the curve (sweep.Config.NoProbe).
+	NoProbe bool
 }
 
 // CapacitySide is `capacity`'s etcd side with steps of step (--cpu-step).
@@ -292,6 +295,7 @@ func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Clus
 	}
 	start := min(cpuStart, d.Rate)
 	sc := etcdside.SweepConfig(start, top, side.Factor, side.Resolution, side.Step, verdict.Defaults(), "the member's own", ", on an embedded etcd on this storage")
+	sc.NoProbe = side.NoProbe
 	l := etcdload.CheckPresets[0].Load()
 	l.Total, l.Duration = 0, side.Step
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()

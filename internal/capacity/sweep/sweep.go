@@ -35,6 +35,9 @@ type Config struct {
 	Marks, Sizes []result.CapacityMark
 	// OnStep, if set, is called before each step.
 	OnStep func(i int, rate float64, phase string)
+	// NoProbe leaves out the probe above the knee: a shorter budget
+	// that needs the answer, not the bend's evidence.
+	NoProbe bool
 }
 
 // ProbeFactor places the probe step above the lowest failing rate.
@@ -243,7 +246,7 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 	if err == nil {
 		err = bisect(cfg, try, func() (float64, float64) { return rateOf(at(lo)), rateOf(at(hi)) })
 	}
-	if err == nil && hi >= 0 {
+	if err == nil && hi >= 0 && !cfg.NoProbe {
 		// One step well above the knee tells a rate cap (syncs per second
 		// stay flat) from queueing (sync time keeps growing). It fails
 		// fast, and does not move the answer whatever it finds.

@@ -51,6 +51,36 @@ func TestSweepFindsTheKnee(t *testing.T) {
 	}
 }
 
+// The probe above the knee is one step more, and NoProbe leaves it out
+// without moving the answer.
+func TestSweepNoProbe(t *testing.T) {
+	cfg := testConfig()
+	with, err := Sweep(context.Background(), cfg, knee(1234))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.NoProbe = true
+	without, err := Sweep(context.Background(), cfg, knee(1234))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probes := func(c *result.Capacity) int {
+		n := 0
+		for _, s := range c.Steps {
+			if s.Phase == PhaseProbe {
+				n++
+			}
+		}
+		return n
+	}
+	if probes(with) != 1 || probes(without) != 0 || len(without.Steps) != len(with.Steps)-1 {
+		t.Errorf("probes %d and %d over %d and %d steps: want one, then none", probes(with), probes(without), len(with.Steps), len(without.Steps))
+	}
+	if with.Rate != without.Rate || with.Upper != without.Upper {
+		t.Errorf("answers %v-%v and %v-%v: the probe must not move it", with.Rate, with.Upper, without.Rate, without.Upper)
+	}
+}
+
 func TestSweepBounds(t *testing.T) {
 	cfg := testConfig()
 	c, err := Sweep(context.Background(), cfg, knee(1e9))
