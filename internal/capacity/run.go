@@ -52,9 +52,9 @@ const CPUCapacityName = "cpu-capacity"
 // CPUCapacityDescription says what the etcd side measures, for reports.
 const CPUCapacityDescription = "the highest put rate an etcd on this storage and machine carries: the etcd capacity sweep on an embedded etcd in the scratch directory, its fsyncs on, up to the disk side's limit; its syncs and its CPU work share the machine as a real etcd's do (named cpu-capacity for what it mostly finds: where the disk carries more than the CPUs, the CPUs)"
 
-// cpuStart is the CPU side's first rate: below what any machine that runs
+// SideStart is the etcd side's first rate by default: below what any machine that runs
 // etcd carries, so the ladder climbs, in few steps.
-const cpuStart = 1200
+const SideStart = 1200
 
 // Run runs the disk's sweep and then, unless the disk carries nothing
 // or CPU is off, the CPU side, in one session, and adds the estimate to
@@ -260,6 +260,9 @@ type Side struct {
 	// NoProbe leaves out the step above the knee that shows what bends
 	// the curve (sweep.Config.NoProbe).
 	NoProbe bool
+	// Start is the ladder's first rate (0: 1,200 puts/s), never above
+	// the disk's rate.
+	Start float64
 }
 
 // CapacitySide is `capacity`'s etcd side with steps of step (--cpu-step).
@@ -293,7 +296,11 @@ func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Clus
 	if top == 0 {
 		top = d.Rate // the disk carried every rate tried: so far, no further
 	}
-	start := min(cpuStart, d.Rate)
+	start := float64(SideStart)
+	if side.Start > 0 {
+		start = side.Start
+	}
+	start = min(start, d.Rate)
 	sc := etcdside.SweepConfig(start, top, side.Factor, side.Resolution, side.Step, verdict.Defaults(), "the member's own", ", on an embedded etcd on this storage")
 	sc.NoProbe = side.NoProbe
 	l := etcdload.CheckPresets[0].Load()
