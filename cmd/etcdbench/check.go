@@ -51,16 +51,21 @@ func newWholeCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 const checkLong = `Checks a directory's disk for etcd in one run: the WAL fdatasync check, the
-disk workloads of the budget (the WAL under load among them), then an embedded
-etcd started on the same disk under a put and a range load while its own WAL
-fsync and backend commit metrics are read (and, with root, its fdatasyncs
-timed by eBPF). One verdict table, worst first, says what was checked, the
-figure, the limit and its source; "prediction" shows how the synthetic WAL
-p99 compared with the real etcd's. The exit code is the worst verdict's:
-0 PASS or WARN, 1 FAIL.
+disk workloads of the budget (the WAL under load and the capacity sweep among
+them), then an embedded etcd started on the same disk under a put and a range
+load while its own WAL fsync and backend commit metrics are read (and, with
+root, its fdatasyncs timed by eBPF), then capacity's etcd side on it. The
+"check" section answers: first the put rate an etcd on this storage and
+machine carries (capacity's estimate), then the findings, worst first, with
+what to do, then how the synthetic WAL p99 compared with the real etcd's.
+The verdict table lists every verdict worst first: the workload, what was
+checked, the figure and the limit.
 
 Budgets: --quick (about 20 s), the default (about a minute), --thorough
-(several minutes).`
+(several minutes).
+
+Exit codes: 0 PASS or WARN, 1 FAIL, 2 bad flags or --dir, 3 the run could
+not be done (permissions, space, I/O errors), 130 or 143 interrupted.`
 
 // runCheckCommand validates the flags and runs the check.
 func runCheckCommand(cmd *cobra.Command, f *wholeCheckFlags, stdout, stderr io.Writer) error {

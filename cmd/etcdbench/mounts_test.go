@@ -81,6 +81,15 @@ func TestRuntimeErrors(t *testing.T) {
 			wantMsg: "read-only",
 		},
 		{
+			// Too small for the default run as well: read-only is the
+			// reason to say, not the space.
+			name: "small read-only filesystem",
+			setup: func(t *testing.T) (string, runOpts) {
+				return mountTmpfs(t, unix.MS_RDONLY, "size=10m"), runOpts{}
+			},
+			wantMsg: "read-only",
+		},
+		{
 			name: "no write permission",
 			setup: func(t *testing.T) (string, runOpts) {
 				if os.Geteuid() != 0 {

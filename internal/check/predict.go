@@ -136,12 +136,14 @@ func Predict(m Measured) (result.Workload, bool) {
 	add("disk_wal_p99", idle, "p99 of `disk wal` (one write + fdatasync at a time, idle disk)")
 	w.Figures = append(w.Figures, result.Figure{Name: "ratio_etcd_to_disk_wal", Value: real.Seconds() / idle.Seconds(), Unit: "x",
 		Description: "the real etcd's p99 / disk wal's: 1 is a perfect prediction"})
-	note := fmt.Sprintf("the real etcd's WAL fdatasync p99 was %v (%s); disk wal predicted %v (%.2fx)", round(real), how, round(idle), real.Seconds()/idle.Seconds())
+	// p99s printed as the report prints them (three significant digits),
+	// so that the ratios beside them read true.
+	note := fmt.Sprintf("the real etcd's WAL fdatasync p99 was %s (%s); disk wal predicted %s (%.2fx)", units.FormatDuration(real), how, units.FormatDuration(idle), real.Seconds()/idle.Seconds())
 	if loaded > 0 {
 		add("disk_wal_under_load_p99", loaded, "p99 of `disk wal-under-load` (group-committed clients and bbolt-like commits meanwhile)")
 		w.Figures = append(w.Figures, result.Figure{Name: "ratio_etcd_to_disk_wal_under_load", Value: real.Seconds() / loaded.Seconds(), Unit: "x",
 			Description: "the real etcd's p99 / wal-under-load's: 1 is a perfect prediction"})
-		note += fmt.Sprintf(", wal-under-load %v (%.2fx)", round(loaded), real.Seconds()/loaded.Seconds())
+		note += fmt.Sprintf(", wal-under-load %s (%.2fx)", units.FormatDuration(loaded), real.Seconds()/loaded.Seconds())
 	}
 	if own := m.traced(true); own > 0 {
 		add("etcd_wal_fdatasync_without_cpu_wait_p99", own, "p99 of the same fdatasyncs without the time their thread waited for a CPU (scheduler tracepoints): the disk's and the filesystem's part")
@@ -151,18 +153,12 @@ func Predict(m Measured) (result.Workload, bool) {
 		}
 		w.Figures = append(w.Figures, result.Figure{Name: "ratio_etcd_without_cpu_wait_to_disk_test", Value: own.Seconds() / ref.Seconds(), Unit: "x",
 			Description: "the real etcd's p99 without its waits for a CPU / " + refName + "'s: 1 is a perfect prediction of the disk's part"})
-		note += fmt.Sprintf("; without the time etcd's WAL thread waited for a CPU its p99 was %v (%.2fx %s's)", round(own), own.Seconds()/ref.Seconds(), refName)
+		note += fmt.Sprintf("; without the time etcd's WAL thread waited for a CPU its p99 was %s (%.2fx %s's)", units.FormatDuration(own), own.Seconds()/ref.Seconds(), refName)
 		if real > 0 && float64(own) < 0.77*float64(real) {
-			note += fmt.Sprintf(": %v of the real p99 was CPU contention on this machine, which no disk test predicts", round(real-own))
+			note += fmt.Sprintf(": %s of the real p99 was CPU contention on this machine, which no disk test predicts", units.FormatDuration(real-own))
 		}
 	}
 	w.Notes = []string{note}
 	return w, true
 }
 
-func round(d time.Duration) time.Duration {
-	if d < time.Millisecond {
-		return d.Round(time.Microsecond)
-	}
-	return d.Round(10 * time.Microsecond)
-}

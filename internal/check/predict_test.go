@@ -168,3 +168,13 @@ func TestSummarizeInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// A sub-microsecond-scale p99 keeps its digits in the note, so that the
+// ratio beside it reads true (1.4 µs was printed as 1 µs beside 5.69x).
+func TestPredictNoteDigits(t *testing.T) {
+	m := Measured{Disk: disk.Measured{WALP99: 1400 * time.Nanosecond}, Traced: &trace.WALSyncs{All: lat("", 7966*time.Nanosecond)}}
+	w, ok := Predict(m)
+	if !ok || !strings.Contains(w.Notes[0], "disk wal predicted 1.4µs (5.69x)") {
+		t.Errorf("note %q: want 1.4µs beside 5.69x", w.Notes)
+	}
+}

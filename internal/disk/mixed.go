@@ -73,11 +73,9 @@ type mixedWorkload struct{ p MixedParams }
 
 func (w mixedWorkload) SpaceNeeded() int64 { return w.p.Size + 4*mib }
 
-// ErrNoIOUring is returned when --engine io_uring is asked for but the
-// kernel or a seccomp profile refuses it.
-var ErrNoIOUring = errors.New("io_uring is not available")
-
-// chooseEngine resolves "auto" and checks that io_uring works if asked for.
+// chooseEngine resolves "auto" and checks that io_uring works if asked
+// for: when the kernel or a seccomp profile refuses it, --engine io_uring
+// fails with uring's ErrUnsupported.
 func chooseEngine(want string) (string, string, error) {
 	if want == EnginePsync {
 		return EnginePsync, "", nil
@@ -87,7 +85,7 @@ func chooseEngine(want string) (string, string, error) {
 	case err == nil:
 		return EngineIOUring, "", nil
 	case want == EngineIOUring:
-		return "", "", fmt.Errorf("%w (use --engine psync): %v", ErrNoIOUring, err)
+		return "", "", fmt.Errorf("%w (use --engine psync)", err)
 	}
 	return EnginePsync, fmt.Sprintf("io_uring is not available (%v): used pread/pwrite from %s", err, "one goroutine per I/O in flight"), nil
 }

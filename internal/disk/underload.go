@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"etcdbench/internal/result"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -188,7 +189,7 @@ func (w underLoadWorkload) Run(ctx context.Context, env Env) (result.Workload, e
 	p99.Check, p99.Title = verdict.CheckWALFsyncUnderLoad, "WAL fdatasync p99 under load"
 	iv, _ := idleLat.At(99)
 	lv, _ := load.At(99)
-	p99.Detail += fmt.Sprintf(" (idle p99 %v, %.1fx slower under load)", time.Duration(iv).Round(time.Microsecond), float64(lv)/float64(max(iv, 1)))
+	p99.Detail += " (" + idleCompared(time.Duration(iv), time.Duration(lv)) + ")"
 	keep := []verdict.Verdict{p99}
 	for _, v := range wl.Verdicts {
 		if v.Check == env.Thresholds.ScheduleLag.ID {
@@ -334,4 +335,18 @@ func RemoveAll(dir string) error {
 		return fmt.Errorf("removing %s: %w", dir, err)
 	}
 	return nil
+}
+
+// idleCompared says how the p99 under load compares with the idle one,
+// the ratio always 1 or more: "0.4x slower" read as a slowdown.
+func idleCompared(idle, loaded time.Duration) string {
+	const same = 1.05
+	r := float64(loaded) / float64(max(idle, 1))
+	switch {
+	case r >= same:
+		return fmt.Sprintf("idle p99 %s, %.1fx slower under load", units.FormatDuration(idle), r)
+	case loaded > 0 && 1/r >= same:
+		return fmt.Sprintf("idle p99 %s, %.1fx faster under load", units.FormatDuration(idle), 1/r)
+	}
+	return fmt.Sprintf("idle p99 %s, about the same under load", units.FormatDuration(idle))
 }

@@ -10,9 +10,6 @@ import (
 	"strings"
 )
 
-// ErrNoEtcd is returned when no etcd process is running.
-var ErrNoEtcd = errors.New("no etcd process found")
-
 // Process is a running etcd found under /proc.
 type Process struct {
 	PID     int

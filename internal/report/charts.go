@@ -152,7 +152,7 @@ func histogramChart(id, title string, h *hdr.Histogram, thresholdNs int64) *char
 			color = colorThreshold
 		}
 		c.bars = append(c.bars, bar{x0: x0, x1: x1, y: float64(n), color: color,
-			title: fmt.Sprintf("%d operations between %s and %s", n, latencyLabel(x0), latencyLabel(x1))})
+			title: fmt.Sprintf("%s between %s and %s", operations(n), latencyLabel(x0), latencyLabel(x1))})
 	}
 	if thresholdNs > 0 {
 		c.vmarks = append(c.vmarks, mark{at: float64(thresholdNs), label: latencyLabel(float64(thresholdNs)) + " threshold", color: colorThreshold})
@@ -314,4 +314,12 @@ func slug(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// operations counts n operations in words: "1 operation", "2 operations".
+func operations[N int | int64 | uint64](n N) string {
+	if n == 1 {
+		return "1 operation"
+	}
+	return fmt.Sprintf("%d operations", n)
 }

@@ -284,3 +284,12 @@ func TestRateMeanLabelIsInTheLegend(t *testing.T) {
 		t.Errorf("legend %q, want the mean", legends)
 	}
 }
+
+// One operation is not "1 operations".
+func TestOperationsWords(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 operations", 1: "1 operation", 2: "2 operations"} {
+		if got := operations(n); got != want {
+			t.Errorf("%d: %q, want %q", n, got, want)
+		}
+	}
+}

@@ -48,7 +48,7 @@ func workloadSummary(wl *result.Workload) string {
 	case wl.DurationNs <= 0 && wl.Ops == 0 && wl.Bytes == 0:
 		return ""
 	case wl.DurationNs <= 0: // nothing timed, e.g. a WAL decoded from its files
-		return fmt.Sprintf("%d operations, %s", wl.Ops, units.FormatBytes(wl.Bytes))
+		return fmt.Sprintf("%s, %s", operations(wl.Ops), units.FormatBytes(wl.Bytes))
 	case isEtcdLoad(wl) && wl.Bytes == 0: // ranges, watches: no bytes written to count
 		return fmt.Sprintf("%d %s in %s: %.0f %s", wl.Ops, c.ops, dur, wl.OpsPerSec, c.rate)
 	case isEtcdLoad(wl):

@@ -242,7 +242,7 @@ func rateOverTimeChart(id string, wl *result.Workload, ts timeSeries) *chart {
 		switch {
 		case share < 1:
 			b.faint = true
-			b.title = fmt.Sprintf("the run's last %s: %d operations, %.0f/s", units.FormatDuration(units.FromSeconds(share)), x.Ops, b.y)
+			b.title = fmt.Sprintf("the run's last %s: %s, %.0f/s", units.FormatDuration(units.FromSeconds(share)), operations(x.Ops), b.y)
 			notes = append(notes, fmt.Sprintf("the paler last bar covers only the run's last %s, at its rate per second", units.FormatDuration(units.FromSeconds(share))))
 		case st[x.T]:
 			b.color = colorStall

@@ -105,12 +105,18 @@ func FreeBytes(dir string) (int64, error) {
 	return int64(s.Bavail) * int64(s.Bsize), nil
 }
 
-// CheckFree fails with ErrNoSpace unless dir has need bytes free.
+// CheckFree fails with ErrReadOnly when dir's filesystem is mounted
+// read-only (however much space it has: a small one read as short of
+// space), and with ErrNoSpace unless dir has need bytes free.
 func CheckFree(dir string, need int64) error {
-	free, err := FreeBytes(dir)
-	if err != nil {
-		return err
+	var s unix.Statfs_t
+	if err := unix.Statfs(dir, &s); err != nil {
+		return fmt.Errorf("checking free space of %s: %w", dir, err)
 	}
+	if s.Flags&unix.ST_RDONLY != 0 {
+		return fmt.Errorf("%s: %w: give a directory on a filesystem mounted read-write", dir, ErrReadOnly)
+	}
+	free := int64(s.Bavail) * int64(s.Bsize)
 	if free < need {
 		return fmt.Errorf("%s: %w: the test needs %s, %s is free", dir, ErrNoSpace, units.FormatBytes(need), units.FormatBytes(free))
 	}
