@@ -161,4 +161,3 @@ func Predict(m Measured) (result.Workload, bool) {
 	w.Notes = []string{note}
 	return w, true
 }
-

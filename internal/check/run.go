@@ -205,7 +205,6 @@ func sideStart(putRate float64) float64 {
 	return 0
 }
 
-
 // addTraced adds the put load's traced WAL syncs to its workload, named
 // here: as TracedLatency and, without their waits for a CPU,
 // TracedDiskLatency, with a note; or a note saying why there are none.
