@@ -3,12 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
@@ -21,22 +21,38 @@ import (
 // the directory under test. Names and units
 // follow the Prometheus conventions (base units: seconds, bytes; ratios
 // 0..1; unit as the name's suffix) and are documented in docs/reports.md.
+// client_golang's registry checks the families and writes the format.
 func Prom(w io.Writer, rs ...*result.Result) error {
+	g, err := promGatherer(rs...)
+	if err != nil {
+		return err
+	}
+	mfs, err := g.Gather()
+	if err != nil {
+		return err
+	}
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(w, mf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// promGatherer registers rs's series in a registry of their own.
+func promGatherer(rs ...*result.Result) (prometheus.Gatherer, error) {
 	var p promSet
 	for _, r := range rs {
 		p.add(r)
 	}
 	if p.err != nil {
-		return p.err
+		return nil, p.err
 	}
-	ew := &errWriter{w: w}
-	for _, f := range p.families {
-		ew.printf("# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
-		for _, s := range f.samples {
-			ew.printf("%s%s %s\n", s.name, s.labels, promFloat(s.value))
-		}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(&p); err != nil {
+		return nil, err
 	}
-	return ew.err
+	return reg, nil
 }
 
 // PromFileName is the textfile-collector file a result is written to in
@@ -71,78 +87,100 @@ func promSlug(s string) string {
 }
 
 // WriteTextfile writes r into dir as PromFileName(r), through a temporary
-// file renamed into place, so that node_exporter never reads a half-written
-// file. It returns the path written.
+// file renamed into place (client_golang's WriteToTextfile), so that
+// node_exporter never reads a half-written file. It returns the path
+// written.
 func WriteTextfile(dir string, r *result.Result) (string, error) {
 	path := filepath.Join(dir, PromFileName(r))
-	// node_exporter reads only *.prom files, so the temporary name is ignored.
-	f, err := os.CreateTemp(dir, ".etcdbench-*.prom.tmp")
+	g, err := promGatherer(r)
 	if err != nil {
-		return "", fmt.Errorf("writing the textfile: %w (is --textfile a writable directory?)", err)
+		return "", err
 	}
-	tmp := f.Name()
-	err = Prom(f, r)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return "", fmt.Errorf("writing %s: %w", path, err)
+	if err := prometheus.WriteToTextfile(path, g); err != nil {
+		return "", fmt.Errorf("writing the textfile %s: %w (is --textfile a writable directory?)", path, err)
 	}
 	return path, nil
 }
 
-type promSample struct {
-	name, labels string
-	value        float64
+// promSeries is one series: its labels (name, value pairs) and value; a
+// summary's quantiles, sum and count instead for a summary.
+type promSeries struct {
+	labels    []string
+	value     float64
+	quantiles map[float64]float64
+	sum       float64
+	count     uint64
 }
 
 type promFamily struct {
-	name, help, typ string
-	samples         []promSample
-	seen            map[string]bool
+	name, help string
+	typ        prometheus.ValueType // 0: a summary
+	series     []*promSeries
+	byLabels   map[string]*promSeries
 }
 
-// promSet gathers samples by family, so that each family's HELP and TYPE
-// come once with all its samples, whatever the order they are added in.
+// promSet gathers series by family, in the order they are added; it is
+// the prometheus.Collector the registry reads.
 type promSet struct {
 	families []*promFamily
 	byName   map[string]*promFamily
 	err      error
 }
 
-func (p *promSet) family(name, typ, help string) *promFamily {
+func (p *promSet) family(name string, typ prometheus.ValueType, help string) *promFamily {
 	if p.byName == nil {
 		p.byName = map[string]*promFamily{}
 	}
 	f := p.byName[name]
 	if f == nil {
-		f = &promFamily{name: name, help: help, typ: typ, seen: map[string]bool{}}
+		f = &promFamily{name: name, help: help, typ: typ, byLabels: map[string]*promSeries{}}
 		p.byName[name] = f
 		p.families = append(p.families, f)
 	}
 	return f
 }
 
-// sample adds one sample; suffix is "_sum" or "_count" for summaries.
-func (p *promSet) sample(f *promFamily, suffix string, value float64, labels ...string) {
-	ls := promLabels(labels)
-	key := suffix + ls
-	if f.seen[key] && p.err == nil {
-		p.err = fmt.Errorf("two results give the same series %s%s%s; render results of different commands or workloads together, or one at a time", f.name, suffix, ls)
+// series returns f's series of labels, new unless a summary adds to it;
+// two results that give one gauge series are an error that says what to
+// do.
+func (p *promSet) series(f *promFamily, labels []string, again bool) *promSeries {
+	key := strings.Join(labels, "\x00")
+	if s := f.byLabels[key]; s != nil {
+		if !again && p.err == nil {
+			p.err = fmt.Errorf("two results give the same series %s%v; render results of different commands or workloads together, or one at a time", f.name, labels)
+		}
+		return s
 	}
-	f.seen[key] = true
-	f.samples = append(f.samples, promSample{name: f.name + suffix, labels: ls, value: value})
+	s := &promSeries{labels: append([]string(nil), labels...)}
+	f.byLabels[key] = s
+	f.series = append(f.series, s)
+	return s
 }
 
 func (p *promSet) gauge(name, help string, value float64, labels ...string) {
-	p.sample(p.family(name, "gauge", help), "", value, labels...)
+	p.series(p.family(name, prometheus.GaugeValue, help), labels, false).value = value
+}
+
+// Describe sends no descriptions: the set is an unchecked collector,
+// whose families are known only once the results are read.
+func (p *promSet) Describe(chan<- *prometheus.Desc) {}
+
+// Collect sends every series as a constant metric.
+func (p *promSet) Collect(ch chan<- prometheus.Metric) {
+	for _, f := range p.families {
+		for _, s := range f.series {
+			var names, values []string
+			for i := 0; i+1 < len(s.labels); i += 2 {
+				names, values = append(names, s.labels[i]), append(values, s.labels[i+1])
+			}
+			d := prometheus.NewDesc(f.name, f.help, names, nil)
+			if f.typ == 0 {
+				ch <- prometheus.MustNewConstSummary(d, s.count, s.sum, s.quantiles, values...)
+				continue
+			}
+			ch <- prometheus.MustNewConstMetric(d, f.typ, s.value, values...)
+		}
+	}
 }
 
 func (p *promSet) add(r *result.Result) {
@@ -175,12 +213,12 @@ func (p *promSet) addWorkload(cmd []string, wl *result.Workload) {
 	p.gauge("etcdbench_workload_bytes_per_second", "Bytes per second of the timed loop.", wl.BytesPerSec, wlb...)
 	for _, l := range wl.Latencies {
 		ol := append(append([]string(nil), wlb...), "operation", l.Name)
-		f := p.family("etcdbench_latency_seconds", "summary", "Latency of one timed operation, from the full histogram.")
+		s := p.series(p.family("etcdbench_latency_seconds", 0, "Latency of one timed operation, from the full histogram."), ol, false)
+		s.quantiles = map[float64]float64{}
 		for _, pc := range l.Percentiles {
-			p.sample(f, "", float64(pc.ValueNs)/1e9, append(ol, "quantile", strconv.FormatFloat(pc.P/100, 'g', 6, 64))...)
+			s.quantiles[pc.P/100] = float64(pc.ValueNs) / 1e9
 		}
-		p.sample(f, "_sum", l.MeanNs*float64(l.Count)/1e9, ol...)
-		p.sample(f, "_count", float64(l.Count), ol...)
+		s.sum, s.count = l.MeanNs*float64(l.Count)/1e9, uint64(max(l.Count, 0))
 		p.gauge("etcdbench_latency_max_seconds", "Slowest operation of the run.", float64(l.MaxNs)/1e9, ol...)
 		if e := l.Exceedance; e != nil {
 			p.gauge("etcdbench_latency_threshold_seconds", "The latency threshold the operation is judged against.", float64(e.ThresholdNs)/1e9, ol...)
@@ -248,41 +286,6 @@ func promCommand(r *result.Result) string {
 		return "default"
 	}
 	return strings.Join(keep, " ")
-}
-
-func promLabels(kv []string) string {
-	if len(kv) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteByte('{')
-	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(kv[i])
-		b.WriteString(`="`)
-		b.WriteString(promEscape(kv[i+1]))
-		b.WriteByte('"')
-	}
-	b.WriteByte('}')
-	return b.String()
-}
-
-var promEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-
-func promEscape(s string) string { return promEscaper.Replace(s) }
-
-func promFloat(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 func promBool(b bool) float64 {

@@ -52,12 +52,13 @@ func TestPromGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "wal.prom", b.Bytes())
+	// client_golang writes the labels in name order.
 	for _, want := range []string{
-		`etcdbench_latency_seconds{command="disk wal",dir="/var/lib/etcd",workload="wal",operation="fdatasync",quantile="0.99"}`,
-		`etcdbench_verdict{command="disk wal",dir="/var/lib/etcd",workload="wal",check="wal_fsync_p99",status="pass"} 1`,
-		`etcdbench_verdict{command="disk wal",dir="/var/lib/etcd",workload="wal",check="wal_fsync_p99",status="fail"} 0`,
+		`etcdbench_latency_seconds{command="disk wal",dir="/var/lib/etcd",operation="fdatasync",workload="wal",quantile="0.99"}`,
+		`etcdbench_verdict{check="wal_fsync_p99",command="disk wal",dir="/var/lib/etcd",status="pass",workload="wal"} 1`,
+		`etcdbench_verdict{check="wal_fsync_p99",command="disk wal",dir="/var/lib/etcd",status="fail",workload="wal"} 0`,
 		`etcdbench_status{command="disk wal",dir="/var/lib/etcd",status="pass"} 1`,
-		`etcdbench_latency_threshold_seconds{command="disk wal",dir="/var/lib/etcd",workload="wal",operation="fdatasync"} 0.01`,
+		`etcdbench_latency_threshold_seconds{command="disk wal",dir="/var/lib/etcd",operation="fdatasync",workload="wal"} 0.01`,
 		`etcdbench_last_run_timestamp_seconds{command="disk wal",dir="/var/lib/etcd"} 1.79530921e+09`,
 	} {
 		if !strings.Contains(b.String(), want) {
