@@ -24,6 +24,10 @@ func TestEstimate(t *testing.T) {
 		// A busy machine's 2,000-IOPS volume: the etcd side passed the
 		// rate the disk's model failed, and its answer stands.
 		{"etcd passed the model's limit", result.Capacity{Rate: 673, Upper: 800, Bend: "stalls"}, result.Capacity{Rate: 800}, finding.None, 800, 0},
+		// A busy machine where the model failed every rate it tried: the
+		// etcd side failed the model's lowest failing rate and passed
+		// below it.
+		{"etcd passed where the model carried none", result.Capacity{Rate: 0, Upper: 375, Bend: "stalls"}, result.Capacity{Rate: 187, Upper: 375, Bend: finding.CPU}, finding.CPU, 187, 375},
 		// Both fail, the disk lower.
 		{"disk lower", result.Capacity{Rate: 800, Upper: 900}, result.Capacity{Rate: 800, Upper: 900}, finding.Disk, 800, 900},
 		// The CPUs lower than a disk with a knee.

@@ -43,8 +43,8 @@ type Config struct {
 }
 
 // NoSideNote says why the etcd side did not run after a disk sweep that
-// carried no rate.
-const NoSideNote = "the etcd side did not run: the disk's model carried no rate, and an etcd on this storage carries no more than its disk, so the answer is the disk's"
+// neither carried nor failed a rate.
+const NoSideNote = "the etcd side did not run: the disk's model neither carried nor failed a rate, so there is no rate to try an etcd at"
 
 // CPUCapacityName is the CPU side's workload.
 const CPUCapacityName = "cpu-capacity"
@@ -84,7 +84,7 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	case err != nil || d == nil || d.Interrupted:
 	case !c.CPU:
 		wls[0].Notes = append(wls[0].Notes, "the etcd side did not run (--cpu=false): the answer is the disk's model alone, whose writes cost the device what etcd's puts do but whose CPU work is not etcd's")
-	case d.Rate == 0:
+	case d.Rate == 0 && d.Upper == 0:
 		wls[0].Notes = append(wls[0].Notes, NoSideNote)
 	default:
 		s.Progress.Start(1, CPUCapacityName)
@@ -301,6 +301,11 @@ func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Clus
 		start = side.Start
 	}
 	start = min(start, d.Rate)
+	if start == 0 {
+		// The disk's model carried none of its rates: the etcd side
+		// starts at the lowest it failed and descends from there.
+		start = top
+	}
 	sc := etcdside.SweepConfig(start, top, side.Factor, side.Resolution, side.Step, verdict.Defaults(), "the member's own", ", on an embedded etcd on this storage")
 	sc.NoProbe = side.NoProbe
 	l := etcdload.CheckPresets[0].Load()

@@ -175,7 +175,7 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int, diskC
 	if c.Budget.EtcdCapacity == nil || diskCap == nil || diskCap.Capacity.Interrupted {
 		return out, m, nil
 	}
-	if diskCap.Capacity.Rate == 0 {
+	if diskCap.Capacity.Rate == 0 && diskCap.Capacity.Upper == 0 {
 		diskCap.Notes = append(diskCap.Notes, capacity.NoSideNote)
 		return out, m, nil
 	}
