@@ -2,78 +2,44 @@ package diskmodel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"etcdbench/internal/capacity/sweep"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/result"
 	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/testutil"
+	"etcdbench/internal/testutil/zoo"
 	"etcdbench/internal/verdict"
 )
 
-const blkioRoot = "/sys/fs/cgroup/blkio"
-
-// blkioCap puts this test process (every thread) into a new cgroup v1
-// blkio child whose writes to the whole disk under dir are capped at iops
+// blkioCap puts this test process (every thread) into a new cgroup of the
+// storage zoo whose writes to the whole disk under dir are capped at iops
 // per second, as a cloud volume's IOPS limit (the kernel's block
-// throttle), and returns the device's MAJ:MIN. It skips without root or
-// a cgroup v1 blkio hierarchy, and undoes everything at cleanup. The
-// storage zoo of internal/testutil will offer this to every test; until
-// it is merged, the capacity tests have their own.
-func blkioCap(t *testing.T, dir string, iops int) string {
+// throttle). It skips where the zoo cannot make one (no root, no blkio or
+// io controller), and undoes everything at cleanup.
+func blkioCap(t *testing.T, dir string, iops int) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the blkio cgroup")
+	cg, err := zoo.NewCgroup(dir, fmt.Sprintf("etcdbench-test-%d", os.Getpid()), zoo.Limits{WriteIOPS: int64(iops)})
+	if errors.Is(err, zoo.ErrUnavailable) {
+		t.Skip(err)
 	}
-	if _, err := os.Stat(filepath.Join(blkioRoot, "blkio.throttle.write_iops_device")); err != nil {
-		t.Skipf("needs cgroup v1's blkio throttle: %v", err)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
-	sys := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
-	if _, err := os.Stat(filepath.Join(sys, "partition")); err == nil {
-		sys = filepath.Join(sys, "..")
-	}
-	b, err := os.ReadFile(filepath.Join(sys, "dev"))
-	if err != nil {
-		t.Skipf("%s is not on a block device: %v", dir, err)
-	}
-	majmin := strings.TrimSpace(string(b))
-	cg := filepath.Join(blkioRoot, fmt.Sprintf("etcdbench-test-%d", os.Getpid()))
-	if err := os.Mkdir(cg, 0o755); err != nil {
-		t.Skipf("making a blkio cgroup: %v", err)
-	}
-	write := func(f, v string) error { return os.WriteFile(filepath.Join(cg, f), []byte(v), 0) }
-	if err := write("blkio.throttle.write_iops_device", fmt.Sprintf("%s %d", majmin, iops)); err != nil {
-		os.Remove(cg)
-		t.Skipf("setting the write IOPS cap: %v", err)
-	}
-	if err := write("cgroup.procs", strconv.Itoa(os.Getpid())); err != nil {
-		os.Remove(cg)
-		t.Fatalf("joining %s: %v", cg, err)
+	if err := cg.Join(os.Getpid()); err != nil {
+		t.Fatalf("joining %s: %v", cg.Path, errors.Join(err, cg.Remove()))
 	}
 	t.Cleanup(func() {
-		if err := os.WriteFile(filepath.Join(blkioRoot, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
-			t.Errorf("leaving %s: %v", cg, err)
-		}
 		// The kernel lets go of the emptied group after a while.
-		testutil.Poll(5*time.Second, func() bool { return os.Remove(cg) == nil })
-		if _, err := os.Stat(cg); err == nil {
-			t.Errorf("%s left behind", cg)
+		if !testutil.Poll(5*time.Second, func() bool { return cg.Remove() == nil }) {
+			t.Errorf("%s left behind: %v", cg.Path, cg.Remove())
 		}
 	})
-	return majmin
 }
 
 // Under a cap of 1000 write IOPS a real etcd (3.4 and 3.7, check perf's
