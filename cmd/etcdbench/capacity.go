@@ -46,7 +46,7 @@ func newCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 		})
 		return conclude(c.Context(), stdout, df.out.output, res, err)
 	}
-	cmd.Short = "the highest write rate this disk's WAL carries within etcd's limits, the curve and what bends it, and the put rate etcd sustains on this disk and machine"
+	cmd.Short = "Find the put rate an etcd on this storage and machine carries, and what limits it"
 	cmd.Long = `Sweeps the offered write rate on --dir: open-loop WAL steps (entries of
 --entry-bytes arrive on a schedule; each write() + fdatasync() carries every
 entry waiting, as etcd's WAL batches raft's proposals), a geometric ladder from

@@ -41,7 +41,7 @@ func newWholeCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &wholeCheckFlags{}
 	cmd := &cobra.Command{
 		Use:   "check [--dir DIR] [--quick|--thorough]",
-		Short: "The whole answer: the disk's etcd I/O and a real etcd on it, in one verdict table",
+		Short: "Check a disk for etcd: its I/O, a real etcd on it, and the load it carries",
 		Long:  checkLong,
 		Args:  noArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runCheckCommand(cmd, f, stdout, stderr) },

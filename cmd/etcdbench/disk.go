@@ -101,7 +101,7 @@ func sizeHint(spec disk.Spec) string {
 
 // build turns a spec's bad-setting errors into usage errors.
 func build(spec disk.Spec, p disk.Preset, set map[string]string) (disk.Workload, error) {
-	w, err := spec.Build(p, set)
+	w, err := spec.Build(p, disk.NewSettings(set))
 	if errors.Is(err, disk.ErrBadParam) {
 		return nil, run.Usage(err)
 	}
@@ -119,7 +119,7 @@ func workloadCmd(spec disk.Spec, stdout, stderr io.Writer) (*cobra.Command, *dis
 	f := &diskFlags{params: map[string]*string{}}
 	cmd := &cobra.Command{
 		Use:   spec.Name + " --dir DIR",
-		Short: spec.Description,
+		Short: spec.Short,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := f.resolve(cmd)
@@ -134,11 +134,38 @@ func workloadCmd(spec disk.Spec, stdout, stderr io.Writer) (*cobra.Command, *dis
 		},
 	}
 	f.register(cmd.Flags())
+	defaults := presetDefaults(spec)
 	for _, prm := range spec.Params {
-		f.params[prm.Name] = cmd.Flags().String(prm.Name, "", prm.Usage+" (default: from the preset)")
+		f.params[prm.Name] = cmd.Flags().String(prm.Name, "", prm.Usage+defaults(prm.Name))
 		f.paramOrder = append(f.paramOrder, prm.Name)
 	}
 	return cmd, f
+}
+
+// presetDefaults returns, for a setting of spec, the values the presets
+// give it, as help shows them: " (default 100)", or " (default 0.1,
+// --quick 0.2, --thorough 0.05)" when the presets differ.
+func presetDefaults(spec disk.Spec) func(name string) string {
+	byPreset := map[string]map[string]string{}
+	for _, p := range disk.Presets() {
+		byPreset[p.Name] = spec.Defaults(p)
+	}
+	return func(name string) string {
+		def := byPreset["default"][name]
+		if def == "" {
+			return ""
+		}
+		var others []string
+		for _, p := range []string{"quick", "thorough"} {
+			if v := byPreset[p][name]; v != "" && v != def {
+				others = append(others, "--"+p+" "+v)
+			}
+		}
+		if len(others) == 0 {
+			return " (default " + def + ")"
+		}
+		return " (default " + def + ", " + strings.Join(others, ", ") + ")"
+	}
 }
 
 // newAllCmd makes `disk all`: every registered workload, one report.
@@ -152,7 +179,7 @@ func newAllCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "all --dir DIR",
-		Short: "every disk workload in turn (" + strings.Join(names, ", ") + ") with one verdict table",
+		Short: "Run every disk workload in turn (" + strings.Join(names, ", ") + "), with one verdict table",
 		Long: `Runs every disk workload on DIR, one after the other, and reports them
 together with one combined verdict table. The WAL is measured idle first, then
 under load (wal-under-load compares with the idle figures). --quick, the

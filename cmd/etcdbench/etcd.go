@@ -139,7 +139,7 @@ func newEtcdLoadCmd(k etcdload.Kind, stdout, stderr io.Writer) *cobra.Command {
 	lf := &loadFlags{}
 	cmd := &cobra.Command{
 		Use:   string(k.Op) + " --dir DIR | --endpoints URLS --yes",
-		Short: "etcd " + k.What + " like etcd's benchmark tool, with etcd's WAL fsync and backend commit histograms judged",
+		Short: "Send " + k.Brief + " like etcd's benchmark tool and judge etcd's own disk histograms",
 		Long: `Sends ` + k.What + ` to an etcd and reports throughput, latency percentiles, errors
 by kind and a per-second series. With --dir, an embedded etcd (1 or 3 members)
 runs with its data in a scratch directory inside DIR, removed afterwards, and

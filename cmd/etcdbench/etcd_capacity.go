@@ -30,7 +30,7 @@ func newEtcdCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 	cf := &capacityFlags{start: "150", maxRate: "20000", step: "10s", factor: etcdside.DefaultFactor, resolution: etcdside.DefaultResolution}
 	cmd := &cobra.Command{
 		Use:   "capacity --dir DIR | --endpoints URLS --yes",
-		Short: "the highest put rate this etcd sustains within check perf's rules and etcd's disk limits, and what limits it",
+		Short: "Find the highest put rate an etcd sustains within check perf's rules, and what limits it",
 		Long: `Sweeps the put rate of an open loop shaped like etcdctl check perf (new
 random 256-byte keys, 1024-byte values, the clients of the smallest check perf
 load asking for that rate): a ladder from --start doubling until the first step

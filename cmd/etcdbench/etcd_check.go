@@ -33,7 +33,7 @@ func newEtcdCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 	cf := &checkFlags{}
 	cmd := &cobra.Command{
 		Use:   "check --load s|m|l|xl --dir DIR | --endpoints URLS --yes",
-		Short: "etcdctl check perf's load models and pass rules, with the latency distribution and the members' disk metrics",
+		Short: "Run etcdctl check perf's loads and rules, with the latencies and disk metrics it lacks",
 		Long: `Runs the load of 'etcdctl check perf --load L' - 150, 1000, 8000 or 15000
 puts/s from 50, 200, 500 or 1000 clients (a connection each) for 60 s, new
 random 256-byte keys with 1024-byte values - and judges it by etcdctl's rules:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,25 @@ func TestRunLongerFlagIsTheCommands(t *testing.T) {
 				t.Fatalf("%s has no flag %s", cmd.CommandPath(), got)
 			}
 		})
+	}
+}
+
+// The disk workloads' settings show their values per budget, never "from
+// the preset".
+func TestDiskSettingsShowDefaults(t *testing.T) {
+	root := newRootCmd(io.Discard, io.Discard)
+	for _, c := range []string{"capacity", "backend"} {
+		cmd, _, err := root.Find(map[string][]string{"capacity": {"capacity"}, "backend": {"disk", "backend"}}[c])
+		if err != nil {
+			t.Fatal(err)
+		}
+		usage := cmd.Flags().FlagUsages()
+		if strings.Contains(usage, "from the preset") {
+			t.Errorf("%s: %s", c, usage)
+		}
+	}
+	cmd, _, _ := root.Find([]string{"capacity"})
+	if u := cmd.Flags().Lookup("resolution").Usage; !strings.Contains(u, "(default 0.1, --quick 0.2, --thorough 0.05)") {
+		t.Errorf("--resolution: %q", u)
 	}
 }

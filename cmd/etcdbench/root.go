@@ -152,7 +152,7 @@ func newDiskCmd(stdout, stderr io.Writer) *cobra.Command {
 	list := strings.Join(names, ", ")
 	cmd := &cobra.Command{
 		Use:   "disk",
-		Short: "Storage workloads that reproduce etcd's I/O on a directory",
+		Short: "Run storage workloads that reproduce etcd's I/O on a directory",
 		// An unknown workload is reported as such, even when it is followed
 		// by flags only the workloads know (disk nope --dir D).
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},

@@ -195,7 +195,7 @@ func newTuneCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &tuneFlags{}
 	cmd := &cobra.Command{
 		Use:   "tune --dir DIR --vary NAME=v1,v2,... [--vary ...]",
-		Short: "Measure what etcd settings are worth: the same load on a fresh embedded etcd under every combination, alternated over rounds",
+		Short: "Measure what etcd settings are worth: one load under every combination of them",
 		Long: `Runs the same etcd load against a fresh embedded etcd (1 or 3 members, data
 in a scratch directory in DIR, removed after each run) under every combination
 of the values given with --vary, each combination --rounds times in

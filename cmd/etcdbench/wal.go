@@ -75,7 +75,7 @@ func newWALCmd(stdout, stderr io.Writer) *cobra.Command {
 	wf := defaultWALFlags()
 	cmd := &cobra.Command{
 		Use:   "wal --dir DIR",
-		Short: "etcd's WAL appends: write() + fdatasync() on preallocated segments, judged against the 10 ms p99",
+		Short: "Time etcd's WAL appends (write + fdatasync) against the 10 ms p99",
 		Long: `Creates a scratch directory inside --dir, preallocates a segment with fallocate
 as etcd does, then repeats one sequential write() of --bs bytes followed by one
 fdatasync(), timing both. By default it stops as soon as the p99 verdict is

@@ -52,7 +52,7 @@ func Workloads(b Budget) ([]disk.Named, error) {
 		if !ok {
 			return nil, fmt.Errorf("check budget %s names an unknown disk workload %q", b.Name, name)
 		}
-		w, err := spec.Build(p, b.Settings[name])
+		w, err := spec.Build(p, disk.NewSettings(b.Settings[name]))
 		if errors.Is(err, disk.ErrBadParam) {
 			return nil, run.Usage(err)
 		}

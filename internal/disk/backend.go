@@ -37,6 +37,7 @@ const backendDescription = "bbolt commits: scattered 4 KiB page writes, fdatasyn
 var backendSpec = Spec{
 	Name:        "backend",
 	Description: backendDescription,
+	Short:       "Time bbolt's commits (scattered page writes, two fdatasyncs) against the 25 ms p99",
 	InAll:       true,
 	Params: []Param{
 		{Name: "pages", Usage: "dirty 4 KiB pages written per commit"},
@@ -45,9 +46,8 @@ var backendSpec = Spec{
 		{Name: "runtime", Usage: "cap on the run's time"},
 		{Name: "min-runtime", Usage: "never stop earlier"},
 	},
-	Build: func(p Preset, set map[string]string) (Workload, error) {
+	Build: func(p Preset, s *Settings) (Workload, error) {
 		b := p.Backend
-		s := Settings{set: set}
 		s.Integer("pages", &b.Pages, 1, 100000)
 		s.Size("db-size", &b.DBSize)
 		s.Duration("interval", &b.Interval, true)

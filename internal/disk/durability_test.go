@@ -45,7 +45,7 @@ func TestStorageRulesOnRealMounts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := c.dir(t)
 			env := Env{Dir: dir, Root: "/", Facts: sysinfo.Collect("/", dir), Thresholds: verdict.Defaults()}
-			w, err := walSpec.Build(p, nil)
+			w, err := walSpec.Build(p, NewSettings(nil))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -39,6 +39,7 @@ const mixedDescription = "mixed random I/O like a busy etcd host's disk: 4 KiB r
 var mixedSpec = Spec{
 	Name:        "mixed",
 	Description: mixedDescription,
+	Short:       "Measure random 4 KiB reads and writes at queue depth, as on a busy etcd host",
 	InAll:       true,
 	Params: []Param{
 		{Name: "bs", Usage: "bytes per I/O (a multiple of 4k)"},
@@ -49,9 +50,8 @@ var mixedSpec = Spec{
 		{Name: "rwmixread", Usage: "percent of reads"},
 		{Name: "engine", Usage: "auto (io_uring, else psync), io_uring or psync"},
 	},
-	Build: func(p Preset, set map[string]string) (Workload, error) {
+	Build: func(p Preset, s *Settings) (Workload, error) {
 		m := p.Mixed
-		s := Settings{set: set}
 		s.Size("bs", &m.BlockSize)
 		s.Size("size", &m.Size)
 		s.Duration("runtime", &m.Runtime, false)

@@ -32,6 +32,7 @@ const recoveryDescription = "a restarting member: a sequential read of a db-size
 var recoverySpec = Spec{
 	Name:        "recovery",
 	Description: recoveryDescription,
+	Short:       "Time a restarting member's reads: the db in sequence, then 4 KiB at random",
 	InAll:       true,
 	Params: []Param{
 		{Name: "bs", Usage: "bytes per sequential read (a multiple of 4k)"},
@@ -39,9 +40,8 @@ var recoverySpec = Spec{
 		{Name: "random-runtime", Usage: "time spent on 4 KiB random reads"},
 		{Name: "runtime", Usage: "cap on the sequential read"},
 	},
-	Build: func(p Preset, set map[string]string) (Workload, error) {
+	Build: func(p Preset, s *Settings) (Workload, error) {
 		r := p.Recovery
-		s := Settings{set: set}
 		s.Size("bs", &r.BlockSize)
 		s.Size("size", &r.Size)
 		s.Duration("random-runtime", &r.RandomRuntime, true)

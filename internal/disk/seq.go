@@ -40,25 +40,26 @@ const (
 var snapshotSpec = Spec{
 	Name:        "snapshot",
 	Description: snapshotDescription,
+	Short:       "Time a snapshot's large sequential writes and the fdatasync that makes them durable",
 	InAll:       true,
 	Params:      seqParams,
-	Build: func(p Preset, set map[string]string) (Workload, error) {
-		return buildSeq("snapshot", snapshotDescription, p.Snapshot, set, false)
+	Build: func(p Preset, s *Settings) (Workload, error) {
+		return buildSeq("snapshot", snapshotDescription, p.Snapshot, s, false)
 	},
 }
 
 var compactionSpec = Spec{
 	Name:        "compaction",
 	Description: compactionDescription,
+	Short:       "Time a defragmentation's sequential rewrite of the db, synced every few MiB",
 	InAll:       true,
 	Params:      append(append([]Param(nil), seqParams...), Param{Name: "sync-every", Usage: "bytes written between two fdatasyncs"}),
-	Build: func(p Preset, set map[string]string) (Workload, error) {
-		return buildSeq("compaction", compactionDescription, p.Compaction, set, true)
+	Build: func(p Preset, s *Settings) (Workload, error) {
+		return buildSeq("compaction", compactionDescription, p.Compaction, s, true)
 	},
 }
 
-func buildSeq(name, desc string, p SeqParams, set map[string]string, periodic bool) (Workload, error) {
-	s := Settings{set: set}
+func buildSeq(name, desc string, p SeqParams, s *Settings, periodic bool) (Workload, error) {
 	s.Size("bs", &p.BlockSize)
 	s.Size("size", &p.Size)
 	s.Duration("runtime", &p.Runtime, false)

@@ -44,6 +44,7 @@ const underLoadDescription = "the WAL as etcd drives it under load: 16 concurren
 var underLoadSpec = Spec{
 	Name:        "wal-under-load",
 	Description: underLoadDescription,
+	Short:       "Time the WAL under load: grouped clients' entries, bbolt commits beside them",
 	InAll:       true,
 	Params: []Param{
 		{Name: "background", Usage: "writers running meanwhile, comma-separated: backend, snapshot, compaction"},
@@ -55,25 +56,16 @@ var underLoadSpec = Spec{
 		{Name: "runtime", Usage: "cap on each WAL phase"},
 		{Name: "min-runtime", Usage: "each WAL phase never stops earlier"},
 	},
-	Build: func(p Preset, set map[string]string) (Workload, error) {
+	Build: func(p Preset, s *Settings) (Workload, error) {
 		u := p.UnderLoad
 		w := p.WAL
-		s := Settings{set: set}
-		if v, ok := set["background"]; ok {
-			u.Background = v
-		}
+		s.Text("background", &u.Background)
 		s.Duration("backend-interval", &u.BackendInterval, true)
 		s.Integer("clients", &u.Clients, 1, 4096)
 		s.Integer("entry-bytes", &u.EntryBytes, 1, 64<<20)
-		if v, ok := set["rate"]; ok && s.err == nil {
-			r, err := ParseRate(v)
-			if err != nil {
-				return nil, BadSetting(ErrBadParam, "--rate: %w", err)
-			}
-			if _, ok := set["clients"]; ok {
-				return nil, BadSetting(ErrBadParam, "--rate and --clients are alternatives: the rate decides when entries arrive")
-			}
-			u.Rate = r
+		s.Rate("rate", &u.Rate)
+		if s.err == nil && s.Has("rate") && s.Has("clients") {
+			return nil, BadSetting(ErrBadParam, "--rate and --clients are alternatives: the rate decides when entries arrive")
 		}
 		bs := int64(w.BlockSize)
 		s.Size("bs", &bs)

@@ -26,8 +26,9 @@ type WALParams struct {
 var walSpec = Spec{
 	Name:        "wal",
 	Description: WALDescription,
+	Short:       "Time etcd's WAL appends (write + fdatasync) against the 10 ms p99",
 	InAll:       true,
-	Build: func(p Preset, set map[string]string) (Workload, error) {
+	Build: func(p Preset, s *Settings) (Workload, error) {
 		return walWorkload{cfg: p.WAL.config(verdict.Defaults())}, nil
 	},
 }

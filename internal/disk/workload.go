@@ -45,13 +45,17 @@ type Param struct {
 // Spec registers a workload: its name, what it does, whether `disk all`
 // runs it, which settings it takes, and how to build it.
 type Spec struct {
-	Name        string
+	Name string
+	// Description says what the workload measures, in its results.
 	Description string
-	InAll       bool
-	Params      []Param
+	// Short is its one-line help: a capitalised imperative phrase.
+	Short  string
+	InAll  bool
+	Params []Param
 	// Build configures the workload from a preset, overridden by command
-	// line values (flag name -> text as typed). Errors wrap ErrBadParam.
-	Build func(p Preset, set map[string]string) (Workload, error)
+	// line values read through s (NewSettings: flag name -> text as
+	// typed). Errors wrap ErrBadParam.
+	Build func(p Preset, s *Settings) (Workload, error)
 }
 
 // ErrBadParam is matched (errors.Is) by every error about a workload
@@ -96,16 +100,73 @@ func Lookup(name string) (Spec, bool) {
 type Settings struct {
 	set map[string]string
 	err error
+	// defaults, when set, records each setting's value before set
+	// overrides it: the preset's (Spec.Defaults).
+	defaults map[string]string
 }
 
 // NewSettings reads set, command-line values by flag name.
 func NewSettings(set map[string]string) *Settings { return &Settings{set: set} }
 
+// Defaults are the values a preset gives the spec's settings, by flag
+// name, as text for help: what the workload runs with when the command
+// line does not set them.
+func (sp Spec) Defaults(p Preset) map[string]string {
+	s := &Settings{defaults: map[string]string{}}
+	if _, err := sp.Build(p, s); err != nil {
+		return nil
+	}
+	return s.defaults
+}
+
+// note records name's value before it is read, for Defaults.
+func (s *Settings) note(name string, v any) {
+	if s.defaults == nil {
+		return
+	}
+	switch v := v.(type) {
+	case time.Duration:
+		s.defaults[name] = v.String()
+	case float64:
+		s.defaults[name] = strconv.FormatFloat(v, 'g', -1, 64)
+	default:
+		s.defaults[name] = fmt.Sprint(v)
+	}
+}
+
 // Err is the first error of the values read so far; it wraps ErrBadParam.
 func (s *Settings) Err() error { return s.err }
 
+// sizeText writes a size as the command line takes it: 64m, 4k, 2300.
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// Has says whether the command line sets name.
+func (s *Settings) Has(name string) bool {
+	_, ok := s.set[name]
+	return ok
+}
+
+// Text reads free text, checked by the caller.
+func (s *Settings) Text(name string, dst *string) {
+	s.note(name, *dst)
+	if v, ok := s.set[name]; ok && s.err == nil {
+		*dst = v
+	}
+}
+
 // Size reads a positive size such as 4k.
 func (s *Settings) Size(name string, dst *int64) {
+	s.note(name, sizeText(*dst))
 	if v, ok := s.set[name]; ok && s.err == nil {
 		n, err := units.ParseSize(v)
 		if err != nil || n <= 0 {
@@ -118,6 +179,7 @@ func (s *Settings) Size(name string, dst *int64) {
 
 // Duration reads a positive duration (0 too with allowZero).
 func (s *Settings) Duration(name string, dst *time.Duration, allowZero bool) {
+	s.note(name, *dst)
 	if v, ok := s.set[name]; ok && s.err == nil {
 		d, err := units.ParseDuration(v)
 		if err != nil || (d == 0 && !allowZero) {
@@ -130,6 +192,7 @@ func (s *Settings) Duration(name string, dst *time.Duration, allowZero bool) {
 
 // Integer reads a whole number from lo to hi.
 func (s *Settings) Integer(name string, dst *int, lo, hi int) {
+	s.note(name, *dst)
 	if v, ok := s.set[name]; ok && s.err == nil {
 		var n int
 		if _, err := fmt.Sscan(v, &n); err != nil || n < lo || n > hi || fmt.Sprint(n) != v {
@@ -142,6 +205,7 @@ func (s *Settings) Integer(name string, dst *int, lo, hi int) {
 
 // Choice reads one of choices.
 func (s *Settings) Choice(name string, dst *string, choices ...string) {
+	s.note(name, *dst)
 	if v, ok := s.set[name]; ok && s.err == nil {
 		for _, c := range choices {
 			if v == c {
@@ -155,6 +219,7 @@ func (s *Settings) Choice(name string, dst *string, choices ...string) {
 
 // Rate reads an offered rate (ParseRate).
 func (s *Settings) Rate(name string, dst *float64) {
+	s.note(name, *dst)
 	if v, ok := s.set[name]; ok && s.err == nil {
 		r, err := ParseRate(v)
 		if err != nil {
@@ -167,6 +232,7 @@ func (s *Settings) Rate(name string, dst *float64) {
 
 // Fraction reads a number strictly between lo and hi.
 func (s *Settings) Fraction(name string, dst *float64, lo, hi float64) {
+	s.note(name, *dst)
 	if v, ok := s.set[name]; ok && s.err == nil {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(f > lo && f < hi) {

@@ -43,7 +43,7 @@ func quick(t *testing.T) Preset {
 func TestEveryWorkloadRuns(t *testing.T) {
 	for _, spec := range Specs() {
 		t.Run(spec.Name, func(t *testing.T) {
-			w, err := spec.Build(quick(t), smallSettings[spec.Name])
+			w, err := spec.Build(quick(t), NewSettings(smallSettings[spec.Name]))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func TestMixedEngines(t *testing.T) {
 			for k, v := range smallSettings["mixed"] {
 				set[k] = v
 			}
-			w, err := mixedSpec.Build(quick(t), set)
+			w, err := mixedSpec.Build(quick(t), NewSettings(set))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +145,7 @@ func TestSuiteUsesIdleWALAsBaseline(t *testing.T) {
 	var ws []Named
 	for _, name := range []string{"wal", "wal-under-load"} {
 		spec, _ := Lookup(name)
-		w, err := spec.Build(p, smallSettings[name])
+		w, err := spec.Build(p, NewSettings(smallSettings[name]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestBadSettings(t *testing.T) {
 			if !ok {
 				t.Fatal("no such workload")
 			}
-			if _, err := spec.Build(quick(t), c.set); !errors.Is(err, ErrBadParam) {
+			if _, err := spec.Build(quick(t), NewSettings(c.set)); !errors.Is(err, ErrBadParam) {
 				t.Fatalf("err = %v, want ErrBadParam", err)
 			}
 		})
@@ -222,7 +222,7 @@ func TestWorkloadsStopOnCancel(t *testing.T) {
 			if name == "mixed" {
 				set["size"] = "8m"
 			}
-			w, err := spec.Build(quick(t), set)
+			w, err := spec.Build(quick(t), NewSettings(set))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -237,5 +237,23 @@ func TestWorkloadsStopOnCancel(t *testing.T) {
 				t.Fatalf("took %v, verdicts %v", time.Since(start), wl.Verdicts)
 			}
 		})
+	}
+}
+
+// Every setting a spec declares has the value its preset gives it, for
+// help to show (not "from the preset").
+func TestSpecDefaults(t *testing.T) {
+	for _, p := range Presets() {
+		for _, spec := range Specs() {
+			d := spec.Defaults(p)
+			for _, prm := range spec.Params {
+				if d[prm.Name] == "" {
+					t.Errorf("%s, preset %s: no default for --%s", spec.Name, p.Name, prm.Name)
+				}
+			}
+		}
+	}
+	if got := backendSpec.Defaults(Presets()[1])["db-size"]; got != "64m" {
+		t.Errorf("backend's default --db-size %q, want 64m as typed", got)
 	}
 }

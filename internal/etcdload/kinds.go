@@ -10,8 +10,9 @@ import (
 // Kinds, so a new load is one entry here and its sender.
 type Kind struct {
 	Op Op
-	// What says in a few words what the load sends, for help texts.
-	What string
+	// What says in a few words what the load sends, for help texts;
+	// Brief in fewer, for the one-line help.
+	What, Brief string
 	// Params are the settings of this load alone, beyond CommonParams.
 	Params []Param
 	// Histograms are the latency histograms the load records, the first
@@ -74,7 +75,7 @@ var (
 	consistencyParam = Param{"consistency", "consistency of the ranges: l (linearizable) or s (serializable)", func(l *Load) any { return &l.Consistency }}
 	kinds            = []Kind{
 		{
-			Op: OpPut, What: "puts", Histograms: []string{requestLatency},
+			Op: OpPut, What: "puts", Brief: "puts", Histograms: []string{requestLatency},
 			puts:     func(_ Load, n func(int) int64) int64 { return n(0) },
 			describe: func(Load, string) string { return "puts of one key each" },
 			plan: func(l Load, n string) string {
@@ -82,7 +83,7 @@ var (
 			},
 		},
 		{
-			Op: OpRange, What: "ranges", Histograms: []string{requestLatency},
+			Op: OpRange, What: "ranges", Brief: "ranges", Histograms: []string{requestLatency},
 			Params: []Param{consistencyParam}, preload: true, check: checkConsistency,
 			record: func(l Load, p map[string]any) { p["consistency"] = l.Consistency },
 			describe: func(_ Load, cons string) string {
@@ -93,7 +94,7 @@ var (
 			},
 		},
 		{
-			Op: OpTxn, What: "transactions of --txn-ops puts", Histograms: []string{requestLatency},
+			Op: OpTxn, What: "transactions of --txn-ops puts", Brief: "transactions of puts", Histograms: []string{requestLatency},
 			Params: []Param{{"txn-ops", "puts per transaction (of consecutive keys: at most --key-space-size)", func(l *Load) any { return &l.TxnOps }}},
 			record: func(l Load, p map[string]any) { p["txn_ops"] = l.TxnOps },
 			puts:   func(l Load, n func(int) int64) int64 { return n(0) * int64(l.TxnOps) },
@@ -114,7 +115,7 @@ var (
 			},
 		},
 		{
-			Op: OpWatch, What: "puts that --streams x --watchers-per-stream watchers of the run's keys receive as events (latency: from each put's due time to each event)",
+			Op: OpWatch, Brief: "puts to watchers", What: "puts that --streams x --watchers-per-stream watchers of the run's keys receive as events (latency: from each put's due time to each event)",
 			Histograms: []string{"event", "put"},
 			Params: []Param{
 				{"streams", "gRPC watch streams, spread over the connections", func(l *Load) any { return &l.Streams }},
@@ -144,7 +145,7 @@ var (
 			},
 		},
 		{
-			Op: OpMixed, What: "ranges and puts (--read-ratio ranges)", Histograms: []string{requestLatency, "range", "put"},
+			Op: OpMixed, What: "ranges and puts (--read-ratio ranges)", Brief: "ranges and puts", Histograms: []string{requestLatency, "range", "put"},
 			Params: []Param{
 				consistencyParam,
 				{"read-ratio", "share of ranges among the requests, 0 (puts only) to 1 (ranges only)", func(l *Load) any { return &l.ReadRatio }},

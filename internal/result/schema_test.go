@@ -174,7 +174,7 @@ func TestEveryWorkloadMatchesSchema(t *testing.T) {
 	p.Backend.DBSize = 4 << 20
 	var ws []disk.Named
 	for _, spec := range diskmodel.Specs() {
-		w, err := spec.Build(p, small[spec.Name])
+		w, err := spec.Build(p, disk.NewSettings(small[spec.Name]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +277,7 @@ func TestStackedRunMatchesSchema(t *testing.T) {
 	}
 	p.WAL.MinRuntime, p.WAL.MinSamples, p.WAL.Runtime = 500*time.Millisecond, 10, time.Second
 	spec, _ := disk.Lookup("wal")
-	w, err := spec.Build(p, nil)
+	w, err := spec.Build(p, disk.NewSettings(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,7 @@ const CapacityDescription = "the highest write rate the WAL carries within etcd'
 var capacitySpec = disk.Spec{
 	Name:        "capacity",
 	Description: CapacityDescription,
+	Short:       "Find the highest write rate the WAL carries within etcd's limits",
 	Params: []disk.Param{
 		{Name: "entry-bytes", Usage: "bytes per WAL entry (1360: a check perf put, a 256-byte key and a 1024-byte value, in etcd's WAL; the backend's values follow it)"},
 		{Name: "clients", Usage: "most entries one WAL sync carries, as etcd's clients bound its raft batches (0: check perf's clients at each step's rate: 50, 200, 500, 1000)"},
@@ -66,14 +67,13 @@ var capacitySpec = disk.Spec{
 		{Name: "step-min-runtime", Usage: "each step never stops earlier"},
 		{Name: "background", Usage: "backend: etcd's own backend (bbolt) beside the WAL, fed every put the WAL made durable and committing every 100 ms, its commit p99 judged; none: the WAL alone"},
 	},
-	Build: func(p disk.Preset, set map[string]string) (disk.Workload, error) {
+	Build: func(p disk.Preset, s *disk.Settings) (disk.Workload, error) {
 		c, err := PresetNamed(p.Name)
 		if err != nil {
 			return nil, err
 		}
-		s := disk.NewSettings(set)
-		if _, ok := set["entry-bytes"]; ok {
-			s.Integer("entry-bytes", &c.EntryBytes, 1, 1<<20)
+		s.Integer("entry-bytes", &c.EntryBytes, 1, 1<<20)
+		if s.Has("entry-bytes") {
 			c.Shape = c.Shape.withEntryBytes(c.EntryBytes)
 		}
 		s.Integer("clients", &c.Clients, 0, 4096)

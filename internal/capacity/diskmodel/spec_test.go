@@ -29,7 +29,7 @@ func TestSpecRuns(t *testing.T) {
 	if !ok {
 		t.Fatal("no capacity workload among Specs")
 	}
-	w, err := spec.Build(p, map[string]string{"start": "2000", "max-rate": "4000", "step-runtime": "1s", "step-min-runtime": "200ms"})
+	w, err := spec.Build(p, disk.NewSettings(map[string]string{"start": "2000", "max-rate": "4000", "step-runtime": "1s", "step-min-runtime": "200ms"}))
 	if err != nil {
 		t.Fatal(err)
 	}
