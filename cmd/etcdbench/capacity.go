@@ -65,7 +65,7 @@ to the disk's limit: what an etcd carries whose syncs and CPU work share this
 machine (with the load generator), as a real etcd's do. The lower side is the
 estimate of the put rate an etcd on this disk and machine sustains, and names
 what gives out first. Ctrl-C prints the steps
-done so far and removes the scratch directory.`
+done so far and removes the scratch directory.` + exitCodesHelp
 	cmd.Example = `  etcdbench capacity --dir /var/lib/etcd
   etcdbench capacity --dir /var/lib/etcd --quick --cpu=false
   etcdbench capacity --dir . --output json > capacity.json`

@@ -62,10 +62,7 @@ The verdict table lists every verdict worst first: the workload, what was
 checked, the figure and the limit.
 
 Budgets: --quick (about 20 s), the default (about a minute), --thorough
-(several minutes).
-
-Exit codes: 0 PASS or WARN, 1 FAIL, 2 bad flags or --dir, 3 the run could
-not be done (permissions, space, I/O errors), 130 or 143 interrupted.`
+(several minutes).` + exitCodesHelp
 
 // runCheckCommand validates the flags and runs the check.
 func runCheckCommand(cmd *cobra.Command, f *wholeCheckFlags, stdout, stderr io.Writer) error {

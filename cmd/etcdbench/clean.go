@@ -16,7 +16,7 @@ func newCleanCmd(stdout, _ io.Writer) *cobra.Command {
 		Short: "Remove scratch directories that killed etcdbench runs left in DIR",
 		Long: `Removes the .etcdbench-scratch-* directories in DIR whose owner process is
 gone (killed with SIGKILL, or the machine rebooted). Directories of a run that
-is still going, and anything without etcdbench's marker file, are left alone.`,
+is still going, and anything without etcdbench's marker file, are left alone.` + exitCodesHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := dir.require("the directory a killed run was testing", ""); err != nil {

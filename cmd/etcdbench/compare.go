@@ -26,7 +26,7 @@ json prints the table as data; html (or --html FILE) a page that adds the
 runs' latency CDFs overlaid. A warning heads the output when the runs of a
 workload differ in a parameter that shapes the load (block size, clients,
 value size...; not run length, endpoints or what tune varied): their figures
-then differ for that reason too.`,
+then differ for that reason too.` + exitCodesHelp,
 		Example: `  etcdbench compare before.json after.json
   etcdbench compare node1.json node2.json node3.json --html nodes.html`,
 		Args: func(_ *cobra.Command, args []string) error {

@@ -32,14 +32,14 @@ func newDiagnoseWALCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &diagnoseWALFlags{duration: "10s"}
 	cmd := &cobra.Command{
 		Use:   "wal [--data-dir DIR | --pid PID --yes]",
-		Short: "etcd's real WAL write pattern (from its segment files, or traced with strace) and the disk wal test that matches it",
+		Short: "Show etcd's real WAL write pattern and the disk wal test that matches it",
 		Long: `With --data-dir, decodes etcd's WAL segment files offline and read-only (the
 data dir, the member dir or the wal dir; nothing is written or locked) and
 reports record sizes, entries per save and the bytes etcd writes between two
 fdatasyncs. With --pid, or alone to find the one etcd process, traces etcd's
 write() and fdatasync() calls with strace for --duration and reports their
 sizes and latencies; strace slows etcd down while attached, so it needs --yes.
-Both end with the recommended --bs and the 'etcdbench disk wal' command line.`,
+Both end with the recommended --bs and the 'etcdbench disk wal' command line.` + exitCodesHelp,
 		Example: `  etcdbench diagnose wal --data-dir /var/lib/etcd
   etcdbench diagnose wal --pid 1234 --duration 10s --yes
   etcdbench disk wal --dir /var/lib/etcd --bs auto --from-data-dir /var/lib/etcd`,

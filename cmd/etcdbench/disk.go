@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -120,6 +121,7 @@ func workloadCmd(spec disk.Spec, stdout, stderr io.Writer) (*cobra.Command, *dis
 	cmd := &cobra.Command{
 		Use:   spec.Name + " --dir DIR",
 		Short: spec.Short,
+		Long:  sentence(spec.Description) + exitCodesHelp,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := f.resolve(cmd)
@@ -179,12 +181,12 @@ func newAllCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "all --dir DIR",
-		Short: "Run every disk workload in turn (" + strings.Join(names, ", ") + "), with one verdict table",
+		Short: "Run every disk workload in turn, with one verdict table",
 		Long: `Runs every disk workload on DIR, one after the other, and reports them
 together with one combined verdict table. The WAL is measured idle first, then
 under load (wal-under-load compares with the idle figures). --quick, the
 default and --thorough choose the sizes and durations (see 'etcdbench disk
-<workload> --help' for each workload's settings; 'disk all' uses the preset's).`,
+<workload> --help' for each workload's settings; 'disk all' uses the preset's).` + exitCodesHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := f.resolve(cmd)
@@ -208,4 +210,15 @@ default and --thorough choose the sizes and durations (see 'etcdbench disk
 	}
 	f.register(cmd.Flags())
 	return cmd
+}
+
+// sentence makes a description a sentence: its first letter capital, a
+// full stop at the end.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToUpper(r[0])
+	return strings.TrimSuffix(string(r), ".") + "."
 }

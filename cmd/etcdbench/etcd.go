@@ -146,7 +146,7 @@ runs with its data in a scratch directory inside DIR, removed afterwards, and
 its own /metrics are read before and after the load: the WAL fsync and
 backend commit p99 of the load are judged against etcd's limits. Every key is
 under /etcdbench/<run-id>/, which must be empty and is deleted afterwards,
-also on errors and Ctrl-C.`,
+also on errors and Ctrl-C.` + exitCodesHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.where(cmd); err != nil {

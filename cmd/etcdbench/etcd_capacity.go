@@ -43,7 +43,7 @@ etcd's limits. Reports the highest passing rate, the rule that failed first,
 and the limiting resource named from that step's evidence (each member's CPU
 and the machine's, the load generator's, the proposal backlog, leader
 changes, the peer round trip): cpu, disk, network, leader, client (an
-external cluster's load generator saturated) or unknown, with its figures.`,
+external cluster's load generator saturated) or unknown, with its figures.` + exitCodesHelp,
 		Example: `  etcdbench etcd capacity --dir /var/lib/etcd
   etcdbench etcd capacity --endpoints https://10.0.0.1:2379 --yes --cacert ca.pem`,
 		Args: noArgs,

@@ -44,8 +44,7 @@ the service times as etcdctl measures them, and the members' own WAL fsync
 and backend commit histograms, judged against etcd's limits.
 
 Latencies count from each put's due time (an open loop), so waiting for a
-free client counts; etcdctl times only the call. Exit 0 when every verdict
-passes, 1 when one fails, 2 for a usage error, 3 when the run failed.`,
+free client counts; etcdctl times only the call.` + exitCodesHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := resolveCheck(cmd, stderr, f, cf)

@@ -20,6 +20,15 @@ const (
 	exitInterrupted = 130 // stopped by a signal: 128 + its number (SIGHUP 129, SIGINT 130, SIGTERM 143)
 )
 
+// exitCodesHelp ends the long help of every command that runs a test or
+// judges results: the exit codes of README.md, in one form.
+const exitCodesHelp = `
+
+Exit codes: 0 every verdict PASS or WARN, 1 a verdict FAIL, 2 bad flags,
+arguments or input, 3 the run could not be done (permissions, space, I/O
+errors, an unreachable etcd), 129, 130 or 143 interrupted (SIGHUP, SIGINT,
+SIGTERM).`
+
 // exitCode maps an error to the documented exit code and prints it on one
 // line to stderr.
 func exitCode(err error, cmdPath string, stderr io.Writer) int {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"unicode"
+
+	"github.com/spf13/cobra"
 	"io"
 	"os"
 	"path/filepath"
@@ -183,4 +186,27 @@ func TestDiskSettingsShowDefaults(t *testing.T) {
 	if u := cmd.Flags().Lookup("resolution").Usage; !strings.Contains(u, "(default 0.1, --quick 0.2, --thorough 0.05)") {
 		t.Errorf("--resolution: %q", u)
 	}
+}
+
+// Help in one form: every one-line help a capitalised phrase without a
+// full stop, short enough for one line of the command list; every command
+// that runs something states its exit codes.
+func TestHelpInOneForm(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" || c.HasParent() && c.Parent().Name() == "completion" {
+			return
+		}
+		path := c.CommandPath()
+		if s := c.Short; s == "" || !unicode.IsUpper([]rune(s)[0]) || strings.HasSuffix(s, ".") || len(s) > 100 {
+			t.Errorf("%s: one-line help %q: want a capitalised phrase of at most 100 characters, no full stop", path, s)
+		}
+		if c.RunE != nil && !c.HasSubCommands() && c.Name() != "exporter" && !strings.Contains(c.Long, "Exit codes:") {
+			t.Errorf("%s runs something and its help states no exit codes", path)
+		}
+	}
+	walk(newRootCmd(io.Discard, io.Discard))
 }

@@ -22,7 +22,7 @@ func newJudgeCmd(stdout, _ io.Writer) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "judge FIO.json",
-		Short: "Judge fio's JSON output with the WAL check's verdicts, and say how the fio job differs from etcd's WAL",
+		Short: "Judge fio's JSON output by the WAL check's verdicts, and how its job differs from etcd's WAL",
 		Long: `Reads the output of fio --output-format=json (or json+, which carries the full
 latency histograms; "-" reads standard input) from any job file: the jobs of
 each reporting group ran together and are merged (numjobs with or without
@@ -31,8 +31,7 @@ into one rate. It then gives the verdicts of 'etcdbench disk wal': the fdatasync
 p99 against 10 ms (decided with confidence bounds), the synced IOPS per
 writer, and whether the syncs can have reached a device; and it lists the fio
 options that make the result unlike etcd's WAL (direct=1, libaio, a bs far
-from the WAL batches of --wal-bs, several writers...). Exit code 1 when a
-verdict fails.`,
+from the WAL batches of --wal-bs, several writers...).` + exitCodesHelp,
 		Example: `  fio --rw=write --ioengine=sync --fdatasync=1 --directory=/var/lib/etcd \
       --size=22m --bs=2300 --name=mytest --output-format=json+ > fio.json
   etcdbench judge fio.json

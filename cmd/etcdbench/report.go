@@ -24,7 +24,7 @@ standard input) and renders them again (-o/--output, or -f/--format: the same
 flag). Several files give one document: text prints one report after the
 other, json one array of results, html one page with a section per result,
 prom one Prometheus exposition. --html FILE writes that page as well, and
---textfile DIR each result's metrics, as for every command.`,
+--textfile DIR each result's metrics, as for every command.` + exitCodesHelp,
 		Example: `  etcdbench disk wal --dir /var/lib/etcd -o json > wal.json
   etcdbench report wal.json
   etcdbench report wal.json -o html > wal.html

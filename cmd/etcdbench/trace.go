@@ -42,7 +42,7 @@ p99 judged against etcd's 10 ms limit (WARN, not judged, with fewer than 100
 syncs), and the --bs of a 'disk wal' run that matches this etcd. etcd is not
 stopped at any call (as strace does); everything is detached at the end (at
 most 24h), on Ctrl-C and SIGTERM, and when etcd exits. Needs root (or CAP_BPF
-and CAP_PERFMON).`,
+and CAP_PERFMON).` + exitCodesHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.out.check(); err != nil {

@@ -207,7 +207,7 @@ over the rounds do not overlap.
 
 Combinations etcd itself refuses (an election timeout below 5 x the heartbeat
 interval, over 50000 ms...) are refused before anything runs, with etcd's rule
-and where etcd enforces it. See docs/tune.md.`,
+and where etcd enforces it. See docs/tune.md.` + exitCodesHelp,
 		Example: `  etcdbench tune --dir /var/lib/etcd --vary snapshot-count=10000,100000
   etcdbench tune --dir . --vary heartbeat-interval=100,150 --vary election-timeout=1000,1500 --vary members=3
   etcdbench tune --vary dir=/mnt/ssd,/mnt/hdd --rounds 5 --save-dir results/`,

@@ -80,7 +80,7 @@ func newWALCmd(stdout, stderr io.Writer) *cobra.Command {
 as etcd does, then repeats one sequential write() of --bs bytes followed by one
 fdatasync(), timing both. By default it stops as soon as the p99 verdict is
 statistically decided (never before --min-runtime and --min-samples, never
-after --runtime); --size, --count or --time-based give a fixed amount instead.`,
+after --runtime); --size, --count or --time-based give a fixed amount instead.` + exitCodesHelp,
 		Example: `  etcdbench disk wal --dir /var/lib/etcd
   etcdbench disk wal --dir /var/lib/etcd --size 22m --bs 2300   # the fio recipe
   etcdbench disk wal --dir . --output json > wal.json`,
