@@ -1,9 +1,11 @@
 package main
 
 import (
+	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"io"
 	"os"
 	"path/filepath"
@@ -209,4 +211,42 @@ func TestHelpInOneForm(t *testing.T) {
 		}
 	}
 	walk(newRootCmd(io.Discard, io.Discard))
+}
+
+// disk wal takes --quick and --thorough as every disk workload does: the
+// preset's run where the command line does not set it.
+func TestWALQuick(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		runtime time.Duration
+		min     time.Duration
+	}{
+		{nil, time.Minute, 10 * time.Second},
+		{[]string{"--quick"}, 20 * time.Second, 3 * time.Second},
+		{[]string{"--quick", "--runtime", "7s"}, 7 * time.Second, 3 * time.Second},
+		{[]string{"--thorough"}, 5 * time.Minute, 30 * time.Second},
+	} {
+		f := defaultWALFlags()
+		fs := pflag.NewFlagSet("wal", pflag.ContinueOnError)
+		f.register(fs)
+		if err := fs.Parse(append([]string{"--dir", t.TempDir()}, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		o, err := f.options(fs.Changed, io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if o.cfg.Runtime != tc.runtime || o.cfg.Rule.MinDuration != tc.min {
+			t.Errorf("%v: runtime %v, min %v; want %v, %v", tc.args, o.cfg.Runtime, o.cfg.Rule.MinDuration, tc.runtime, tc.min)
+		}
+	}
+	f := defaultWALFlags()
+	fs := pflag.NewFlagSet("wal", pflag.ContinueOnError)
+	f.register(fs)
+	if err := fs.Parse([]string{"--quick", "--thorough"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.options(fs.Changed, io.Discard); err == nil {
+		t.Error("--quick and --thorough together: no usage error")
+	}
 }

@@ -27,6 +27,7 @@ type walFlags struct {
 	fromDataDir                    string // --bs auto: decode this etcd's WAL
 	fromPID                        int    // --bs auto: decode this running etcd's WAL
 	timeBased                      bool
+	speed                          speedFlags
 	out                            outputFlags
 	prog                           progressFlags
 	p99                            p99Flags
@@ -42,12 +43,28 @@ type walOptions struct {
 	progress   io.Writer // a terminal for the live line, or nil
 }
 
+// defaultWALFlags are disk wal's defaults: the default preset's WAL.
 func defaultWALFlags() *walFlags {
 	th := verdict.Defaults()
-	return &walFlags{
-		bs: "2300", entryBytes: 370, runtime: "60s", minRuntime: "10s", minSamples: 1000,
-		minIOPS: th.SyncIOPSMin.Limit, heavyIOPS: th.SyncIOPSHeavy.Limit, warnMargin: 100 * th.WarnMargin.Limit,
+	f := &walFlags{entryBytes: 370, minIOPS: th.SyncIOPSMin.Limit, heavyIOPS: th.SyncIOPSHeavy.Limit, warnMargin: 100 * th.WarnMargin.Limit}
+	f.fromPreset(walPreset("default"))
+	return f
+}
+
+// fromPreset sets the run's defaults from a preset's WAL.
+func (f *walFlags) fromPreset(w disk.WALParams) {
+	f.bs = strconv.Itoa(w.BlockSize)
+	f.runtime, f.minRuntime, f.minSamples = w.Runtime.String(), w.MinRuntime.String(), w.MinSamples
+}
+
+// walPreset is the WAL run of disk's preset called name.
+func walPreset(name string) disk.WALParams {
+	for _, p := range disk.Presets() {
+		if p.Name == name {
+			return p.WAL
+		}
 	}
+	return disk.WALParams{}
 }
 
 func (f *walFlags) register(fs *pflag.FlagSet) {
@@ -67,8 +84,16 @@ func (f *walFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.minIOPS, "min-iops", f.minIOPS, "minimum sequential synced IOPS (etcd hardware guide: 50)")
 	fs.Float64Var(&f.heavyIOPS, "heavy-iops", f.heavyIOPS, "sequential synced IOPS recommended for heavy load (etcd hardware guide: 500)")
 	fs.Float64Var(&f.warnMargin, "warn-margin", f.warnMargin, "WARN when the p99 is within this many percent under its threshold")
+	f.speed.register(fs, "the quick preset's run: "+walPresetWords("quick"), "the thorough preset's run: "+walPresetWords("thorough"))
 	f.out.register(fs)
 	f.prog.register(fs)
+}
+
+// walPresetWords says what a preset's WAL run is, for --quick and
+// --thorough's help.
+func walPresetWords(name string) string {
+	w := walPreset(name)
+	return fmt.Sprintf("--min-runtime %v, --min-samples %d, --runtime %v (each still settable)", w.MinRuntime, w.MinSamples, w.Runtime)
 }
 
 func newWALCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -102,6 +127,23 @@ func (f *walFlags) options(changed func(string) bool, stderr io.Writer) (walOpti
 	o.thresholds.RunLonger = "--runtime" // disk wal's cap on the run's time
 	if err := f.out.check(); err != nil {
 		return o, err
+	}
+	preset, err := f.speed.name("default", "", false)
+	if err != nil {
+		return o, err
+	}
+	if preset != "default" {
+		// The preset's run, where the command line does not set it.
+		w := walPreset(preset)
+		if !changed("runtime") {
+			f.runtime = w.Runtime.String()
+		}
+		if !changed("min-runtime") {
+			f.minRuntime = w.MinRuntime.String()
+		}
+		if !changed("min-samples") {
+			f.minSamples = w.MinSamples
+		}
 	}
 	bs, err := units.ParseSize(f.bs)
 	if err != nil {
