@@ -13,7 +13,6 @@ import (
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
-	"etcdbench/internal/verdict"
 )
 
 // capacityFlags are the settings of `etcd capacity`'s sweep.
@@ -79,8 +78,9 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	if err != nil || step < time.Second {
 		return etcdrun.Spec{}, run.Usagef("--step %q: want a duration of at least 1s, such as 10s", cf.step)
 	}
-	sc := etcdside.SweepConfig(start, maxRate, cf.factor, cf.resolution, step, verdict.Defaults(), "the members'", "")
-	if err := sc.Validate(); err != nil {
+	ec := etcdside.Command{Start: start, Max: maxRate, Factor: cf.factor, Resolution: cf.resolution, Step: step, Trace: !cf.noTrace}
+	sc, err := ec.Config()
+	if err != nil {
 		return etcdrun.Spec{}, run.Usage(err)
 	}
 	if err := f.refuseWrites(fmt.Sprintf("etcd capacity sends puts at rising rates up to %.0f/s for %v a step (deleted after each step)", maxRate, step)); err != nil {
@@ -95,13 +95,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	if err != nil {
 		return s, err
 	}
-	// The largest step's keys stay until it ends: room for it, per member.
-	p := etcdload.CheckPresets[len(etcdload.CheckPresets)-1]
-	p.Rate = maxRate
-	s.Space = etcdrun.CheckSpace(p, step, f.embed.members)
-	s.Name = "etcd-capacity"
-	s.Bench = etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: step, Thresholds: verdict.CheckPerfDefaults(),
-		Embedded: len(f.endpoints) == 0, Heartbeat: s.Embedded.HeartbeatInterval, Limits: etcdside.LimitDefaults(), Trace: !cf.noTrace,
-		MaxStepPuts: p.Puts(step)})
+	s.Space, s.Name = ec.Space(f.embed.members), "etcd-capacity"
+	s.Bench = ec.Bench(sc, len(f.endpoints) == 0, s.Embedded.HeartbeatInterval)
 	return s, nil
 }

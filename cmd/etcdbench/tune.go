@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -32,33 +31,12 @@ type tuneFlags struct {
 	load     loadFlags
 }
 
-// tuneLoad is the load of tune's runs before the flags: etcd's benchmark
-// defaults for op, shorter, but with enough concurrency that etcd batches
-// its WAL writes as it does under real load.
-func tuneLoad(op etcdload.Op) etcdload.Load {
-	l := etcdload.DefaultLoad(op)
-	l.Clients, l.Total, l.Duration = 16, 20000, 10*time.Second
-	return l
-}
-
-// tuneKinds are the loads tune can send: watch is left out, its figures
-// are event latencies that the table does not compare.
-func tuneKinds() []etcdload.Kind {
-	var ks []etcdload.Kind
-	for _, k := range etcdload.Kinds() {
-		if k.Op != etcdload.OpWatch {
-			ks = append(ks, k)
-		}
-	}
-	return ks
-}
-
 func (f *tuneFlags) register(fs *pflag.FlagSet) {
 	var names, loads []string
 	for _, s := range tune.Settings {
 		names = append(names, s.Name)
 	}
-	for _, k := range tuneKinds() {
+	for _, k := range tune.Kinds() {
 		loads = append(loads, string(k.Op))
 	}
 	f.dir.register(fs, "", "directory on the disk to test: each run's embedded etcd gets a fresh scratch directory inside it (or vary it: --vary dir=A,B)")
@@ -71,7 +49,7 @@ func (f *tuneFlags) register(fs *pflag.FlagSet) {
 	// what --save-dir and report are for.
 	f.out.registerFormats(fs, []string{"text", "json", "html"}, "tune has no Prometheus output (its runs would repeat one series): save the runs with --save-dir DIR and set them side by side with 'etcdbench compare DIR/tune-*.json'")
 	f.prog.register(fs)
-	f.load.register(fs, tuneLoad(etcdload.OpPut), tuneKinds(), "longest run; with --total, whichever comes first")
+	f.load.register(fs, tune.Load(etcdload.OpPut), tune.Kinds(), "longest run; with --total, whichever comes first")
 	// The defaults shown are put's; mixed reads keys it writes first.
 	fs.Lookup("key-space-size").Usage += " (the workload's when not given: mixed 1000)"
 }
@@ -93,7 +71,7 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 		return s, err
 	}
 	op := etcdload.Op(f.workload)
-	if !slices.ContainsFunc(tuneKinds(), func(k etcdload.Kind) bool { return k.Op == op }) {
+	if !slices.ContainsFunc(tune.Kinds(), func(k etcdload.Kind) bool { return k.Op == op }) {
 		return s, run.Usagef("--workload %q: want put, range, txn or mixed", f.workload)
 	}
 	var vs []tune.Vary
@@ -129,7 +107,7 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 	}
 	// The workload's defaults, tune's shorter defaults, and the flags
 	// given.
-	l := tuneLoad(op)
+	l := tune.Load(op)
 	if err := f.load.apply(cmd, &l); err != nil {
 		return s, err
 	}
