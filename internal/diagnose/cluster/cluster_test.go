@@ -1,0 +1,135 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"etcdbench/internal/diagnose/cluster"
+	"etcdbench/internal/etcdload"
+	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
+	"etcdbench/internal/testutil/hostetcd"
+)
+
+// config is a quick diagnosis of eps: a short window and deadline.
+func config(eps []string) cluster.Config {
+	return cluster.Config{Endpoints: eps, HTTP: etcdload.HTTPClient(nil), Window: time.Second, Timeout: 2 * time.Second, Reads: 50}
+}
+
+func endpoints(es []*hostetcd.Etcd) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Endpoint)
+	}
+	return out
+}
+
+// report runs the diagnosis and returns its cluster report and how long
+// it took.
+func report(t *testing.T, cfg cluster.Config) (*result.Cluster, *result.Result, error, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	res, err := cluster.Run(context.Background(), cfg)
+	took := time.Since(start)
+	if res == nil {
+		t.Fatalf("no report: %v", err)
+	}
+	return res.Workloads[0].Cluster, res, err, took
+}
+
+func rules(c *result.Cluster) []string {
+	var out []string
+	for _, f := range c.Findings {
+		out = append(out, f.Rule+"@"+f.Member)
+	}
+	return out
+}
+
+func dump(c *result.Cluster) string {
+	var b strings.Builder
+	for _, m := range c.Members {
+		fmt.Fprintf(&b, "%+v\n", m)
+	}
+	for _, f := range c.Findings {
+		fmt.Fprintf(&b, "%s %s %s: %s\n", f.Status, f.Rule, f.Member, f.Evidence)
+	}
+	return b.String()
+}
+
+// TestDebianCluster diagnoses a 3-member cluster of Debian's etcd 3.4:
+// healthy, one member frozen, a NOSPACE alarm, then one member stopped.
+func TestDebianCluster(t *testing.T) {
+	// Data in memory: this test is about what the members say, and a
+	// shared machine's disk would make the fresh cluster's syncs a
+	// finding.
+	var dirs []string
+	for range 3 {
+		dirs = append(dirs, filepath.Join(testutil.MemDir(t, "diagnose-cluster"), "data"))
+	}
+	es := hostetcd.StartCluster(t, dirs, "--quota-backend-bytes", "1048576")
+	eps := endpoints(es)
+	cfg := config(eps)
+
+	t.Run("healthy", func(t *testing.T) {
+		c, res, err, _ := report(t, cfg)
+		if err != nil || len(c.Findings) != 0 || res.Failed() {
+			t.Fatalf("healthy cluster: err %v, findings %v\n%s", err, rules(c), dump(c))
+		}
+		leaders := 0
+		for i, m := range c.Members {
+			if !m.Answered || m.Name != es[i].Name || m.Endpoint != eps[i] || m.Version == "" || m.RaftTerm == 0 || m.Revision == 0 || m.DBSize == 0 || len(m.Members) != 3 || m.HashKV == 0 {
+				t.Errorf("member %d: %+v", i, m)
+			}
+			if m.Quota != 1048576 {
+				t.Errorf("member %d: quota %d, want 1048576 from its metrics", i, m.Quota)
+			}
+			if m.SerializableRead == nil || m.LinearizableRead == nil || m.LinearizableRead.Count != int64(cfg.Reads) {
+				t.Errorf("member %d: reads %+v %+v", i, m.SerializableRead, m.LinearizableRead)
+			}
+			if m.IsLeader {
+				leaders++
+			}
+		}
+		if leaders != 1 || c.Voters != 3 || c.Answering != 3 || c.Quorum != 2 {
+			t.Errorf("leaders %d, voters %d answering %d quorum %d", leaders, c.Voters, c.Answering, c.Quorum)
+		}
+	})
+
+	t.Run("frozen", func(t *testing.T) {
+		frozen := es[2]
+		if err := syscall.Kill(frozen.PID(), syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = syscall.Kill(frozen.PID(), syscall.SIGCONT) }()
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", frozen.PID())); err != nil || !strings.Contains(string(st), ") T ") {
+			t.Fatalf("etcd %d is not stopped: %s %v", frozen.PID(), st, err)
+		}
+		c, _, err, took := report(t, cfg)
+		if !errors.Is(err, cluster.ErrUnreachable) {
+			t.Fatalf("err %v, want ErrUnreachable\n%s", err, dump(c))
+		}
+		// Generous: the window and two deadlines, twice over.
+		if bound := 2 * (cfg.Window + 2*cfg.Timeout); took > bound {
+			t.Errorf("took %v with a frozen member, want under %v", took, bound)
+		}
+		m := c.Members[2]
+		if m.Answered || m.Name != frozen.Name || !strings.Contains(m.Reason, "not answering") {
+			t.Errorf("frozen member: %+v", m)
+		}
+		if len(c.Findings) == 0 || c.Findings[0].Rule != "member-unreachable" || !strings.Contains(c.Findings[0].Member, frozen.Name) {
+			t.Errorf("findings %v, want member-unreachable of %s first\n%s", rules(c), frozen.Name, dump(c))
+		}
+		for i := range 2 {
+			if !c.Members[i].Answered || c.Members[i].LinearizableRead == nil {
+				t.Errorf("member %d not reported in full: %+v", i, c.Members[i])
+			}
+		}
+	})
+}
