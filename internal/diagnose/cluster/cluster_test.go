@@ -108,8 +108,13 @@ func TestDebianCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = syscall.Kill(frozen.PID(), syscall.SIGCONT) }()
-		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", frozen.PID())); err != nil || !strings.Contains(string(st), ") T ") {
-			t.Fatalf("etcd %d is not stopped: %s %v", frozen.PID(), st, err)
+		// The signal lands asynchronously: wait until the kernel says so.
+		var st []byte
+		if !testutil.Poll(5*time.Second, func() bool {
+			st, _ = os.ReadFile(fmt.Sprintf("/proc/%d/stat", frozen.PID()))
+			return strings.Contains(string(st), ") T ")
+		}) {
+			t.Fatalf("etcd %d is not stopped: %s", frozen.PID(), st)
 		}
 		c, _, err, took := report(t, cfg)
 		if !errors.Is(err, cluster.ErrUnreachable) {
@@ -130,6 +135,66 @@ func TestDebianCluster(t *testing.T) {
 			if !c.Members[i].Answered || c.Members[i].LinearizableRead == nil {
 				t.Errorf("member %d not reported in full: %+v", i, c.Members[i])
 			}
+		}
+	})
+
+	t.Run("nospace", func(t *testing.T) {
+		cli := es[0].Client(t)
+		defer cli.Close()
+		val := strings.Repeat("x", 100<<10)
+		var err error
+		for i := 0; i < 100 && err == nil; i++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err = cli.Put(ctx, fmt.Sprintf("/fill/%d", i), val)
+			cancel()
+		}
+		if err == nil || !strings.Contains(err.Error(), "space exceeded") {
+			t.Fatalf("filling a 1 MiB quota: %v", err)
+		}
+		c, res, err, _ := report(t, cfg)
+		if err != nil || !res.Failed() {
+			t.Fatalf("err %v, failed %v", err, res.Failed())
+		}
+		nospace := 0
+		for _, f := range c.Findings {
+			if f.Rule == "alarm-nospace" && f.Status == "FAIL" && f.Endpoint != "" && strings.Contains(f.Advice, "alarm disarm") {
+				nospace++
+			}
+		}
+		if nospace == 0 {
+			t.Errorf("no alarm-nospace finding naming a member: %v\n%s", rules(c), dump(c))
+		}
+		alarmed := 0
+		for _, m := range c.Members {
+			if len(m.Alarms) > 0 && m.Alarms[0] == "NOSPACE" {
+				alarmed++
+			}
+		}
+		if alarmed == 0 {
+			t.Errorf("no member lists the NOSPACE alarm\n%s", dump(c))
+		}
+	})
+
+	t.Run("stopped", func(t *testing.T) {
+		es[1].Stop()
+		c, _, err, _ := report(t, cfg)
+		if !errors.Is(err, cluster.ErrUnreachable) {
+			t.Fatalf("err %v, want ErrUnreachable\n%s", err, dump(c))
+		}
+		m := c.Members[1]
+		if m.Answered || m.Name != es[1].Name || !strings.Contains(m.Reason, "down") {
+			t.Errorf("stopped member: %+v", m)
+		}
+		if c.Voters != 3 || c.Answering != 2 || c.Quorum != 2 {
+			t.Errorf("quorum: voters %d answering %d quorum %d, want 3 2 2", c.Voters, c.Answering, c.Quorum)
+		}
+		for _, f := range c.Findings {
+			if f.Rule == "quorum-lost" {
+				t.Errorf("quorum held but reported lost: %s", f.Evidence)
+			}
+		}
+		if !strings.Contains(rules(c)[0], "member-unreachable@"+es[1].Name) {
+			t.Errorf("findings %v, want member-unreachable of %s first", rules(c), es[1].Name)
 		}
 	})
 }
