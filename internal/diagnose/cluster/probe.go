@@ -68,6 +68,11 @@ func classify(ctx context.Context, client *http.Client, endpoint string, timeout
 		return v, WrongEndpoint, fmt.Sprintf("%q is not a URL: %v", endpoint, err)
 	}
 	resp, err := client.Do(req)
+	if err != nil && strings.HasPrefix(endpoint, "http://") && errors.Is(err, io.EOF) {
+		// etcd's client port with TLS closes a plain HTTP request's
+		// connection without a word.
+		return v, TLSMismatch, "TLS mismatch: it closed the connection at a plain HTTP request, as a member that serves TLS does; give https:// (and --cacert) to reach it"
+	}
 	if err != nil {
 		f, r := failureOf(ctx, err, timeout)
 		return v, f, r
