@@ -126,4 +126,3 @@ input (no endpoints, no endpoint is etcd, a TLS mismatch on every one),
 	)
 	return cmd
 }
-
