@@ -64,7 +64,7 @@ func DefaultThresholds() Thresholds {
 			Source: "etcd's expensive-request warning (100 ms, --warning-apply-duration): a small read should take a fraction of it",
 		},
 		ReadRatio: verdict.Threshold{
-			ID: "read_p99_ratio", Title: "read p99 / the fastest member's", Limit: 5, Unit: "x",
+			ID: "read_p99_ratio", Title: "read p99 / the fastest member's", Limit: 5, Unit: "ratio",
 			Source: "etcdbench: members of one cluster serve the same small read through the same leader; five times the fastest is one member's own trouble",
 		},
 		ReadFloor: verdict.Threshold{
