@@ -28,7 +28,8 @@ var ErrNoMember = errors.New("no endpoint answered as etcd")
 // that did not answer it returns the report and an error wrapping
 // ErrUnreachable; when none answered, no report and one line per
 // endpoint (a usage error when each was a wrong endpoint or a TLS
-// mismatch). It ends within the window plus two deadlines.
+// mismatch). It ends within the window plus two deadlines, however many
+// members are slow.
 func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	var logs *diagnose.LogSummary
 	if cfg.Logs != "" {
@@ -49,15 +50,23 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 			}
 		}
 	}()
+	// The metrics end within the window and a deadline (a scrape each
+	// side); the questions get the window and a deadline too, however
+	// many of them a slow member makes wait, and the hashes one more.
+	start := time.Now()
+	askCtx, cancelAsk := context.WithDeadline(ctx, start.Add(cfg.Window+cfg.Timeout))
+	defer cancelAsk()
+	hashCtx, cancelHash := context.WithDeadline(ctx, start.Add(cfg.Window+2*cfg.Timeout))
+	defer cancelHash()
 	var sc scrapes
 	var wg sync.WaitGroup
 	wg.Go(func() { sc = collect(ctx, cfg) })
 	var pw sync.WaitGroup
 	for _, p := range probes {
-		pw.Go(func() { p.run(ctx, cfg) })
+		pw.Go(func() { p.run(askCtx, cfg) })
 	}
 	pw.Wait()
-	hashAll(ctx, cfg, probes)
+	hashAll(hashCtx, cfg, probes)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
