@@ -15,6 +15,7 @@ import (
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/testutil"
+	"etcdbench/internal/testutil/fusedelay"
 	"etcdbench/internal/testutil/hostetcd"
 )
 
@@ -64,15 +65,19 @@ func dump(c *result.Cluster) string {
 }
 
 // TestDebianCluster diagnoses a 3-member cluster of Debian's etcd 3.4:
-// healthy, one member frozen, a NOSPACE alarm, then one member stopped.
+// healthy, one member's disk slow, one member frozen, a NOSPACE alarm,
+// then one member stopped.
 func TestDebianCluster(t *testing.T) {
 	// Data in memory: this test is about what the members say, and a
 	// shared machine's disk would make the fresh cluster's syncs a
 	// finding.
 	var dirs []string
-	for range 3 {
+	for range 2 {
 		dirs = append(dirs, filepath.Join(testutil.MemDir(t, "diagnose-cluster"), "data"))
 	}
+	// The third member's syncs wait as long as the test says.
+	slow := fusedelay.Mount(t, testutil.MemDir(t, "diagnose-cluster"), 0)
+	dirs = append(dirs, filepath.Join(slow.Dir, "data"))
 	es := hostetcd.StartCluster(t, dirs, "--quota-backend-bytes", "1048576")
 	eps := endpoints(es)
 	cfg := config(eps)
@@ -99,6 +104,54 @@ func TestDebianCluster(t *testing.T) {
 		}
 		if leaders != 1 || c.Voters != 3 || c.Answering != 3 || c.Quorum != 2 {
 			t.Errorf("leaders %d, voters %d answering %d quorum %d", leaders, c.Voters, c.Answering, c.Quorum)
+		}
+	})
+
+	t.Run("slow disk", func(t *testing.T) {
+		slow.SetDelay(30 * time.Millisecond)
+		defer slow.SetDelay(0)
+		// Writes through the window: every member syncs its WAL.
+		cli := es[0].Client(t)
+		defer cli.Close()
+		done := make(chan struct{})
+		wrote := make(chan error, 1)
+		go func() {
+			var err error
+			for i := 0; err == nil; i++ {
+				select {
+				case <-done:
+					wrote <- nil
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err = cli.Put(ctx, fmt.Sprintf("/slow/%d", i%100), "v")
+				cancel()
+			}
+			wrote <- err
+		}()
+		c, res, err, _ := report(t, cfg)
+		close(done)
+		if werr := <-wrote; werr != nil {
+			t.Fatalf("writing during the diagnosis: %v", werr)
+		}
+		if err != nil || !res.Failed() {
+			t.Fatalf("err %v, failed %v", err, res.Failed())
+		}
+		var named bool
+		for _, f := range c.Findings {
+			if f.Rule == "slow-disk-wal" {
+				if f.Member != es[2].Name+" ("+es[2].Endpoint+")" {
+					t.Errorf("slow-disk-wal names %s, want only %s: %s", f.Member, es[2].Name, f.Evidence)
+				}
+				named = named || f.Value >= 0.03 && strings.Contains(f.Evidence, "WAL fdatasync p99")
+			}
+		}
+		if !named {
+			t.Errorf("the slow disk of %s is not named with its figures: %v\n%s", es[2].Name, rules(c), dump(c))
+		}
+		if p := res.Workloads[0].Figure("member2_wal_fsync_p99"); p == nil || p.Value < 0.03 {
+			t.Errorf("member2_wal_fsync_p99 %+v, want >= 30ms", p)
 		}
 	})
 
