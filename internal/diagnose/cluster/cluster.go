@@ -93,7 +93,11 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		fs[i].Member = relabel(fs[i].Member, v.labels)
 	}
 	rules := Rules()
-	fs = append(fs, v.check(rules, DefaultThresholds())...)
+	th := DefaultThresholds()
+	if cfg.Thresholds != nil {
+		th = *cfg.Thresholds
+	}
+	fs = append(fs, v.check(rules, th)...)
 	diagnose.Rank(fs)
 
 	w := diagnose.Workload("diagnose-cluster", ev, fs, metricRules)

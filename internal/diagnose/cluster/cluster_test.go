@@ -111,30 +111,9 @@ func TestDebianCluster(t *testing.T) {
 		slow.SetDelay(30 * time.Millisecond)
 		defer slow.SetDelay(0)
 		// Writes through the window: every member syncs its WAL.
-		cli := es[0].Client(t)
-		defer cli.Close()
-		done := make(chan struct{})
-		wrote := make(chan error, 1)
-		go func() {
-			var err error
-			for i := 0; err == nil; i++ {
-				select {
-				case <-done:
-					wrote <- nil
-					return
-				default:
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				_, err = cli.Put(ctx, fmt.Sprintf("/slow/%d", i%100), "v")
-				cancel()
-			}
-			wrote <- err
-		}()
+		stop := writeThrough(t, es[0])
 		c, res, err, _ := report(t, cfg)
-		close(done)
-		if werr := <-wrote; werr != nil {
-			t.Fatalf("writing during the diagnosis: %v", werr)
-		}
+		stop()
 		if err != nil || !res.Failed() {
 			t.Fatalf("err %v, failed %v", err, res.Failed())
 		}
@@ -152,6 +131,53 @@ func TestDebianCluster(t *testing.T) {
 		}
 		if p := res.Workloads[0].Figure("member2_wal_fsync_p99"); p == nil || p.Value < 0.03 {
 			t.Errorf("member2_wal_fsync_p99 %+v, want >= 30ms", p)
+		}
+	})
+
+	t.Run("learner lags", func(t *testing.T) {
+		lm := fusedelay.Mount(t, testutil.MemDir(t, "diagnose-cluster"), 0)
+		learner := hostetcd.JoinLearner(t, es, filepath.Join(lm.Dir, "data"), "--quota-backend-bytes", "1048576")
+		defer learner.Stop()
+		lm.SetDelay(300 * time.Millisecond)
+		stop := writeThrough(t, es[0])
+		// The writes are under way before the members are asked.
+		cli := es[0].Client(t)
+		defer cli.Close()
+		rev := func() int64 {
+			r, err := cli.Get(context.Background(), "/through/0")
+			if err != nil {
+				return 0
+			}
+			return r.Header.Revision
+		}
+		from := rev()
+		if !testutil.Poll(20*time.Second, func() bool { return rev() >= from+100 }) {
+			t.Fatalf("100 writes did not pass in 20 s")
+		}
+		lcfg := config(append(append([]string(nil), eps...), learner.Endpoint))
+		// A lag of thousands of entries takes minutes of writes: the
+		// limit is lowered to what a 300 ms sync leaves behind.
+		th := cluster.DefaultThresholds()
+		th.Lag.Limit = 10
+		lcfg.Thresholds = &th
+		c, _, err, _ := report(t, lcfg)
+		stop()
+		if err != nil {
+			t.Fatalf("err %v\n%s", err, dump(c))
+		}
+		m := c.Members[3]
+		if !m.IsLearner || m.Name != learner.Name || m.SerializableRead == nil || m.LinearizableRead != nil {
+			t.Errorf("learner: %+v", m)
+		}
+		if c.Voters != 3 || c.Quorum != 2 {
+			t.Errorf("a learner counted as a voter: voters %d quorum %d", c.Voters, c.Quorum)
+		}
+		var named bool
+		for _, f := range c.Findings {
+			named = named || f.Rule == "raft-lag" && f.Status == "WARN" && strings.Contains(f.Member, learner.Name) && strings.Contains(f.Evidence, "learner")
+		}
+		if !named {
+			t.Errorf("the lagging learner is not named: %v\n%s", rules(c), dump(c))
 		}
 	})
 
@@ -250,4 +276,37 @@ func TestDebianCluster(t *testing.T) {
 			t.Errorf("findings %v, want member-unreachable of %s first", rules(c), es[1].Name)
 		}
 	})
+}
+
+// writeThrough puts small values through e until the returned stop is
+// called, which fails the test if a put failed.
+func writeThrough(t *testing.T, e *hostetcd.Etcd) (stop func()) {
+	t.Helper()
+	cli := e.Client(t)
+	done := make(chan struct{})
+	wrote := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; err == nil; i++ {
+			select {
+			case <-done:
+				wrote <- nil
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err = cli.Put(ctx, fmt.Sprintf("/through/%d", i%100), "v")
+			cancel()
+		}
+		wrote <- err
+	}()
+	return func() {
+		t.Helper()
+		close(done)
+		err := <-wrote
+		cli.Close()
+		if err != nil {
+			t.Fatalf("writing during the diagnosis: %v", err)
+		}
+	}
 }

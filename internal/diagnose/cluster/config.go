@@ -22,6 +22,8 @@ type Config struct {
 	Timeout time.Duration
 	// Reads is the number of reads of each consistency per member.
 	Reads int
+	// Thresholds are the cluster rules' limits (nil: DefaultThresholds).
+	Thresholds *Thresholds
 	// Logs is an etcd log to run diagnose's log rules over ("": none).
 	Logs string
 	// Args is the command line, for the result.

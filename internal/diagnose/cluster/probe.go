@@ -165,6 +165,10 @@ func (p *probe) run(ctx context.Context, cfg Config) {
 		p.notes = append(p.notes, fmt.Sprintf("alarm list: %v", err))
 	}
 	p.serializable = p.reads(ctx, cfg, "serializable", clientv3.WithSerializable())
+	if st.IsLearner {
+		p.notes = append(p.notes, "a learner serves no linearizable reads: only serializable ones were timed")
+		return
+	}
 	p.linearizable = p.reads(ctx, cfg, "linearizable")
 }
 

@@ -31,8 +31,11 @@ type Etcd struct {
 	Name, DataDir, Endpoint string
 	bin, log, peer          string
 	args                    []string
-	// initial is --initial-cluster ("": this member alone).
-	initial string
+	// initial is --initial-cluster, state --initial-cluster-state.
+	initial, state string
+	// learner: a learner rejects linearizable reads, so waiting for it
+	// reads serializably.
+	learner bool
 	cmd     *exec.Cmd
 	done    chan struct{}
 }
@@ -81,6 +84,37 @@ func StartCluster(t *testing.T, dataDirs []string, args ...string) []*Etcd {
 	return es
 }
 
+// JoinLearner adds a member to the cluster of es as a learner (etcd0...
+// etcdN by place), starts it with its data in dataDir ("": a new
+// temporary directory) and its further flags args, and waits until it
+// answers; it is stopped when t ends.
+func JoinLearner(t *testing.T, es []*Etcd, dataDir string, args ...string) *Etcd {
+	t.Helper()
+	e := newEtcd(t, fmt.Sprintf("etcd%d", len(es)), dataDir, args)
+	e.state, e.learner = "existing", true
+	cli := es[0].Client(t)
+	defer cli.Close()
+	// etcd refuses a new member until every member has been connected
+	// for its health interval (5 s, "unhealthy cluster").
+	var err error
+	if !testutil.Poll(30*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err = cli.MemberAddAsLearner(ctx, []string{e.peer})
+		return err == nil
+	}) {
+		t.Fatalf("adding a learner: %v", err)
+	}
+	var initial []string
+	for _, m := range append(append([]*Etcd(nil), es...), e) {
+		initial = append(initial, m.Name+"="+m.peer)
+	}
+	e.initial = strings.Join(initial, ",")
+	e.spawn(t)
+	e.wait(t)
+	return e
+}
+
 func newEtcd(t *testing.T, name, dataDir string, args []string) *Etcd {
 	t.Helper()
 	bin, err := exec.LookPath("etcd")
@@ -91,7 +125,7 @@ func newEtcd(t *testing.T, name, dataDir string, args []string) *Etcd {
 	if dataDir == "" {
 		dataDir = filepath.Join(dir, "data")
 	}
-	e := &Etcd{Name: name, DataDir: dataDir, bin: bin, log: filepath.Join(dir, "etcd.log"), args: args}
+	e := &Etcd{Name: name, DataDir: dataDir, bin: bin, log: filepath.Join(dir, "etcd.log"), args: args, state: "new"}
 	e.Endpoint = fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
 	e.peer = fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
 	t.Cleanup(e.Stop)
@@ -117,7 +151,7 @@ func (e *Etcd) spawn(t *testing.T) {
 	e.cmd = exec.Command(e.bin, append([]string{"--name", e.Name, "--data-dir", e.DataDir,
 		"--listen-client-urls", e.Endpoint, "--advertise-client-urls", e.Endpoint,
 		"--listen-peer-urls", e.peer, "--initial-advertise-peer-urls", e.peer,
-		"--initial-cluster", e.initial, "--initial-cluster-state", "new"}, e.args...)...)
+		"--initial-cluster", e.initial, "--initial-cluster-state", e.state}, e.args...)...)
 	e.cmd.Stdout, e.cmd.Stderr = logf, logf
 	for _, kv := range os.Environ() { // etcd reads ETCD_* as flags
 		if !strings.HasPrefix(kv, "ETCD_") {
@@ -141,7 +175,11 @@ func (e *Etcd) wait(t *testing.T) {
 	if testutil.Poll(30*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_, err = cli.Get(ctx, "probe")
+		if e.learner {
+			_, err = cli.Get(ctx, "probe", clientv3.WithSerializable())
+		} else {
+			_, err = cli.Get(ctx, "probe")
+		}
 		select {
 		case <-e.done:
 			t.Fatalf("etcd exited: %v\n%s", e.cmd.ProcessState, e.LogTail())
