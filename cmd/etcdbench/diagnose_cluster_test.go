@@ -98,6 +98,16 @@ func TestDiagnoseClusterTLS(t *testing.T) {
 			}
 		}
 	})
+	t.Run("logs", func(t *testing.T) {
+		r := runBin(t, runOpts{}, append(append(base, tlsArgs...), "--logs", capture("etcd35-zap-slowdisk.log"), "-o", "json")...)
+		if r.code != exitFail {
+			t.Fatalf("exit %d, want 1; stderr %s", r.code, r.stderr)
+		}
+		w := diagnosis(t, r.stdout)
+		if len(w.Cluster.Findings) == 0 || w.Cluster.Findings[0].Rule != "slow-disk-logs" || w.Cluster.Findings[0].Member != "logs" {
+			t.Errorf("want the log's slow fdatasyncs first: %+v", w.Cluster.Findings)
+		}
+	})
 	for _, tc := range []struct {
 		name string
 		args []string
