@@ -321,14 +321,8 @@ func TestCapacityLimitsMatchSchema(t *testing.T) {
 				Steps: []result.CapacityStep{{Phase: "ladder", Rate: 200, Status: verdict.Fail, Failed: "wal_fsync_p99: slow",
 					Extra: []result.Figure{{Name: "member0_cpu", Value: 0.5, Unit: "x", Description: "d"}}}}},
 		}
-		r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
-			StartedAt: time.Now(), Workloads: []result.Workload{w}}
-		r.Finish(time.Now())
-		var b bytes.Buffer
-		if err := report.JSON(&b, r); err != nil {
-			t.Fatal(err)
-		}
-		t.Run(string(bend), func(t *testing.T) { checkDoc(t, schema, b.Bytes()) })
+		b := workloadJSON(t, w)
+		t.Run(string(bend), func(t *testing.T) { checkDoc(t, schema, b) })
 	}
 }
 
@@ -352,16 +346,10 @@ func TestClusterMatchesSchema(t *testing.T) {
 	for name, cl := range map[string]*result.Cluster{"cluster": c, "before the cluster report": nil} {
 		w := result.Workload{Name: "diagnose-cluster", Description: "d", Parameters: map[string]any{}, Stop: result.Stop{Mode: "time", Reason: "r"},
 			Latencies: []result.Latency{}, Series: []stats.SecondSample{}, Verdicts: []verdict.Verdict{}, Cluster: cl}
-		r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
-			StartedAt: time.Now(), Workloads: []result.Workload{w}}
-		r.Finish(time.Now())
-		var b bytes.Buffer
-		if err := report.JSON(&b, r); err != nil {
-			t.Fatal(err)
-		}
+		b := workloadJSON(t, w)
 		t.Run(name, func(t *testing.T) {
-			checkDoc(t, schema, b.Bytes())
-			back, err := result.Read(bytes.NewReader(b.Bytes()))
+			checkDoc(t, schema, b)
+			back, err := result.Read(bytes.NewReader(b))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -370,4 +358,17 @@ func TestClusterMatchesSchema(t *testing.T) {
 			}
 		})
 	}
+}
+
+// workloadJSON is the JSON of a finished result holding w alone.
+func workloadJSON(t *testing.T, w result.Workload) []byte {
+	t.Helper()
+	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
+		StartedAt: time.Now(), Workloads: []result.Workload{w}}
+	r.Finish(time.Now())
+	var b bytes.Buffer
+	if err := report.JSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -25,7 +25,7 @@ type Rule struct {
 // Rules returns the cluster rules.
 func Rules() []*Rule {
 	return []*Rule{
-		{Rule: diagnose.Rule{ID: "member-unreachable", Title: "the member does not answer", Kind: finding.Unreachable, Rank: 1, Source: "etcdctl endpoint health: every member answers its client URL"}, check: checkUnreachable},
+		{Rule: diagnose.Rule{ID: "member-unreachable", Title: "no answer", Kind: finding.Unreachable, Rank: 1, Source: "etcdctl endpoint health: every member answers its client URL"}, check: checkUnreachable},
 		{Rule: diagnose.Rule{ID: "hash-mismatch", Title: "the key space differs from the other members'", Kind: finding.Corruption, Rank: 2, Source: "etcdctl endpoint hashkv; etcd's corruption check (op-guide/data_corruption.md)"}, check: checkHashes},
 		{Rule: diagnose.Rule{ID: "alarm-corrupt", Title: "etcd raised the CORRUPT alarm", Kind: finding.Corruption, Rank: 2, Source: "etcd op-guide/data_corruption.md"}, check: checkAlarm("CORRUPT")},
 		{Rule: diagnose.Rule{ID: "quorum-lost", Title: "fewer voting members answer than a quorum", Kind: finding.Leader, Rank: 3, Source: "etcd docs faq.md (a cluster of n members needs n/2+1)"}, check: checkQuorum},
