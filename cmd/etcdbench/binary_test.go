@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/testutil"
 )
 
@@ -56,6 +57,10 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	// A member of a 3-member embedded etcd is this test binary again.
+	if code, ok := etcdcluster.MaybeRunMember(); ok {
+		os.Exit(code)
+	}
 	os.Exit(testMain(m))
 }
 

@@ -84,7 +84,8 @@ func markers(path string) (begin, end string) {
 }
 
 // documented are the commands whose flags the reference lists: every
-// runnable one.
+// runnable one (a group only when it takes flags of its own, as
+// `diagnose --endpoints`).
 func documented(root *cobra.Command) []*cobra.Command {
 	var out []*cobra.Command
 	var walk func(*cobra.Command)
@@ -92,7 +93,7 @@ func documented(root *cobra.Command) []*cobra.Command {
 		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
 			return
 		}
-		if c.Runnable() && (c.HasParent() || c.Name() == "etcdbench") && !(c.HasSubCommands() && c.HasParent()) {
+		if c.Runnable() && (c.HasParent() || c.Name() == "etcdbench") && !(c.HasSubCommands() && c.HasParent() && !c.LocalNonPersistentFlags().HasAvailableFlags()) {
 			out = append(out, c)
 		}
 		for _, s := range c.Commands() {

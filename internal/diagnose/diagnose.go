@@ -25,6 +25,15 @@ func Diagnose(ev Evidence, th verdict.DiagnoseThresholds, rules []*Rule) []Findi
 			out = append(out, f)
 		}
 	}
+	Rank(out)
+	return out
+}
+
+// Rank orders findings as Diagnose does: FAIL before WARN, then causes
+// before symptoms (Rule.Rank), then the furthest over its limit first.
+// Findings of other rules (a live cluster's status) are ranked with the
+// metrics' this way.
+func Rank(out []Finding) {
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Status != b.Status {
@@ -35,7 +44,6 @@ func Diagnose(ev Evidence, th verdict.DiagnoseThresholds, rules []*Rule) []Findi
 		}
 		return a.severity() > b.severity()
 	})
-	return out
 }
 
 // healthy is the verdict when no rule fires.

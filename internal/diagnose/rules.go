@@ -69,7 +69,9 @@ const (
 		"--heartbeat-interval to about the peer round trip and --election-timeout to about 10 x that (e.g. 150 ms / 1500 ms)"
 	adviceElection = "leader changes stall writes for an election timeout each; the cause is usually a slow disk, CPU starvation or the network " +
 		"(see the other findings); tune --heartbeat-interval and --election-timeout to the peer round trip once those are fixed"
-	adviceQuota = "compact old revisions (etcdctl compact <rev>, or --auto-compaction-retention), defragment each member " +
+	// AdviceQuota is what to do about a db at its quota or a NOSPACE
+	// alarm.
+	AdviceQuota = "compact old revisions (etcdctl compact <rev>, or --auto-compaction-retention), defragment each member " +
 		"(etcdctl defrag, one member at a time), disarm the NOSPACE alarm (etcdctl alarm disarm), and raise --quota-backend-bytes (8 GiB at most is advised) if the data really grew"
 	adviceDefrag = "defragment each member in turn (etcdctl defrag --endpoints <one member>): it rewrites the file to its in-use size; " +
 		"it blocks that member while it runs, so do it off-peak"
@@ -307,12 +309,12 @@ func checkQuota(ev Evidence, th verdict.DiagnoseThresholds) []Finding {
 		out = append(out, Finding{
 			Member: m.Name, Status: verdict.Fail, Threshold: th.DBQuota, Value: r,
 			Evidence: fmt.Sprintf("the db file is %s of a %s quota (%.0f %%), %s of it in use", mib(m.DBSize), mib(m.Quota), 100*r, mib(m.DBInUse)),
-			Advice:   adviceQuota,
+			Advice:   AdviceQuota,
 		})
 	}
 	if n := ev.Logs.Count(KindSpaceExceeded); n > 0 {
 		out = append(out, Finding{
-			Member: "logs", Status: verdict.Fail, Value: float64(n), Advice: adviceQuota,
+			Member: "logs", Status: verdict.Fail, Value: float64(n), Advice: AdviceQuota,
 			Threshold: logThreshold("log_db_space_exceeded", "\"database space exceeded\" and NOSPACE alarm log lines", "etcd op-guide/maintenance.md: at the quota etcd raises NOSPACE and refuses writes"),
 			Evidence:  fmt.Sprintf("%d \"database space exceeded\" or NOSPACE alarm lines, first at %s", n, stamp(ev.Logs.Kinds[KindSpaceExceeded].Worst.Time)),
 		})

@@ -57,6 +57,13 @@ const (
 	Contention Kind = "contention"
 	// Requests: requests or proposals fail.
 	Requests Kind = "requests"
+	// Unreachable: a member does not answer, or the endpoint is not etcd.
+	Unreachable Kind = "unreachable"
+	// Disagreement: members disagree on what they should share (the
+	// member list, the cluster, the leader, the versions).
+	Disagreement Kind = "disagreement"
+	// Corruption: members' data differ, or etcd raised its CORRUPT alarm.
+	Corruption Kind = "corruption"
 	// Unknown: a rule failed with every resource within its limits.
 	Unknown Kind = "unknown"
 )
@@ -99,6 +106,9 @@ var Kinds = []Info{
 	{Kind: Leader, Name: "leader instability", Rank: 8},
 	{Kind: Client, Name: "the load generator's machine", Rank: 9},
 	{Kind: Requests, Name: "failing requests", Rank: 10},
+	{Kind: Unreachable, Name: "a member does not answer", Rank: 0},
+	{Kind: Corruption, Name: "members' data differ", Rank: 0},
+	{Kind: Disagreement, Name: "members disagree", Rank: 2},
 	{Kind: Unknown, Name: "no resource at its limit", Rank: 100},
 }
 

@@ -22,7 +22,7 @@ var layerOf = map[string]int{
 
 	"tune": 9, "capacity": 9,
 
-	"capacity/etcdside": 8,
+	"capacity/etcdside": 8, "diagnose/cluster": 8,
 
 	"etcdrun": 7, "diagnose": 7, "exporter": 7,
 

@@ -75,6 +75,90 @@ type Workload struct {
 	// Capacity is a capacity sweep's answer and curve (the capacity
 	// workload only).
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Cluster is a live cluster's health as each member reported it
+	// (`diagnose --endpoints` only).
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster is what `diagnose --endpoints` found: every member as it
+// answered (or why it did not), and the findings ranked, each naming the
+// member.
+type Cluster struct {
+	Members  []ClusterMember  `json:"members"`
+	Findings []ClusterFinding `json:"findings"`
+	// Voters is the number of voting members in the member lists,
+	// Answering how many of them answered, and Quorum how many a
+	// majority needs.
+	Voters    int `json:"voters"`
+	Answering int `json:"answering"`
+	Quorum    int `json:"quorum"`
+	// TimeoutNs is the deadline of every call to one member.
+	TimeoutNs int64 `json:"timeout_ns"`
+}
+
+// ClusterMember is one member's status as it reported it. The raft,
+// revision and db fields are absent when it did not answer.
+type ClusterMember struct {
+	Name     string `json:"name"`
+	Endpoint string `json:"endpoint"`
+	// Answered is false when the member did not answer; Reason says why
+	// (down, not answering in time, not etcd, TLS mismatch).
+	Answered bool   `json:"answered"`
+	Reason   string `json:"reason,omitempty"`
+	ID       string `json:"id,omitempty"` // hexadecimal, as etcdctl prints it
+	// ClusterID is the cluster the member says it belongs to.
+	ClusterID      string `json:"cluster_id,omitempty"`
+	Version        string `json:"version,omitempty"`
+	StorageVersion string `json:"storage_version,omitempty"`
+	// Leader is the ID of the leader as this member sees it.
+	Leader      string `json:"leader,omitempty"`
+	IsLeader    bool   `json:"is_leader"`
+	IsLearner   bool   `json:"is_learner"`
+	RaftTerm    uint64 `json:"raft_term,omitempty"`
+	RaftIndex   uint64 `json:"raft_index,omitempty"`
+	RaftApplied uint64 `json:"raft_applied_index,omitempty"`
+	// Lag is how many raft entries this member has applied fewer than
+	// the leader has committed.
+	Lag             uint64   `json:"lag"`
+	Revision        int64    `json:"revision,omitempty"`
+	CompactRevision int64    `json:"compact_revision,omitempty"`
+	DBSize          int64    `json:"db_size,omitempty"`
+	DBInUse         int64    `json:"db_in_use,omitempty"`
+	Quota           int64    `json:"quota,omitempty"`
+	Alarms          []string `json:"alarms,omitempty"`
+	// Members is the member list as this member sees it (names or IDs).
+	Members []string `json:"members,omitempty"`
+	// HashKV is the hash of the key space at HashRevision.
+	HashKV       uint32 `json:"hash_kv,omitempty"`
+	HashRevision int64  `json:"hash_revision,omitempty"`
+	// Reads are the serializable and linearizable read latencies.
+	SerializableRead *ReadLatency `json:"serializable_read,omitempty"`
+	LinearizableRead *ReadLatency `json:"linearizable_read,omitempty"`
+}
+
+// ReadLatency is a series of small reads' latency at one member.
+type ReadLatency struct {
+	Count int64 `json:"count"`
+	P50Ns int64 `json:"p50_ns"`
+	P99Ns int64 `json:"p99_ns"`
+	MaxNs int64 `json:"max_ns"`
+}
+
+// ClusterFinding is one finding of `diagnose --endpoints`, in rank order
+// (the first is the top cause); its verdict is the workload's verdict of
+// the same rank.
+type ClusterFinding struct {
+	Rank     int     `json:"rank"`
+	Rule     string  `json:"rule"`
+	Kind     string  `json:"kind"`
+	Status   string  `json:"status"`
+	Member   string  `json:"member"`
+	Endpoint string  `json:"endpoint,omitempty"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Limit    float64 `json:"limit"`
+	Evidence string  `json:"evidence"`
+	Advice   string  `json:"advice"`
 }
 
 // Capacity is what a sweep of rising offered rates found: the highest

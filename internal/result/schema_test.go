@@ -321,13 +321,54 @@ func TestCapacityLimitsMatchSchema(t *testing.T) {
 				Steps: []result.CapacityStep{{Phase: "ladder", Rate: 200, Status: verdict.Fail, Failed: "wal_fsync_p99: slow",
 					Extra: []result.Figure{{Name: "member0_cpu", Value: 0.5, Unit: "x", Description: "d"}}}}},
 		}
-		r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
-			StartedAt: time.Now(), Workloads: []result.Workload{w}}
-		r.Finish(time.Now())
-		var b bytes.Buffer
-		if err := report.JSON(&b, r); err != nil {
-			t.Fatal(err)
-		}
-		t.Run(string(bend), func(t *testing.T) { checkDoc(t, schema, b.Bytes()) })
+		b := workloadJSON(t, w)
+		t.Run(string(bend), func(t *testing.T) { checkDoc(t, schema, b) })
 	}
+}
+
+// TestClusterMatchesSchema checks a diagnose-cluster workload with every
+// field of its cluster report set, and one without it (results written
+// before it existed load and validate as before).
+func TestClusterMatchesSchema(t *testing.T) {
+	schema := loadSchema(t)
+	read := &result.ReadLatency{Count: 200, P50Ns: 1e6, P99Ns: 3e6, MaxNs: 4e6}
+	c := &result.Cluster{Voters: 3, Answering: 2, Quorum: 2, TimeoutNs: 5e9,
+		Members: []result.ClusterMember{
+			{Name: "etcd0", Endpoint: "http://127.0.0.1:2379", Answered: true, ID: "a1", ClusterID: "c1", Version: "3.6.0", StorageVersion: "3.6.0",
+				Leader: "a1", IsLeader: true, RaftTerm: 2, RaftIndex: 9, RaftApplied: 9, Lag: 0, Revision: 5, CompactRevision: -1,
+				DBSize: 20480, DBInUse: 16384, Quota: 1 << 20, Alarms: []string{"NOSPACE"}, Members: []string{"etcd0=a1", "etcd1=b2(learner)"},
+				HashKV: 7, HashRevision: 5, SerializableRead: read, LinearizableRead: read},
+			{Name: "etcd1", Endpoint: "http://127.0.0.1:2381", Reason: "down: connection refused"},
+		},
+		Findings: []result.ClusterFinding{{Rank: 1, Rule: "member-unreachable", Kind: string(finding.Unreachable), Status: "FAIL",
+			Member: "etcd1 (http://127.0.0.1:2381)", Endpoint: "http://127.0.0.1:2381", Value: 1, Unit: "count", Limit: 1, Evidence: "e", Advice: "a"}},
+	}
+	for name, cl := range map[string]*result.Cluster{"cluster": c, "before the cluster report": nil} {
+		w := result.Workload{Name: "diagnose-cluster", Description: "d", Parameters: map[string]any{}, Stop: result.Stop{Mode: "time", Reason: "r"},
+			Latencies: []result.Latency{}, Series: []stats.SecondSample{}, Verdicts: []verdict.Verdict{}, Cluster: cl}
+		b := workloadJSON(t, w)
+		t.Run(name, func(t *testing.T) {
+			checkDoc(t, schema, b)
+			back, err := result.Read(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := back.Workloads[0].Cluster; (got == nil) != (cl == nil) || got != nil && got.Members[0].LinearizableRead.P99Ns != read.P99Ns {
+				t.Errorf("read back: %+v", got)
+			}
+		})
+	}
+}
+
+// workloadJSON is the JSON of a finished result holding w alone.
+func workloadJSON(t *testing.T, w result.Workload) []byte {
+	t.Helper()
+	r := &result.Result{Schema: result.SchemaID, Tool: result.Tool{Name: "etcdbench", Version: result.Version, Args: []string{"test"}},
+		StartedAt: time.Now(), Workloads: []result.Workload{w}}
+	r.Finish(time.Now())
+	var b bytes.Buffer
+	if err := report.JSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -1,8 +1,9 @@
 // Package hostetcd runs Debian's etcd (etcd-server) as a process of its
-// own for tests: one member on free 127.0.0.1 ports with its data in a
-// temporary directory, as a static pod's etcd runs on a node, with what
-// the tests do to it (puts, its own WAL fsync count, a restart). A test
-// without etcd on PATH is skipped.
+// own for tests: one member (or a cluster of several, StartCluster) on
+// free 127.0.0.1 ports with its data in a temporary directory, as a
+// static pod's etcd runs on a node, with what the tests do to it (puts,
+// its own WAL fsync count, a restart). A test without etcd on PATH is
+// skipped.
 package hostetcd
 
 import (
@@ -30,8 +31,13 @@ type Etcd struct {
 	Name, DataDir, Endpoint string
 	bin, log, peer          string
 	args                    []string
-	cmd                     *exec.Cmd
-	done                    chan struct{}
+	// initial is --initial-cluster, state --initial-cluster-state.
+	initial, state string
+	// learner: a learner rejects linearizable reads, so waiting for it
+	// reads serializably.
+	learner bool
+	cmd     *exec.Cmd
+	done    chan struct{}
 }
 
 // FreePort returns a TCP port free on 127.0.0.1 now.
@@ -50,6 +56,67 @@ func FreePort(t testing.TB) int {
 // answers; it is stopped when t ends.
 func Start(t *testing.T, name, dataDir string, args ...string) *Etcd {
 	t.Helper()
+	e := newEtcd(t, name, dataDir, args)
+	e.initial = e.Name + "=" + e.peer
+	e.Restart(t)
+	return e
+}
+
+// StartCluster starts a cluster of one member per data dir (etcd0,
+// etcd1...; "": a new temporary directory), each a process of its own
+// with its further flags args, and waits until every one answers; they
+// are stopped when t ends.
+func StartCluster(t *testing.T, dataDirs []string, args ...string) []*Etcd {
+	t.Helper()
+	es := make([]*Etcd, len(dataDirs))
+	var initial []string
+	for i := range es {
+		es[i] = newEtcd(t, fmt.Sprintf("etcd%d", i), dataDirs[i], args)
+		initial = append(initial, es[i].Name+"="+es[i].peer)
+	}
+	for _, e := range es {
+		e.initial = strings.Join(initial, ",")
+		e.spawn(t)
+	}
+	for _, e := range es {
+		e.wait(t)
+	}
+	return es
+}
+
+// JoinLearner adds a member to the cluster of es as a learner (etcd0...
+// etcdN by place), starts it with its data in dataDir ("": a new
+// temporary directory) and its further flags args, and waits until it
+// answers; it is stopped when t ends.
+func JoinLearner(t *testing.T, es []*Etcd, dataDir string, args ...string) *Etcd {
+	t.Helper()
+	e := newEtcd(t, fmt.Sprintf("etcd%d", len(es)), dataDir, args)
+	e.state, e.learner = "existing", true
+	cli := es[0].Client(t)
+	defer cli.Close()
+	// etcd refuses a new member until every member has been connected
+	// for its health interval (5 s, "unhealthy cluster").
+	var err error
+	if !testutil.Poll(30*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err = cli.MemberAddAsLearner(ctx, []string{e.peer})
+		return err == nil
+	}) {
+		t.Fatalf("adding a learner: %v", err)
+	}
+	var initial []string
+	for _, m := range append(append([]*Etcd(nil), es...), e) {
+		initial = append(initial, m.Name+"="+m.peer)
+	}
+	e.initial = strings.Join(initial, ",")
+	e.spawn(t)
+	e.wait(t)
+	return e
+}
+
+func newEtcd(t *testing.T, name, dataDir string, args []string) *Etcd {
+	t.Helper()
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
 		t.Skip("etcd is not on PATH (Debian: apt-get install etcd-server): skipping the test with a real etcd")
@@ -58,17 +125,23 @@ func Start(t *testing.T, name, dataDir string, args ...string) *Etcd {
 	if dataDir == "" {
 		dataDir = filepath.Join(dir, "data")
 	}
-	e := &Etcd{Name: name, DataDir: dataDir, bin: bin, log: filepath.Join(dir, "etcd.log"), args: args}
+	e := &Etcd{Name: name, DataDir: dataDir, bin: bin, log: filepath.Join(dir, "etcd.log"), args: args, state: "new"}
 	e.Endpoint = fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
 	e.peer = fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
 	t.Cleanup(e.Stop)
-	e.Restart(t)
 	return e
 }
 
 // Restart runs etcd (again, on the same data dir and ports) and waits
 // until it answers.
 func (e *Etcd) Restart(t *testing.T) {
+	t.Helper()
+	e.spawn(t)
+	e.wait(t)
+}
+
+// spawn runs the etcd process.
+func (e *Etcd) spawn(t *testing.T) {
 	t.Helper()
 	logf, err := os.OpenFile(e.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -78,7 +151,7 @@ func (e *Etcd) Restart(t *testing.T) {
 	e.cmd = exec.Command(e.bin, append([]string{"--name", e.Name, "--data-dir", e.DataDir,
 		"--listen-client-urls", e.Endpoint, "--advertise-client-urls", e.Endpoint,
 		"--listen-peer-urls", e.peer, "--initial-advertise-peer-urls", e.peer,
-		"--initial-cluster", e.Name + "=" + e.peer, "--initial-cluster-state", "new"}, e.args...)...)
+		"--initial-cluster", e.initial, "--initial-cluster-state", e.state}, e.args...)...)
 	e.cmd.Stdout, e.cmd.Stderr = logf, logf
 	for _, kv := range os.Environ() { // etcd reads ETCD_* as flags
 		if !strings.HasPrefix(kv, "ETCD_") {
@@ -91,14 +164,24 @@ func (e *Etcd) Restart(t *testing.T) {
 	done := make(chan struct{})
 	e.done = done
 	go func() { _ = e.cmd.Wait(); close(done) }()
+}
+
+// wait waits until etcd answers a read.
+func (e *Etcd) wait(t *testing.T) {
+	t.Helper()
 	cli := e.Client(t)
 	defer cli.Close()
+	var err error
 	if testutil.Poll(30*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_, err = cli.Get(ctx, "probe")
+		if e.learner {
+			_, err = cli.Get(ctx, "probe", clientv3.WithSerializable())
+		} else {
+			_, err = cli.Get(ctx, "probe")
+		}
 		select {
-		case <-done:
+		case <-e.done:
 			t.Fatalf("etcd exited: %v\n%s", e.cmd.ProcessState, e.LogTail())
 		default:
 		}
@@ -122,6 +205,8 @@ func (e *Etcd) Stop() {
 		return
 	default:
 	}
+	// A member a test froze (SIGSTOP) must run again to end.
+	_ = e.cmd.Process.Signal(syscall.SIGCONT)
 	_ = e.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-e.done:
