@@ -40,7 +40,7 @@ etcd's thresholds, with confidence bounds.
 
 With no command it runs 'etcdbench check' on the current directory (or --dir):
 the WAL fdatasync check, the disk workloads of the budget, and an embedded etcd
-on the same disk under load, in one verdict table.`,
+on the same disk under load, in one verdict table.` + exitCodesHelp,
 		Version:       result.Version,
 		Args:          noArgs,
 		SilenceUsage:  true,
