@@ -101,7 +101,7 @@ func Findings(ws []result.Workload) []Finding {
 				f.Status = st
 			}
 			f.Facts = append(f.Facts, finding.Fact{Name: w.Name + ": " + v.Check, Value: v.Value, Unit: v.Unit, Limit: v.Limit})
-			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s %s %s (limit %s %s)", w.Name, v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.Comparison, units.FormatValue(v.ShownLimit(), v.Unit)))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s %s %s (limit %s)", w.Name, v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.LimitText()))
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {

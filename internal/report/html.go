@@ -159,7 +159,7 @@ func htmlVerdicts(wls []result.Workload) []htmlVerdict {
 		}
 		out = append(out, htmlVerdict{
 			Status: v.Status.String(), Workload: wls[r.wl].Name, Anchor: anchor(r.wl, wls[r.wl].Name),
-			Title: v.Title, Value: units.FormatValue(v.Value, v.Unit), Limit: v.Comparison + " " + units.FormatValue(v.ShownLimit(), v.Unit),
+			Title: v.Title, Value: units.FormatValue(v.Value, v.Unit), Limit: v.LimitText(),
 			Decided: dec, Detail: v.Detail, Source: v.Source,
 		})
 	}

@@ -115,7 +115,7 @@ func textVerdict(ew *errWriter, v verdict.Verdict) {
 	if v.Advisory {
 		sure += "; counted as a WARN"
 	}
-	ew.printf("  %s  %s %s (limit %s %s%s)\n", v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.Comparison, units.FormatValue(v.ShownLimit(), v.Unit), sure)
+	ew.printf("  %s  %s %s (limit %s%s)\n", v.Status, v.Title, units.FormatValue(v.Value, v.Unit), v.LimitText(), sure)
 	ew.printf("        %s\n", v.Detail)
 	ew.printf("        source: %s\n", v.Source)
 }
@@ -146,7 +146,7 @@ func textVerdictTable(ew *errWriter, wls []result.Workload) {
 		if r.v.Advisory {
 			sure += " (counted as a WARN)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s %s%s\n", r.v.Status, r.wl, r.v.Title, units.FormatValue(r.v.Value, r.v.Unit), r.v.Comparison, units.FormatValue(r.v.ShownLimit(), r.v.Unit), sure)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", r.v.Status, r.wl, r.v.Title, units.FormatValue(r.v.Value, r.v.Unit), r.v.LimitText(), sure)
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err

@@ -1,6 +1,10 @@
 package verdict
 
-import "fmt"
+import (
+	"fmt"
+
+	"etcdbench/internal/units"
+)
 
 // Status is the outcome of one judgement. Its order is PASS < WARN < FAIL.
 type Status int
@@ -95,6 +99,17 @@ func (v Verdict) ShownLimit() float64 {
 		return *v.WarnLimit
 	}
 	return v.Limit
+}
+
+// LimitText is the limit that made v's status with its comparison, as a
+// verdict line shows it: "< 10ms", ">= 50/s"; a count that must stay
+// under 1 reads "= 0", not "< 1" beside a figure of 1.
+func (v Verdict) LimitText() string {
+	l := v.ShownLimit()
+	if v.Unit == "count" && v.Comparison == "<" && l == 1 {
+		return "= 0"
+	}
+	return v.Comparison + " " + units.FormatValue(l, v.Unit)
 }
 
 // meets reports whether value passes limit under comparison (what

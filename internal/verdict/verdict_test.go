@@ -214,3 +214,21 @@ func TestShownLimitIsTheOneCrossed(t *testing.T) {
 		})
 	}
 }
+
+// A count that must stay under 1 reads "= 0": "1 (limit < 1)" read as a
+// contradiction.
+func TestLimitText(t *testing.T) {
+	w := 8e-3
+	for _, tc := range []struct {
+		v    Verdict
+		want string
+	}{
+		{Verdict{Status: Warn, Value: 1, Comparison: "<", Limit: 1, Unit: "count"}, "= 0"},
+		{Verdict{Status: Pass, Value: 0.003, Comparison: "<", Limit: 0.01, Unit: "s"}, "< 10ms"},
+		{Verdict{Status: Warn, Value: 0.009, Comparison: "<", Limit: 0.01, WarnLimit: &w, Unit: "s"}, "< 8ms"},
+	} {
+		if got := tc.v.LimitText(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
