@@ -107,7 +107,7 @@ func TestJudgeFailingDisk(t *testing.T) {
 				t.Errorf("text:\n%s", res.stdout)
 			}
 		case "prom":
-			if !regexp.MustCompile(`(?m)^etcdbench_verdict\{command="judge",dir="[^"]*",workload="fio",check="wal_fsync_p99",status="fail"\} 1$`).MatchString(res.stdout) {
+			if !regexp.MustCompile(`(?m)^etcdbench_verdict\{check="wal_fsync_p99",command="judge",dir="[^"]*",status="fail",workload="fio"\} 1$`).MatchString(res.stdout) {
 				t.Errorf("prom:\n%s", res.stdout)
 			}
 			checkPromtool(t, []byte(res.stdout))
