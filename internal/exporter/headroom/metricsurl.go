@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"etcdbench/internal/etcdproc"
 )
 
 // ErrNoMetricsURL is returned by MetricsURL when etcd's flags name no
@@ -22,23 +24,16 @@ const etcdDefaultClientURL = "http://localhost:2379"
 // address that listens on every interface read on 127.0.0.1.
 // ErrNoMetricsURL says why there is none.
 func MetricsURL(cmdline []string, environ []byte) (string, error) {
-	flags := flagValues(cmdline)
-	env := envValues(environ)
-	get := func(flag, envName string) string {
-		if v := flags[flag]; v != "" {
-			return v
-		}
-		return env[envName]
-	}
-	if get("config-file", "ETCD_CONFIG_FILE") != "" {
+	set := etcdproc.ParseSettings(cmdline, environ)
+	if set.Get("config-file") != "" {
 		return "", fmt.Errorf("%w: etcd reads its settings from a config file; give the exporter --etcd-metrics-url", ErrNoMetricsURL)
 	}
 	var tried []string
-	for _, l := range []struct{ flag, env, def string }{
-		{"listen-metrics-urls", "ETCD_LISTEN_METRICS_URLS", ""},
-		{"listen-client-urls", "ETCD_LISTEN_CLIENT_URLS", etcdDefaultClientURL},
+	for _, l := range []struct{ flag, def string }{
+		{"listen-metrics-urls", ""},
+		{"listen-client-urls", etcdDefaultClientURL},
 	} {
-		v := get(l.flag, l.env)
+		v := set.Get(l.flag)
 		if v == "" {
 			v = l.def
 		}
@@ -68,41 +63,4 @@ func metricsOf(u *url.URL) string {
 		host = "127.0.0.1"
 	}
 	return (&url.URL{Scheme: "http", Host: net.JoinHostPort(host, port), Path: "/metrics"}).String()
-}
-
-// flagValues reads --name=value and --name value (one dash or two, as
-// Go's flag package takes them) from a command line; the last wins.
-func flagValues(cmdline []string) map[string]string {
-	out := map[string]string{}
-	for i := 1; i < len(cmdline); i++ {
-		a := cmdline[i]
-		if a == "--" {
-			break
-		}
-		name, ok := strings.CutPrefix(a, "--")
-		if !ok {
-			if name, ok = strings.CutPrefix(a, "-"); !ok {
-				continue
-			}
-		}
-		if n, v, eq := strings.Cut(name, "="); eq {
-			out[n] = v
-			continue
-		}
-		if i+1 < len(cmdline) && !strings.HasPrefix(cmdline[i+1], "-") {
-			out[name] = cmdline[i+1]
-			i++
-		}
-	}
-	return out
-}
-
-func envValues(environ []byte) map[string]string {
-	out := map[string]string{}
-	for _, kv := range strings.Split(string(environ), "\x00") {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			out[k] = v
-		}
-	}
-	return out
 }
