@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -60,16 +59,16 @@ func measureRound(ctx context.Context, o options, env *cmp.Env, st zoo.Storage, 
 	}
 	fmt.Fprintf(progress, "round %d: estimate %.0f puts/s (volume %.0f write IOPS)\n", n, r.Estimate, r.Volume)
 
-	etcd, err := startEtcd(ctx, p, o.Abs(o.Debian))
+	etcd, err := cmp.StartEtcdBinary(ctx, p.Wrap, p.Dir, o.Abs(o.Debian))
 	if err != nil {
 		return r, err
 	}
-	defer func() { err = errors.Join(err, etcd.stop()) }()
-	xaddr, err := freeAddr()
+	defer func() { err = errors.Join(err, etcd.Stop()) }()
+	xaddr, err := cmp.FreeAddr()
 	if err != nil {
 		return r, err
 	}
-	detach, _, err := cmp.Attach(ctx, 3*time.Second, env.Etcdbench, "exporter", "--listen", xaddr, "--data-dir", etcd.data,
+	detach, _, err := cmp.Attach(ctx, 3*time.Second, env.Etcdbench, "exporter", "--listen", xaddr, "--data-dir", etcd.DataDir,
 		"--capacity", capFile, "--interval", "1s")
 	if err != nil {
 		return r, err
@@ -86,7 +85,7 @@ func measureRound(ctx context.Context, o options, env *cmp.Env, st zoo.Storage, 
 	defer prom.stop()
 
 	for _, share := range o.Shares {
-		l, err := driveLevel(ctx, o, bench, etcd.url, "http://"+xaddr+"/metrics", prom, share, r.Estimate)
+		l, err := driveLevel(ctx, o, bench, etcd.URL, "http://"+xaddr+"/metrics", prom, share, r.Estimate)
 		r.Levels = append(r.Levels, l)
 		if err != nil {
 			return r, err
@@ -166,74 +165,6 @@ func alertRules(path string, d time.Duration) (string, error) {
 	return "groups:\n- name: headroom-vs-etcd\n  rules:\n" + block, nil
 }
 
-// etcdProc is Debian's etcd as a child process in the place.
-type etcdProc struct {
-	url, data string
-	cmd       *exec.Cmd
-	out       bytes.Buffer
-	done      chan error
-}
-
-// startEtcd runs the etcd at path as one member in p (inside its cgroup)
-// and waits until it is healthy.
-func startEtcd(ctx context.Context, p *zoo.Place, path string) (*etcdProc, error) {
-	data, err := os.MkdirTemp(p.Dir, "etcd-")
-	if err != nil {
-		return nil, err
-	}
-	ca, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	pa, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	curl, purl := "http://"+ca, "http://"+pa
-	e := &etcdProc{url: curl, data: data, done: make(chan error, 1)}
-	e.cmd = exec.Command(path, "--name", "zoo", "--data-dir", data, "--listen-client-urls", curl, "--advertise-client-urls", curl,
-		"--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl, "--initial-cluster", "zoo="+purl, "--log-level", "warn", "--logger", "zap")
-	e.cmd.Stdout, e.cmd.Stderr = &e.out, &e.out
-	p.Wrap(e.cmd)
-	if err := e.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { e.done <- e.cmd.Wait() }()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if resp, err := http.Get(curl + "/health"); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if bytes.Contains(b, []byte(`"true"`)) {
-				return e, nil
-			}
-		}
-		select {
-		case err := <-e.done:
-			e.done <- err
-			return nil, errors.Join(fmt.Errorf("etcd exited: %v%s", err, cmp.Tail(e.out.Bytes())), e.stop())
-		case <-ctx.Done():
-			return nil, errors.Join(ctx.Err(), e.stop())
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return nil, errors.Join(errors.New("etcd not healthy within a minute"), e.stop())
-		}
-	}
-}
-
-// stop ends etcd with SIGTERM (SIGKILL after 30 s) and removes its data.
-func (e *etcdProc) stop() error {
-	_ = e.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-e.done:
-	case <-time.After(30 * time.Second):
-		_ = e.cmd.Process.Kill()
-		<-e.done
-	}
-	return os.RemoveAll(e.data)
-}
-
 // prometheus is a Prometheus server scraping the exporter every second
 // and evaluating the bench's rules every second.
 type prometheus struct {
@@ -252,7 +183,7 @@ func startPrometheus(ctx context.Context, bin, dir, target, rules string) (*prom
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
-	addr, err := freeAddr()
+	addr, err := cmp.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -264,28 +195,12 @@ func startPrometheus(ctx context.Context, bin, dir, target, rules string) (*prom
 		return nil, fmt.Errorf("%s: %w (Debian: apt-get install prometheus)", bin, err)
 	}
 	go func() { p.done <- p.cmd.Wait() }()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if resp, err := http.Get(p.url + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, nil
-			}
-		}
-		select {
-		case err := <-p.done:
-			p.done <- err
-			return nil, fmt.Errorf("prometheus exited: %v%s", err, cmp.Tail(out.Bytes()))
-		case <-ctx.Done():
-			p.stop()
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return nil, errors.New("prometheus not ready within a minute")
-		}
+	ready := func(status int, _ []byte) bool { return status == http.StatusOK }
+	if err := cmp.WaitHTTP(ctx, p.url+"/-/ready", ready, p.done); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("prometheus: %w%s", err, cmp.Tail(out.Bytes()))
 	}
+	return p, nil
 }
 
 func (p *prometheus) stop() {
@@ -331,14 +246,4 @@ func loadavg() string {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
 	return "?"
-}
-
-// freeAddr is a 127.0.0.1 address with a port free now.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
