@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,4 +137,36 @@ func TestCounterWindow(t *testing.T) {
 	if r, _, _ := c.perSecond(); math.Abs(r-50) > 1e-9 {
 		t.Errorf("rate after the reset = %v, want 50", r)
 	}
+}
+
+// FuzzParse: any bytes give an estimate above 0 or an error, never a
+// panic.
+func FuzzParse(f *testing.F) {
+	f.Add(capacityResult(f, sysinfo.Facts{Hostname: "n"}, &result.Capacity{Rate: 900, Etcd: &result.CapacityEstimate{Rate: 450}}))
+	f.Add([]byte(`{"schema":"etcdbench.result/v1","workloads":[{"name":"capacity","capacity":{"rate":-1}}]}`))
+	f.Add([]byte("{"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if e, err := Parse(b); err == nil && !(e.PutsPerSecond > 0) {
+			t.Errorf("Parse accepted an estimate of %v", e.PutsPerSecond)
+		}
+	})
+}
+
+// FuzzMetricsURL: any command line gives a plain-HTTP /metrics URL or
+// ErrNoMetricsURL.
+func FuzzMetricsURL(f *testing.F) {
+	f.Add("--listen-client-urls=http://0.0.0.0:2379", "ETCD_LISTEN_METRICS_URLS=http://[::1]:2381")
+	f.Add("--listen-metrics-urls https://a:1,unix://x", "")
+	f.Fuzz(func(t *testing.T, args, env string) {
+		got, err := MetricsURL(append([]string{"etcd"}, strings.Fields(args)...), []byte(strings.ReplaceAll(env, ";", "\x00")))
+		if err != nil {
+			if !errors.Is(err, ErrNoMetricsURL) {
+				t.Errorf("error %v is not ErrNoMetricsURL", err)
+			}
+			return
+		}
+		if u, perr := url.Parse(got); perr != nil || u.Scheme != "http" || u.Path != "/metrics" || u.Host == "" {
+			t.Errorf("MetricsURL = %q", got)
+		}
+	})
 }
