@@ -296,7 +296,11 @@ func etcdKinds(ctx context.Context, o options, bin string) ([]etcdKind, error) {
 				return nil, cmp.UsageError{Err: fmt.Errorf("--debian-etcd %s: %w (apt-get install etcd-server, or --etcds embedded)", path, err)}
 			}
 			ks = append(ks, etcdKind{Name: n, start: func(ctx context.Context, p *zoo.Place) (server, error) {
-				return startBinary(ctx, p, path)
+				e, err := cmp.StartEtcdBinary(ctx, p.Wrap, p.Dir, path)
+				if err != nil {
+					return nil, err
+				}
+				return binary{e}, nil
 			}})
 		case "embedded":
 			helper, err := cmp.BuildEtcdServer(ctx, o.ModuleDir, filepath.Join(bin))

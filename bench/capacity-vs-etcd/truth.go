@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
@@ -36,126 +30,11 @@ type etcdKind struct {
 	start func(ctx context.Context, p *zoo.Place) (server, error)
 }
 
-// lockedBuffer is a bytes.Buffer for a child's output, read after it
-// exits or while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// binary is an etcd binary run in a place (cmp.EtcdBinary).
+type binary struct{ e *cmp.EtcdBinary }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() > 1<<20 { // keep the start and stop writing: a tail is in the error
-		return len(p), nil
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]byte(nil), l.b.Bytes()...)
-}
-
-// procEtcd is an etcd binary run as a child process in the place, with its
-// data in a directory of its own there.
-type procEtcd struct {
-	url, data string
-	cmd       *exec.Cmd
-	out       *lockedBuffer
-	done      chan error
-}
-
-func (e *procEtcd) URL() string { return e.url }
-
-// Stop stops etcd with SIGTERM (SIGKILL after 30 s) and removes its data.
-func (e *procEtcd) Stop() error {
-	_ = e.cmd.Process.Signal(syscall.SIGTERM)
-	var err error
-	select {
-	case err = <-e.done:
-	case <-time.After(30 * time.Second):
-		_ = e.cmd.Process.Kill()
-		err = errors.Join(errors.New("etcd did not stop within 30 s of SIGTERM"), <-e.done)
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		err = nil // killed by our signal, or exited non-zero on it: the run is over
-	}
-	return errors.Join(err, os.RemoveAll(e.data))
-}
-
-// freePort returns a 127.0.0.1 port free at the time of the call.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// startBinary runs the etcd at path as one member in p, inside its cgroup
-// when it has one, and waits until it is healthy.
-func startBinary(ctx context.Context, p *zoo.Place, path string) (server, error) {
-	data, err := os.MkdirTemp(p.Dir, "etcd-")
-	if err != nil {
-		return nil, err
-	}
-	cport, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	pport, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	curl, purl := "http://127.0.0.1:"+strconv.Itoa(cport), "http://127.0.0.1:"+strconv.Itoa(pport)
-	cmd := exec.Command(path, "--name", "zoo", "--data-dir", data,
-		"--listen-client-urls", curl, "--advertise-client-urls", curl,
-		"--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
-		"--initial-cluster", "zoo="+purl, "--logger", "zap", "--log-level", "warn")
-	e := &procEtcd{url: curl, data: data, cmd: cmd, out: &lockedBuffer{}, done: make(chan error, 1)}
-	cmd.Stdout, cmd.Stderr = e.out, e.out
-	p.Wrap(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, errors.Join(fmt.Errorf("starting %s: %w", path, err), os.RemoveAll(data))
-	}
-	go func() { e.done <- cmd.Wait() }()
-	if err := waitHealthy(ctx, curl, e.done); err != nil {
-		return nil, errors.Join(fmt.Errorf("%s: %w%s", path, err, cmp.Tail(e.out.Bytes())), e.Stop())
-	}
-	return e, nil
-}
-
-// waitHealthy polls url/health until etcd says it is healthy, for at most
-// a minute, or until the process exits.
-func waitHealthy(ctx context.Context, url string, exited chan error) error {
-	deadline := time.Now().Add(time.Minute)
-	client := &http.Client{Timeout: 2 * time.Second, Transport: metrics.NoKeepAlive()}
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
-		if resp, err := client.Do(req); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"true"`)) {
-				return nil
-			}
-		}
-		select {
-		case err := <-exited:
-			exited <- err // for Stop
-			return fmt.Errorf("etcd exited before it was healthy: %v", err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return errors.New("etcd was not healthy within a minute")
-		}
-	}
-}
+func (b binary) URL() string { return b.e.URL }
+func (b binary) Stop() error { return b.e.Stop() }
 
 // embedded is the bench's embedded etcd helper (cmp.EtcdServer).
 type embedded struct{ s *cmp.EtcdServer }

@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"runtime"
 	"slices"
 	"strconv"
@@ -113,7 +112,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			m, err := cmp.PutMeasurement(run, ch)
 			return m, cmp.RawJSON(ch.Stdout), err
 		}
-		addr, err := freeAddr()
+		addr, err := cmp.FreeAddr()
 		if err != nil {
 			return cmp.Measurement{}, nil, err
 		}
@@ -207,14 +206,4 @@ func renderCost(w io.Writer, shares, rss []float64) error {
 	_, err := fmt.Fprintf(w, "\nexporter's own CPU (its process + its BPF programs' run time, bpf_stats) over the load, as a share of the machine's %d CPUs:\nmedian %.2f %% (range %.2f..%.2f %%), target < %.0f %%: %s\nexporter's resident memory after each load: median %.1f MiB (max %.1f MiB)\n",
 		runtime.NumCPU(), 100*med, 100*slices.Min(shares), 100*slices.Max(shares), 100*shareTarget, met, cmp.Median(rss)/(1<<20), slices.Max(rss)/(1<<20))
 	return err
-}
-
-// freeAddr is a 127.0.0.1 address with a port free now.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }

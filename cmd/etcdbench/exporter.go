@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"syscall"
 	"time"
@@ -36,12 +37,14 @@ type exporterFlags struct {
 	pids      []int
 	dataDirs  []string
 	interval  string
+	capacity  []string
+	metrics   []string
 }
 
 func newExporterCmd(_, stderr io.Writer) *cobra.Command {
 	f := &exporterFlags{}
 	cmd := &cobra.Command{
-		Use:   "exporter [--listen :9479] [--web.config.file FILE] [--pid PID]... [--data-dir DIR]...",
+		Use:   "exporter [--listen :9479] [--web.config.file FILE] [--pid PID]... [--data-dir DIR]... [--capacity FILE]...",
 		Short: "Serve every local etcd's WAL and db sync latencies, traced by eBPF, as Prometheus metrics",
 		Long: `Runs until stopped: finds the etcd processes on this machine in /proc (and
 again every --interval, so a restarted or new member is traced too),
@@ -52,7 +55,9 @@ thread waited for a CPU, bytes and writes per sync, syncs, writes and bytes,
 the data dir's device counters from /proc/diskstats, lost events, an up
 gauge, the exporter's own CPU) and / (a status page), over TLS and with
 basic auth when --web.config.file says so. With no etcd running
-it waits and says so. --pid and --data-dir narrow what it traces. Needs root
+it waits and says so. --pid and --data-dir narrow what it traces. With
+--capacity, each member on a volume a saved capacity or check result
+measured gets its headroom: its put rate now over that estimate. Needs root
 (or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE). Metrics,
 alerts and cost: docs/exporter.md.`,
 		Args: noArgs,
@@ -69,6 +74,8 @@ alerts and cost: docs/exporter.md.`,
 	fs.StringVar(&f.webConfig, "web.config.file", "", "TLS and basic auth of /metrics and the status page: a web configuration file in Prometheus' exporter-toolkit format, as node_exporter's (docs/exporter.md); none: plain HTTP")
 	fs.IntSliceVar(&f.pids, "pid", nil, "trace only these etcd processes (repeat or comma-separate); they must be etcd")
 	fs.StringSliceVar(&f.dataDirs, "data-dir", nil, "trace only the etcd processes with these data dirs (as etcd sees them)")
+	fs.StringArrayVar(&f.capacity, "capacity", nil, "a saved `etcdbench capacity -o json` or `check -o json` result (repeatable): each member on the volume it measured gets its headroom metrics; read again when it changes (docs/exporter.md#headroom)")
+	fs.StringArrayVar(&f.metrics, "etcd-metrics-url", nil, "[MEMBER=]URL of an etcd member's plain-HTTP /metrics, where its put count is read (repeatable; without MEMBER: every member's); default: found from its --listen-metrics-urls or --listen-client-urls")
 	fs.StringVar(&f.interval, "interval", exporter.DefaultInterval.String(), "how often /proc is scanned for new or restarted etcd processes")
 	return cmd
 }
@@ -93,7 +100,32 @@ func (f *exporterFlags) config() (exporter.Config, error) {
 			return exporter.Config{}, run.Usage(fmt.Errorf("--pid %d: %w", pid, err))
 		}
 	}
-	return exporter.Config{Filter: exporter.Filter{PIDs: f.pids, DataDirs: f.dataDirs}, Interval: d}, nil
+	urls, err := metricsURLs(f.metrics)
+	if err != nil {
+		return exporter.Config{}, err
+	}
+	return exporter.Config{Filter: exporter.Filter{PIDs: f.pids, DataDirs: f.dataDirs}, Interval: d, CapacityFiles: f.capacity, MetricsURLs: urls}, nil
+}
+
+// metricsURLs reads the --etcd-metrics-url values, [MEMBER=]URL, by
+// member ("" for every member).
+func metricsURLs(vals []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, v := range vals {
+		member, raw := "", v
+		if m, u, ok := strings.Cut(v, "="); ok && !strings.Contains(m, "://") {
+			member, raw = m, u
+		}
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			return nil, run.Usagef("--etcd-metrics-url %q: want [MEMBER=]http://HOST:PORT/metrics, a plain-HTTP URL", v)
+		}
+		if _, dup := out[member]; dup {
+			return nil, run.Usagef("--etcd-metrics-url %q: member %q has a URL already", v, member)
+		}
+		out[member] = u.String()
+	}
+	return out, nil
 }
 
 // runExporter checks that the tracer can load and the address is free,

@@ -31,8 +31,8 @@ func get(url string) string {
 }
 
 // TestExporterBadInput: each mistake ends with one line and its
-// documented exit code: a --pid that is not etcd or a malformed --listen
-// is a usage error (2); a port in use or no privilege to load BPF
+// documented exit code: a --pid that is not etcd, a malformed --listen
+// or an --etcd-metrics-url that is not plain HTTP is a usage error (2); a port in use or no privilege to load BPF
 // programs is 3.
 func TestExporterBadInput(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -56,6 +56,8 @@ func TestExporterBadInput(t *testing.T) {
 		{"bad interval", runOpts{}, []string{"--interval", "1ms"}, exitUsage, "--interval"},
 		{"a report file", runOpts{}, []string{"--textfile", os.TempDir()}, exitUsage, "does not apply"},
 		{"web config missing", runOpts{}, []string{"--web.config.file", "/nonexistent/web.yml"}, exitUsage, "--web.config.file"},
+		{"metrics URL not HTTP", runOpts{}, []string{"--etcd-metrics-url", "https://127.0.0.1:2379/metrics"}, exitUsage, "--etcd-metrics-url"},
+		{"metrics URL twice", runOpts{}, []string{"--etcd-metrics-url", "a=http://127.0.0.1:1/metrics", "--etcd-metrics-url", "a=http://127.0.0.1:2/metrics"}, exitUsage, "has a URL already"},
 		{"port in use", runOpts{}, []string{"--listen", busy.Addr().String()}, exitRuntime, "in use"},
 		{"no privilege", runOpts{dir: os.TempDir(), cred: &syscall.Credential{Uid: 65534, Gid: 65534}}, []string{"--listen", "127.0.0.1:0"}, exitRuntime, "CAP_BPF"},
 	}

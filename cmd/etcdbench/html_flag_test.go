@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"etcdbench/internal/result"
 )
 
 // TestHTMLReportOfEveryCommand runs commands that the other tests run
@@ -108,4 +112,37 @@ func TestEtcdAndTuneFormatErrors(t *testing.T) {
 		})
 	}
 	checkNoScratch(t, dir)
+}
+
+// TestJSONReportFile: --json FILE writes what -o json prints, through a
+// temporary file that is gone afterwards, whatever the -o of stdout.
+func TestJSONReportFile(t *testing.T) {
+	out := t.TempDir()
+	file := filepath.Join(out, "result.json")
+	args := []string{"diagnose", "logs", capture("etcd34-zap-slowdisk.log")}
+	res := runBin(t, runOpts{}, append(args, "--json", file)...)
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("--json wrote no file: %v", err)
+	}
+	asJSON := runBin(t, runOpts{}, append(args, "-o", "json")...)
+	// The two runs differ only in their command line and times.
+	norm := func(b []byte) string {
+		r, err := result.Read(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("not a result: %v\n%s", err, b)
+		}
+		r.Tool.Args, r.StartedAt, r.FinishedAt = nil, time.Time{}, time.Time{}
+		out, _ := json.Marshal(r)
+		return string(out)
+	}
+	if norm(b) != norm([]byte(asJSON.stdout)) {
+		t.Errorf("--json's file differs from -o json's stdout:\n%s\n---\n%s", b, asJSON.stdout)
+	}
+	if ents, err := os.ReadDir(out); err != nil || len(ents) != 1 {
+		t.Errorf("the directory of --json holds %d files (%v), want the file alone", len(ents), err)
+	}
 }

@@ -76,9 +76,10 @@ func emit(ctx context.Context, w io.Writer, format string, rs []*result.Result, 
 	return reportFilesFrom(ctx).Write(rs, sources)
 }
 
-// registerReportFiles registers the root's --html and --textfile flags.
+// registerReportFiles registers the root's --html, --json and --textfile flags.
 func registerReportFiles(fs *pflag.FlagSet, f *report.Files) {
 	fs.StringVar(&f.HTML, "html", "", "also write the report as a self-contained HTML `FILE` (charts, verdicts, environment)")
+	fs.StringVar(&f.JSON, "json", "", "also write the report as JSON into `FILE`, replaced atomically (what -o json prints; e.g. the exporter's --capacity file)")
 	fs.StringVar(&f.Textfile, "textfile", "", "also write the results as Prometheus metrics into `DIR` (node_exporter textfile collector; file "+textfileName+", replaced atomically)")
 }
 
@@ -93,6 +94,7 @@ var reportFileFlags = []struct {
 	given        func(report.Files) string
 }{
 	{"html", "html", func(f report.Files) string { return f.HTML }},
+	{"json", "json", func(f report.Files) string { return f.JSON }},
 	{"textfile", "prom", func(f report.Files) string { return f.Textfile }},
 }
 

@@ -327,6 +327,9 @@ func TestBadValues(t *testing.T) {
 	tests := []struct{ name, vals, want string }{
 		{"check without nodes", "check: {enabled: true}", "check.nodes"},
 		{"unknown seccomp type", "seccomp: {type: Default}", "seccomp.type"},
+		{"capacity without nodes", "capacity: {enabled: true, when: empty-scratch}", "capacity.nodes"},
+		{"capacity without when", "capacity: {enabled: true, nodes: [cp-1]}", "capacity.when"},
+		{"capacity at any time", "capacity: {enabled: true, nodes: [cp-1], when: always}", "capacity.when"},
 	}
 	if _, err := os.Stat("etcdbench/files/etcdbench-exporter-seccomp.json"); errors.Is(err, fs.ErrNotExist) {
 		tests = append(tests, struct{ name, vals, want string }{"Localhost without a profile", "seccomp: {type: Localhost}", "seccomp.profile"})

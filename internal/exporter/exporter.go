@@ -2,7 +2,6 @@ package exporter
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -11,9 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"golang.org/x/sys/unix"
 
-	"etcdbench/internal/sysinfo"
+	"etcdbench/internal/exporter/headroom"
 	"etcdbench/internal/trace"
 )
 
@@ -32,8 +30,16 @@ type Config struct {
 	// otherwise).
 	Root string
 	// Logf, when set, receives one line per target attached, ended or
-	// failed.
+	// failed, and per capacity file loaded or refused.
 	Logf func(format string, args ...any)
+	// CapacityFiles are saved `etcdbench capacity` or `check` results
+	// (--capacity): each member on a volume one of them measured gets
+	// its headroom metrics (package headroom).
+	CapacityFiles []string
+	// MetricsURLs are the members' /metrics URLs given by member name
+	// ("" for any member; --etcd-metrics-url); the others' are found from
+	// their flags.
+	MetricsURLs map[string]string
 }
 
 // Exporter traces every etcd it finds and serves the metrics.
@@ -41,6 +47,7 @@ type Exporter struct {
 	cfg     Config
 	reg     *prometheus.Registry
 	m       *metrics
+	head    *headroom.Headroom
 	started time.Time
 	// collectors are those registered, for MetricNames.
 	collectors []prometheus.Collector
@@ -97,6 +104,8 @@ func New(cfg Config) *Exporter {
 	reg := &listingRegisterer{Registerer: e.reg}
 	e.m = newMetrics(reg)
 	newDiskCollector(cfg.Root, e.devices, reg)
+	e.head = headroom.New(headroom.Config{Files: cfg.CapacityFiles, MetricsURLs: cfg.MetricsURLs, Root: cfg.Root, Logf: cfg.Logf})
+	reg.MustRegister(headroom.NewCollector(Namespace, e.head))
 	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	e.collectors = reg.list
 	e.m.waiting.Set(1)
@@ -115,6 +124,7 @@ func (e *Exporter) Run(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		e.scan(ctx, &wg)
+		e.updateHeadroom(ctx)
 		select {
 		case <-ctx.Done():
 			wg.Wait()
@@ -122,6 +132,21 @@ func (e *Exporter) Run(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// updateHeadroom reads the capacity files that changed and the traced
+// members' put rates, when there are capacity files.
+func (e *Exporter) updateHeadroom(ctx context.Context) {
+	if len(e.cfg.CapacityFiles) == 0 {
+		return
+	}
+	e.mu.Lock()
+	var ms []headroom.Member
+	for _, st := range e.active {
+		ms = append(ms, headroom.Member{Name: st.Member, DataDir: st.DataDir, PID: st.PID})
+	}
+	e.mu.Unlock()
+	e.head.Update(ctx, ms)
 }
 
 // procRoot is the /proc the exporter reads.
@@ -178,20 +203,11 @@ type retry struct {
 // deviceOf finds the block device under t's data dir, as etcd sees it
 // (through /proc/PID/root, so across mount namespaces).
 func deviceOf(root string, t Target) (string, string) {
-	var st unix.Stat_t
-	p := filepath.Join(root, "proc", strconv.Itoa(t.PID), "root", t.DataDir)
-	if err := unix.Stat(p, &st); err != nil {
-		return "", fmt.Sprintf("data dir not found: %v", err)
+	_, disk, note, err := headroom.VolumeOf(root, t.PID, t.DataDir)
+	if err != nil {
+		return "", err.Error()
 	}
-	d, notes := sysinfo.BlockDevice(root, st.Dev)
-	note := ""
-	if len(notes) > 0 {
-		note = notes[0]
-	}
-	if d == nil {
-		return "", note
-	}
-	return d.Name, note
+	return disk, note
 }
 
 // trace traces one process until it exits or ctx ends.
@@ -279,6 +295,10 @@ type Status struct {
 	// Active are the processes traced or being attached; Gone the last
 	// process of each member no longer traced.
 	Active, Gone []TargetStatus
+	// CapacityFiles and Headroom are the --capacity files and each
+	// member's headroom (none without --capacity).
+	CapacityFiles []headroom.FileStatus
+	Headroom      []headroom.MemberStatus
 }
 
 // Status returns what the exporter does now.
@@ -296,6 +316,7 @@ func (e *Exporter) Status() Status {
 			s.Gone = append(s.Gone, *st)
 		}
 	}
+	s.CapacityFiles, s.Headroom = e.head.Status()
 	for _, l := range [][]TargetStatus{s.Active, s.Gone} {
 		sort.Slice(l, func(i, j int) bool { return l[i].Member+l[i].DataDir < l[j].Member+l[j].DataDir })
 	}

@@ -42,10 +42,24 @@ func bpfFDs(t *testing.T) int {
 // tracer is detached.
 func serve(t *testing.T, dataDir string) (addr string, ex *Exporter, stop func() error) {
 	t.Helper()
+	return serveStoppable(t, Config{Filter: Filter{DataDirs: []string{dataDir}}, Interval: 500 * time.Millisecond, Logf: t.Logf})
+}
+
+// serveWith runs an exporter with cfg on a free 127.0.0.1 port until t
+// ends.
+func serveWith(t *testing.T, cfg Config) (addr string, ex *Exporter) {
+	t.Helper()
+	addr, ex, _ = serveStoppable(t, cfg)
+	return addr, ex
+}
+
+// serveStoppable runs an exporter with cfg on a free 127.0.0.1 port.
+func serveStoppable(t *testing.T, cfg Config) (addr string, ex *Exporter, stop func() error) {
+	t.Helper()
 	if err := trace.Probe(); errors.Is(err, trace.ErrPermission) || errors.Is(err, trace.ErrUnsupported) {
 		t.Skipf("the BPF tracer cannot run here: %v", err)
 	}
-	ex = New(Config{Filter: Filter{DataDirs: []string{dataDir}}, Interval: 500 * time.Millisecond, Logf: t.Logf})
+	ex = New(cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

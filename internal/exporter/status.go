@@ -47,5 +47,11 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 {{if .Gone}}<h2>No longer traced</h2><table id="gone"><tr><th>member</th><th>data dir</th><th>last pid</th><th>ended</th><th>why</th></tr>
 {{range .Gone}}<tr><td>{{.Member}}</td><td>{{.DataDir}}</td><td>{{.PID}}</td><td>{{ago .Ended}}</td><td>{{if .Err}}<span class="err">{{.Err}}</span>{{else}}the process exited{{end}}</td></tr>
 {{end}}</table>{{end}}
+{{if .CapacityFiles}}<h2 id="headroom">Headroom</h2><table id="capacity-files"><tr><th>capacity file</th><th>puts/s</th><th>volume write IOPS</th><th>measured on</th><th>state</th></tr>
+{{range .CapacityFiles}}<tr><td>{{.Path}}</td>{{if .Err}}<td>-</td><td>-</td><td>-</td><td class="err">refused: {{.Err}}</td>{{else}}<td>{{printf "%.0f" .Estimate.PutsPerSecond}}{{if .Estimate.FromDiskSweep}} (disk sweep){{end}}</td><td>{{if .Estimate.VolumeWriteIOPS}}{{printf "%.0f" .Estimate.VolumeWriteIOPS}}{{else}}no cap found{{end}}</td><td>{{.Estimate.Hostname}} filesystem {{.Estimate.Filesystem}} device {{.Estimate.Device}}</td><td>read {{ago .Loaded}}</td>{{end}}</tr>
+{{end}}</table>
+{{if .Headroom}}<table id="headroom-members"><tr><th>member</th><th>data dir</th><th>capacity file</th><th>puts/s now</th><th>used ratio</th><th>volume write IOPS ratio</th></tr>
+{{range .Headroom}}<tr><td>{{.Member}}</td><td>{{.DataDir}}</td><td>{{if .File}}{{.File}}{{else}}-{{end}}</td>{{if .HasRate}}<td>{{printf "%.1f" .PutRate}} (over {{.Span}}, {{.MetricsURL}})</td><td>{{printf "%.2f" .Ratio}}</td>{{else}}<td class="err" colspan="2">no ratio: {{.Reason}}</td>{{end}}<td>{{if .HasIOPS}}{{printf "%.2f" .IOPSRatio}}{{else}}-{{end}}</td></tr>
+{{end}}</table>{{end}}{{end}}
 </body></html>
 `))

@@ -148,44 +148,15 @@ func dataDirOfFiles(f etcdproc.Files) string {
 // else etcd's defaults: "default" and NAME.etcd. A relative data dir is
 // made absolute with etcd's working directory cwd.
 func ParseSettings(cmdline []string, environ []byte, cwd string) (member, dataDir string) {
-	flags := map[string]string{}
-	for i := 1; i < len(cmdline); i++ {
-		a := cmdline[i]
-		if a == "--" {
-			break
-		}
-		name, ok := strings.CutPrefix(a, "--")
-		if !ok {
-			if name, ok = strings.CutPrefix(a, "-"); !ok {
-				continue
-			}
-		}
-		if n, v, eq := strings.Cut(name, "="); eq {
-			flags[n] = v
-			continue
-		}
-		if (name == "name" || name == "data-dir") && i+1 < len(cmdline) {
-			flags[name] = cmdline[i+1]
-			i++
-		}
-	}
-	env := map[string]string{}
-	for _, kv := range strings.Split(string(environ), "\x00") {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	pick := func(flag, envName, def string) string {
-		if v, ok := flags[flag]; ok && v != "" {
-			return v
-		}
-		if v := env[envName]; v != "" {
+	set := etcdproc.ParseSettings(cmdline, environ)
+	pick := func(flag, def string) string {
+		if v := set.Get(flag); v != "" {
 			return v
 		}
 		return def
 	}
-	member = pick("name", "ETCD_NAME", "default")
-	dataDir = pick("data-dir", "ETCD_DATA_DIR", member+".etcd")
+	member = pick("name", "default")
+	dataDir = pick("data-dir", member+".etcd")
 	if !filepath.IsAbs(dataDir) && cwd != "" {
 		dataDir = filepath.Join(cwd, dataDir)
 	}

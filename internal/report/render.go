@@ -42,10 +42,14 @@ func Render(w io.Writer, format string, rs []*result.Result, sources []string) e
 }
 
 // Files are the report files a command writes besides its report on
-// stdout: the root's --html FILE and --textfile DIR.
+// stdout: the root's --html FILE, --json FILE and --textfile DIR.
 type Files struct {
 	// HTML is a file for the HTML report, written atomically ("": none).
 	HTML string
+	// JSON is a file for the JSON report, written atomically ("": none):
+	// where a program (the exporter's --capacity) reads it while it is
+	// replaced, and a container without a shell cannot redirect stdout.
+	JSON string
 	// Textfile is node_exporter's textfile directory for the results'
 	// metrics ("": none).
 	Textfile string
@@ -56,6 +60,11 @@ type Files struct {
 func (f Files) Write(rs []*result.Result, sources []string) error {
 	if f.HTML != "" {
 		if err := WriteFileAtomic(f.HTML, func(w io.Writer) error { return Render(w, "html", rs, sources) }); err != nil {
+			return err
+		}
+	}
+	if f.JSON != "" {
+		if err := WriteFileAtomic(f.JSON, func(w io.Writer) error { return Render(w, "json", rs, sources) }); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,145 @@
+package cmp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"etcdbench/internal/etcdload/metrics"
+)
+
+// lockedBuffer is a bytes.Buffer for a child's output, read after it
+// exits or while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 1<<20 { // keep the start and stop writing: a tail is in the error
+		return len(p), nil
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.b.Bytes()...)
+}
+
+// EtcdBinary is an etcd binary (Debian's etcd 3.4) run as one member, a
+// child process with its data in a directory of its own.
+type EtcdBinary struct {
+	// URL is its client URL, http://127.0.0.1:PORT; DataDir its data dir.
+	URL, DataDir string
+	cmd          *exec.Cmd
+	out          *lockedBuffer
+	done         chan error
+}
+
+// StartEtcdBinary runs the etcd at path as one member with its data in a
+// new directory under dir, through wrap (a zoo place's cgroup; nil:
+// none), and waits until it is healthy.
+func StartEtcdBinary(ctx context.Context, wrap func(*exec.Cmd), dir, path string) (*EtcdBinary, error) {
+	data, err := os.MkdirTemp(dir, "etcd-")
+	if err != nil {
+		return nil, err
+	}
+	caddr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	paddr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	curl, purl := "http://"+caddr, "http://"+paddr
+	cmd := exec.Command(path, "--name", "zoo", "--data-dir", data,
+		"--listen-client-urls", curl, "--advertise-client-urls", curl,
+		"--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
+		"--initial-cluster", "zoo="+purl, "--logger", "zap", "--log-level", "warn")
+	e := &EtcdBinary{URL: curl, DataDir: data, cmd: cmd, out: &lockedBuffer{}, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = e.out, e.out
+	if wrap != nil {
+		wrap(cmd)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, errors.Join(fmt.Errorf("starting %s: %w", path, err), os.RemoveAll(data))
+	}
+	go func() { e.done <- cmd.Wait() }()
+	healthy := func(status int, body []byte) bool {
+		return status == http.StatusOK && bytes.Contains(body, []byte(`"true"`))
+	}
+	if err := WaitHTTP(ctx, curl+"/health", healthy, e.done); err != nil {
+		return nil, errors.Join(fmt.Errorf("%s: %w%s", path, err, Tail(e.out.Bytes())), e.Stop())
+	}
+	return e, nil
+}
+
+// Stop stops etcd with SIGTERM (SIGKILL after 30 s) and removes its data.
+func (e *EtcdBinary) Stop() error {
+	_ = e.cmd.Process.Signal(syscall.SIGTERM)
+	var err error
+	select {
+	case err = <-e.done:
+	case <-time.After(30 * time.Second):
+		_ = e.cmd.Process.Kill()
+		err = errors.Join(errors.New("etcd did not stop within 30 s of SIGTERM"), <-e.done)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		err = nil // killed by our signal, or exited non-zero on it: the run is over
+	}
+	return errors.Join(err, os.RemoveAll(e.DataDir))
+}
+
+// WaitHTTP polls url until ok says its answer is ready, for at most a
+// minute, or until the process whose exit exited reports ends (its
+// error is put back for whoever stops it).
+func WaitHTTP(ctx context.Context, url string, ok func(status int, body []byte) bool, exited chan error) error {
+	deadline := time.Now().Add(time.Minute)
+	client := &http.Client{Timeout: 2 * time.Second, Transport: metrics.NoKeepAlive()}
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := client.Do(req); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if ok(resp.StatusCode, b) {
+				return nil
+			}
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			return fmt.Errorf("exited before %s was ready: %v", url, err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready within a minute", url)
+		}
+	}
+}
+
+// FreeAddr is a 127.0.0.1 address with a port free now.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
