@@ -59,7 +59,11 @@ it waits and says so. --pid and --data-dir narrow what it traces. With
 --capacity, each member on a volume a saved capacity or check result
 measured gets its headroom: its put rate now over that estimate. Needs root
 (or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE). Metrics,
-alerts and cost: docs/exporter.md.`,
+alerts and cost: docs/exporter.md.
+
+Exit codes: 2 bad flags, 3 it cannot serve (the address in use, no
+privilege to load BPF programs), 129, 130 or 143 stopped by SIGHUP, SIGINT
+or SIGTERM, every tracer detached.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config()
