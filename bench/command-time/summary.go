@@ -127,7 +127,7 @@ func fmtSec(d time.Duration) string {
 // agreement is how check's answer (capacity's estimate at check's
 // budget) compares with capacity's own in the same round, on the same
 // directory: their ratio, check / capacity, over the rounds where both
-// answered (issue 32: within 1.25x).
+// answered (one model: within agreeGoal).
 type agreement struct {
 	Rounds int       `json:"rounds"`
 	Ratios []float64 `json:"ratios"`
