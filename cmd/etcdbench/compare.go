@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"etcdbench/internal/report"
+	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 )
 
@@ -44,9 +45,9 @@ then differ for that reason too.` + exitCodesHelp,
 				return run.Usagef("%s %q: want text, json or html (prom: write each result's metrics with 'etcdbench report FILE -o prom')", flag, format)
 			}
 			files := reportFilesFrom(cmd.Context()) // --textfile is refused: -o offers no prom
-			rs, err := readResults(args)
+			rs, err := result.ReadFiles(args)
 			if err != nil {
-				return err
+				return run.Usage(err)
 			}
 			c, err := report.NewComparison(rs, args)
 			if errors.Is(err, report.ErrMixedWorkloads) {

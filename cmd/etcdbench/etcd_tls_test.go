@@ -139,7 +139,7 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkPut(t, put(runOpts{}, append(tlsArgs, "--user", "root", "--password-file", pf)...), "pw-s3cret")
-		checkPut(t, put(runOpts{env: []string{passwordEnv + "=pw-s3cret"}}, append(tlsArgs, "--user", "root")...), "pw-s3cret")
+		checkPut(t, put(runOpts{env: []string{etcdload.PasswordEnv + "=pw-s3cret"}}, append(tlsArgs, "--user", "root")...), "pw-s3cret")
 	})
 	t.Run("auth password at a terminal prompt", func(t *testing.T) {
 		args := append([]string{"etcd", "put", "--endpoints", eps, "--yes", "--total", "100", "--clients", "2", "-o", "json", "--user", "root"}, tlsArgs...)

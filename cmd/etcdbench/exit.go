@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"etcdbench/internal/exporter"
 	"etcdbench/internal/run"
 	"etcdbench/internal/scratch"
 )
@@ -37,7 +38,7 @@ func exitCode(err error, cmdPath string, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, run.ErrFailed):
 		return exitFail
-	case errors.Is(err, errExporterStopped):
+	case errors.Is(err, exporter.ErrStopped):
 		fmt.Fprintf(stderr, "etcdbench: %s\n", oneLine(err))
 		return exitInterrupted
 	case errors.Is(err, context.Canceled):

@@ -1,34 +1,17 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
-	"net/http"
-	"net/url"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"etcdbench/internal/exporter"
 	"etcdbench/internal/run"
-	"etcdbench/internal/trace"
 	"etcdbench/internal/units"
 )
-
-// defaultExporterListen is the exporter's address: port 9479, etcdbench's
-// choice (Prometheus' list of exporter ports is full), documented in
-// docs/exporter.md.
-const defaultExporterListen = ":9479"
-
-// errExporterStopped ends the exporter on a signal: every tracer is
-// detached by then.
-var errExporterStopped = errors.New("exporter stopped; every tracer detached")
 
 // exporterFlags are the flags of `etcdbench exporter`.
 type exporterFlags struct {
@@ -70,11 +53,11 @@ or SIGTERM, every tracer detached.`,
 			if err != nil {
 				return err
 			}
-			return runExporter(cmd.Context(), f.listen, f.webConfig, cfg, stderr)
+			return exporter.ListenAndRun(cmd.Context(), f.listen, f.webConfig, cfg, stderr)
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.listen, "listen", defaultExporterListen, "address to serve /metrics and the status page on")
+	fs.StringVar(&f.listen, "listen", exporter.DefaultListen, "address to serve /metrics and the status page on")
 	fs.StringVar(&f.webConfig, "web.config.file", "", "TLS and basic auth of /metrics and the status page: a web configuration file in Prometheus' exporter-toolkit format, as node_exporter's (docs/exporter.md); none: plain HTTP")
 	fs.IntSliceVar(&f.pids, "pid", nil, "trace only these etcd processes (repeat or comma-separate); they must be etcd")
 	fs.StringSliceVar(&f.dataDirs, "data-dir", nil, "trace only the etcd processes with these data dirs (as etcd sees them)")
@@ -91,7 +74,7 @@ func (f *exporterFlags) config() (exporter.Config, error) {
 		return exporter.Config{}, run.Usagef("--interval %q: want a duration from 100ms to 1h, such as 5s", f.interval)
 	}
 	if _, _, err := net.SplitHostPort(f.listen); err != nil {
-		return exporter.Config{}, run.Usagef("--listen %q: want host:port or :port, such as %s", f.listen, defaultExporterListen)
+		return exporter.Config{}, run.Usagef("--listen %q: want host:port or :port, such as %s", f.listen, exporter.DefaultListen)
 	}
 	if err := exporter.ValidateWebConfig(f.webConfig); err != nil {
 		return exporter.Config{}, run.Usage(fmt.Errorf("--web.config.file: %w", err))
@@ -104,83 +87,9 @@ func (f *exporterFlags) config() (exporter.Config, error) {
 			return exporter.Config{}, run.Usage(fmt.Errorf("--pid %d: %w", pid, err))
 		}
 	}
-	urls, err := metricsURLs(f.metrics)
+	urls, err := exporter.ParseMetricsURLs(f.metrics)
 	if err != nil {
 		return exporter.Config{}, err
 	}
 	return exporter.Config{Filter: exporter.Filter{PIDs: f.pids, DataDirs: f.dataDirs}, Interval: d, CapacityFiles: f.capacity, MetricsURLs: urls}, nil
-}
-
-// metricsURLs reads the --etcd-metrics-url values, [MEMBER=]URL, by
-// member ("" for every member).
-func metricsURLs(vals []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, v := range vals {
-		member, raw := "", v
-		if m, u, ok := strings.Cut(v, "="); ok && !strings.Contains(m, "://") {
-			member, raw = m, u
-		}
-		u, err := url.Parse(raw)
-		if err != nil || u.Scheme != "http" || u.Host == "" {
-			return nil, run.Usagef("--etcd-metrics-url %q: want [MEMBER=]http://HOST:PORT/metrics, a plain-HTTP URL", v)
-		}
-		if _, dup := out[member]; dup {
-			return nil, run.Usagef("--etcd-metrics-url %q: member %q has a URL already", v, member)
-		}
-		out[member] = u.String()
-	}
-	return out, nil
-}
-
-// runExporter checks that the tracer can load and the address is free,
-// then serves until ctx ends, and detaches every tracer before it
-// returns.
-func runExporter(ctx context.Context, listen, webConfig string, cfg exporter.Config, stderr io.Writer) error {
-	if err := trace.Probe(); err != nil {
-		// Under a seccomp filter that refuses bpf() the capabilities are
-		// there already: the error says what to do instead.
-		if errors.Is(err, trace.ErrPermission) && !errors.Is(err, trace.ErrSeccomp) {
-			return fmt.Errorf("%w; the exporter needs root, or CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE and CAP_SYS_PTRACE (see deploy/kubernetes/exporter/exporter.yaml)", err)
-		}
-		return err
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("--listen %s: the address is in use (another exporter running?); choose another with --listen", listen)
-		}
-		return fmt.Errorf("--listen %s: %w", listen, err)
-	}
-	cfg.Logf = func(format string, args ...any) {
-		fmt.Fprintf(stderr, "%s etcdbench exporter: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
-	}
-	ex := exporter.New(cfg)
-	srv := &http.Server{Handler: ex.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(logfWriter(cfg.Logf), "", 0)}
-	served := make(chan error, 1)
-	go func() { served <- exporter.Serve(ln, srv, webConfig, cfg.Logf) }()
-	if webConfig != "" {
-		cfg.Logf("serving /metrics and / on %s as %s says (TLS, basic auth)", ln.Addr(), webConfig)
-	} else {
-		cfg.Logf("serving /metrics and / on %s", ln.Addr())
-	}
-	runErr := ex.Run(ctx) // returns once ctx ends and every tracer is detached
-	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(shutCtx) // a scrape still running after 5 s is cut off
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serving %s: %w", listen, err)
-	}
-	if errors.Is(runErr, context.Canceled) {
-		return errExporterStopped
-	}
-	return runErr
-}
-
-// logfWriter writes the HTTP server's own lines (a failed TLS handshake)
-// as the exporter's log lines.
-type logfWriter func(format string, args ...any)
-
-func (w logfWriter) Write(p []byte) (int, error) {
-	w("%s", strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/report"
 	"etcdbench/internal/run"
+	"etcdbench/internal/tune"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
@@ -122,16 +124,9 @@ type loadFlags struct {
 // whose default is d.Duration when set.
 func (f *loadFlags) register(fs *pflag.FlagSet, d etcdload.Load, kinds []etcdload.Kind, durationUsage string) {
 	f.l = d
-	params := etcdload.CommonParams()
-	for _, k := range kinds {
-		params = append(params, k.Params...)
-	}
-	for _, p := range params {
+	for _, p := range etcdload.ParamsOf(kinds) {
 		if fs.Lookup(p.Name) != nil {
 			continue // consistency: range's and mixed's
-		}
-		if len(kinds) > 1 && !isCommon(p.Name) {
-			p.Usage = forKinds(kinds, p.Name) + ": " + p.Usage
 		}
 		switch v := p.Field(&f.l).(type) {
 		case *int:
@@ -156,45 +151,19 @@ func (f *loadFlags) register(fs *pflag.FlagSet, d etcdload.Load, kinds []etcdloa
 	fs.StringVar(&f.duration, "duration", def, durationUsage)
 }
 
-// isCommon reports whether name is one of etcdload.CommonParams.
-func isCommon(name string) bool {
-	for _, p := range etcdload.CommonParams() {
-		if p.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// forKinds names the kinds that take the setting name, e.g. "range and
-// mixed".
-func forKinds(kinds []etcdload.Kind, name string) string {
-	s := ""
-	for _, k := range kinds {
-		if k.Takes(name) {
-			if s != "" {
-				s += " and "
-			}
-			s += string(k.Op)
-		}
-	}
-	return s
-}
-
 // apply sets in l every setting given on the command line of cmd, and
 // --duration (a given --duration without --total runs for the duration
 // alone). A setting l's kind does not take is a usage error.
 func (f *loadFlags) apply(cmd *cobra.Command, l *etcdload.Load) error {
 	ch := cmd.Flags().Changed
-	k := etcdload.KindOf(l.Op)
-	for _, p := range append(etcdload.CommonParams(), allParams()...) {
-		if !ch(p.Name) || !f.registered(p.Name) {
-			continue
+	var given []string
+	for _, n := range f.names {
+		if ch(n) {
+			given = append(given, n)
 		}
-		if !isCommon(p.Name) && !k.Takes(p.Name) {
-			return run.Usagef("--%s does not apply to --workload %s", p.Name, l.Op)
-		}
-		setField(p.Field(l), p.Field(&f.l))
+	}
+	if err := l.SetFrom(&f.l, given); err != nil {
+		return run.Usage(err)
 	}
 	if f.duration == "" {
 		return nil
@@ -208,46 +177,6 @@ func (f *loadFlags) apply(cmd *cobra.Command, l *etcdload.Load) error {
 		l.Total = 0
 	}
 	return nil
-}
-
-func (f *loadFlags) registered(name string) bool {
-	for _, n := range f.names {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
-// allParams are the settings of every kind, each once.
-func allParams() []etcdload.Param {
-	var out []etcdload.Param
-	seen := map[string]bool{}
-	for _, k := range etcdload.Kinds() {
-		for _, p := range k.Params {
-			if !seen[p.Name] {
-				seen[p.Name] = true
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// setField copies *src into *dst, both pointers to one field type.
-func setField(dst, src any) {
-	switch d := dst.(type) {
-	case *int:
-		*d = *src.(*int)
-	case *int64:
-		*d = *src.(*int64)
-	case *float64:
-		*d = *src.(*float64)
-	case *string:
-		*d = *src.(*string)
-	case *bool:
-		*d = *src.(*bool)
-	}
 }
 
 // embedFlags are the embedded etcd's settings.
@@ -270,44 +199,25 @@ func (f *embedFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.batchLimit, "backend-batch-limit", 0, "embedded etcd's --backend-batch-limit (default: etcd's)")
 }
 
-// options turns the flags into the embedded etcd's Options.
+// options turns the flags into the embedded etcd's Options, each value
+// checked by etcd's own rule as tune's --vary checks it.
 func (f *embedFlags) options() (etcdcluster.Options, error) {
-	if f.members != 1 && f.members != 3 {
-		return etcdcluster.Options{}, run.Usagef("--members %d: want 1 or 3", f.members)
-	}
-	o := etcdcluster.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}
-	// etcd's own --heartbeat-interval and --election-timeout are
-	// milliseconds: a bare number here is too.
-	for _, d := range []struct {
-		flag, val string
-		dst       *time.Duration
-		parse     func(string) (time.Duration, error)
-		want      string
-	}{
-		{"heartbeat-interval", f.heartbeat, &o.HeartbeatInterval, units.ParseMillis, "milliseconds such as 100 or 100ms"},
-		{"election-timeout", f.election, &o.ElectionTimeout, units.ParseMillis, "milliseconds such as 1000 or 1s"},
-		{"backend-batch-interval", f.batchInterval, &o.BackendBatchInterval, units.ParseDuration, "a positive duration such as 100ms"},
-	} {
-		if d.val == "" {
+	c := tune.Config{Embedded: etcdcluster.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}}
+	for _, set := range [][2]string{{"members", strconv.Itoa(f.members)}, {"heartbeat-interval", f.heartbeat}, {"election-timeout", f.election}, {"backend-batch-interval", f.batchInterval}, {"quota-backend-bytes", f.quotaBackendBytes}} {
+		if set[1] == "" {
 			continue
 		}
-		v, err := d.parse(d.val)
-		if err != nil || v <= 0 {
-			return o, run.Usagef("--%s %q: want %s", d.flag, d.val, d.want)
+		s := tune.Lookup(set[0])
+		v, err := s.ParseFlag(set[1])
+		if err != nil {
+			return c.Embedded, run.Usage(err)
 		}
-		*d.dst = v
+		s.Apply(&c, v)
 	}
-	if f.quotaBackendBytes != "" {
-		q, err := units.ParseSize(f.quotaBackendBytes)
-		if err != nil || q <= 0 {
-			return o, run.Usagef("--quota-backend-bytes %q: want a size such as 2g", f.quotaBackendBytes)
-		}
-		o.QuotaBackendBytes = q
+	if err := c.Embedded.Validate(); err != nil {
+		return c.Embedded, run.Usage(err)
 	}
-	if err := o.Validate(); err != nil {
-		return o, run.Usage(err)
-	}
-	return o, nil
+	return c.Embedded, nil
 }
 
 // tlsFlags are etcdctl's TLS flags: how to reach members that serve

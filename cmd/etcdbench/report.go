@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -44,36 +42,20 @@ prom one Prometheus exposition. --html FILE writes that page as well, and
 			if err := checkFormat(flag, format, report.Formats); err != nil {
 				return err
 			}
-			rs, err := readResults(args)
+			rs, err := result.ReadFiles(args)
 			if err != nil {
-				return err
+				return run.Usage(err)
 			}
-			if err := oneTextfileEach(cmd, rs, args); err != nil {
-				return err
+			if reportFilesFrom(cmd.Context()).Textfile != "" {
+				if err := report.OneTextfileEach(rs, args); err != nil {
+					return run.Usage(err)
+				}
 			}
 			return emit(cmd.Context(), stdout, format, rs, args)
 		},
 	}
 	registerFormat(cmd.Flags(), &format, report.Formats, "")
 	return cmd
-}
-
-// oneTextfileEach refuses --textfile for results that would be written to
-// the same file (the same command on the same directory): the later would
-// replace the earlier, and one exposition cannot hold both.
-func oneTextfileEach(cmd *cobra.Command, rs []*result.Result, sources []string) error {
-	if reportFilesFrom(cmd.Context()).Textfile == "" {
-		return nil
-	}
-	seen := map[string]string{}
-	for i, r := range rs {
-		name := report.PromFileName(r)
-		if first, ok := seen[name]; ok {
-			return run.Usagef("--textfile: %s and %s would both be written to %s (the same command on the same directory): give one of them", first, sources[i], name)
-		}
-		seen[name] = sources[i]
-	}
-	return nil
 }
 
 // registerFormat registers -o/--output offering formats, as every command
@@ -97,41 +79,4 @@ func formatFlag(cmd *cobra.Command) (string, error) {
 		return "--format", nil
 	}
 	return "--output", nil
-}
-
-// renderAll writes the results read from sources. One result is rendered
-// as every command renders its own (emit). Several make one document:
-// text one report after the other, json an array, html one page with a
-// section per result, prom one exposition (a metric family may appear only
-// once); --html gets that page, --textfile each result's metrics.
-func readResults(paths []string) ([]*result.Result, error) {
-	var rs []*result.Result
-	for _, p := range paths {
-		r, err := readResult(p)
-		if err != nil {
-			return nil, err
-		}
-		rs = append(rs, r)
-	}
-	return rs, nil
-}
-
-func readResult(path string) (*result.Result, error) {
-	var in io.Reader = os.Stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, run.Usagef("%v", err)
-		}
-		defer f.Close()
-		in = f
-	}
-	r, err := result.Read(in)
-	if errors.Is(err, result.ErrSchema) {
-		return nil, run.Usagef("%s: %v (save one with -o json)", path, err)
-	}
-	if err != nil {
-		return nil, run.Usagef("reading %s: %v", path, err)
-	}
-	return r, nil
 }

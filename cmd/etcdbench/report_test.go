@@ -221,6 +221,8 @@ func TestReportUsageErrors(t *testing.T) {
 		{"textfile not a directory", []string{"report", fixtureWAL, "--textfile", filepath.Join(dir, "nope")}, "--textfile"},
 		{"two results to one textfile", []string{"report", fixtureWAL, fixtureWAL, "--textfile", dir}, "would both be written to etcdbench_disk_wal"},
 		{"html in a missing directory", []string{"report", fixtureWAL, "--html", filepath.Join(dir, "nope", "r.html")}, "does not exist"},
+		{"json in a missing directory", []string{"report", fixtureWAL, "--json", filepath.Join(dir, "nope", "r.json")}, "--json " + filepath.Join(dir, "nope", "r.json") + ": directory"},
+		{"json a directory", []string{"report", fixtureWAL, "--json", dir}, "is a directory: give a file name such as result.json"},
 		{"disk wal bad output", []string{"disk", "wal", "--dir", dir, "-o", "xml"}, "want text, json, html, prom"},
 	}
 	for _, c := range cases {

@@ -49,8 +49,8 @@ on the same disk under load, in one verdict table.` + exitCodesHelp,
 			if err := reportFilesAccepted(cmd, *rf); err != nil {
 				return err
 			}
-			if err := checkReportFiles(*rf); err != nil {
-				return err
+			if err := rf.Check(); err != nil {
+				return run.Usage(err)
 			}
 			cmd.SetContext(withReportFiles(cmd.Context(), rf))
 			return nil

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -156,26 +154,6 @@ func helpWithoutRefusedFiles(root *cobra.Command, help func(*cobra.Command, []st
 		}()
 		help(cmd, args)
 	}
-}
-
-// checkReportFiles catches a bad --html or --textfile before a run that
-// may be long.
-func checkReportFiles(f report.Files) error {
-	if f.HTML != "" {
-		dir := filepath.Dir(f.HTML)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return run.Usagef("--html %s: directory %s does not exist", f.HTML, dir)
-		}
-		if st, err := os.Stat(f.HTML); err == nil && st.IsDir() {
-			return run.Usagef("--html %s is a directory: give a file name such as report.html", f.HTML)
-		}
-	}
-	if f.Textfile != "" {
-		if st, err := os.Stat(f.Textfile); err != nil || !st.IsDir() {
-			return run.Usagef("--textfile %s: not a directory (give node_exporter's --collector.textfile.directory)", f.Textfile)
-		}
-	}
-	return nil
 }
 
 type reportFilesKey struct{}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -112,7 +111,7 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 		return s, err
 	}
 	base.Load = l
-	p, err := tune.NewPlan(base, vs, f.rounds, loadText(l))
+	p, err := tune.NewPlan(base, vs, f.rounds)
 	if err != nil {
 		return s, run.Usage(err)
 	}
@@ -128,11 +127,6 @@ func (f *tuneFlags) resolve(cmd *cobra.Command) (tuneSpec, error) {
 	return s, nil
 }
 
-// loadText describes the base load for the table's heading.
-func loadText(l etcdload.Load) string {
-	return fmt.Sprintf("%s, %d clients on %d connection(s), %s (each run on a fresh embedded etcd)", l.Name(), l.Clients, l.Conns, l.Plan())
-}
-
 // runTune runs every combination's rounds and prints the comparison. Each
 // run's scratch directory is gone before the next starts, and before
 // anything is printed. The text report is tune's table; the others are
@@ -146,27 +140,11 @@ func runTune(ctx context.Context, s tuneSpec, stdout io.Writer) error {
 		if err := tune.WriteText(stdout, sum); err != nil {
 			return err
 		}
-		if err := tuneTrailer(stdout, s, res, len(sum.Runs), len(s.plan.Combinations)*s.plan.Rounds); err != nil {
+		if err := tune.WriteTrailer(stdout, s.saveDir, res.Interrupted, res.Failed(), len(sum.Runs), len(s.plan.Combinations)*s.plan.Rounds); err != nil {
 			return err
 		}
 		return reportFilesFrom(ctx).Write([]*result.Result{res}, nil) // the root's --html and --textfile
 	})
-}
-
-// tuneTrailer says where the runs were saved and whether the tune was
-// cut short.
-func tuneTrailer(w io.Writer, s tuneSpec, res *result.Result, done, total int) error {
-	var b strings.Builder
-	if s.saveDir != "" {
-		fmt.Fprintf(&b, "\nEvery run's result is saved in %s (tune-*-<combination>-r<round>-*.json).\n", s.saveDir)
-	}
-	if res.Interrupted {
-		fmt.Fprintf(&b, "\nInterrupted: %d of %d runs finished, and the table covers only those.\n", done, total)
-	} else if res.Failed() {
-		b.WriteString("\nAt least one run FAILED one of etcd's disk limits (verdicts column; the JSON output or the saved runs have the verdicts).\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func newTuneCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -3,6 +3,8 @@ package etcdload
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 )
 
 // Kind is one load etcdbench sends, as data: the commands, their flags and
@@ -203,6 +205,64 @@ func (k Kind) Takes(name string) bool {
 		}
 	}
 	return false
+}
+
+// ParamsOf are the settings the loads of kinds take: the common ones,
+// then each kind's own, each once; a setting only some of them take has
+// their names before its usage ("range and mixed: ...").
+func ParamsOf(kinds []Kind) []Param {
+	out := CommonParams()
+	seen := map[string]bool{}
+	for _, p := range out {
+		seen[p.Name] = true
+	}
+	for _, k := range kinds {
+		for _, p := range k.Params {
+			if seen[p.Name] {
+				continue
+			}
+			seen[p.Name] = true
+			if len(kinds) > 1 {
+				var takers []string
+				for _, t := range kinds {
+					if t.Takes(p.Name) {
+						takers = append(takers, string(t.Op))
+					}
+				}
+				p.Usage = strings.Join(takers, " and ") + ": " + p.Usage
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// SetFrom copies into l the settings called names from src, a load that
+// holds values as given on a command line; a setting l's kind does not
+// take is an error naming it.
+func (l *Load) SetFrom(src *Load, names []string) error {
+	k := KindOf(l.Op)
+	for _, p := range ParamsOf(Kinds()) {
+		if !slices.Contains(names, p.Name) {
+			continue
+		}
+		if !k.Takes(p.Name) && !slices.ContainsFunc(CommonParams(), func(c Param) bool { return c.Name == p.Name }) {
+			return fmt.Errorf("--%s does not apply to --workload %s", p.Name, l.Op)
+		}
+		switch d := p.Field(l).(type) {
+		case *int:
+			*d = *p.Field(src).(*int)
+		case *int64:
+			*d = *p.Field(src).(*int64)
+		case *float64:
+			*d = *p.Field(src).(*float64)
+		case *string:
+			*d = *p.Field(src).(*string)
+		case *bool:
+			*d = *p.Field(src).(*bool)
+		}
+	}
+	return nil
 }
 
 // Plan says in words what the load writes, for the refusal to write to

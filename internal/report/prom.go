@@ -86,6 +86,22 @@ func promSlug(s string) string {
 	return b.String()
 }
 
+// OneTextfileEach refuses results (read from sources) that would be
+// written to the same textfile (the same command on the same
+// directory): the later would replace the earlier, and one exposition
+// cannot hold both.
+func OneTextfileEach(rs []*result.Result, sources []string) error {
+	seen := map[string]string{}
+	for i, r := range rs {
+		name := PromFileName(r)
+		if first, ok := seen[name]; ok {
+			return fmt.Errorf("--textfile: %s and %s would both be written to %s (the same command on the same directory): give one of them", first, sources[i], name)
+		}
+		seen[name] = sources[i]
+	}
+	return nil
+}
+
 // WriteTextfile writes r into dir as PromFileName(r), through a temporary
 // file renamed into place (client_golang's WriteToTextfile), so that
 // node_exporter never reads a half-written file. It returns the path

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"etcdbench/internal/result"
 )
@@ -53,6 +55,30 @@ type Files struct {
 	// Textfile is node_exporter's textfile directory for the results'
 	// metrics ("": none).
 	Textfile string
+}
+
+// Check catches a report file that cannot be written before a run that
+// may be long: --html or --json in a directory that does not exist or
+// naming a directory, --textfile not a directory.
+func (f Files) Check() error {
+	for _, file := range []struct{ flag, path, example string }{{"--html", f.HTML, "report.html"}, {"--json", f.JSON, "result.json"}} {
+		if file.path == "" {
+			continue
+		}
+		dir := filepath.Dir(file.path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s %s: directory %s does not exist", file.flag, file.path, dir)
+		}
+		if st, err := os.Stat(file.path); err == nil && st.IsDir() {
+			return fmt.Errorf("%s %s is a directory: give a file name such as %s", file.flag, file.path, file.example)
+		}
+	}
+	if f.Textfile != "" {
+		if st, err := os.Stat(f.Textfile); err != nil || !st.IsDir() {
+			return fmt.Errorf("--textfile %s: not a directory (give node_exporter's --collector.textfile.directory)", f.Textfile)
+		}
+	}
+	return nil
 }
 
 // Write writes the report files asked for: one HTML page of rs (named by

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"etcdbench/internal/finding"
@@ -492,6 +493,40 @@ func Read(rd io.Reader) (*Result, error) {
 		return nil, fmt.Errorf("%w: schema %q, this etcdbench reads %q", ErrSchema, r.Schema, SchemaID)
 	}
 	return &r, nil
+}
+
+// ReadFiles reads the saved results at paths ("-" is standard input);
+// every error names its file.
+func ReadFiles(paths []string) ([]*Result, error) {
+	var rs []*Result
+	for _, p := range paths {
+		r, err := readFile(p)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
+func readFile(path string) (*Result, error) {
+	var in io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	r, err := Read(in)
+	if errors.Is(err, ErrSchema) {
+		return nil, fmt.Errorf("%s: %w (save one with -o json)", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return r, nil
 }
 
 // UndecidedAbove is the highest rate above the answer whose step was

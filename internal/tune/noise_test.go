@@ -130,7 +130,7 @@ func fakeRun(opsPerSec float64, p50ms, p99ms float64, walP99 []float64, status v
 // throughput (ranges apart), the same latency p50 (ranges overlap), and a
 // slower member.
 func TestExecuteAndSummarize(t *testing.T) {
-	p, err := NewPlan(base("."), mustVary(t, "backend-batch-limit=100,10000"), 3, "put: test load")
+	p, err := NewPlan(base("."), mustVary(t, "backend-batch-limit=100,10000"), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestExecuteAndSummarize(t *testing.T) {
 }
 
 func TestOneRoundDecidesNothing(t *testing.T) {
-	p, err := NewPlan(base("."), mustVary(t, "clients=1,8"), 1, "put")
+	p, err := NewPlan(base("."), mustVary(t, "clients=1,8"), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestOneRoundDecidesNothing(t *testing.T) {
 }
 
 func TestExecuteStopsAtError(t *testing.T) {
-	p, err := NewPlan(base("."), mustVary(t, "clients=1,8"), 2, "put")
+	p, err := NewPlan(base("."), mustVary(t, "clients=1,8"), 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,16 @@ func (s *Setting) Parse(v string) (Value, error) {
 	return val, nil
 }
 
+// ParseFlag checks a value of the setting given as its own flag
+// (--NAME VALUE); errors name the flag and say what it takes.
+func (s *Setting) ParseFlag(v string) (Value, error) {
+	val, err := s.parse(strings.TrimSpace(v))
+	if err != nil {
+		return Value{}, fmt.Errorf("--%s %q: %v; it takes %s", s.Name, v, err, s.Limit)
+	}
+	return val, nil
+}
+
 // Apply sets v in c.
 func (s *Setting) Apply(c *Config, v Value) { s.apply(c, v) }
 

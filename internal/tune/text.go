@@ -133,3 +133,20 @@ func format(v float64, unit string) string {
 	}
 	return units.FormatValue(v, unit)
 }
+
+// WriteTrailer says after the table where the runs were saved (saveDir,
+// "" when nowhere) and whether the tune was cut short (done of total runs
+// finished) or a run failed.
+func WriteTrailer(w io.Writer, saveDir string, interrupted, failed bool, done, total int) error {
+	var b strings.Builder
+	if saveDir != "" {
+		fmt.Fprintf(&b, "\nEvery run's result is saved in %s (tune-*-<combination>-r<round>-*.json).\n", saveDir)
+	}
+	if interrupted {
+		fmt.Fprintf(&b, "\nInterrupted: %d of %d runs finished, and the table covers only those.\n", done, total)
+	} else if failed {
+		b.WriteString("\nAt least one run FAILED one of etcd's disk limits (verdicts column; the JSON output or the saved runs have the verdicts).\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

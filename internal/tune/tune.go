@@ -49,7 +49,7 @@ type Plan struct {
 
 // NewPlan expands the varies over base into combinations (see Expand) and
 // checks the rounds.
-func NewPlan(base Config, vs []Vary, rounds int, load string) (Plan, error) {
+func NewPlan(base Config, vs []Vary, rounds int) (Plan, error) {
 	if rounds < 1 {
 		return Plan{}, fmt.Errorf("%w: --rounds %d: want at least 1 (3 or more to tell differences from noise)", ErrBadVary, rounds)
 	}
@@ -57,6 +57,8 @@ func NewPlan(base Config, vs []Vary, rounds int, load string) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	l := base.Load
+	load := fmt.Sprintf("%s, %d clients on %d connection(s), %s (each run on a fresh embedded etcd)", l.Name(), l.Clients, l.Conns, l.Plan())
 	return Plan{Combinations: cs, Rounds: rounds, Load: load}, nil
 }
 
