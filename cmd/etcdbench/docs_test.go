@@ -188,3 +188,35 @@ func TestDocsLinks(t *testing.T) {
 		t.Errorf("only %d relative links found in %d pages: the test is not reading the docs", n, len(pages))
 	}
 }
+
+// The front door and the command line stay small: README.md is the answer
+// and the commands (the rest is in docs/), and this package holds flags
+// and wiring, its policy in the packages below it.
+func TestFrontDoorAndThinCmd(t *testing.T) {
+	const readmeMax, cmdMax = 12 << 10, 3100
+	st, err := os.Stat(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > readmeMax {
+		t.Errorf("README.md is %d bytes, over %d: move detail into docs/", st.Size(), readmeMax)
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += strings.Count(string(b), "\n")
+	}
+	if lines > cmdMax {
+		t.Errorf("cmd/etcdbench has %d lines outside its tests, over %d: move policy into the packages it wires", lines, cmdMax)
+	}
+}

@@ -1,0 +1,167 @@
+// Command suite-time (bench/suite-time/run) measures the test suite as a
+// new contributor meets it: each round clones the repository's HEAD into
+// a new directory and runs the README's test command there, `go test
+// -count=1 ./...` with CI=true (as .ci/run does), from an empty build
+// cache (a cold GOCACHE of its own, so every dependency is compiled), and
+// with --warm a second time on the same clone and cache. It records the
+// wall time of each run against the limit (8 minutes on a fresh clone with
+// a cold cache), the time until the first test binary started (the
+// compile the cold cache costs), and the packages that took longest.
+//
+// A round is long (a whole suite), so one round is allowed: a figure, not
+// a median; give --rounds 3 for one.
+//
+// It is a measurement, not a test: exit 0 whatever the times, 1 when the
+// suite failed or could not run, 2 for bad flags, 130 when interrupted.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"etcdbench/bench/internal/cmp"
+)
+
+const name = "suite-time"
+
+// limit is the suite's time on a fresh clone with a cold cache.
+const (
+	limit       = 8 * time.Minute
+	limitSource = "issue 36: the test suite <= 8 min on a fresh clone with a cold cache (2 CPUs)"
+)
+
+type options struct {
+	cmp.Common
+	warm bool
+}
+
+func main() { cmp.Main(name, parseFlags, run) }
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	c, err := cmp.DefaultCommon()
+	if err != nil {
+		return options{}, err
+	}
+	c.NoFio, c.Rounds, c.FewestRounds = true, 1, 1
+	o := options{Common: c}
+	err = cmp.ParseFlags(name, "How long the README's test command takes on a fresh clone of HEAD with a cold build cache (and, with --warm, again with the cache warm).", &o.Common, args, stderr,
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&o.warm, "warm", false, "also run the suite a second time on the same clone with the cache the first run filled")
+		})
+	return o, err
+}
+
+// suiteRun is one run of the suite.
+type suiteRun struct {
+	Round int           `json:"round"`
+	Cache string        `json:"cache"` // cold or warm
+	Wall  time.Duration `json:"wall_ns"`
+	// FirstTest is the time from the command's start to the first test
+	// binary's start: what compiling cost before any test ran.
+	FirstTest time.Duration `json:"first_test_ns"`
+	Packages  []pkgTime     `json:"packages"`
+	Failed    []string      `json:"failed,omitempty"`
+	ExitCode  int           `json:"exit_code"`
+}
+
+// jsonFile is the layout of the --json file.
+type jsonFile struct {
+	Started time.Time  `json:"started_at"`
+	Commit  string     `json:"commit"`
+	Runs    []suiteRun `json:"runs"`
+	Error   string     `json:"error,omitempty"`
+}
+
+func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+	env, err := cmp.Setup(ctx, o.Common, name, stderr)
+	if err != nil {
+		return err
+	}
+	defer env.Release(&err)
+	out := jsonFile{Started: time.Now().UTC()}
+	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
+	commit, err := exec.CommandContext(ctx, "git", "-C", o.ModuleDir, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return fmt.Errorf("git rev-parse in %s: %w", o.ModuleDir, err)
+	}
+	out.Commit = strings.TrimSpace(string(commit))
+	load0, err := cmp.LoadAverage()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: go test -count=1 ./... on a fresh clone of %s (CI=true), cold cache, %d round(s)\n\n", name, out.Commit, o.Rounds)
+	for n := 1; n <= o.Rounds; n++ {
+		clone := filepath.Join(env.Dir, fmt.Sprintf("clone-%d", n))
+		cache := filepath.Join(env.Dir, fmt.Sprintf("gocache-%d", n))
+		if b, err := exec.CommandContext(ctx, "git", "clone", "-q", o.ModuleDir, clone).CombinedOutput(); err != nil {
+			return fmt.Errorf("git clone: %w: %s", err, b)
+		}
+		caches := []string{"cold"}
+		if o.warm {
+			caches = append(caches, "warm")
+		}
+		for _, c := range caches {
+			fmt.Fprintf(stderr, "round %d/%d: the suite, %s cache ...\n", n, o.Rounds, c)
+			r, err := runSuite(ctx, clone, cache)
+			if err != nil {
+				return fmt.Errorf("round %d (%s): %w", n, c, err)
+			}
+			r.Round, r.Cache = n, c
+			out.Runs = append(out.Runs, r)
+			renderRun(stdout, r)
+			if r.ExitCode != 0 {
+				return fmt.Errorf("round %d (%s): the suite failed (exit %d): %s", n, c, r.ExitCode, strings.Join(r.Failed, ", "))
+			}
+		}
+		if err := os.RemoveAll(cache); err != nil { // a build cache is GBs
+			return err
+		}
+	}
+	var table bytes.Buffer
+	figures := summarize(io.MultiWriter(stdout, &table), out.Runs)
+	res := cmp.Result{Bench: name, Source: "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " ") + " at " + out.Commit,
+		Machine: cmp.Machine(env.Dir), Rounds: o.Rounds, Figures: figures, Table: table.String()}
+	return cmp.SaveResult(o.Abs(o.Results), res, load0, out.Started)
+}
+
+// runSuite runs the test command in clone with the build cache in cache.
+func runSuite(ctx context.Context, clone, cache string) (suiteRun, error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-json", "./...")
+	cmd.Dir = clone
+	cmd.Env = append(os.Environ(), "CI=true", "GOCACHE="+cache)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C stops the test binaries too
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
+	var events, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &events, &errs
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if ctx.Err() != nil {
+		return suiteRun{}, ctx.Err()
+	}
+	code := 0
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		return suiteRun{}, err
+	}
+	s, perr := parseEvents(&events)
+	if perr != nil {
+		return suiteRun{}, fmt.Errorf("reading go test -json: %w%s", perr, cmp.Tail(errs.Bytes()))
+	}
+	r := suiteRun{Wall: wall, Packages: s.packages, Failed: s.failed, ExitCode: code}
+	if !s.firstStart.IsZero() {
+		r.FirstTest = s.firstStart.Sub(start)
+	}
+	return r, nil
+}
