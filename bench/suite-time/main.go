@@ -1,7 +1,8 @@
 // Command suite-time (bench/suite-time/run) measures the test suite as a
 // new contributor meets it: each round clones the repository's HEAD into
-// a new directory and runs the README's test command there, `go test
-// -count=1 ./...` with CI=true (as .ci/run does), from an empty build
+// a new directory and runs the README's test command there (the line of
+// its set-up block marked "# the tests", with -json added) with CI=true
+// (as .ci/run does), from an empty build
 // cache (a cold GOCACHE of its own, so every dependency is compiled), and
 // with --warm a second time on the same clone and cache. It records the
 // wall time of each run against the limit (8 minutes on a fresh clone with
@@ -63,9 +64,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 
 // suiteRun is one run of the suite.
 type suiteRun struct {
-	Round int           `json:"round"`
-	Cache string        `json:"cache"` // cold or warm
-	Wall  time.Duration `json:"wall_ns"`
+	Round   int           `json:"round"`
+	Cache   string        `json:"cache"`   // cold or warm
+	Command string        `json:"command"` // as run, -json added
+	Wall    time.Duration `json:"wall_ns"`
 	// FirstTest is the time from the command's start to the first test
 	// binary's start: what compiling cost before any test ran.
 	FirstTest time.Duration `json:"first_test_ns"`
@@ -99,7 +101,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: go test -count=1 ./... on a fresh clone of %s (CI=true), cold cache, %d round(s)\n\n", name, out.Commit, o.Rounds)
+	fmt.Fprintf(stdout, "%s: the README's test command on a fresh clone of %s (CI=true), cold cache, %d round(s)\n\n", name, out.Commit, o.Rounds)
 	for n := 1; n <= o.Rounds; n++ {
 		clone := filepath.Join(env.Dir, fmt.Sprintf("clone-%d", n))
 		cache := filepath.Join(env.Dir, fmt.Sprintf("gocache-%d", n))
@@ -134,17 +136,22 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	return cmp.SaveResult(o.Abs(o.Results), res, load0, out.Started)
 }
 
-// runSuite runs the test command in clone with the build cache in cache.
+// runSuite runs the README's test command in clone with the build
+// cache in cache.
 func runSuite(ctx context.Context, clone, cache string) (suiteRun, error) {
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-json", "./...")
+	env, argv, err := testCommand(filepath.Join(clone, "README.md"))
+	if err != nil {
+		return suiteRun{}, err
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = clone
-	cmd.Env = append(os.Environ(), "CI=true", "GOCACHE="+cache)
+	cmd.Env = append(append(os.Environ(), env...), "CI=true", "GOCACHE="+cache)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C stops the test binaries too
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
 	var events, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &events, &errs
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	wall := time.Since(start)
 	if ctx.Err() != nil {
 		return suiteRun{}, ctx.Err()
@@ -159,9 +166,34 @@ func runSuite(ctx context.Context, clone, cache string) (suiteRun, error) {
 	if perr != nil {
 		return suiteRun{}, fmt.Errorf("reading go test -json: %w%s", perr, cmp.Tail(errs.Bytes()))
 	}
-	r := suiteRun{Wall: wall, Packages: s.packages, Failed: s.failed, ExitCode: code}
+	r := suiteRun{Command: strings.Join(append(env, argv...), " "), Wall: wall, Packages: s.packages, Failed: s.failed, ExitCode: code}
 	if !s.firstStart.IsZero() {
 		r.FirstTest = s.firstStart.Sub(start)
 	}
 	return r, nil
+}
+
+// testCommand reads the README's test command: the line marked "# the
+// tests", its leading NAME=VALUE words the environment, the rest a go
+// test command line, given -json after "test".
+func testCommand(readme string) (env, argv []string, err error) {
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		cmdline, comment, ok := strings.Cut(line, "#")
+		if !ok || strings.TrimSpace(comment) != "the tests" {
+			continue
+		}
+		words := strings.Fields(cmdline)
+		for len(words) > 0 && strings.Contains(words[0], "=") {
+			env, words = append(env, words[0]), words[1:]
+		}
+		if len(words) < 2 || words[0] != "go" || words[1] != "test" {
+			return nil, nil, fmt.Errorf("%s: the line marked \"# the tests\" is not a go test command: %q", readme, line)
+		}
+		return env, append([]string{"go", "test", "-json"}, words[2:]...), nil
+	}
+	return nil, nil, fmt.Errorf("%s: no line marked \"# the tests\"", readme)
 }

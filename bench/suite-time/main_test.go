@@ -52,3 +52,18 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("summary:\n%s", b.String())
 	}
 }
+
+func TestTestCommand(t *testing.T) {
+	env, argv, err := testCommand("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(argv) < 4 || argv[0] != "go" || argv[1] != "test" || argv[2] != "-json" || argv[len(argv)-1] != "./..." {
+		t.Errorf("the README's test command as run: %q %q", env, argv)
+	}
+	for _, e := range env {
+		if !strings.Contains(e, "=") {
+			t.Errorf("environment word %q", e)
+		}
+	}
+}
