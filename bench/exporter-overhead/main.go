@@ -140,8 +140,8 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	load := func(ctx context.Context, run string) (cmp.Measurement, json.RawMessage, error) {
 		if run == runNone {
 			// The same rest as the exporter's run gets while it attaches:
-			// a load right after the previous one would find etcd still
-			// busy with it, which favoured the exporter's runs.
+			// a load started right after the previous one finds etcd still
+			// busy with it and runs slower, whichever side it is.
 			select {
 			case <-ctx.Done():
 				return cmp.Measurement{}, nil, ctx.Err()
