@@ -7,6 +7,10 @@
 // run's throughput and p99 relative to the plain run of its round, the
 // exporter's own CPU share (its process and its BPF programs' run time,
 // as bench/trace-overhead measures the tracer) and its resident memory.
+// With --capacity (the default) the exporter also serves the member's
+// headroom: the bench measures its directory once with `etcdbench
+// capacity --quick` before the rounds, gives the exporter that file and
+// etcd's /metrics, and records the ratio it served after each load.
 // Targets (issue 15): throughput ratio >= 0.97, CPU share < 1 %.
 //
 // It is a measurement, not a test: the exit status is 0 whatever the
@@ -15,18 +19,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/internal/exporter/headroom"
 )
 
 const name = "exporter-overhead"
@@ -37,12 +45,17 @@ type options struct {
 	// ScrapeEvery is how often /metrics is read during the load, as a
 	// Prometheus server would.
 	ScrapeEvery time.Duration
+	// Capacity gives the exporter a capacity file of the bench's
+	// directory (--capacity), so that it also reads etcd's put count and
+	// serves the member's headroom.
+	Capacity bool
 }
 
 // params are what the JSON file records of the settings.
 type params struct {
 	cmp.PutLoad
 	ScrapeEveryNs int64 `json:"scrape_every_ns"`
+	Capacity      bool  `json:"capacity"`
 }
 
 func main() { cmp.Main(name, parseFlags, run) }
@@ -53,11 +66,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, err
 	}
 	c.NoFio = true
-	o := options{Common: c, PutLoad: cmp.DefaultPutLoad(), ScrapeEvery: 5 * time.Second}
+	o := options{Common: c, PutLoad: cmp.DefaultPutLoad(), ScrapeEvery: 5 * time.Second, Capacity: true}
 	err = cmp.ParseFlags(name, "etcd put throughput with and without `etcdbench exporter` attached (and scraped), alternated.", &o.Common, args, stderr,
 		func(fs *flag.FlagSet) {
 			o.PutLoad.Register(fs)
 			fs.DurationVar(&o.ScrapeEvery, "scrape-every", o.ScrapeEvery, "how often the exporter's /metrics is read during the load")
+			fs.BoolVar(&o.Capacity, "capacity", o.Capacity, "measure the directory once with `etcdbench capacity --quick` and run the exporter with --capacity on that file and --etcd-metrics-url on etcd's, so that it serves the member's headroom (its put count read at every scan); false: the exporter without it")
 		})
 	if err != nil {
 		return o, err
@@ -77,6 +91,10 @@ const (
 	runExporter = "etcdbench exporter"
 )
 
+// settle is the rest before every load: the exporter's time to attach,
+// and as long for the run without it.
+const settle = 2 * time.Second
+
 // Targets, as data with their source.
 const (
 	throughputTarget = 0.97
@@ -90,6 +108,23 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer env.Release(&err)
+	load0, err := cmp.LoadAverage()
+	if err != nil {
+		return err
+	}
+	started := time.Now().UTC()
+	// The capacity file is measured before etcd starts: its sweep must not
+	// share the disk with the etcd of the rounds.
+	var capFile string
+	var est headroom.Estimate
+	if o.Capacity {
+		var cleanup func()
+		capFile, est, cleanup, err = measureCapacity(ctx, env.Etcdbench, env.Dir, stderr)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	}
 	srv, stop, err := cmp.ServeEtcd(ctx, o.ModuleDir, env.Dir, stderr)
 	if err != nil {
 		return err
@@ -101,10 +136,17 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	}
 	defer restore()
 	pid := strconv.Itoa(srv.PID())
-	var shares []float64
-	var rss []float64
+	var shares, bpfs, rss, ratios []float64
 	load := func(ctx context.Context, run string) (cmp.Measurement, json.RawMessage, error) {
 		if run == runNone {
+			// The same rest as the exporter's run gets while it attaches:
+			// a load started right after the previous one finds etcd still
+			// busy with it and runs slower, whichever side it is.
+			select {
+			case <-ctx.Done():
+				return cmp.Measurement{}, nil, ctx.Err()
+			case <-time.After(settle):
+			}
 			ch, err := o.PutLoad.Run(ctx, env.Etcdbench, srv.URL)
 			if err != nil {
 				return cmp.Measurement{}, nil, err
@@ -116,7 +158,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		if err != nil {
 			return cmp.Measurement{}, nil, err
 		}
-		detach, xpid, err := cmp.Attach(ctx, 2*time.Second, env.Etcdbench, "exporter", "--listen", addr, "--pid", pid)
+		args := []string{"exporter", "--listen", addr, "--pid", pid}
+		if capFile != "" {
+			args = append(args, "--capacity", capFile, "--etcd-metrics-url", srv.URL+"/metrics")
+		}
+		detach, xpid, err := cmp.Attach(ctx, settle, env.Etcdbench, args...)
 		if err != nil {
 			return cmp.Measurement{}, nil, err
 		}
@@ -136,8 +182,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		costAfter, cerr := cmp.SampleCost(xpid) // still attached: the load's window
 		after, aerr := scrapeWALSyncs(ctx, url)
 		mem, merr := residentBytes(xpid)
+		var ratio, rate float64
+		var rerr error
+		if capFile != "" {
+			ratio, rate, rerr = servedRatio(ctx, url)
+		}
 		_, derr := detach()
-		if err := errors.Join(lerr, serr, cerr, aerr, merr, derr); err != nil {
+		if err := errors.Join(lerr, serr, cerr, aerr, merr, rerr, derr); err != nil {
 			return cmp.Measurement{}, nil, err
 		}
 		m, err := cmp.PutMeasurement(run, ch)
@@ -148,8 +199,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		m.Figures["exporter_process_share"], m.Figures["exporter_bpf_share"], m.Figures["exporter_share"] = proc, bpf, proc+bpf
 		m.Figures["wal_syncs_counted"] = after - before
 		m.Figures["exporter_rss_bytes"] = float64(mem)
-		shares = append(shares, proc+bpf)
+		shares, bpfs = append(shares, proc+bpf), append(bpfs, bpf)
 		rss = append(rss, float64(mem))
+		if capFile != "" {
+			m.Figures["capacity_used_ratio"], m.Figures["capacity_member_puts_per_second"] = ratio, rate
+			ratios = append(ratios, ratio)
+		}
 		return m, cmp.RawJSON(ch.Stdout), nil
 	}
 	var steps []cmp.Step
@@ -173,13 +228,29 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		TargetSource: targetSource,
 		Labels:       cmp.Labels{Subject: "exported", Base: "plain"},
 	}
-	out := cmp.JSONFile[params]{Started: time.Now().UTC(), Dir: env.Dir, Params: params{o.PutLoad, o.ScrapeEvery.Nanoseconds()}, Etcdbench: env.Etcdbench}
+	var table bytes.Buffer
+	c.Table = &table
+	out := cmp.JSONFile[params]{Started: started, Dir: env.Dir, Params: params{o.PutLoad, o.ScrapeEvery.Nanoseconds(), o.Capacity}, Etcdbench: env.Etcdbench}
 	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
-	fmt.Fprintf(stdout, "%s: %s, against one embedded etcd (pid %s, %s); exporter scraped every %s; %d rounds\n\n", name, o.PutLoad, pid, srv.URL, o.ScrapeEvery, o.Rounds)
+	with := "exporter scraped every " + o.ScrapeEvery.String()
+	if capFile != "" {
+		with += fmt.Sprintf(", with --capacity (capacity --quick's estimate: %.0f puts/s)", est.PutsPerSecond)
+	}
+	fmt.Fprintf(stdout, "%s: %s, against one embedded etcd (pid %s, %s); %s; %d rounds\n\n", name, o.PutLoad, pid, srv.URL, with, o.Rounds)
 	if err := c.Run(ctx, o.Rounds, stdout, stderr, &out.Runs, &out.Summary); err != nil {
 		return err
 	}
-	return renderCost(stdout, shares, rss)
+	if err := renderCost(io.MultiWriter(stdout, &table), shares, rss, ratios); err != nil {
+		return err
+	}
+	figures := cmp.RowFigures(out.Summary)
+	maps.Copy(figures, costFigures(shares, bpfs, rss, ratios))
+	if capFile != "" {
+		figures["capacity_puts_per_second"] = est.PutsPerSecond
+	}
+	res := cmp.Result{Bench: name, Source: "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " "),
+		Machine: cmp.Machine(env.Dir), Rounds: o.Rounds, Figures: figures, Table: table.String()}
+	return cmp.SaveResult(o.Abs(o.Results), res, load0, started)
 }
 
 // shareColumn shows an exporter run's CPU share, its process's and its
@@ -192,9 +263,10 @@ func shareColumn(m cmp.Measurement) string {
 	return fmt.Sprintf("%.2f %% (%.2f + %.2f)", 100*all, 100*m.Figures["exporter_process_share"], 100*m.Figures["exporter_bpf_share"])
 }
 
-// renderCost gives the median over rounds of the exporter's CPU share
-// and its resident memory at the end of each load.
-func renderCost(w io.Writer, shares, rss []float64) error {
+// renderCost gives the median over rounds of the exporter's CPU share,
+// its resident memory at the end of each load and, with --capacity, the
+// ratio it served.
+func renderCost(w io.Writer, shares, rss, ratios []float64) error {
 	if len(shares) == 0 {
 		return nil
 	}
@@ -205,5 +277,28 @@ func renderCost(w io.Writer, shares, rss []float64) error {
 	}
 	_, err := fmt.Fprintf(w, "\nexporter's own CPU (its process + its BPF programs' run time, bpf_stats) over the load, as a share of the machine's %d CPUs:\nmedian %.2f %% (range %.2f..%.2f %%), target < %.0f %%: %s\nexporter's resident memory after each load: median %.1f MiB (max %.1f MiB)\n",
 		runtime.NumCPU(), 100*med, 100*slices.Min(shares), 100*slices.Max(shares), 100*shareTarget, met, cmp.Median(rss)/(1<<20), slices.Max(rss)/(1<<20))
+	if err != nil || len(ratios) == 0 {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "etcdbench_capacity_used_ratio served after each load (the last minute's puts over the estimate): median %.2f (range %.2f..%.2f)\n",
+		cmp.Median(ratios), slices.Min(ratios), slices.Max(ratios))
 	return err
+}
+
+// costFigures names renderCost's figures for the result file.
+func costFigures(shares, bpfs, rss, ratios []float64) map[string]float64 {
+	f := map[string]float64{}
+	if len(shares) > 0 {
+		f["exporter_cpu_share_pct"] = 100 * cmp.Median(shares)
+		f["exporter_cpu_share_pct_min"] = 100 * slices.Min(shares)
+		f["exporter_cpu_share_pct_max"] = 100 * slices.Max(shares)
+		f["exporter_bpf_share_pct"] = 100 * cmp.Median(bpfs)
+		f["exporter_rss_mib"] = cmp.Median(rss) / (1 << 20)
+	}
+	if len(ratios) > 0 {
+		f["capacity_used_ratio"] = cmp.Median(ratios)
+		f["capacity_used_ratio_min"] = slices.Min(ratios)
+		f["capacity_used_ratio_max"] = slices.Max(ratios)
+	}
+	return f
 }

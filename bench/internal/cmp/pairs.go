@@ -222,11 +222,14 @@ type Comparison struct {
 	TargetSource string
 	// Labels name the two sides in the tables; zero: etcdbench and fio.
 	Labels Labels
+	// Table, when set, also receives the summary table (a result file's
+	// Table, SaveResult).
+	Table io.Writer
 }
 
 // Run runs total rounds (RunRound), printing each round's table to stdout
 // (RenderRound), then the summary (SummarizePairs, RenderSummary) and its
-// footer (RenderFooter). Every run is appended to *runs and the summary
+// footer (RenderFooter), the summary also to c.Table. Every run is appended to *runs and the summary
 // stored in *summary as soon as they are known, so that a --json file
 // holds them also when a later step fails.
 func (c Comparison) Run(ctx context.Context, total int, stdout, stderr io.Writer, runs *[]RawRun, summary *[]Row) error {
@@ -243,7 +246,11 @@ func (c Comparison) Run(ctx context.Context, total int, stdout, stderr io.Writer
 		}
 	}
 	*summary = SummarizePairs(rounds, c.Pairs, c.Metrics)
-	if err := RenderSummaryLabeled(stdout, len(rounds), *summary, nil, c.Labels); err != nil {
+	w := stdout
+	if c.Table != nil {
+		w = io.MultiWriter(stdout, c.Table)
+	}
+	if err := RenderSummaryLabeled(w, len(rounds), *summary, nil, c.Labels); err != nil {
 		return err
 	}
 	return RenderFooter(stdout, *summary, c.TargetSource)

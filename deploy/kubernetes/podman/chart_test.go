@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -24,36 +25,46 @@ import (
 // every object it renders; this package runs its exporter pod).
 const chartDir = "../../helm/etcdbench"
 
-// renderedChart is what the chart renders with its default values, as
-// `helm template etcdbench deploy/helm/etcdbench --namespace monitoring`:
-// the exporter's DaemonSet and every ConfigMap's data by name.
+// renderedChart is what the chart renders, as `helm template etcdbench
+// deploy/helm/etcdbench --namespace monitoring -f VALUES`: the exporter's
+// DaemonSet, the Jobs of its test hooks and every ConfigMap's data by
+// name.
 type renderedChart struct {
 	ds         *appsv1.DaemonSet
+	jobs       []*batchv1.Job
 	configMaps map[string]map[string]string
 	// kubeletRoot is the default seccomp.installer.kubeletRoot, under
 	// which the installer writes the profile (its hostPath's seccomp/).
 	kubeletRoot string
 }
 
-// renderChart renders the chart with its defaults with Helm's install
-// action, client only (what deploy/helm's render does, without its
-// other values).
-func renderChart(t *testing.T) *renderedChart {
+// renderChart renders the chart with values (YAML, a -f file; "": the
+// defaults) with Helm's install action, client only (what deploy/helm's
+// render does).
+func renderChart(t *testing.T, values string) *renderedChart {
 	t.Helper()
 	c, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatalf("loading the chart: %v", err)
 	}
+	vals, err := chartutil.ReadValues([]byte(values))
+	if err != nil {
+		t.Fatalf("values %q: %v", values, err)
+	}
 	inst := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
 	inst.DryRun, inst.DryRunOption, inst.ClientOnly, inst.Replace = true, "client", true, true
 	inst.ReleaseName, inst.Namespace = "etcdbench", "monitoring"
 	inst.KubeVersion = kubeVersion(t)
-	rel, err := inst.Run(c, map[string]any{})
+	rel, err := inst.Run(c, vals)
 	if err != nil {
 		t.Fatalf("helm template: %v", err)
 	}
 	r := &renderedChart{configMaps: map[string]map[string]string{}}
-	for i, doc := range docSeparator.Split(rel.Manifest, -1) {
+	docs := docSeparator.Split(rel.Manifest, -1)
+	for _, h := range rel.Hooks {
+		docs = append(docs, h.Manifest)
+	}
+	for i, doc := range docs {
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
 			t.Fatalf("rendered document %d: %v", i, err)
@@ -67,6 +78,12 @@ func renderChart(t *testing.T) *renderedChart {
 			if err := yaml.UnmarshalStrict([]byte(doc), r.ds); err != nil {
 				t.Fatalf("rendered DaemonSet: %v", err)
 			}
+		case "batch/v1 Job":
+			j := new(batchv1.Job)
+			if err := yaml.UnmarshalStrict([]byte(doc), j); err != nil {
+				t.Fatalf("rendered Job: %v", err)
+			}
+			r.jobs = append(r.jobs, j)
 		case "v1 ConfigMap":
 			cm := new(corev1.ConfigMap)
 			if err := yaml.UnmarshalStrict([]byte(doc), cm); err != nil {
@@ -101,10 +118,11 @@ func kubeVersion(t *testing.T) *chartutil.KubeVersion {
 	return kv
 }
 
-// nodeOptions maps the chart's pod onto this machine: the kubelet's
+// nodeOptions maps the chart's pods onto this machine: the kubelet's
 // seccomp directory (the installer's hostPath) is seccompDir, tracefs is
-// the host's; the ConfigMaps are the rendered ones.
-func (r *renderedChart) nodeOptions(t *testing.T, seccompDir string) mapOptions {
+// the host's, and each of hostPaths (a hostPath -> where it is here) is
+// where it says; the ConfigMaps are the rendered ones.
+func (r *renderedChart) nodeOptions(t *testing.T, seccompDir string, hostPaths map[string]string) mapOptions {
 	kubeletSeccomp := filepath.Join(r.kubeletRoot, "seccomp")
 	return mapOptions{ConfigMaps: r.configMaps, HostPath: func(p string) string {
 		switch p {
@@ -112,6 +130,9 @@ func (r *renderedChart) nodeOptions(t *testing.T, seccompDir string) mapOptions 
 			return seccompDir
 		case "/sys/kernel/tracing":
 			return p
+		}
+		if here, ok := hostPaths[p]; ok {
+			return here
 		}
 		t.Errorf("the chart's pod has hostPath %s, which the test does not map", p)
 		return filepath.Join(t.TempDir(), p)

@@ -36,8 +36,9 @@ func labelsOf(m *dto.Metric) map[string]string {
 
 // TestContainers builds the image and runs the shipped pod specs in
 // podman: the check Job, the exporter DaemonSet under its Localhost
-// seccomp profile, the DaemonSet under the runtime's default profile, and
-// the Helm chart's DaemonSet (default values) with its profile installer.
+// seccomp profile, the DaemonSet under the runtime's default profile, the
+// Helm chart's DaemonSet (default values) with its profile installer, and
+// the chart's capacity Job and exporter as the headroom loop.
 func TestContainers(t *testing.T) {
 	p := newPodman(t)
 	job, ds := loadJob(t), loadDaemonSet(t)
@@ -69,17 +70,20 @@ func TestContainers(t *testing.T) {
 		// kubelet's seccomp directory, the exporter under that profile.
 		t.Run("chart's DaemonSet installs the profile and traces etcd", func(t *testing.T) {
 			p := p.on(t)
-			r := renderChart(t)
+			r := renderChart(t, "")
 			ps := r.ds.Spec.Template.Spec
 			for _, img := range chartImages(t, ps, image) {
 				p.buildShellImage(img)
 			}
 			runExporter(t, p, ps, e, func(seccompDir string) mapOptions {
-				o := r.nodeOptions(t, seccompDir)
+				o := r.nodeOptions(t, seccompDir, nil)
 				o.Name = "etcdbench-chart-exporter"
 				return o
 			})
 		})
+		// The chart's capacity Job and exporter together: the headroom
+		// loop on a real etcd of its own.
+		t.Run("chart's capacity Job and exporter serve the headroom", func(t *testing.T) { runLoop(t, p.on(t), image) })
 	})
 }
 
@@ -222,14 +226,26 @@ func installProfile(t *testing.T, ps corev1.PodSpec, seccompDir string) {
 	}
 }
 
-// runExporter runs the DaemonSet's pod and counts the host etcd's WAL
-// syncs through the exporter's /metrics. node prepares the node, given
+// exporterPod is an exporter's pod started by startExporter.
+type exporterPod struct {
+	t    *testing.T
+	p    *podman
+	name string
+	// client reaches the pod's port inside its network namespace, at url.
+	client *http.Client
+	url    string
+	// started is when the pod was about to be created.
+	started time.Time
+}
+
+// startExporter runs the DaemonSet's pod: node prepares the node, given
 // the stand-in kubelet seccomp directory (empty), and says how the pod's
 // hostPaths and ConfigMaps are found (and the container's name, default
-// etcdbench-exporter); the exporter's container must run
-// under the shipped profile, found in that directory once the pod's init
+// etcdbench-exporter); the exporter's container must run under the
+// shipped profile, found in that directory once the pod's init
 // containers (if any) have run.
-func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd, node func(seccompDir string) mapOptions) {
+func startExporter(t *testing.T, p *podman, ps corev1.PodSpec, node func(seccompDir string) mapOptions) *exporterPod {
+	t.Helper()
 	seccompDir := t.TempDir()
 	sp := effectiveSeccomp(ps, ps.Containers[0])
 	if sp == nil || sp.Type != corev1.SeccompProfileTypeLocalhost || sp.LocalhostProfile == nil {
@@ -239,7 +255,6 @@ func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd, n
 	if o.Name == "" {
 		o.Name = "etcdbench-exporter"
 	}
-	name := o.Name
 	o.SeccompDir = seccompDir
 	if o.Dir == "" {
 		o.Dir = t.TempDir()
@@ -248,7 +263,7 @@ func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd, n
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	x := &exporterPod{t: t, p: p, name: o.Name, started: time.Now(), url: fmt.Sprintf("http://127.0.0.1:%d", exporterPort(t, ps))}
 	// The init containers, then the profile they may have installed.
 	p.runInit(pod.Init)
 	installed, err := os.ReadFile(filepath.Join(seccompDir, *sp.LocalhostProfile))
@@ -261,45 +276,63 @@ func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd, n
 		t.Fatalf("the profile in the kubelet's seccomp directory (%d bytes) is not %s (%d bytes, %v)", len(installed), shippedProfile, len(shipped), err)
 	}
 	p.startMain(pod.Main)
-	status, _, pid := p.state(name)
+	status, _, pid := p.state(x.name)
 	if status != "running" {
-		t.Fatalf("the exporter is %s\n%s", status, p.logs(name))
+		t.Fatalf("the exporter is %s\n%s", status, p.logs(x.name))
 	}
-	client := netnsClient(pid)
-	url := fmt.Sprintf("http://127.0.0.1:%d", exporterPort(t, ps))
+	x.client = netnsClient(pid)
+	return x
+}
+
+// scrape reads the exporter's /metrics (nil when it cannot).
+func (x *exporterPod) scrape() metrics.Families {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	f, err := metrics.Scrape(ctx, x.client, x.url+"/metrics")
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// until waits for cond on a scrape, failing when the container exits.
+func (x *exporterPod) until(what string, timeout time.Duration, cond func(metrics.Families) bool) metrics.Families {
+	x.t.Helper()
+	var f metrics.Families
+	if !testutil.Poll(timeout, func() bool {
+		if f = x.scrape(); f != nil && cond(f) {
+			return true
+		}
+		if s, code, _ := x.p.state(x.name); s != "running" {
+			x.t.Fatalf("waiting for %s: the exporter is %s (exit code %d)\n%s", what, s, code, x.p.logs(x.name))
+		}
+		return false
+	}) {
+		x.t.Fatalf("no %s after %s\n%s", what, timeout, x.p.logs(x.name))
+	}
+	return f
+}
+
+// stop sends SIGTERM as the kubelet does: every tracer detached, exit 143.
+func (x *exporterPod) stop(ps corev1.PodSpec) {
+	x.t.Helper()
+	x.p.must("stop", "--time", strconv.Itoa(int(*ps.TerminationGracePeriodSeconds)), x.name)
+	if code := x.p.waitExit(x.name, 30*time.Second); code != 143 || !strings.Contains(x.p.logs(x.name), "every tracer detached") {
+		x.t.Errorf("stopped: exit code %d, want 143 and the line saying every tracer is detached\n%s", code, x.p.logs(x.name))
+	}
+}
+
+// runExporter runs the DaemonSet's pod (startExporter) and counts the
+// host etcd's WAL syncs through the exporter's /metrics.
+func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd, node func(seccompDir string) mapOptions) {
+	x := startExporter(t, p, ps, node)
+	name, client, url, until := x.name, x.client, x.url, x.until
 	mine := map[string]string{"data_dir": e.DataDir}
-	scrape := func() metrics.Families {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		f, err := metrics.Scrape(ctx, client, url+"/metrics")
-		if err != nil {
-			return nil
-		}
-		return f
-	}
-	// until waits for cond on a scrape, failing when the container exits.
-	until := func(what string, timeout time.Duration, cond func(metrics.Families) bool) metrics.Families {
-		t.Helper()
-		var f metrics.Families
-		if !testutil.Poll(timeout, func() bool {
-			if f = scrape(); f != nil && cond(f) {
-				return true
-			}
-			if s, code, _ := p.state(name); s != "running" {
-				t.Fatalf("waiting for %s: the exporter is %s (exit code %d)\n%s", what, s, code, p.logs(name))
-			}
-			return false
-		}) {
-			t.Fatalf("no %s after %s\n%s", what, timeout, p.logs(name))
-		}
-		return f
-	}
 	up := until("etcd traced (etcdbench_target_up 1)", time.Minute, func(f metrics.Families) bool {
 		v, ok := value(f, "etcdbench_target_up", mine)
 		return ok && v == 1
 	})
-	attached := time.Since(start)
+	attached := time.Since(x.started)
 	walSyncs := func(f metrics.Families) float64 {
 		v, _ := value(f, "etcdbench_syncs_total", map[string]string{"data_dir": e.DataDir, "file": "wal"})
 		return v
@@ -347,13 +380,8 @@ func runExporter(t *testing.T, p *podman, ps corev1.PodSpec, e *hostetcd.Etcd, n
 		resp.Body.Close()
 	}
 	t.Logf("exporter under %s: attached in %s; %d puts: etcd counted %.0f WAL fsyncs, the exporter %.0f; device %s (%.0f writes completed)",
-		*sp.LocalhostProfile, attached.Round(100*time.Millisecond), puts, etcdDelta, expDelta, device, writes)
-
-	// SIGTERM as the kubelet sends it: every tracer detached, exit 143.
-	p.must("stop", "--time", strconv.Itoa(int(*ps.TerminationGracePeriodSeconds)), name)
-	if code := p.waitExit(name, 30*time.Second); code != 143 || !strings.Contains(p.logs(name), "every tracer detached") {
-		t.Errorf("stopped: exit code %d, want 143 and the line saying every tracer is detached\n%s", code, p.logs(name))
-	}
+		*effectiveSeccomp(ps, ps.Containers[0]).LocalhostProfile, attached.Round(100*time.Millisecond), puts, etcdDelta, expDelta, device, writes)
+	x.stop(ps)
 }
 
 // runExporterRuntimeDefault runs the DaemonSet's pod under the runtime's

@@ -36,6 +36,8 @@ var podFields = map[string]string{
 	"securityContext.runAsNonRoot":                                 "checked against runAsUser",
 	"securityContext.seccompProfile.type":                          "RuntimeDefault: podman's default; Localhost: --security-opt seccomp=FILE; Unconfined: seccomp=unconfined",
 	"securityContext.seccompProfile.localhostProfile":              "FILE relative to the kubelet's seccomp directory",
+	"hostNetwork":                                                  "--network host --uts host (the runtimes give it the node's hostname too)",
+	"dnsPolicy":                                                    "the pod's DNS; nothing here resolves a name",
 	"volumes[].name":                                               "the volume a mount names",
 	"volumes[].hostPath.path":                                      "-v PATH:MOUNT",
 	"volumes[].hostPath.type":                                      "Directory: must exist; DirectoryOrCreate: made",
@@ -182,10 +184,17 @@ func podArgs(ps corev1.PodSpec, o mapOptions) (mappedPod, error) {
 		return bad("restartPolicy %s: the test runs the pod once", ps.RestartPolicy)
 	}
 	// What every container of the pod gets.
-	pod := []string{"--pull", "never", "--restart", "no",
+	pod := []string{"--pull", "never", "--restart", "no"}
+	if ps.HostNetwork {
+		// containerd and CRI-O leave a hostNetwork pod in the node's UTS
+		// namespace too: its hostname is the node's, which a capacity
+		// result records and the exporter compares with its own.
+		pod = append(pod, "--network", "host", "--uts", "host")
+	} else {
 		// A pod has its own network namespace with only lo until the CNI
 		// adds an interface; nothing reaches it from outside here.
-		"--network", "none"}
+		pod = append(pod, "--network", "none")
+	}
 	if ps.HostPID {
 		pod = append(pod, "--pid", "host")
 	}

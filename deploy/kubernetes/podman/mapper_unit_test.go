@@ -55,9 +55,9 @@ func TestPodArgs(t *testing.T) {
 	// exporter's own Localhost profile, the installer an init container
 	// writing the ConfigMap's profile into the kubelet's seccomp directory.
 	t.Run("chart", func(t *testing.T) {
-		r := renderChart(t)
+		r := renderChart(t, "")
 		seccompDir, dir := t.TempDir(), t.TempDir()
-		o := r.nodeOptions(t, seccompDir)
+		o := r.nodeOptions(t, seccompDir, nil)
 		o.Name, o.SeccompDir, o.Dir = "x", seccompDir, dir
 		pod, err := podArgs(r.ds.Spec.Template.Spec, o)
 		if err != nil {
@@ -87,6 +87,43 @@ func TestPodArgs(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(dir, "configmap-etcdbench-seccomp-profile", "profile.json"))
 		if err != nil || string(b) != r.configMaps["etcdbench-seccomp-profile"]["profile.json"] {
 			t.Errorf("the ConfigMap's profile.json is not written as the volume's file (%v)", err)
+		}
+	})
+	// With capacity on: the Job and the exporter in the node's network and
+	// UTS namespaces (the node's hostname in the result and in the
+	// exporter that compares it), each other pod in one of its own.
+	t.Run("chart with capacity", func(t *testing.T) {
+		r := renderChart(t, "capacity: {enabled: true, when: empty-scratch, nodes: [cp-1]}\n")
+		if len(r.jobs) != 1 {
+			t.Fatalf("%d Jobs, want the capacity Job of cp-1", len(r.jobs))
+		}
+		seccompDir := t.TempDir()
+		o := r.nodeOptions(t, seccompDir, map[string]string{"/var/lib/etcdbench": "/r", "/var/lib/etcd-etcdbench": "/s"})
+		o.Name, o.SeccompDir, o.Dir = "x", seccompDir, t.TempDir()
+		job, err := podArgs(r.jobs[0].Spec.Template.Spec, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exporter, err := podArgs(r.ds.Spec.Template.Spec, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, args := range map[string][]string{"job": job.Main.Args, "exporter": exporter.Main.Args} {
+			line := strings.Join(args, " ")
+			if !strings.Contains(line, "--network host --uts host") || strings.Contains(line, "--network none") {
+				t.Errorf("%s: podman %s\nwant --network host --uts host", name, line)
+			}
+		}
+		for _, want := range []string{"--volume /s:/scratch", "--volume /r:/results", "etcdbench:0.1.0-dev capacity --dir /scratch --json /results/capacity.json -o json"} {
+			if line := strings.Join(job.Main.Args, " "); !strings.Contains(line, want) {
+				t.Errorf("job: podman %s\nlacks %q", line, want)
+			}
+		}
+		if line := strings.Join(exporter.Main.Args, " "); !strings.Contains(line, "--volume /r:/etc/etcdbench/capacity:ro") || !strings.Contains(line, "--capacity /etc/etcdbench/capacity/capacity.json") {
+			t.Errorf("exporter: podman %s\nwant the results directory read-only and --capacity", line)
+		}
+		if init := strings.Join(exporter.Init[0].Args, " "); !strings.Contains(init, "--network host --uts host") {
+			t.Errorf("init: podman %s\nwant the pod's namespaces", init)
 		}
 	})
 }
@@ -132,7 +169,7 @@ func TestPodArgsUnknownField(t *testing.T) {
 		name, field string
 		edit        func(*corev1.PodSpec)
 	}{
-		{"host network", "hostNetwork", func(ps *corev1.PodSpec) { ps.HostNetwork = true }},
+		{"host IPC", "hostIPC", func(ps *corev1.PodSpec) { ps.HostIPC = true }},
 		{"working dir", "containers[].workingDir", func(ps *corev1.PodSpec) { ps.Containers[0].WorkingDir = "/w" }},
 		{"SELinux", "securityContext.seLinuxOptions.type", func(ps *corev1.PodSpec) {
 			ps.SecurityContext.SELinuxOptions = &corev1.SELinuxOptions{Type: "spc_t"}
