@@ -1,0 +1,54 @@
+package cost
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+)
+
+// measure runs every probe in work, sized by s within l.
+func measure(ctx context.Context, work string, s Sizes, l Limits) (measured, error) {
+	var m measured
+	size := l.probeBytes(s.DBBytes)
+	read, write, err := diskBandwidths(ctx, work, size)
+	if err != nil {
+		return m, err
+	}
+	m.ReadBW, m.WriteBW = read, write
+	m.ReadBytes, m.WriteBytes = float64(size), float64(size)
+	m.HashBW = hashRate(min(size, 64<<20))
+
+	revB := s.revisionBytes()
+	revs := max(min(s.Revisions, l.DBMaxRevisions, l.DBMaxBytes/revB), 1000)
+	keys := revs
+	if s.Revisions > 0 && s.Keys > 0 {
+		keys = max(revs*min(s.Keys, s.Revisions)/s.Revisions, 1)
+	}
+	bdir := filepath.Join(work, "backend")
+	if err := os.Mkdir(bdir, 0o700); err != nil {
+		return m, err
+	}
+	bp, err := probeBackend(ctx, bdir, revs, revB, keys)
+	if err != nil {
+		return m, err
+	}
+	m.RestoreRevs, m.DefragRevs, m.ProbeRevB = bp.revs, bp.revs, bp.revBytes
+	m.RestorePerRev = bp.restore.Seconds() / float64(bp.revs)
+	m.DefragFixed = bp.defragEmpty.Seconds()
+	m.DefragPerRev = max(bp.defrag-bp.defragEmpty, 0).Seconds() / float64(bp.revs)
+
+	entB := s.entryBytes()
+	ents := max(min(s.WALEntries, l.WALMaxEntries, l.WALMaxBytes/entB), 1000)
+	walTook, err := probeWAL(ctx, work, ents, entB)
+	if err != nil {
+		return m, err
+	}
+	m.WALPerEntry, m.WALProbeEntries = walTook.Seconds()/float64(ents), ents
+
+	start, err := startCost(ctx, filepath.Join(work, "start"), l.StartTimeout)
+	if err != nil {
+		return m, err
+	}
+	m.StartSeconds = start.Seconds()
+	return m, nil
+}

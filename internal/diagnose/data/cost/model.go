@@ -1,0 +1,79 @@
+package cost
+
+import (
+	"fmt"
+	"time"
+
+	"etcdbench/internal/units"
+)
+
+// Limits bound the probes so that Predict is decided in seconds: each
+// probe is the data's own size up to its cap, never below its floor (a
+// probe too small is all fixed cost).
+type Limits struct {
+	DiskMin, DiskMax int64         // bytes the disk workloads read and write
+	DBMaxBytes       int64         // bytes of the synthetic db (restore, defrag)
+	DBMaxRevisions   int64         // revisions in it
+	WALMaxBytes      int64         // bytes of the synthetic WAL
+	WALMaxEntries    int64         // entries in it
+	StartTimeout     time.Duration // bound on the empty member's start
+}
+
+// DefaultLimits are the probes' bounds: on a disk that reads 100 MB/s
+// the probes take some ten seconds.
+func DefaultLimits() Limits {
+	return Limits{
+		DiskMin: 16 << 20, DiskMax: 256 << 20,
+		DBMaxBytes: 64 << 20, DBMaxRevisions: 200_000,
+		WALMaxBytes: 32 << 20, WALMaxEntries: 100_000,
+		StartTimeout: time.Minute,
+	}
+}
+
+// measured is what the probes found, typed; predict turns it into the
+// three predictions and the words of where each comes from.
+type measured struct {
+	ReadBW, ReadBytes     float64 // recovery's sequential read, B/s, over bytes
+	WriteBW, WriteBytes   float64 // snapshot's durable write, B/s, over bytes
+	HashBW                float64 // SHA-256 over the snapshot's stream, B/s
+	StartSeconds          float64 // an empty single member's start to ready
+	RestorePerRev         float64 // s per revision: bbolt open + mvcc restore, warm
+	RestoreRevs           int64   // revisions the restore probe had
+	DefragFixed           float64 // s: an empty db's defrag
+	DefragPerRev          float64 // s per revision beyond it, this disk's fsyncs included
+	DefragRevs, ProbeRevB int64   // revisions the defrag probe had, of this mean size
+	WALPerEntry           float64 // s per entry: etcd's WAL read back and decoded, warm
+	WALProbeEntries       int64
+}
+
+// predict applies the model (see the package doc) to s.
+func (m measured) predict(s Sizes) Predicted {
+	readDB := float64(s.DBBytes) / m.ReadBW
+	restore := float64(s.Revisions) * m.RestorePerRev
+	readWAL := float64(s.WALBytes) / m.ReadBW
+	decode := float64(s.WALEntries) * m.WALPerEntry
+	defrag := m.DefragFixed + float64(s.Revisions)*m.DefragPerRev
+	write := float64(s.DBBytes) / m.WriteBW
+	hash := float64(s.DBBytes) / m.HashBW
+	return Predicted{
+		Restart: Prediction{
+			Seconds: m.StartSeconds + readDB + restore + readWAL + decode,
+			From: fmt.Sprintf("start %.2f s (an empty member) + db %s at the sequential read's %s/s over %s (disk recovery, cold cache) + %d revisions at %.2f µs each (etcd's bbolt open and mvcc restore, probed on %d) + WAL %s read and %d entries at %.2f µs each (etcd's WAL read back, probed on %d)",
+				m.StartSeconds, units.FormatBytes(s.DBBytes), rate(m.ReadBW), units.FormatBytes(int64(m.ReadBytes)),
+				s.Revisions, m.RestorePerRev*1e6, m.RestoreRevs, units.FormatBytes(s.WALBytes), s.WALEntries, m.WALPerEntry*1e6, m.WALProbeEntries),
+		},
+		Defrag: Prediction{
+			Seconds: defrag,
+			From: fmt.Sprintf("etcd's backend defrag on this disk: %.2f s fixed + %.2f µs per revision (probed on %d revisions of %d bytes, committed and fsynced every 10,000 keys) x %d revisions",
+				m.DefragFixed, m.DefragPerRev*1e6, m.DefragRevs, m.ProbeRevB, s.Revisions),
+		},
+		SnapshotSend: Prediction{
+			Seconds: write + hash,
+			From: fmt.Sprintf("db %s at the sequential write's %s/s until durable over %s (disk snapshot) + SHA-256 of the stream at %s/s",
+				units.FormatBytes(s.DBBytes), rate(m.WriteBW), units.FormatBytes(int64(m.WriteBytes)), rate(m.HashBW)),
+		},
+	}
+}
+
+// rate prints a bandwidth's bytes.
+func rate(bw float64) string { return units.FormatBytes(int64(bw)) }

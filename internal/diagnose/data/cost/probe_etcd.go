@@ -1,0 +1,142 @@
+package cost
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.etcd.io/etcd/pkg/v3/traceutil"
+	"go.etcd.io/etcd/server/v3/lease"
+	"go.etcd.io/etcd/server/v3/storage/backend"
+	"go.etcd.io/etcd/server/v3/storage/mvcc"
+	"go.etcd.io/etcd/server/v3/storage/wal"
+	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
+	"go.etcd.io/raft/v3/raftpb"
+	"go.uber.org/zap"
+)
+
+// keyOverhead is what a revision costs the db beyond its value: the
+// 17-byte revision key, the KeyValue's own key and revisions, bbolt's
+// element header and the page's slack, roughly.
+const keyOverhead = 120
+
+// probeKey is the synthetic data's key i, shaped as kube-apiserver's.
+func probeKey(i int64) []byte {
+	return fmt.Appendf(nil, "/registry/configmaps/probe/object-%08d", i)
+}
+
+// etcdProbe is what etcd's own code costs on this machine and disk.
+type etcdProbe struct {
+	revs, revBytes int64
+	restore        time.Duration // bbolt open + mvcc restore of revs, warm
+	defrag         time.Duration // backend defrag of revs
+	defragEmpty    time.Duration // backend defrag of an empty db
+}
+
+// probeBackend writes revs revisions of revBytes each over keys distinct
+// keys through etcd's mvcc store into a db in dir, then times reopening
+// it (bbolt's open and mvcc's restore, the pages still cached) and
+// defragmenting it, and an empty db's defragmentation.
+func probeBackend(ctx context.Context, dir string, revs, revBytes, keys int64) (etcdProbe, error) {
+	p := etcdProbe{revs: revs, revBytes: revBytes}
+	lg := zap.NewNop()
+	path := filepath.Join(dir, "db")
+	be := backend.NewDefaultBackend(lg, path)
+	kv := mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
+	value := make([]byte, max(revBytes-keyOverhead, 8))
+	for i := int64(0); i < revs; i++ {
+		if i%10000 == 0 && ctx.Err() != nil {
+			break
+		}
+		value[0], value[1] = byte(i), byte(i>>8)
+		txn := kv.Write(traceutil.TODO())
+		txn.Put(probeKey(i%keys), value, lease.NoLease)
+		txn.End()
+	}
+	kv.Commit()
+	kv.Close()
+	if err := be.Close(); err != nil {
+		return p, fmt.Errorf("cost: closing the probe db %s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return p, err
+	}
+
+	start := time.Now()
+	be = backend.NewDefaultBackend(lg, path)
+	kv = mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
+	p.restore = time.Since(start)
+	kv.Close()
+
+	start = time.Now()
+	err := be.Defrag()
+	p.defrag = time.Since(start)
+	be.Close()
+	if err != nil {
+		return p, fmt.Errorf("cost: defragmenting the probe db %s: %w", path, err)
+	}
+	os.Remove(path)
+
+	empty := filepath.Join(dir, "empty.db")
+	be = backend.NewDefaultBackend(lg, empty)
+	start = time.Now()
+	err = be.Defrag()
+	p.defragEmpty = time.Since(start)
+	be.Close()
+	if err != nil {
+		return p, fmt.Errorf("cost: defragmenting an empty db %s: %w", empty, err)
+	}
+	os.Remove(empty)
+	return p, nil
+}
+
+// probeWAL writes entries raft entries of entryBytes each with etcd's
+// WAL into dir and times reading them back (the files still cached):
+// open and ReadAll, as a restarting member does.
+func probeWAL(ctx context.Context, dir string, entries, entryBytes int64) (time.Duration, error) {
+	lg := zap.NewNop()
+	wdir := filepath.Join(dir, "wal")
+	w, err := wal.Create(lg, wdir, nil)
+	if err != nil {
+		return 0, fmt.Errorf("cost: creating the probe WAL in %s: %w", wdir, err)
+	}
+	data := make([]byte, entryBytes)
+	const batch = 1000
+	ents := make([]*raftpb.Entry, 0, batch)
+	for i := int64(1); i <= entries; i++ {
+		ents = append(ents, &raftpb.Entry{Term: new(uint64(1)), Index: new(uint64(i)), Type: raftpb.EntryNormal.Enum(), Data: data})
+		if len(ents) == batch || i == entries {
+			if err := w.Save(&raftpb.HardState{Term: new(uint64(1)), Commit: new(uint64(i))}, ents); err != nil {
+				w.Close()
+				return 0, fmt.Errorf("cost: writing the probe WAL in %s: %w", wdir, err)
+			}
+			ents = ents[:0]
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	w, err = wal.Open(lg, wdir, &walpb.Snapshot{})
+	if err != nil {
+		return 0, fmt.Errorf("cost: opening the probe WAL in %s: %w", wdir, err)
+	}
+	_, _, got, err := w.ReadAll()
+	took := time.Since(start)
+	w.Close()
+	if err != nil {
+		return 0, fmt.Errorf("cost: reading the probe WAL in %s: %w", wdir, err)
+	}
+	if int64(len(got)) != entries {
+		return 0, fmt.Errorf("cost: the probe WAL in %s gave %d of %d entries", wdir, len(got), entries)
+	}
+	return took, os.RemoveAll(wdir)
+}
