@@ -13,7 +13,7 @@ import (
 // small keeps the probes to a few MiB so the test takes seconds.
 func small() Limits {
 	return Limits{DiskMin: 4 << 20, DiskMax: 8 << 20, DBMaxBytes: 4 << 20, DBMaxRevisions: 20_000,
-		WALMaxBytes: 2 << 20, WALMaxEntries: 5_000, StartTimeout: time.Minute}
+		WALMaxBytes: 2 << 20, WALMaxEntries: 5_000, SnapshotMaxBytes: 2 << 20, Starts: 1, StartTimeout: time.Minute}
 }
 
 func TestPredictOnADir(t *testing.T) {
@@ -30,7 +30,7 @@ func TestPredictOnADir(t *testing.T) {
 	}{
 		{"restart", p.Restart, "disk recovery"},
 		{"defrag", p.Defrag, "etcd's backend defrag"},
-		{"snapshot", p.SnapshotSend, "disk snapshot"},
+		{"snapshot", p.SnapshotSend, "etcd's snapshot stream"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !(c.p.Seconds > 0) {
@@ -48,7 +48,7 @@ func TestPredictOnADir(t *testing.T) {
 }
 
 func TestPredictionsGrowWithSize(t *testing.T) {
-	m := measured{ReadBW: 100e6, WriteBW: 80e6, HashBW: 500e6, StartSeconds: 0.5, RestorePerRev: 2e-6,
+	m := measured{ReadBW: 100e6, WriteBW: 80e6, StreamBW: 40e6, Starts: 3, StartSeconds: 0.5, RestorePerRev: 2e-6,
 		DefragFixed: 0.05, DefragPerRev: 5e-6, WALPerEntry: 1e-6, ReadBytes: 1e8, WriteBytes: 1e8}
 	base := Sizes{DBBytes: 100 << 20, InUseBytes: 80 << 20, Keys: 10_000, Revisions: 100_000, WALBytes: 10 << 20, WALEntries: 10_000}
 	grow := map[string]func(Sizes) Sizes{

@@ -5,7 +5,8 @@
 // sequential read, snapshot's sequential write made durable) sized by the
 // data, and the per-revision CPU of etcd's own code on this machine
 // (etcd's mvcc restore and backend defragmentation of a small synthetic
-// db, etcd's WAL read back), then scales each to the data's sizes.
+// db, etcd's WAL read back, a real member's start and snapshot), then
+// scales each to the data's sizes.
 //
 // The model follows what etcd (3.4 to 3.7) does:
 //
@@ -25,8 +26,11 @@
 //     scaled by revisions, its fixed part (an empty db's defrag) apart.
 //   - Snapshot: the leader (or the member etcdctl asks) writes the whole
 //     file, free pages included (bbolt's tx.WriteTo), hashing it with
-//     SHA-256 as it streams; the receiver writes it and fsyncs it:
-//     db bytes / durable write bandwidth + db bytes / SHA-256 rate.
+//     SHA-256 and sending it in 32 KiB gRPC messages; the receiver writes
+//     it and fsyncs it. The stream, not the disk, is what bounds it on a
+//     fast disk: db bytes / the rate of a real snapshot of a small member
+//     on the same disk, never below db bytes / disk snapshot's durable
+//     write bandwidth.
 //
 // Assumptions: the page cache is cold at restart (a rebooted node) and
 // warm for a defragmentation and a snapshot (a serving member has read

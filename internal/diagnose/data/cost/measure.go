@@ -16,7 +16,6 @@ func measure(ctx context.Context, work string, s Sizes, l Limits) (measured, err
 	}
 	m.ReadBW, m.WriteBW = read, write
 	m.ReadBytes, m.WriteBytes = float64(size), float64(size)
-	m.HashBW = hashRate(min(size, 64<<20))
 
 	revB := s.revisionBytes()
 	revs := max(min(s.Revisions, l.DBMaxRevisions, l.DBMaxBytes/revB), 1000)
@@ -45,10 +44,11 @@ func measure(ctx context.Context, work string, s Sizes, l Limits) (measured, err
 	}
 	m.WALPerEntry, m.WALProbeEntries = walTook.Seconds()/float64(ents), ents
 
-	start, err := startCost(ctx, filepath.Join(work, "start"), l.StartTimeout)
+	mp, err := probeMember(ctx, filepath.Join(work, "member"), max(l.Starts, 1), min(max(s.DBBytes, payloadPut), l.SnapshotMaxBytes), l.StartTimeout)
 	if err != nil {
 		return m, err
 	}
-	m.StartSeconds = start.Seconds()
+	m.StartSeconds, m.Starts = mp.start.Seconds(), mp.starts
+	m.StreamBW, m.StreamBytes = mp.snapshotRatio, float64(mp.snapBytes)
 	return m, nil
 }

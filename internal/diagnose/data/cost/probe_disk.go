@@ -2,7 +2,6 @@ package cost
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"time"
 
@@ -51,17 +50,4 @@ func diskBandwidths(ctx context.Context, dir string, size int64) (read, write fl
 		return 0, 0, err
 	}
 	return read, write, nil
-}
-
-// hashRate is how fast this machine hashes a snapshot's stream with
-// SHA-256, as etcd's maintenance server does while it sends one, in B/s.
-func hashRate(size int64) float64 {
-	buf := make([]byte, 32<<10) // the server's read size
-	h := sha256.New()
-	start := time.Now()
-	for n := int64(0); n < size; n += int64(len(buf)) {
-		h.Write(buf)
-	}
-	h.Sum(nil)
-	return float64(size) / max(time.Since(start).Seconds(), 1e-9)
 }
