@@ -140,16 +140,6 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 	if st.Size() < 2*1024 { // two meta pages at the smallest page size; an empty file would be initialised
 		return nil, fmt.Errorf("%s: %w: %d bytes", path, ErrNotDB, st.Size())
 	}
-	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: lockTimeout, PreLoadFreelist: true})
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrNotDB, err)
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
-	}
-	defer db.Close()
 	// Pages past the end of a truncated file fault when read: a panic
 	// then, turned into ErrCorrupt, instead of a crash; bbolt's own
 	// assertions on a damaged page panic too.
@@ -159,6 +149,15 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 			a, err = nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, r)
 		}
 	}()
+	// The first open reads every page on this goroutine, where a damaged
+	// one is recovered from; only then does a second one rebuild the
+	// freelist (etcd does not store it), which bbolt does on a goroutine
+	// of its own.
+	db, err := open(path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
 	a = &Analysis{}
 	a.DB.FileBytes = st.Size()
 	err = db.View(func(tx *bolt.Tx) error {
@@ -192,12 +191,33 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 	if err != nil {
 		return nil, err
 	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	if db, err = open(path, true); err != nil {
+		return nil, err
+	}
 	stats := db.Stats()
 	a.DB.FreePages = int64(stats.FreePageN + stats.PendingPageN)
 	a.DB.FreeBytes = a.DB.FreePages * a.DB.PageSize
 	a.DB.InUseBytes = a.DB.SizeBytes - a.DB.FreeBytes
 	a.Duration = time.Since(start)
 	return a, nil
+}
+
+// open opens the db read-only, with its freelist rebuilt when
+// freelist; a lock held by a running member is ErrLocked.
+func open(path string, freelist bool) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: lockTimeout, PreLoadFreelist: freelist})
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrNotDB, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+	}
+	return db, nil
 }
 
 // scan is one pass over the key bucket: per key a keyState by the key's

@@ -71,9 +71,9 @@ func Small() Config {
 	return Config{
 		Namespaces: 3, Nodes: 4, NodeLeaseWrites: 1200,
 		Pods: 60, PodUpdates: 20, PodDeletes: 10,
-		Events: 400, EventsPerLease: 10, EventTTL: time.Hour,
+		Events: 1500, EventsPerLease: 10, EventTTL: time.Hour,
 		ConfigMaps: 30, Secrets: 20, ValueBytes: 2048,
-		HelmReleases: 2, HelmRevisions: 15, HelmBytes: 16 << 10,
+		HelmReleases: 2, HelmRevisions: 15, HelmBytes: 4 << 10,
 		CustomResources: 10, Compact: true, Seed: 1,
 	}
 }
