@@ -82,7 +82,7 @@ type DB struct {
 	// Revision is the store's revision; CompactedRevision the revision
 	// compacted at (scheduled; FinishedCompaction the one done).
 	Revision, CompactedRevision, FinishedCompaction int64
-	ConsistentIndex                                  uint64
+	ConsistentIndex                                 uint64
 	// Quota is the member's --quota-backend-bytes (0: not known).
 	Quota int64
 }
