@@ -372,3 +372,37 @@ func workloadJSON(t *testing.T, w result.Workload) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestDataMatchesSchema checks a diagnose-data workload with every field
+// of its data report set, and one without it (results written before it
+// existed load and validate as before).
+func TestDataMatchesSchema(t *testing.T) {
+	schema := loadSchema(t)
+	d := &result.Data{Source: "endpoint", Path: "/var/tmp/.etcdbench-scratch-1/snapshot.db", Endpoint: "http://127.0.0.1:2379",
+		Keys: 3, Revisions: 9, Tombstones: 1, AnalysisNs: 1e6,
+		Resources: []result.DataResource{{Resource: "pods", Prefix: "/registry/pods/", Keys: 2, Bytes: 900, BytesAllRevisions: 2000, Revisions: 5},
+			{Resource: "(other keys)", Prefix: "", Keys: 1, Bytes: 10, BytesAllRevisions: 10, Revisions: 1}},
+		TopKeys:       []result.DataKey{{Key: "/registry/pods/a/b", Revisions: 4, Bytes: 450}},
+		TopKeysBySize: []result.DataKey{{Key: "/registry/pods/a/b", Revisions: 4, Bytes: 450}},
+		Leases:        result.DataLeases{Count: 1, KeysAttached: 1, TTLMinNs: 3600e9, TTLMedianNs: 3600e9, TTLMaxNs: 3600e9},
+		DB: result.DataDB{FileBytes: 20480, SizeBytes: 20480, InUseBytes: 16384, FreeBytes: 4096, FreePages: 1, PageSize: 4096, Fill: 0.7,
+			Revision: 9, CompactedRevision: 4, ConsistentIndex: 12, QuotaBytes: 2 << 30},
+		Predicted: &result.DataPredicted{RestartSeconds: 1.5, RestartFrom: "r", DefragSeconds: 0.5, DefragFrom: "d",
+			SnapshotSendSeconds: 0.2, SnapshotSendFrom: "s", WALBytes: 4096, WALEntries: 10},
+	}
+	for name, data := range map[string]*result.Data{"data": d, "before the data report": nil} {
+		w := result.Workload{Name: "diagnose-data", Description: "d", Parameters: map[string]any{}, Stop: result.Stop{Mode: "endpoint", Reason: "r"},
+			Latencies: []result.Latency{}, Series: []stats.SecondSample{}, Verdicts: []verdict.Verdict{}, Data: data}
+		b := workloadJSON(t, w)
+		t.Run(name, func(t *testing.T) {
+			checkDoc(t, schema, b)
+			back, err := result.Read(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := back.Workloads[0].Data; (got == nil) != (data == nil) || got != nil && (got.DB.InUseBytes != d.DB.InUseBytes || got.Predicted.RestartSeconds != 1.5) {
+				t.Errorf("read back: %+v", got)
+			}
+		})
+	}
+}
