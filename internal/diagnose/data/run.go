@@ -123,6 +123,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		Parameters: map[string]any{"source": d.Source, "path": d.Path, "top": len(a.TopByRevisions), "predict": cfg.Predict},
 		Stop:       result.Stop{Mode: d.Source, Reason: "the whole db read once"},
 		Ops:        a.Revisions, Bytes: a.DB.SizeBytes, DurationNs: int64(a.Duration),
+		OpsPerSec: float64(a.Revisions) / a.Duration.Seconds(), BytesPerSec: float64(a.DB.SizeBytes) / a.Duration.Seconds(),
 		Latencies: []result.Latency{}, Series: []stats.SecondSample{},
 		Verdicts: verdicts(fs, quota > 0), Data: d, Figures: figures(d), Notes: append(a.Notes, notes(a, d)...),
 	}
@@ -195,14 +196,9 @@ func figures(d *result.Data) []result.Figure {
 	return f
 }
 
-// notes say what the tables do not.
+// notes say what the tables and the db's lines do not.
 func notes(a *Analysis, d *result.Data) []string {
 	var out []string
-	if l := a.Leases; l.Count > 0 {
-		out = append(out, fmt.Sprintf("%d leases, %d live keys attached; TTLs %s .. %s, median %s", l.Count, l.KeysAttached,
-			units.FormatDuration(time.Duration(l.TTLMin)*time.Second), units.FormatDuration(time.Duration(l.TTLMax)*time.Second),
-			units.FormatDuration(time.Duration(l.TTLMedian)*time.Second)))
-	}
 	if h := a.Helm; h.Releases > 0 {
 		out = append(out, fmt.Sprintf("Helm: %d releases keep %d release Secrets (%s); %s keeps the most, %d", h.Releases, h.Secrets, units.FormatBytes(h.Bytes), h.Most, h.MostRevisions))
 	}

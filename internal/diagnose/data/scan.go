@@ -140,6 +140,11 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 	if st.Size() < 2*1024 { // two meta pages at the smallest page size; an empty file would be initialised
 		return nil, fmt.Errorf("%s: %w: %d bytes", path, ErrNotDB, st.Size())
 	}
+	if ok, err := hasMagic(path); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%s: %w: no bbolt meta page at its start", path, ErrNotDB)
+	}
 	// Pages past the end of a truncated file fault when read: a panic
 	// then, turned into ErrCorrupt, instead of a crash; bbolt's own
 	// assertions on a damaged page panic too.
@@ -203,6 +208,28 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 	a.DB.InUseBytes = a.DB.SizeBytes - a.DB.FreeBytes
 	a.Duration = time.Since(start)
 	return a, nil
+}
+
+// boltMagic starts every bbolt meta page's meta, after the 16-byte page
+// header (bbolt internal/common/types.go).
+const boltMagic = 0xED0CDAED
+
+// hasMagic says whether either meta page (the second one at a 4 KiB page
+// size, the usual) carries bbolt's magic: a damaged db still has one, a
+// file of anything else has none.
+func hasMagic(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	var b [4]byte
+	for _, off := range []int64{16, 4096 + 16} {
+		if _, err := f.ReadAt(b[:], off); err == nil && binary.LittleEndian.Uint32(b[:]) == boltMagic {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // open opens the db read-only, with its freelist rebuilt when

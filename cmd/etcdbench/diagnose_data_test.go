@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"etcdbench/internal/etcdcluster"
+	"etcdbench/internal/result"
+	"etcdbench/internal/testutil"
+	"etcdbench/internal/testutil/hostetcd"
+	"etcdbench/internal/testutil/kubedata"
+	"etcdbench/internal/testutil/loopmount"
+)
+
+// stoppedMember is the data dir of an embedded member filled with
+// kubedata.Small and stopped.
+func stoppedMember(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: dir, Members: 1, UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err == nil {
+		_, err = kubedata.Write(ctx, cli, kubedata.Small())
+		cli.Close()
+	}
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "member0")
+}
+
+// TestDiagnoseData runs `diagnose data` on a stopped member's data dir
+// in every format: the JSON holds the figures and the predictions on
+// --dir (each saying what it comes from), the text its tables, the HTML
+// its chart of bytes per resource.
+func TestDiagnoseData(t *testing.T) {
+	dataDir := stoppedMember(t)
+	scratchDir := t.TempDir()
+	r := runBin(t, runOpts{timeout: 5 * time.Minute}, "diagnose", "data", "--data-dir", dataDir, "--dir", scratchDir, "-o", "json")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	res, err := result.Read(strings.NewReader(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Workloads[0].Data
+	if d == nil || d.Source != "data-dir" || len(d.Resources) == 0 || len(d.TopKeys) == 0 || d.DB.InUseBytes <= 0 {
+		t.Fatalf("data %+v", d)
+	}
+	p := d.Predicted
+	if p == nil || p.RestartSeconds <= 0 || p.DefragSeconds <= 0 || p.SnapshotSendSeconds <= 0 || p.RestartFrom == "" || p.DefragFrom == "" || p.SnapshotSendFrom == "" {
+		t.Fatalf("predicted %+v", p)
+	}
+	if p.WALEntries <= 0 || p.WALBytes <= 0 {
+		t.Errorf("a member's WAL since its last snapshot: %d entries, %d bytes", p.WALEntries, p.WALBytes)
+	}
+	if ents, _ := os.ReadDir(scratchDir); len(ents) > 0 {
+		t.Errorf("left under --dir: %v", ents)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for format, want := range map[string][]string{
+		"text": {"resources", "keys with the most revisions", "events", "/registry/leases/kube-node-lease/"},
+		"html": {`id="c0-diagnose-data-data"`, "Resources", "Largest keys", "live (latest revision)"},
+	} {
+		r := runBin(t, runOpts{}, "diagnose", "data", "--data-dir", dataDir, "--predict=false", "-o", format)
+		if r.code != exitOK {
+			t.Fatalf("%s: exit %d: %s", format, r.code, r.stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("%s report lacks %q", format, w)
+			}
+		}
+	}
+}
+
+// TestDiagnoseDataBadInput: each bad input is one line and its
+// documented exit code, and nothing is written.
+func TestDiagnoseDataBadInput(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("not an etcd db\n", 500)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"no source", nil, exitUsage, "give one of --data-dir"},
+		{"two sources", []string{"--data-dir", empty, "--snapshot", text}, exitUsage, "give one of --data-dir"},
+		{"two endpoints", []string{"--endpoints", "a:1,b:2", "--dir", dir}, exitUsage, "one member's URL"},
+		{"no --dir to predict on", []string{"--snapshot", text}, exitUsage, "--predict=false"},
+		{"not a db", []string{"--snapshot", text, "--predict=false"}, exitUsage, "not an etcd database"},
+		{"no db in the data dir", []string{"--data-dir", empty, "--predict=false"}, exitUsage, "no etcd database here"},
+		{"TLS without endpoints", []string{"--snapshot", text, "--predict=false", "--insecure-skip-tls-verify"}, exitUsage, "go with --endpoints"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBin(t, runOpts{}, append([]string{"diagnose", "data"}, tc.args...)...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.says) {
+				t.Fatalf("exit %d, want %d; stderr %q, want %q", r.code, tc.code, r.stderr, tc.says)
+			}
+			checkOneErrorLine(t, r.stderr)
+			if r.stdout != "" {
+				t.Errorf("a bad input printed a report: %s", r.stdout)
+			}
+		})
+	}
+	if _, err := os.Stat("/usr/bin/etcd"); err != nil {
+		testutil.Missing(t, "Debian's etcd (apt-get install etcd-server)")
+	}
+	dataDir := t.TempDir()
+	e := hostetcd.Start(t, "datalocked", dataDir, "--unsafe-no-fsync")
+	cli := e.Client(t)
+	_, err := kubedata.Write(context.Background(), cli, kubedata.Config{ConfigMaps: 200, ValueBytes: 4096, Namespaces: 1, Seed: 4})
+	cli.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := loopmount.Tmpfs(t, 256<<10)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says []string
+	}{
+		{"a running member's data dir", []string{"--data-dir", dataDir, "--predict=false"}, exitUsage, []string{"locked by a running etcd", "--endpoints", "--snapshot"}},
+		{"too little space for the snapshot", []string{"--endpoints", e.Endpoint, "--dir", small, "--predict=false"}, exitRuntime, []string{"not enough free space"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBin(t, runOpts{}, append([]string{"diagnose", "data"}, tc.args...)...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", r.code, tc.code, r.stderr)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr %q lacks %q", r.stderr, s)
+				}
+			}
+			checkOneErrorLine(t, r.stderr)
+		})
+	}
+	if ents, _ := os.ReadDir(small); len(ents) > 0 {
+		t.Errorf("written under --dir: %v", ents)
+	}
+}
