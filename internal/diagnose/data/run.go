@@ -94,7 +94,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	fill(d, a)
 	if cfg.Predict {
 		var s cost.Sizes
-		s.DBBytes, s.InUseBytes, s.Keys, s.Revisions = a.DB.SizeBytes, a.DB.InUseBytes, a.Keys, a.Revisions
+		s.DBBytes, s.InUseBytes, s.Keys, s.Revisions = a.DB.FileBytes, a.DB.InUseBytes, a.Keys, a.Revisions // a restart reads the whole file
 		if walDir != "" {
 			if s.WALBytes, s.WALEntries, err = walSince(walDir); err != nil {
 				return nil, fmt.Errorf("reading the WAL in %s: %w", walDir, err)

@@ -252,7 +252,7 @@ func open(path string, freelist bool) (*bolt.DB, error) {
 type scan struct {
 	top     int
 	seed    maphash.Seed
-	state   map[uint64]*keyState
+	state   map[uint64]keyState
 	groups  []group
 	byName  map[string]uint32
 	other   uint32 // index of otherKeys' group, or noGroup
@@ -267,7 +267,7 @@ type scan struct {
 const noGroup = math.MaxUint32
 
 func newScan(top int) *scan {
-	return &scan{top: top, seed: maphash.MakeSeed(), state: map[uint64]*keyState{}, byName: map[string]uint32{}, other: noGroup, helm: map[uint64]string{}}
+	return &scan{top: top, seed: maphash.MakeSeed(), state: map[uint64]keyState{}, byName: map[string]uint32{}, other: noGroup, helm: map[uint64]string{}}
 }
 
 // kv is the part of an mvccpb.KeyValue the analysis reads, parsed in
@@ -374,16 +374,16 @@ func (s *scan) keys(ctx context.Context, kb *bolt.Bucket) error {
 			s.tombs++
 		}
 		h := maphash.Bytes(s.seed, e.key)
-		st := s.state[h]
-		if st == nil {
-			st = &keyState{group: s.groupOf(PrefixOf(e.key))}
-			s.state[h] = st
+		st, seen := s.state[h]
+		if !seen {
+			st.group = s.groupOf(PrefixOf(e.key))
 			if rel, _, ok := HelmRelease(e.key); ok {
 				s.helm[h] = rel
 			}
 		}
 		st.revs++
 		st.bytes, st.dead, st.leased = uint32(size), tomb, e.lease && !tomb
+		s.state[h] = st
 		g := &s.groups[st.group]
 		g.Revisions++
 		g.BytesAllRevisions += int64(size)
