@@ -13,7 +13,7 @@ import (
 
 // dataChartResources is how many resources the bytes chart draws, the
 // largest (by all revisions); the table lists every one.
-const dataChartResources = 8
+const dataChartResources = 6
 
 // dataResourceRows are the resources as table rows.
 func dataResourceRows(d *result.Data) [][]string {
@@ -128,8 +128,8 @@ func dataChart(id string, wl *result.Workload) *chart {
 	for i, r := range rs {
 		c.x.ticks = append(c.x.ticks, float64(i)+0.5)
 		name := r.Resource
-		if len(name) > 12 {
-			name = name[:11] + "…"
+		if len([]rune(name)) > 10 {
+			name = string([]rune(name)[:9]) + "…"
 		}
 		c.x.tickText = append(c.x.tickText, name)
 	}

@@ -204,6 +204,17 @@ func TestGoldenMatchesSchema(t *testing.T) {
 	checkDoc(t, loadSchema(t), b)
 }
 
+// TestDiagnoseDataFixtureMatchesSchema checks a real `diagnose data`
+// run's JSON (a member's data dir with its predictions) against the
+// schema.
+func TestDiagnoseDataFixtureMatchesSchema(t *testing.T) {
+	b, err := os.ReadFile("../report/testdata/diagnose-data.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, loadSchema(t), b)
+}
+
 func TestValidatorCatchesDrift(t *testing.T) {
 	schema := loadSchema(t)
 	bad := []byte(`{"schema":"etcdbench.result/v1","tool":{"name":"x","version":"1","go_version":"go","args":[]},

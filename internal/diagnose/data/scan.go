@@ -16,6 +16,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -154,15 +155,15 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 			a, err = nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, r)
 		}
 	}()
-	// The first open reads every page on this goroutine, where a damaged
-	// one is recovered from; only then does a second one rebuild the
-	// freelist (etcd does not store it), which bbolt does on a goroutine
-	// of its own.
-	db, err := open(path, false)
+	// Every page is read on this goroutine, where a damaged one is
+	// recovered from (a freelist rebuilt on opening would be read on a
+	// goroutine of bbolt's).
+	db, err := open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
+	defer trim(db, st.Size())()
 	a = &Analysis{}
 	a.DB.FileBytes = st.Size()
 	err = db.View(func(tx *bolt.Tx) error {
@@ -183,11 +184,15 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 		a.Leases.Count, a.Leases.TTLMin, a.Leases.TTLMedian, a.Leases.TTLMax = leases(tx.Bucket([]byte("lease")))
 		a.DB.CompactedRevision, a.DB.FinishedCompaction, a.DB.ConsistentIndex = meta(tx.Bucket([]byte("meta")))
 		a.DB.Revision = max(s.lastRev, a.DB.CompactedRevision)
-		var bs bolt.BucketStats
-		_ = tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
-			bs.Add(b.Stats())
-			return nil
-		})
+		// The root bucket's statistics count every page of every bucket,
+		// its own included; the rest of the pages up to the high-water
+		// mark, but the two meta pages, are free. etcd does not store
+		// the freelist (NoFreelistSync), so this is what bbolt's own
+		// rebuild of it counts, without a second walk on a goroutine of
+		// bbolt's.
+		bs := tx.Cursor().Bucket().Stats()
+		used := int64(bs.BranchPageN + bs.BranchOverflowN + bs.LeafPageN + bs.LeafOverflowN)
+		a.DB.FreePages = max(tx.Size()/a.DB.PageSize-2-used, 0)
 		if alloc := bs.BranchAlloc + bs.LeafAlloc; alloc > 0 {
 			a.DB.Fill = float64(bs.BranchInuse+bs.LeafInuse) / float64(alloc)
 		}
@@ -196,18 +201,43 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Close(); err != nil {
-		return nil, err
-	}
-	if db, err = open(path, true); err != nil {
-		return nil, err
-	}
-	stats := db.Stats()
-	a.DB.FreePages = int64(stats.FreePageN + stats.PendingPageN)
 	a.DB.FreeBytes = a.DB.FreePages * a.DB.PageSize
 	a.DB.InUseBytes = a.DB.SizeBytes - a.DB.FreeBytes
 	a.Duration = time.Since(start)
 	return a, nil
+}
+
+// trimEvery is how often the pages of the db read so far are dropped
+// from this process' mapping.
+const trimEvery = 5 * time.Millisecond
+
+// trim drops the db's mapped pages from this process every trimEvery
+// until the returned function is called: the analysis reads each page
+// about once, and without it every page read stays mapped, so a 1 GB db
+// would cost 1 GB of resident memory. The mapping is read-only and
+// shared, so a page read again is mapped again from the page cache.
+func trim(db *bolt.DB, size int64) (stop func()) {
+	data := db.Info().Data
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	drop := func() { _, _, _ = unix.Syscall(unix.SYS_MADVISE, data, uintptr(size), unix.MADV_DONTNEED) }
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(trimEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				drop()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // boltMagic starts every bbolt meta page's meta, after the 16-byte page
@@ -232,10 +262,10 @@ func hasMagic(path string) (bool, error) {
 	return false, nil
 }
 
-// open opens the db read-only, with its freelist rebuilt when
-// freelist; a lock held by a running member is ErrLocked.
-func open(path string, freelist bool) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: lockTimeout, PreLoadFreelist: freelist})
+// open opens the db read-only; a lock held by a running member is
+// ErrLocked.
+func open(path string) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: lockTimeout})
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
