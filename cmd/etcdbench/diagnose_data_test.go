@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/result"
 	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/hostetcd"
@@ -25,21 +22,11 @@ func stoppedMember(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: dir, Members: 1, UnsafeNoFsync: true})
+	dataDir, _, err := kubedata.Embedded(ctx, t.TempDir(), kubedata.Small(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
-	if err == nil {
-		_, err = kubedata.Write(ctx, cli, kubedata.Small())
-		cli.Close()
-	}
-	c.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "member0")
+	return dataDir
 }
 
 // TestDiagnoseData runs `diagnose data` on a stopped member's data dir

@@ -355,20 +355,34 @@ func TestClusterMatchesSchema(t *testing.T) {
 			Member: "etcd1 (http://127.0.0.1:2381)", Endpoint: "http://127.0.0.1:2381", Value: 1, Unit: "count", Limit: 1, Evidence: "e", Advice: "a"}},
 	}
 	for name, cl := range map[string]*result.Cluster{"cluster": c, "before the cluster report": nil} {
-		w := result.Workload{Name: "diagnose-cluster", Description: "d", Parameters: map[string]any{}, Stop: result.Stop{Mode: "time", Reason: "r"},
-			Latencies: []result.Latency{}, Series: []stats.SecondSample{}, Verdicts: []verdict.Verdict{}, Cluster: cl}
-		b := workloadJSON(t, w)
+		w := diagnoseWorkload("diagnose-cluster", "time")
+		w.Cluster = cl
 		t.Run(name, func(t *testing.T) {
-			checkDoc(t, schema, b)
-			back, err := result.Read(bytes.NewReader(b))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := back.Workloads[0].Cluster; (got == nil) != (cl == nil) || got != nil && got.Members[0].LinearizableRead.P99Ns != read.P99Ns {
+			back := validRoundTrip(t, schema, w)
+			if got := back.Cluster; (got == nil) != (cl == nil) || got != nil && got.Members[0].LinearizableRead.P99Ns != read.P99Ns {
 				t.Errorf("read back: %+v", got)
 			}
 		})
 	}
+}
+
+// diagnoseWorkload is a diagnose workload without figures of its own.
+func diagnoseWorkload(name, stop string) result.Workload {
+	return result.Workload{Name: name, Description: "d", Parameters: map[string]any{}, Stop: result.Stop{Mode: stop, Reason: "r"},
+		Latencies: []result.Latency{}, Series: []stats.SecondSample{}, Verdicts: []verdict.Verdict{}}
+}
+
+// validRoundTrip checks w's JSON against the schema and returns it read
+// back.
+func validRoundTrip(t *testing.T, schema map[string]any, w result.Workload) result.Workload {
+	t.Helper()
+	b := workloadJSON(t, w)
+	checkDoc(t, schema, b)
+	back, err := result.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back.Workloads[0]
 }
 
 // workloadJSON is the JSON of a finished result holding w alone.
@@ -402,16 +416,11 @@ func TestDataMatchesSchema(t *testing.T) {
 			SnapshotSendSeconds: 0.2, SnapshotSendFrom: "s", WALBytes: 4096, WALEntries: 10},
 	}
 	for name, data := range map[string]*result.Data{"data": d, "before the data report": nil} {
-		w := result.Workload{Name: "diagnose-data", Description: "d", Parameters: map[string]any{}, Stop: result.Stop{Mode: "endpoint", Reason: "r"},
-			Latencies: []result.Latency{}, Series: []stats.SecondSample{}, Verdicts: []verdict.Verdict{}, Data: data}
-		b := workloadJSON(t, w)
+		w := diagnoseWorkload("diagnose-data", "endpoint")
+		w.Data = data
 		t.Run(name, func(t *testing.T) {
-			checkDoc(t, schema, b)
-			back, err := result.Read(bytes.NewReader(b))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := back.Workloads[0].Data; (got == nil) != (data == nil) || got != nil && (got.DB.InUseBytes != d.DB.InUseBytes || got.Predicted.RestartSeconds != 1.5) {
+			back := validRoundTrip(t, schema, w)
+			if got := back.Data; (got == nil) != (data == nil) || got != nil && (got.DB.InUseBytes != d.DB.InUseBytes || got.Predicted.RestartSeconds != 1.5) {
 				t.Errorf("read back: %+v", got)
 			}
 		})

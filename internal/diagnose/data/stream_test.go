@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/testutil/kubedata"
 )
 
@@ -21,20 +18,11 @@ func fillDB(tb testing.TB, dir string, cfg kubedata.Config) string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: dir, Members: 1, UnsafeNoFsync: true, QuotaBackendBytes: 8 << 30})
+	dataDir, _, err := kubedata.Embedded(ctx, dir, cfg, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
-	if err == nil {
-		_, err = kubedata.Write(ctx, cli, cfg)
-		cli.Close()
-	}
-	c.Close()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return filepath.Join(dir, "member0", "member", "snap", "db")
+	return filepath.Join(dataDir, "member", "snap", "db")
 }
 
 // TestAnalysisStreams: the analysis' heap does not grow with the db's
