@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,5 +149,48 @@ func TestDiagnoseDataBadInput(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(small); len(ents) > 0 {
 		t.Errorf("written under --dir: %v", ents)
+	}
+}
+
+// TestDiagnoseDataInterrupted: Ctrl-C while a live member's snapshot is
+// streamed (the member frozen once the scratch directory is made)
+// removes the scratch directory and exits 130.
+func TestDiagnoseDataInterrupted(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/etcd"); err != nil {
+		testutil.Missing(t, "Debian's etcd (apt-get install etcd-server)")
+	}
+	e := hostetcd.Start(t, "datasigint", "", "--unsafe-no-fsync")
+	cli := e.Client(t)
+	_, err := kubedata.Write(context.Background(), cli, kubedata.Config{ConfigMaps: 6000, ValueBytes: 8 << 10, Namespaces: 1, Seed: 6})
+	cli.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := start(t, runOpts{}, "diagnose", "data", "--endpoints", e.Endpoint, "--dir", dir, "--predict=false")
+	// The scratch directory is made after the member's status and before
+	// its snapshot: frozen then, the member holds the run in its stream.
+	var scratchDir string
+	testutil.WaitFor(t, time.Minute, "the scratch directory", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, ".etcdbench-scratch-*"))
+		if len(m) > 0 {
+			scratchDir = m[0]
+		}
+		return scratchDir != "" || p.exited()
+	})
+	if scratchDir == "" {
+		t.Fatalf("the run ended before its scratch directory was seen: %+v", p.wait(t))
+	}
+	if err := syscall.Kill(e.PID(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(e.PID(), syscall.SIGCONT) }()
+	p.signal(t, syscall.SIGINT)
+	r := p.wait(t)
+	if r.code != exitInterrupted {
+		t.Errorf("exit %d, want %d: %s", r.code, exitInterrupted, r.stderr)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		t.Errorf("left under --dir after Ctrl-C: %v", ents)
 	}
 }
