@@ -73,7 +73,7 @@ func newDiagnoseCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &diagnoseClusterFlags{}
 	cmd := &cobra.Command{
 		Use:   "diagnose --endpoints URLS | metrics | logs | wal | data",
-		Short: "Explain a slow or unhealthy etcd: its cluster's health, metrics, logs and real WAL writes",
+		Short: "Explain a slow or unhealthy etcd: its cluster's health, metrics, logs, real WAL writes and data",
 		Long: `With --endpoints, one read-only report of a live cluster's health: every
 member is asked at once, through a client of its own, each call within
 --timeout, for its status (version, leader, raft term and indexes,

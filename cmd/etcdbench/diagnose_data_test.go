@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/result"
 	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/hostetcd"
@@ -192,5 +193,40 @@ func TestDiagnoseDataInterrupted(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 		t.Errorf("left under --dir after Ctrl-C: %v", ents)
+	}
+}
+
+// TestDiagnoseDataTLS streams the snapshot of a new embedded member (at
+// revision 1, as etcd starts a store) that serves client TLS, with etcdctl's TLS flags; its quota comes from its
+// /metrics over the same TLS, and -o prom carries the figures.
+func TestDiagnoseDataTLS(t *testing.T) {
+	dir := t.TempDir()
+	pki := testutil.NewPKI(t, dir, "good")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const quota = 3 << 30
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: filepath.Join(dir, "data"), Members: 1, QuotaBackendBytes: quota, UnsafeNoFsync: true,
+		ClientTLS: etcdcluster.TLSFiles{Cert: pki.ServerCert, Key: pki.ServerKey, CACert: pki.CA}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	base := []string{"diagnose", "data", "--endpoints", c.Endpoints()[0], "--dir", t.TempDir(), "--predict=false",
+		"--cacert", pki.CA, "--cert", pki.ClientCert, "--key", pki.ClientKey}
+	r := runBin(t, runOpts{}, append(base, "-o", "json")...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	res, err := result.Read(strings.NewReader(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Workloads[0].Data
+	if d.Source != "endpoint" || !strings.HasPrefix(d.Endpoint, "https://") || d.DB.QuotaBytes != quota || d.DB.Revision != 1 {
+		t.Errorf("data %+v", d)
+	}
+	r = runBin(t, runOpts{}, append(base, "-o", "prom")...)
+	if r.code != exitOK || !strings.Contains(r.stdout, "db_in_use") || !strings.Contains(r.stdout, "quota") {
+		t.Errorf("-o prom: exit %d: %s\n%s", r.code, r.stderr, r.stdout)
 	}
 }

@@ -183,7 +183,7 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 		s.finish(ctx, kb, a)
 		a.Leases.Count, a.Leases.TTLMin, a.Leases.TTLMedian, a.Leases.TTLMax = leases(tx.Bucket([]byte("lease")))
 		a.DB.CompactedRevision, a.DB.FinishedCompaction, a.DB.ConsistentIndex = meta(tx.Bucket([]byte("meta")))
-		a.DB.Revision = max(s.lastRev, a.DB.CompactedRevision)
+		a.DB.Revision = max(s.lastRev, a.DB.CompactedRevision, 1) // an empty store is at revision 1, as etcd starts it
 		// The root bucket's statistics count every page of every bucket,
 		// its own included; the rest of the pages up to the high-water
 		// mark, but the two meta pages, are free. etcd does not store
