@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"etcdbench/internal/diagnose/data/cost"
@@ -66,6 +67,9 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		db, wal, err := findDB(cfg.DataDir)
 		if err != nil {
 			return nil, run.Usage(err)
+		}
+		if cfg.Predict && within(cfg.Dir, cfg.DataDir) {
+			return nil, run.Usagef("--dir %s is inside --data-dir %s, where nothing may be written: give --dir another directory on the same disk", cfg.Dir, cfg.DataDir)
 		}
 		path, walDir, d.Source, label = db, wal, "data-dir", cfg.DataDir
 	case cfg.Snapshot != "":
@@ -136,6 +140,20 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	res.Workloads = []result.Workload{w}
 	res.Finish(time.Now().UTC())
 	return res, nil
+}
+
+// within says whether dir is parent or below it (symbolic links
+// followed).
+func within(dir, parent string) bool {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		a, _ := filepath.Abs(p)
+		return a
+	}
+	rel, err := filepath.Rel(real(parent), real(dir))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func sourceWords(d *result.Data) string {

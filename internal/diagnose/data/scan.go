@@ -117,10 +117,6 @@ type keyState struct {
 	dead, leased       bool
 }
 
-type group struct {
-	Resource
-}
-
 // Analyze opens the bbolt file at path read-only (nothing in it is
 // written, and its lock is shared) and streams its buckets. top is the
 // length of the top lists (0: DefaultTop). A db a running member holds
@@ -198,6 +194,9 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 		}
 		return nil
 	})
+	if err == nil {
+		err = ctx.Err() // the top lists' names are read under it too
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +282,7 @@ type scan struct {
 	top     int
 	seed    maphash.Seed
 	state   map[uint64]keyState
-	groups  []group
+	groups  []Resource
 	byName  map[string]uint32
 	other   uint32 // index of otherKeys' group, or noGroup
 	lastRev int64
@@ -368,13 +367,13 @@ func (s *scan) groupOf(prefix []byte) uint32 {
 		s.capped = s.capped || prefix != nil
 		if s.other == noGroup {
 			s.other = uint32(len(s.groups))
-			s.groups = append(s.groups, group{Resource{Prefix: "", Name: otherKeys}})
+			s.groups = append(s.groups, Resource{Prefix: "", Name: otherKeys})
 		}
 		return s.other
 	}
 	p := string(prefix)
 	i := uint32(len(s.groups))
-	s.groups = append(s.groups, group{Resource{Prefix: p, Name: ResourceName(p)}})
+	s.groups = append(s.groups, Resource{Prefix: p, Name: ResourceName(p)})
 	s.byName[p] = i
 	return i
 }
@@ -474,9 +473,7 @@ func (s *scan) finish(ctx context.Context, kb *bolt.Bucket, a *Analysis) {
 	a.TopByRevisions = byRevs.sorted(want)
 	a.TopBySize = bySize.sorted(want)
 	a.Revisions, a.Tombstones = s.revs, s.tombs
-	for _, g := range s.groups {
-		a.Resources = append(a.Resources, g.Resource)
-	}
+	a.Resources = s.groups
 	sort.SliceStable(a.Resources, func(i, j int) bool { return a.Resources[i].BytesAllRevisions > a.Resources[j].BytesAllRevisions })
 	if s.capped {
 		a.Notes = append(a.Notes, fmt.Sprintf("more than %d prefixes: keys of the further ones are counted under %s", MaxGroups, otherKeys))
