@@ -31,14 +31,11 @@ func stoppedMember(t *testing.T) string {
 	return dataDir
 }
 
-// TestDiagnoseData runs `diagnose data` on a stopped member's data dir
-// in every format: the JSON holds the figures and the predictions on
-// --dir (each saying what it comes from), the text its tables, the HTML
-// its chart of bytes per resource.
-func TestDiagnoseData(t *testing.T) {
-	dataDir := stoppedMember(t)
-	scratchDir := t.TempDir()
-	r := runBin(t, runOpts{timeout: 5 * time.Minute}, "diagnose", "data", "--data-dir", dataDir, "--dir", scratchDir, "-o", "json")
+// dataJSON runs a `diagnose data -o json` that must succeed and returns
+// its data report.
+func dataJSON(t *testing.T, o runOpts, args ...string) (runResult, *result.Data) {
+	t.Helper()
+	r := runBin(t, o, args...)
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -46,8 +43,21 @@ func TestDiagnoseData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := res.Workloads[0].Data
-	if d == nil || d.Source != "data-dir" || len(d.Resources) == 0 || len(d.TopKeys) == 0 || d.DB.InUseBytes <= 0 {
+	if len(res.Workloads) != 1 || res.Workloads[0].Data == nil {
+		t.Fatalf("no data report: %s", r.stdout)
+	}
+	return r, res.Workloads[0].Data
+}
+
+// TestDiagnoseData runs `diagnose data` on a stopped member's data dir
+// in every format: the JSON holds the figures and the predictions on
+// --dir (each saying what it comes from), the text its tables, the HTML
+// its chart of bytes per resource.
+func TestDiagnoseData(t *testing.T) {
+	dataDir := stoppedMember(t)
+	scratchDir := t.TempDir()
+	r, d := dataJSON(t, runOpts{timeout: 5 * time.Minute}, "diagnose", "data", "--data-dir", dataDir, "--dir", scratchDir, "-o", "json")
+	if d.Source != "data-dir" || len(d.Resources) == 0 || len(d.TopKeys) == 0 || d.DB.InUseBytes <= 0 {
 		t.Fatalf("data %+v", d)
 	}
 	p := d.Predicted
@@ -213,19 +223,11 @@ func TestDiagnoseDataTLS(t *testing.T) {
 	defer c.Close()
 	base := []string{"diagnose", "data", "--endpoints", c.Endpoints()[0], "--dir", t.TempDir(), "--predict=false",
 		"--cacert", pki.CA, "--cert", pki.ClientCert, "--key", pki.ClientKey}
-	r := runBin(t, runOpts{}, append(base, "-o", "json")...)
-	if r.code != exitOK {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	res, err := result.Read(strings.NewReader(r.stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := res.Workloads[0].Data
+	_, d := dataJSON(t, runOpts{}, append(base, "-o", "json")...)
 	if d.Source != "endpoint" || !strings.HasPrefix(d.Endpoint, "https://") || d.DB.QuotaBytes != quota || d.DB.Revision != 1 {
 		t.Errorf("data %+v", d)
 	}
-	r = runBin(t, runOpts{}, append(base, "-o", "prom")...)
+	r := runBin(t, runOpts{}, append(base, "-o", "prom")...)
 	if r.code != exitOK || !strings.Contains(r.stdout, "db_in_use") || !strings.Contains(r.stdout, "quota") {
 		t.Errorf("-o prom: exit %d: %s\n%s", r.code, r.stderr, r.stdout)
 	}
