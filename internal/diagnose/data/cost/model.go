@@ -28,7 +28,7 @@ func DefaultLimits() Limits {
 		DiskMin: 16 << 20, DiskMax: 256 << 20,
 		DBMaxBytes: 64 << 20, DBMaxRevisions: 200_000,
 		WALMaxBytes: 32 << 20, WALMaxEntries: 100_000,
-		SnapshotMaxBytes: 32 << 20, Starts: 3, StartTimeout: time.Minute,
+		SnapshotMaxBytes: 64 << 20, Starts: 3, StartTimeout: time.Minute,
 	}
 }
 

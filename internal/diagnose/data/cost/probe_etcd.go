@@ -17,10 +17,20 @@ import (
 	"go.uber.org/zap"
 )
 
-// keyOverhead is what a revision costs the db beyond its value: the
-// 17-byte revision key, the KeyValue's own key and revisions, bbolt's
-// element header and the page's slack, roughly.
-const keyOverhead = 120
+// keyOverhead is what a revision's bbolt element holds beyond its
+// value: the 17-byte revision key, bbolt's 16-byte element header, the
+// KeyValue's own key (probeKey's 40 bytes) and its revisions and field
+// tags.
+const keyOverhead = 100
+
+// probeValueBytes is the value size that gives the probe's revisions
+// the data's footprint in the db: a revision of revBytes in use (its
+// element plus its share of the page's slack) is an element of about 0.9
+// of it, since bbolt fills pages written in sequence to 90 % and a page
+// holds whole elements.
+func probeValueBytes(revBytes int64) int64 {
+	return max(revBytes*9/10-keyOverhead, 8)
+}
 
 // probeKey is the synthetic data's key i, shaped as kube-apiserver's.
 func probeKey(i int64) []byte {
@@ -30,6 +40,7 @@ func probeKey(i int64) []byte {
 // etcdProbe is what etcd's own code costs on this machine and disk.
 type etcdProbe struct {
 	revs, revBytes int64
+	dbBytes        int64         // the probe db's file size
 	restore        time.Duration // bbolt open + mvcc restore of revs, warm
 	defrag         time.Duration // backend defrag of revs
 	defragEmpty    time.Duration // backend defrag of an empty db
@@ -45,7 +56,7 @@ func probeBackend(ctx context.Context, dir string, revs, revBytes, keys int64) (
 	path := filepath.Join(dir, "db")
 	be := backend.NewDefaultBackend(lg, path)
 	kv := mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
-	value := make([]byte, max(revBytes-keyOverhead, 8))
+	value := make([]byte, probeValueBytes(revBytes))
 	for i := int64(0); i < revs; i++ {
 		if i%10000 == 0 && ctx.Err() != nil {
 			break
@@ -62,6 +73,9 @@ func probeBackend(ctx context.Context, dir string, revs, revBytes, keys int64) (
 	}
 	if err := ctx.Err(); err != nil {
 		return p, err
+	}
+	if st, err := os.Stat(path); err == nil {
+		p.dbBytes = st.Size()
 	}
 
 	start := time.Now()

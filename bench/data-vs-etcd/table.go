@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"etcdbench/bench/internal/cmp"
+	"etcdbench/internal/units"
+)
+
+// op is one operation the bench compares: its name and how to read its
+// prediction and its measurement from an observation.
+type op struct {
+	Name      string
+	Predicted func(observation) float64
+	Measured  func(observation) float64
+}
+
+var ops = []op{
+	{"restart", func(o observation) float64 { return o.Predicted.Restart.Seconds }, func(o observation) float64 { return o.Restart }},
+	{"defrag", func(o observation) float64 { return o.Predicted.Defrag.Seconds }, func(o observation) float64 { return o.Defrag }},
+	{"snapshot", func(o observation) float64 { return o.Predicted.SnapshotSend.Seconds }, func(o observation) float64 { return o.Snapshot }},
+}
+
+// render is the table of predicted against measured per etcd, db and
+// operation (medians over rounds, ratio predicted/measured with its
+// range), and the figures it quotes.
+func render(obs []observation) (string, map[string]float64) {
+	type key struct{ etcd, target string }
+	var keys []key
+	groups := map[key][]observation{}
+	for _, o := range obs {
+		k := key{o.Etcd, o.Target}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], o)
+	}
+	slices.SortStableFunc(keys, func(a, b key) int { return strings.Compare(a.etcd, b.etcd) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "| etcd | db (in use) | revisions | WAL entries | operation | predicted | measured (range) | ratio (range) | within %.1fx |\n|---|---|---|---|---|---|---|---|---|\n", ratioGoal)
+	figs := map[string]float64{}
+	within, total := 0, 0
+	for _, k := range keys {
+		g := groups[k]
+		s := g[0].Sizes
+		for _, op := range ops {
+			var pred, meas, ratios []float64
+			for _, o := range g {
+				pred, meas = append(pred, op.Predicted(o)), append(meas, op.Measured(o))
+				ratios = append(ratios, op.Predicted(o)/op.Measured(o))
+			}
+			mlo, mhi := cmp.MinMax(meas)
+			rlo, rhi := cmp.MinMax(ratios)
+			r := cmp.Median(ratios)
+			ok := r <= ratioGoal && r >= 1/ratioGoal
+			total++
+			if ok {
+				within++
+			}
+			fmt.Fprintf(&b, "| %s | %s (%s) | %d | %d | %s | %.2f s | %.2f s (%.2f-%.2f) | %.2f (%.2f-%.2f) | %s |\n",
+				k.etcd, units.FormatBytes(s.DBBytes), units.FormatBytes(s.InUseBytes), s.Revisions, s.WALEntries, op.Name,
+				cmp.Median(pred), cmp.Median(meas), mlo, mhi, r, rlo, rhi, cmp.YesNo(ok))
+			slug := cmp.Slug(k.etcd + " " + k.target + " " + op.Name)
+			figs[slug+"_ratio"], figs[slug+"_measured_s"], figs[slug+"_predicted_s"] = r, cmp.Median(meas), cmp.Median(pred)
+		}
+	}
+	fmt.Fprintf(&b, "\n%d of %d medians within %.1fx (%s)\n", within, total, ratioGoal, goalSource)
+	figs["within"], figs["compared"] = float64(within), float64(total)
+	return b.String(), figs
+}
