@@ -89,7 +89,7 @@ func runDiagnoseCluster(ctx context.Context, c cluster.Config, output string, st
 func newDiagnoseCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &diagnoseClusterFlags{}
 	cmd := &cobra.Command{
-		Use:   "diagnose --endpoints URLS | metrics | logs | wal",
+		Use:   "diagnose --endpoints URLS | metrics | logs | wal | data",
 		Short: "Explain a slow or unhealthy etcd: its cluster's health, metrics, logs and real WAL writes",
 		Long: `With --endpoints, one read-only report of a live cluster's health: every
 member is asked at once, through a client of its own, each call within
@@ -123,6 +123,7 @@ input (no endpoints, no endpoint is etcd, a TLS mismatch on every one),
 		newDiagnoseMetricsCmd(stdout, stderr),
 		newDiagnoseLogsCmd(stdout, stderr),
 		newDiagnoseWALCmd(stdout, stderr),
+		newDiagnoseDataCmd(stdout),
 	)
 	return cmd
 }

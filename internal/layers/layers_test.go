@@ -22,7 +22,7 @@ var layerOf = map[string]int{
 
 	"tune": 9, "capacity": 9,
 
-	"capacity/etcdside": 8, "diagnose/cluster": 8,
+	"capacity/etcdside": 8, "diagnose/cluster": 8, "diagnose/data": 8,
 
 	"etcdrun": 7, "diagnose": 7, "exporter": 7,
 
@@ -38,7 +38,7 @@ var layerOf = map[string]int{
 
 	"verdict": 1, "sysinfo": 1, "testutil/zoo": 1,
 
-	"stats": 0, "units": 0, "finding": 0, "etcdload/observe": 4, "inproc": 0, "testutil": 0, "testutil/fusedelay": 0, "testutil/loopmount": 0, "layers": 0,
+	"stats": 0, "units": 0, "finding": 0, "etcdload/observe": 4, "inproc": 0, "testutil": 0, "testutil/fusedelay": 0, "testutil/loopmount": 0, "testutil/kubedata": 0, "layers": 0,
 }
 
 func short(path string) string {
