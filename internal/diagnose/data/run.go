@@ -99,6 +99,9 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 			if s.WALBytes, s.WALEntries, err = walSince(walDir); err != nil {
 				return nil, fmt.Errorf("reading the WAL in %s: %w", walDir, err)
 			}
+			if s.FullElection, err = cost.WaitsFullElection(path); err != nil {
+				return nil, fmt.Errorf("reading %s's snapshots: %w", cfg.DataDir, err)
+			}
 		}
 		p, err := cost.Predict(ctx, cfg.Dir, s)
 		if err != nil {

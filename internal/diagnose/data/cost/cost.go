@@ -13,8 +13,12 @@ type Sizes struct {
 	InUseBytes int64 // the db's pages in use
 	Keys       int64 // live keys
 	Revisions  int64 // revisions in the key bucket (all kept since the last compaction)
-	WALBytes   int64 // bytes of records in member/wal's segments (not their preallocated tails)
-	WALEntries int64 // raft entries in them: a restart decodes every segment to find the valid snapshots, then replays from the last one
+	WALBytes   int64 // bytes of WAL entry records since the last snapshot
+	WALEntries int64 // raft entries in the WAL since the last snapshot
+	// FullElection says the member cannot know at its start that it is
+	// alone (see WaitsFullElection), so it waits a whole randomized
+	// election timeout before it leads instead of fast-forwarding.
+	FullElection bool
 }
 
 // Prediction is one predicted duration and the measured figure it comes

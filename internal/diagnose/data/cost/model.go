@@ -55,15 +55,20 @@ func (m measured) predict(s Sizes) Predicted {
 	restore := float64(s.Revisions) * m.RestorePerRev
 	readWAL := float64(s.WALBytes) / m.ReadBW
 	decode := float64(s.WALEntries) * m.WALPerEntry
+	election, electionWords := 0.0, ""
+	if s.FullElection {
+		election = fullElectionExtra
+		electionWords = fmt.Sprintf(" + %.1f s of election ticks it cannot fast-forward (no snapshot tells it it is alone)", election)
+	}
 	defrag := m.DefragFixed + float64(s.Revisions)*m.DefragPerRev
 	stream := float64(s.DBBytes) / m.StreamBW
 	write := float64(s.DBBytes) / m.WriteBW
 	return Predicted{
 		Restart: Prediction{
-			Seconds: m.StartSeconds + readDB + restore + readWAL + decode,
-			From: fmt.Sprintf("start %.2f s (an empty member, median of %d) + db %s at the sequential read's %s/s over %s (disk recovery, cold cache) + %d revisions at %.2f µs each (etcd's bbolt open and mvcc restore, probed on %d) + WAL %s read and %d entries at %.2f µs each (etcd's WAL read back, probed on %d)",
+			Seconds: m.StartSeconds + election + readDB + restore + readWAL + decode,
+			From: fmt.Sprintf("start %.2f s (an empty member, median of %d) + db %s at the sequential read's %s/s over %s (disk recovery, cold cache) + %d revisions at %.2f µs each (etcd's bbolt open and mvcc restore, probed on %d) + WAL %s read and %d entries at %.2f µs each (etcd's WAL read back, probed on %d)%s",
 				m.StartSeconds, m.Starts, units.FormatBytes(s.DBBytes), rate(m.ReadBW), units.FormatBytes(int64(m.ReadBytes)),
-				s.Revisions, m.RestorePerRev*1e6, m.RestoreRevs, units.FormatBytes(s.WALBytes), s.WALEntries, m.WALPerEntry*1e6, m.WALProbeEntries),
+				s.Revisions, m.RestorePerRev*1e6, m.RestoreRevs, units.FormatBytes(s.WALBytes), s.WALEntries, m.WALPerEntry*1e6, m.WALProbeEntries, electionWords),
 		},
 		Defrag: Prediction{
 			Seconds: defrag,
