@@ -2,11 +2,15 @@
 // `etcdbench diagnose data` predicts a member's data costs on its disk
 // against a real etcd: Debian's etcd 3.4 and the embedded etcd of go.mod,
 // each a process of its own, with dbs of several sizes on the same disk.
-// For each member and round it stops the member, predicts (package
-// diagnose/data/cost, fed the sizes read from the stopped member's data
-// dir), drops the page cache, and times the restart (process start to
-// /health true), `etcdctl defrag` and `etcdctl snapshot save`. Goal:
-// each prediction within 1.5x of the median measured, over 3 rounds.
+// The dbs are filled as kube-apiserver writes (testutil/kubedata:
+// protobuf objects under /registry, leases, a compaction, then ConfigMaps
+// up to the size). For each member and round it stops the member, runs
+// `etcdbench diagnose data --data-dir` on it for the predictions, drops
+// the page cache, and times the restart (process start to /health true),
+// `etcdctl defrag` and `etcdctl snapshot save`; and it times the analysis
+// of each etcd's largest db (--predict=false) with its peak memory.
+// Goals: each prediction within 1.5x of the median measured, over 3
+// rounds; the largest db analysed in <= 30 s with <= 200 MB.
 //
 // It is a measurement, not a test: the exit status is 0 whatever the
 // figures, 1 when a tool failed to run, 2 for bad flags, 130 when
@@ -24,7 +28,10 @@ import (
 	"strings"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/internal/testutil/kubedata"
 	"etcdbench/internal/units"
 )
 
@@ -32,20 +39,21 @@ const name = "data-vs-etcd"
 
 // Goals, as data with their source.
 const (
-	ratioGoal  = 1.5
-	goalSource = "issue 33: the predicted restart, defragmentation and snapshot within 1.5x of a real etcd's, 3 rounds"
+	ratioGoal    = 1.5
+	goalSource   = "issue 33: the predicted restart, defragmentation and snapshot within 1.5x of a real etcd's, 3 rounds"
+	analysisWall = 30.0  // s, a 1 GB db
+	analysisRSS  = 200e6 // bytes, a 1 GB db
+	speedSource  = "issue 33: a 1 GB db analysed in <= 30 s with <= 200 MB"
 )
 
 type options struct {
 	cmp.Common
-	Sizes     []int64 // the dbs' target sizes
-	ValSize   int     // bytes per value the fill puts
-	Conns     int
-	Clients   int
-	Debian    string
-	Etcdctl   string
-	Benchmark string
-	Keep      bool // keep the filled data dirs in --dir/data, and reuse those there
+	Sizes   []int64 // the dbs' target sizes
+	ValSize int     // bytes of data per ConfigMap the fill adds
+	Clients int
+	Debian  string
+	Etcdctl string
+	Keep    bool // keep the filled data dirs in --dir/data, and reuse those there
 }
 
 func main() { cmp.Main(name, parseFlags, run) }
@@ -56,17 +64,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, err
 	}
 	c.NoFio, c.Rounds = true, cmp.MinRounds
-	o := options{Common: c, ValSize: 2048, Conns: 8, Clients: 64, Debian: "/usr/bin/etcd", Etcdctl: "/usr/bin/etcdctl"}
+	o := options{Common: c, ValSize: 1500, Clients: 32, Debian: "/usr/bin/etcd", Etcdctl: "/usr/bin/etcdctl"}
 	sizes := "100MB,400MB,1GB"
 	err = cmp.ParseFlags(name, "what diagnose data predicts a member's restart, defragmentation and snapshot cost, against a real etcd 3.4 and the embedded etcd with dbs of several sizes.", &o.Common, args, stderr,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&sizes, "sizes", sizes, "the dbs' sizes, comma-separated")
-			fs.IntVar(&o.ValSize, "val-size", o.ValSize, "bytes per value benchmark put writes")
-			fs.IntVar(&o.Conns, "conns", o.Conns, "benchmark's gRPC connections while filling")
-			fs.IntVar(&o.Clients, "clients", o.Clients, "benchmark's clients while filling")
+			fs.IntVar(&o.ValSize, "val-size", o.ValSize, "bytes of data in each ConfigMap the fill adds")
+			fs.IntVar(&o.Clients, "clients", o.Clients, "writers at once while filling")
 			fs.StringVar(&o.Debian, "debian-etcd", o.Debian, "the etcd 3.4 binary")
 			fs.StringVar(&o.Etcdctl, "etcdctl", o.Etcdctl, "the etcdctl that defragments and saves snapshots (of both etcds)")
-			fs.StringVar(&o.Benchmark, "benchmark", o.Benchmark, "etcd's benchmark tool; default: built as bench/internal/cmp builds it")
 			fs.BoolVar(&o.Keep, "keep", o.Keep, "keep the filled data dirs in --dir/data, and reuse those found there instead of filling")
 		})
 	if err != nil {
@@ -109,12 +115,6 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if _, err := cmp.RunChild(ctx, nil, "go", "build", "-o", helper, "./bench/data-vs-etcd/member"); err != nil {
 		return err
 	}
-	bench := o.Abs(o.Benchmark)
-	if bench == "" {
-		if bench, _, err = cmp.BuildBenchmark(ctx, cmp.DefaultBenchmarkVersions, bin, stderr); err != nil {
-			return err
-		}
-	}
 	data := filepath.Join(env.Dir, "data")
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return err
@@ -130,7 +130,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	}()
 	for _, k := range []kind{debianKind(o.Debian), embeddedKind(helper)} {
 		for _, size := range o.Sizes {
-			m, err := newMember(k, filepath.Join(data, cmp.Slug(k.Name)+"-"+units.FormatBytes(size)))
+			m, err := newMember(k, filepath.Join(data, cmp.Slug(k.Name+" "+units.FormatBytes(size))), units.FormatBytes(size))
 			if err != nil {
 				return err
 			}
@@ -139,26 +139,35 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 				fmt.Fprintf(stderr, "reusing %s\n", m.dataDir)
 				continue
 			}
-			if err := fill(ctx, m, bench, size, o, stderr); err != nil {
+			if err := fill(ctx, m, size, o, stderr); err != nil {
 				return err
 			}
 		}
 	}
 	var obs []observation
+	var ans []analysis
 	for n := 1; n <= o.Rounds; n++ {
 		for _, m := range cmp.Alternate(n, members) {
-			ob, err := measure(ctx, m, env.Dir, o.Etcdctl, stderr)
+			ob, err := measure(ctx, m, env.Dir, env.Etcdbench, o.Etcdctl, stderr)
 			ob.Round = n
 			obs = append(obs, ob)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", n, m.kind.Name, err)
 			}
 		}
+		for i := len(o.Sizes) - 1; i < len(members); i += len(o.Sizes) {
+			a, err := analyse(ctx, env.Etcdbench, members[i])
+			a.Round = n
+			ans = append(ans, a)
+			if err != nil {
+				return fmt.Errorf("round %d, analysing %s: %w", n, members[i].dataDir, err)
+			}
+		}
 	}
-	table, figs := render(obs)
+	table, figs := render(obs, ans)
 	fmt.Fprint(stdout, table)
 	if o.JSON != "" {
-		if err := cmp.WriteJSON(o.Abs(o.JSON), obs); err != nil {
+		if err := cmp.WriteJSON(o.Abs(o.JSON), map[string]any{"rounds": obs, "analyses": ans}); err != nil {
 			return err
 		}
 	}
@@ -166,31 +175,23 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		Machine: cmp.Machine(env.Dir), Rounds: o.Rounds, Figures: figs, Table: table}, startLoad, began)
 }
 
-// revisionBytes is about what one revision of a valSize value takes in
-// the db: bbolt puts whole revisions on 4 KiB leaf pages (a page holds
-// at least two, its share of one that does not fit), the key bucket's
-// overhead is some 120 bytes a revision.
-func revisionBytes(valSize int) int64 {
-	r := int64(valSize) + 120
-	if r >= 2048 {
-		return (r + 4095) / 4096 * 4096
-	}
-	return 4096 / (4096 / r)
-}
-
-// fill starts m on an empty data dir and puts with etcd's benchmark
-// tool until its db is about size bytes (a revision of a ValSize value
-// takes one 4 KiB page or a share of one), half as many keys as puts,
-// then stops it.
-func fill(ctx context.Context, m *member, bench string, size int64, o options, stderr io.Writer) error {
-	perRev := revisionBytes(o.ValSize)
-	puts := size / perRev
-	m.revisions, m.keys = puts, max(puts/2, 1)
-	fmt.Fprintf(stderr, "filling %s to %s: %d puts of %d bytes over %d keys ...\n", m.kind.Name, units.FormatBytes(size), puts, o.ValSize, m.keys)
+// fill starts m on an empty data dir and writes a kube-apiserver-like
+// key space into it (kubedata's small one: nodes and their leases,
+// pods, events with leases, Helm releases, custom resources, a
+// compaction), then ConfigMaps of ValSize bytes until its db is size
+// bytes, and stops it.
+func fill(ctx context.Context, m *member, size int64, o options, stderr io.Writer) error {
+	fmt.Fprintf(stderr, "filling %s to %s ...\n", m.kind.Name, units.FormatBytes(size))
 	if _, err := m.start(ctx); err != nil {
 		return err
 	}
-	_, err := cmp.RunChild(ctx, nil, bench, "--endpoints", m.client, "--conns", fmt.Sprint(o.Conns), "--clients", fmt.Sprint(o.Clients),
-		"put", "--total", fmt.Sprint(puts), "--key-size", "32", "--val-size", fmt.Sprint(o.ValSize), "--key-space-size", fmt.Sprint(m.keys))
+	cfg := kubedata.Small()
+	cfg.ValueBytes, cfg.TargetBytes, cfg.Clients = o.ValSize, size, o.Clients
+	t0 := time.Now()
+	err := m.withClient(func(cli *clientv3.Client) error {
+		w, err := kubedata.Write(ctx, cli, cfg)
+		fmt.Fprintf(stderr, "  %d ConfigMaps added, revision %d, in %v\n", w.Fill, w.Revision, time.Since(t0).Round(time.Second))
+		return err
+	})
 	return errors.Join(err, m.stop())
 }

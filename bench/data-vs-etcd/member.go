@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
 	"etcdbench/bench/internal/cmp"
 )
 
@@ -45,15 +48,15 @@ func embeddedKind(bin string) kind {
 // member is one etcd with its data dir, started and stopped again
 // on the same URLs, so that each start after the first is a restart.
 type member struct {
-	kind            kind
-	dataDir         string
-	client, peer    string
-	cmd             *exec.Cmd
-	done            chan error
-	keys, revisions int64 // what the fill wrote
+	kind         kind
+	dataDir      string
+	target       string // the db's size as asked of the fill, for tables
+	client, peer string
+	cmd          *exec.Cmd
+	done         chan error
 }
 
-func newMember(k kind, dataDir string) (*member, error) {
+func newMember(k kind, dataDir, target string) (*member, error) {
 	c, err := cmp.FreeAddr()
 	if err != nil {
 		return nil, err
@@ -62,7 +65,7 @@ func newMember(k kind, dataDir string) (*member, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &member{kind: k, dataDir: dataDir, client: "http://" + c, peer: "http://" + p}, nil
+	return &member{kind: k, dataDir: dataDir, target: target, client: "http://" + c, peer: "http://" + p}, nil
 }
 
 // start runs the member and returns the time from the process's start
@@ -134,4 +137,14 @@ func (m *member) stop() error {
 		err = nil // stopped by our signal
 	}
 	return err
+}
+
+// withClient calls f with a client of the running member.
+func (m *member) withClient(f func(*clientv3.Client) error) error {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{m.client}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	return f(cli)
 }

@@ -1,49 +1,98 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
-	"etcdbench/internal/diagnose/data/cost"
+	"etcdbench/internal/result"
 )
 
-// observation is one member's round: the sizes read from its stopped
-// data dir, what was predicted from them, and what etcd took.
+// observation is one member's round: the sizes diagnose data read from
+// its stopped data dir, what it predicted from them, and what etcd took.
 type observation struct {
-	Round     int            `json:"round"`
-	Etcd      string         `json:"etcd"`
-	Target    string         `json:"target_size"`
-	Sizes     cost.Sizes     `json:"sizes"`
-	Predicted cost.Predicted `json:"predicted"`
-	// PredictWall is the prediction's own time (its probes).
+	Round  int    `json:"round"`
+	Etcd   string `json:"etcd"`
+	Target string `json:"target"`
+	// DBBytes, InUseBytes, Revisions and WALEntries are diagnose data's.
+	DBBytes    int64                 `json:"db_bytes"`
+	InUseBytes int64                 `json:"in_use_bytes"`
+	Revisions  int64                 `json:"revisions"`
+	WALEntries int64                 `json:"wal_entries"`
+	Predicted  *result.DataPredicted `json:"predicted"`
+	// PredictWall is diagnose data's wall time, its probes included.
 	PredictWall float64 `json:"predict_wall_s"`
-	Restart     float64 `json:"restart_s"` // process start to /health true, cold page cache
+	Restart     float64 `json:"restart_s"` // process start to /health true, page cache dropped
 	Defrag      float64 `json:"defrag_s"`  // etcdctl defrag
 	Snapshot    float64 `json:"snapshot_s"`
 	Load        float64 `json:"load_average"`
 }
 
-// measure predicts m's costs from its stopped data dir, then restarts it
-// with the page cache dropped, defragments it, saves a snapshot of it
-// into dir and stops it again.
-func measure(ctx context.Context, m *member, dir, etcdctl string, stderr io.Writer) (observation, error) {
-	ob := observation{Etcd: m.kind.Name, Target: filepath.Base(m.dataDir)}
+// analysis is diagnose data --predict=false on a stopped member's db:
+// its wall time and its peak resident memory.
+type analysis struct {
+	Round   int     `json:"round"`
+	Etcd    string  `json:"etcd"`
+	Target  string  `json:"target"`
+	DBBytes int64   `json:"db_bytes"`
+	Wall    float64 `json:"wall_s"`
+	MaxRSS  int64   `json:"max_rss_bytes"`
+}
+
+// diagnoseData runs etcdbench diagnose data on dataDir with args added
+// and returns its result's data, its wall time and its peak RSS (the
+// child's rusage).
+func diagnoseData(ctx context.Context, etcdbench, dataDir string, args ...string) (*result.Data, time.Duration, int64, error) {
+	cmd := exec.CommandContext(ctx, etcdbench, append([]string{"diagnose", "data", "--data-dir", dataDir, "-o", "json", "--no-progress"}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	t0 := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t0)
+	var rss int64
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = ru.Maxrss * 1024 // kilobytes on Linux
+		}
+	}
+	if err != nil {
+		return nil, wall, rss, fmt.Errorf("etcdbench diagnose data --data-dir %s: %w%s", dataDir, err, cmp.Tail(errb.Bytes()))
+	}
+	var res result.Result
+	if err := cmp.DecodeFirst(out.Bytes(), &res); err != nil {
+		return nil, wall, rss, err
+	}
+	for _, w := range res.Workloads {
+		if w.Data != nil {
+			return w.Data, wall, rss, nil
+		}
+	}
+	return nil, wall, rss, errors.New("etcdbench diagnose data gave no data")
+}
+
+// measure predicts m's costs from its stopped data dir with diagnose
+// data, then restarts it with the page cache dropped, defragments it,
+// saves a snapshot of it into dir and stops it again.
+func measure(ctx context.Context, m *member, dir, etcdbench, etcdctl string, stderr io.Writer) (observation, error) {
+	ob := observation{Etcd: m.kind.Name, Target: m.target}
 	ob.Load, _ = cmp.LoadAverage()
-	s, err := sizesOf(m.dataDir, m.keys)
+	d, wall, _, err := diagnoseData(ctx, etcdbench, m.dataDir, "--dir", dir)
 	if err != nil {
 		return ob, err
 	}
-	ob.Sizes = s
-	t0 := time.Now()
-	if ob.Predicted, err = cost.Predict(ctx, dir, s); err != nil {
-		return ob, err
+	if d.Predicted == nil {
+		return ob, errors.New("etcdbench diagnose data predicted nothing")
 	}
-	ob.PredictWall = time.Since(t0).Seconds()
+	ob.DBBytes, ob.InUseBytes, ob.Revisions = d.DB.SizeBytes, d.DB.InUseBytes, d.Revisions
+	ob.WALEntries, ob.Predicted, ob.PredictWall = d.Predicted.WALEntries, d.Predicted, wall.Seconds()
 	if err := dropCaches(); err != nil {
 		return ob, err
 	}
@@ -54,19 +103,31 @@ func measure(ctx context.Context, m *member, dir, etcdctl string, stderr io.Writ
 	ob.Restart = restart.Seconds()
 	defrag, err := cmp.RunChild(ctx, nil, etcdctl, "--endpoints", m.client, "--command-timeout", "10m", "defrag")
 	if err != nil {
-		return ob, fmt.Errorf("%w; %v", err, m.stop())
+		return ob, errors.Join(err, m.stop())
 	}
 	ob.Defrag = defrag.Wall.Seconds()
 	snap := filepath.Join(dir, "snapshot.db")
 	saved, err := cmp.RunChild(ctx, nil, etcdctl, "--endpoints", m.client, "--command-timeout", "10m", "snapshot", "save", snap)
 	os.Remove(snap)
 	if err != nil {
-		return ob, fmt.Errorf("%w; %v", err, m.stop())
+		return ob, errors.Join(err, m.stop())
 	}
 	ob.Snapshot = saved.Wall.Seconds()
-	fmt.Fprintf(stderr, "%s %s: restart %.2f s (predicted %.2f), defrag %.2f s (%.2f), snapshot %.2f s (%.2f)\n", ob.Etcd, ob.Target,
-		ob.Restart, ob.Predicted.Restart.Seconds, ob.Defrag, ob.Predicted.Defrag.Seconds, ob.Snapshot, ob.Predicted.SnapshotSend.Seconds)
+	p := ob.Predicted
+	fmt.Fprintf(stderr, "%s %s: restart %.2f s (predicted %.2f), defrag %.2f s (%.2f), snapshot %.2f s (%.2f); prediction took %.1f s\n", ob.Etcd, ob.Target,
+		ob.Restart, p.RestartSeconds, ob.Defrag, p.DefragSeconds, ob.Snapshot, p.SnapshotSendSeconds, ob.PredictWall)
 	return ob, m.stop()
+}
+
+// analyse times diagnose data --predict=false on m's stopped data dir.
+func analyse(ctx context.Context, etcdbench string, m *member) (analysis, error) {
+	a := analysis{Etcd: m.kind.Name, Target: m.target}
+	d, wall, rss, err := diagnoseData(ctx, etcdbench, m.dataDir, "--predict=false")
+	a.Wall, a.MaxRSS = wall.Seconds(), rss
+	if d != nil {
+		a.DBBytes = d.DB.SizeBytes
+	}
+	return a, err
 }
 
 // dropCaches writes the dirty pages out and empties the page cache, as

@@ -18,15 +18,15 @@ type op struct {
 }
 
 var ops = []op{
-	{"restart", func(o observation) float64 { return o.Predicted.Restart.Seconds }, func(o observation) float64 { return o.Restart }},
-	{"defrag", func(o observation) float64 { return o.Predicted.Defrag.Seconds }, func(o observation) float64 { return o.Defrag }},
-	{"snapshot", func(o observation) float64 { return o.Predicted.SnapshotSend.Seconds }, func(o observation) float64 { return o.Snapshot }},
+	{"restart", func(o observation) float64 { return o.Predicted.RestartSeconds }, func(o observation) float64 { return o.Restart }},
+	{"defrag", func(o observation) float64 { return o.Predicted.DefragSeconds }, func(o observation) float64 { return o.Defrag }},
+	{"snapshot save", func(o observation) float64 { return o.Predicted.SnapshotSendSeconds }, func(o observation) float64 { return o.Snapshot }},
 }
 
 // render is the table of predicted against measured per etcd, db and
 // operation (medians over rounds, ratio predicted/measured with its
-// range), and the figures it quotes.
-func render(obs []observation) (string, map[string]float64) {
+// range), the analysis' time and memory, and the figures it quotes.
+func render(obs []observation, ans []analysis) (string, map[string]float64) {
 	type key struct{ etcd, target string }
 	var keys []key
 	groups := map[key][]observation{}
@@ -44,7 +44,7 @@ func render(obs []observation) (string, map[string]float64) {
 	within, total := 0, 0
 	for _, k := range keys {
 		g := groups[k]
-		s := g[0].Sizes
+		s := g[0]
 		for _, op := range ops {
 			var pred, meas, ratios []float64
 			for _, o := range g {
@@ -68,5 +68,38 @@ func render(obs []observation) (string, map[string]float64) {
 	}
 	fmt.Fprintf(&b, "\n%d of %d medians within %.1fx (%s)\n", within, total, ratioGoal, goalSource)
 	figs["within"], figs["compared"] = float64(within), float64(total)
+	if len(ans) > 0 {
+		b.WriteString(renderAnalyses(ans, figs))
+	}
 	return b.String(), figs
+}
+
+// renderAnalyses is the analysis' wall time and peak memory per etcd's
+// largest db, medians over rounds with their ranges, against the goals.
+func renderAnalyses(ans []analysis, figs map[string]float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n| analysis (--predict=false) | db | wall (range) | max RSS (range) | goals met |\n|---|---|---|---|---|\n")
+	var etcds []string
+	by := map[string][]analysis{}
+	for _, a := range ans {
+		if _, ok := by[a.Etcd]; !ok {
+			etcds = append(etcds, a.Etcd)
+		}
+		by[a.Etcd] = append(by[a.Etcd], a)
+	}
+	for _, e := range etcds {
+		var wall, rss []float64
+		for _, a := range by[e] {
+			wall, rss = append(wall, a.Wall), append(rss, float64(a.MaxRSS))
+		}
+		wlo, whi := cmp.MinMax(wall)
+		rlo, rhi := cmp.MinMax(rss)
+		w, r := cmp.Median(wall), cmp.Median(rss)
+		fmt.Fprintf(&b, "| %s | %s | %.1f s (%.1f-%.1f) | %s (%s-%s) | %s |\n", e, units.FormatBytes(by[e][0].DBBytes), w, wlo, whi,
+			units.FormatBytes(int64(r)), units.FormatBytes(int64(rlo)), units.FormatBytes(int64(rhi)), cmp.YesNo(whi <= analysisWall && rhi <= analysisRSS))
+		slug := cmp.Slug(e + " analysis")
+		figs[slug+"_wall_s"], figs[slug+"_max_rss_mb"] = w, r/1e6
+	}
+	fmt.Fprintf(&b, "\n(%s; every round must meet them)\n", speedSource)
+	return b.String()
 }
