@@ -51,7 +51,7 @@ type analysis struct {
 // and returns its result's data, its wall time and its peak RSS (the
 // child's rusage).
 func diagnoseData(ctx context.Context, etcdbench, dataDir string, args ...string) (*result.Data, time.Duration, int64, error) {
-	cmd := exec.CommandContext(ctx, etcdbench, append([]string{"diagnose", "data", "--data-dir", dataDir, "-o", "json", "--no-progress"}, args...)...)
+	cmd := exec.CommandContext(ctx, etcdbench, append([]string{"diagnose", "data", "--data-dir", dataDir, "-o", "json"}, args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	t0 := time.Now()

@@ -19,7 +19,7 @@
 //     since the last snapshot decoded again to be replayed (ReadAll).
 //     With a cold page cache: start + db bytes / sequential read +
 //     revisions x restore CPU per revision + WAL bytes / sequential read
-//     + (all WAL entries + those since the snapshot) x decode CPU.
+//   - (all WAL entries + those since the snapshot) x decode CPU.
 //   - Defragmentation: the backend copies every bucket into a new file
 //     (bolt options as the db's, so every commit fsyncs), committing every
 //     10,000 keys, then renames it over the db and reopens it; the member
