@@ -33,6 +33,10 @@ func measure(ctx context.Context, work string, s Sizes, l Limits) (measured, err
 	}
 	m.RestoreRevs, m.DefragRevs, m.ProbeRevB = bp.revs, bp.revs, bp.revBytes
 	m.RestorePerRev = bp.restore.Seconds() / float64(bp.revs)
+	m.ProbeDBBytes = bp.dbBytes
+	if cold := bp.restoreCold - bp.restore; cold > 0 && bp.dbBytes > 0 {
+		m.PopulateBW = float64(bp.dbBytes) / cold.Seconds()
+	}
 	m.DefragFixed = bp.defragEmpty.Seconds()
 	m.DefragPerRev = max(bp.defrag-bp.defragEmpty, 0).Seconds() / float64(bp.revs)
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.etcd.io/etcd/pkg/v3/traceutil"
@@ -15,6 +16,7 @@ import (
 	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
 	"go.etcd.io/raft/v3/raftpb"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 )
 
 // keyOverhead is what a revision's bbolt element holds beyond its
@@ -42,6 +44,7 @@ type etcdProbe struct {
 	revs, revBytes int64
 	dbBytes        int64         // the probe db's file size
 	restore        time.Duration // bbolt open + mvcc restore of revs, warm
+	restoreCold    time.Duration // the same with the file's pages dropped first
 	defrag         time.Duration // backend defrag of revs
 	defragEmpty    time.Duration // backend defrag of an empty db
 }
@@ -78,25 +81,43 @@ func probeBackend(ctx context.Context, dir string, revs, revBytes, keys int64) (
 		p.dbBytes = st.Size()
 	}
 
-	start := time.Now()
-	be = backend.NewDefaultBackend(lg, path)
-	kv = mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
-	p.restore = time.Since(start)
-	kv.Close()
-
-	start = time.Now()
-	err := be.Defrag()
-	p.defrag = time.Since(start)
-	be.Close()
-	if err != nil {
-		return p, fmt.Errorf("cost: defragmenting the probe db %s: %w", path, err)
+	// Cold: the file's pages dropped, as after a reboot; bbolt's open
+	// reads it back with MAP_POPULATE.
+	if err := dropFileCache(path); err != nil {
+		return p, err
 	}
+	open := func() (backend.Backend, time.Duration) {
+		start := time.Now()
+		be := backend.NewDefaultBackend(lg, path)
+		kv := mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
+		took := time.Since(start)
+		kv.Close()
+		return be, took
+	}
+	be, p.restoreCold = open()
+	be.Close()
+	be, p.restore = open()
+
+	// etcd's defragmentation, the median of three: one is easily slowed
+	// by another writer's fsyncs.
+	var took []time.Duration
+	for range defrags {
+		start := time.Now()
+		if err := be.Defrag(); err != nil {
+			be.Close()
+			return p, fmt.Errorf("cost: defragmenting the probe db %s: %w", path, err)
+		}
+		took = append(took, time.Since(start))
+	}
+	be.Close()
+	slices.Sort(took)
+	p.defrag = took[len(took)/2]
 	os.Remove(path)
 
 	empty := filepath.Join(dir, "empty.db")
 	be = backend.NewDefaultBackend(lg, empty)
-	start = time.Now()
-	err = be.Defrag()
+	start := time.Now()
+	err := be.Defrag()
 	p.defragEmpty = time.Since(start)
 	be.Close()
 	if err != nil {
@@ -104,6 +125,23 @@ func probeBackend(ctx context.Context, dir string, revs, revBytes, keys int64) (
 	}
 	os.Remove(empty)
 	return p, nil
+}
+
+// defrags is how many times the probe db is defragmented.
+const defrags = 3
+
+// dropFileCache drops path's pages from the page cache (they are clean:
+// the backend synced them).
+func dropFileCache(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("cost: dropping %s from the page cache: %w", path, err)
+	}
+	return nil
 }
 
 // probeWAL writes entries raft entries of entryBytes each with etcd's
