@@ -71,3 +71,13 @@ func TestRender(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRssAnon(t *testing.T) {
+	status := "Name:\tetcdbench\nVmRSS:\t 1153432 kB\nRssAnon:\t   61440 kB\nRssFile:\t 1091992 kB\n"
+	if got := parseRssAnon([]byte(status)); got != 61440*1024 {
+		t.Errorf("parseRssAnon = %d, want %d", got, 61440*1024)
+	}
+	if got := parseRssAnon([]byte("Name:\tx\n")); got != 0 {
+		t.Errorf("parseRssAnon without RssAnon = %d, want 0", got)
+	}
+}

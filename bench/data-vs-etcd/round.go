@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,38 +45,48 @@ type analysis struct {
 	Target  string  `json:"target"`
 	DBBytes int64   `json:"db_bytes"`
 	Wall    float64 `json:"wall_s"`
-	MaxRSS  int64   `json:"max_rss_bytes"`
+	// MaxRSS is the child's peak resident set (rusage), which counts the
+	// db's pages it mapped and touched; MaxAnon the peak of its
+	// anonymous memory (RssAnon, sampled every 20 ms): what it allocated.
+	MaxRSS  int64 `json:"max_rss_bytes"`
+	MaxAnon int64 `json:"max_anon_bytes"`
 }
 
 // diagnoseData runs etcdbench diagnose data on dataDir with args added
-// and returns its result's data, its wall time and its peak RSS (the
-// child's rusage).
-func diagnoseData(ctx context.Context, etcdbench, dataDir string, args ...string) (*result.Data, time.Duration, int64, error) {
+// and returns its result's data, its wall time, its peak RSS (the
+// child's rusage) and its peak anonymous memory (sampled).
+func diagnoseData(ctx context.Context, etcdbench, dataDir string, args ...string) (*result.Data, time.Duration, memory, error) {
 	cmd := exec.CommandContext(ctx, etcdbench, append([]string{"diagnose", "data", "--data-dir", dataDir, "-o", "json"}, args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	t0 := time.Now()
-	err := cmd.Run()
+	var mem memory
+	err := cmd.Start()
+	if err == nil {
+		stop := sampleAnon(cmd.Process.Pid, &mem.anon)
+		err = cmd.Wait()
+		stop()
+	}
 	wall := time.Since(t0)
-	var rss int64
+	rss := &mem.rss
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = ru.Maxrss * 1024 // kilobytes on Linux
+			*rss = ru.Maxrss * 1024 // kilobytes on Linux
 		}
 	}
 	if err != nil {
-		return nil, wall, rss, fmt.Errorf("etcdbench diagnose data --data-dir %s: %w%s", dataDir, err, cmp.Tail(errb.Bytes()))
+		return nil, wall, mem, fmt.Errorf("etcdbench diagnose data --data-dir %s: %w%s", dataDir, err, cmp.Tail(errb.Bytes()))
 	}
 	var res result.Result
 	if err := cmp.DecodeFirst(out.Bytes(), &res); err != nil {
-		return nil, wall, rss, err
+		return nil, wall, mem, err
 	}
 	for _, w := range res.Workloads {
 		if w.Data != nil {
-			return w.Data, wall, rss, nil
+			return w.Data, wall, mem, nil
 		}
 	}
-	return nil, wall, rss, errors.New("etcdbench diagnose data gave no data")
+	return nil, wall, mem, errors.New("etcdbench diagnose data gave no data")
 }
 
 // measure predicts m's costs from its stopped data dir with diagnose
@@ -122,8 +133,8 @@ func measure(ctx context.Context, m *member, dir, etcdbench, etcdctl string, std
 // analyse times diagnose data --predict=false on m's stopped data dir.
 func analyse(ctx context.Context, etcdbench string, m *member) (analysis, error) {
 	a := analysis{Etcd: m.kind.Name, Target: m.target}
-	d, wall, rss, err := diagnoseData(ctx, etcdbench, m.dataDir, "--predict=false")
-	a.Wall, a.MaxRSS = wall.Seconds(), rss
+	d, wall, mem, err := diagnoseData(ctx, etcdbench, m.dataDir, "--predict=false")
+	a.Wall, a.MaxRSS, a.MaxAnon = wall.Seconds(), mem.rss, mem.anon
 	if d != nil {
 		a.DBBytes = d.DB.SizeBytes
 	}
@@ -140,4 +151,42 @@ func dropCaches() error {
 		return fmt.Errorf("dropping the page cache (the bench runs as root): %w", err)
 	}
 	return nil
+}
+
+// memory is a child's peak resident set and peak anonymous memory.
+type memory struct{ rss, anon int64 }
+
+// sampleAnon records the peak of pid's RssAnon into *peak every 20 ms
+// until the returned func is called.
+func sampleAnon(pid int, peak *int64) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	status := fmt.Sprintf("/proc/%d/status", pid)
+	go func() {
+		defer close(exited)
+		for {
+			if b, err := os.ReadFile(status); err == nil {
+				*peak = max(*peak, parseRssAnon(b))
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+// parseRssAnon reads RssAnon (kB) from a /proc/PID/status, in bytes; 0
+// when it is not there.
+func parseRssAnon(b []byte) int64 {
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb); err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
 }

@@ -78,7 +78,7 @@ func render(obs []observation, ans []analysis) (string, map[string]float64) {
 // largest db, medians over rounds with their ranges, against the goals.
 func renderAnalyses(ans []analysis, figs map[string]float64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| analysis (--predict=false) | db | wall (range) | max RSS (range) | goals met |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| analysis (--predict=false) | db | wall (range) | max RSS (range) | peak anonymous memory (range) | goals met |\n|---|---|---|---|---|---|\n")
 	var etcds []string
 	by := map[string][]analysis{}
 	for _, a := range ans {
@@ -88,18 +88,36 @@ func renderAnalyses(ans []analysis, figs map[string]float64) string {
 		by[a.Etcd] = append(by[a.Etcd], a)
 	}
 	for _, e := range etcds {
-		var wall, rss []float64
+		var wall, rss, anon []float64
 		for _, a := range by[e] {
-			wall, rss = append(wall, a.Wall), append(rss, float64(a.MaxRSS))
+			wall, rss, anon = append(wall, a.Wall), append(rss, float64(a.MaxRSS)), append(anon, float64(a.MaxAnon))
 		}
+		alo, ahi := cmp.MinMax(anon)
 		wlo, whi := cmp.MinMax(wall)
 		rlo, rhi := cmp.MinMax(rss)
 		w, r := cmp.Median(wall), cmp.Median(rss)
-		fmt.Fprintf(&b, "| %s | %s | %.1f s (%.1f-%.1f) | %s (%s-%s) | %s |\n", e, units.FormatBytes(by[e][0].DBBytes), w, wlo, whi,
-			units.FormatBytes(int64(r)), units.FormatBytes(int64(rlo)), units.FormatBytes(int64(rhi)), cmp.YesNo(whi <= analysisWall && rhi <= analysisRSS))
+		fmt.Fprintf(&b, "| %s | %s | %.1f s (%.1f-%.1f) | %s (%s-%s) | %s (%s-%s) | %s |\n", e, units.FormatBytes(by[e][0].DBBytes), w, wlo, whi,
+			units.FormatBytes(int64(r)), units.FormatBytes(int64(rlo)), units.FormatBytes(int64(rhi)),
+			units.FormatBytes(int64(cmp.Median(anon))), units.FormatBytes(int64(alo)), units.FormatBytes(int64(ahi)),
+			goals(whi <= analysisWall, rhi <= analysisRSS, ahi <= analysisRSS))
 		slug := cmp.Slug(e + " analysis")
-		figs[slug+"_wall_s"], figs[slug+"_max_rss_mb"] = w, r/1e6
+		figs[slug+"_wall_s"], figs[slug+"_max_rss_mb"], figs[slug+"_max_anon_mb"] = w, r/1e6, cmp.Median(anon)/1e6
 	}
-	fmt.Fprintf(&b, "\n(%s; every round must meet them)\n", speedSource)
+	fmt.Fprintf(&b, "\n(%s; every round must meet them; max RSS counts the db's pages the analysis mapped, anonymous memory what it allocated)\n", speedSource)
 	return b.String()
+}
+
+// goals says which of the analysis' goals every round met.
+func goals(wall, rss, anon bool) string {
+	switch {
+	case wall && rss:
+		return "yes"
+	case wall && anon:
+		return "time; memory only without the mapped db"
+	case wall:
+		return "time only"
+	case rss:
+		return "memory only"
+	}
+	return "NO"
 }

@@ -51,7 +51,7 @@ func TestPredictOnADir(t *testing.T) {
 
 func TestPredictionsGrowWithSize(t *testing.T) {
 	m := measured{ReadBW: 100e6, WriteBW: 80e6, StreamBW: 40e6, Starts: 3, StartSeconds: 0.5, RestorePerRev: 2e-6,
-		DefragFixed: 0.05, DefragPerRev: 5e-6, WALPerEntry: 1e-6, ReadBytes: 1e8, WriteBytes: 1e8}
+		DefragPerByte: 1e-8, WALPerEntry: 1e-6, ReadBytes: 1e8, WriteBytes: 1e8}
 	base := Sizes{DBBytes: 100 << 20, InUseBytes: 80 << 20, Keys: 10_000, Revisions: 100_000, WALBytes: 10 << 20, WALEntries: 10_000}
 	grow := map[string]func(Sizes) Sizes{
 		"db":        func(s Sizes) Sizes { s.DBBytes *= 10; s.InUseBytes *= 10; return s },

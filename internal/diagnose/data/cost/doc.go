@@ -23,9 +23,9 @@
 //   - Defragmentation: the backend copies every bucket into a new file
 //     (bolt options as the db's, so every commit fsyncs), committing every
 //     10,000 keys, then renames it over the db and reopens it; the member
-//     serves nothing meanwhile. Predicted from etcd's own Defrag run on a
-//     synthetic db of the data's mean revision size on the same disk,
-//     scaled by revisions, its fixed part (an empty db's defrag) apart.
+//     serves nothing meanwhile. It writes the in-use pages: predicted as
+//     in-use bytes at the rate of etcd's own Defrag of a synthetic db of
+//     the data's mean revision size on the same disk (median of three).
 //   - Snapshot: the leader (or the member etcdctl asks) writes the whole
 //     file, free pages included (bbolt's tx.WriteTo), hashing it with
 //     SHA-256 and sending it in 32 KiB gRPC messages; the receiver writes

@@ -37,8 +37,8 @@ func measure(ctx context.Context, work string, s Sizes, l Limits) (measured, err
 	if cold := bp.restoreCold - bp.restore; cold > 0 && bp.dbBytes > 0 {
 		m.PopulateBW = float64(bp.dbBytes) / cold.Seconds()
 	}
-	m.DefragFixed = bp.defragEmpty.Seconds()
-	m.DefragPerRev = max(bp.defrag-bp.defragEmpty, 0).Seconds() / float64(bp.revs)
+	// A defrag writes the in-use pages: it scales with them.
+	m.DefragPerByte = bp.defrag.Seconds() / float64(max(bp.dbBytes, 1))
 
 	entB := s.entryBytes()
 	ents := max(min(s.WALEntries, l.WALMaxEntries, l.WALMaxBytes/entB), 1000)

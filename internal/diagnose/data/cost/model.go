@@ -44,8 +44,7 @@ type measured struct {
 	PopulateBW            float64 // B/s: bbolt's MAP_POPULATE open of the cold probe db (0: not measured)
 	ProbeDBBytes          int64
 	RestoreRevs           int64   // revisions the restore probe had
-	DefragFixed           float64 // s: an empty db's defrag
-	DefragPerRev          float64 // s per revision beyond it, this disk's fsyncs included
+	DefragPerByte         float64 // s per byte of the probe db, this disk's fsyncs included
 	DefragRevs, ProbeRevB int64   // revisions the defrag probe had, of this mean size
 	WALPerEntry           float64 // s per entry: etcd's WAL read back and decoded, warm
 	WALProbeEntries       int64
@@ -77,7 +76,7 @@ func (m measured) predict(s Sizes) Predicted {
 		election = fullElectionExtra
 		electionWords = fmt.Sprintf(" + %.1f s of election ticks it cannot fast-forward (no snapshot tells it it is alone)", election)
 	}
-	defrag := m.DefragFixed + float64(s.Revisions)*m.DefragPerRev
+	defrag := float64(s.InUseBytes) * m.DefragPerByte
 	stream := float64(s.DBBytes) / m.StreamBW
 	write := float64(s.DBBytes) / m.WriteBW
 	return Predicted{
@@ -89,8 +88,8 @@ func (m measured) predict(s Sizes) Predicted {
 		},
 		Defrag: Prediction{
 			Seconds: defrag,
-			From: fmt.Sprintf("etcd's backend defrag on this disk: %.2f s fixed + %.2f µs per revision (probed on %d revisions of %d bytes, committed and fsynced every 10,000 keys) x %d revisions",
-				m.DefragFixed, m.DefragPerRev*1e6, m.DefragRevs, m.ProbeRevB, s.Revisions),
+			From: fmt.Sprintf("in use %s at etcd's backend defrag's %s/s on this disk (median of %d defrags of a %s probe db of %d revisions taking %d bytes each, committed and fsynced every 10,000 keys)",
+				units.FormatBytes(s.InUseBytes), rate(1/m.DefragPerByte), defrags, units.FormatBytes(m.ProbeDBBytes), m.DefragRevs, m.ProbeDBBytes/max(m.DefragRevs, 1)),
 		},
 		SnapshotSend: Prediction{
 			Seconds: max(stream, write),

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,46 +46,41 @@ type etcdProbe struct {
 	dbBytes        int64         // the probe db's file size
 	restore        time.Duration // bbolt open + mvcc restore of revs, warm
 	restoreCold    time.Duration // the same with the file's pages dropped first
-	defrag         time.Duration // backend defrag of revs
-	defragEmpty    time.Duration // backend defrag of an empty db
+	defrag         time.Duration // the backend's defrag of the db (median)
 }
 
 // probeBackend writes revs revisions of revBytes each over keys distinct
 // keys through etcd's mvcc store into a db in dir, then times reopening
-// it (bbolt's open and mvcc's restore, the pages still cached) and
-// defragmenting it, and an empty db's defragmentation.
+// it (bbolt's open and mvcc's restore, cold and with the pages cached)
+// and defragmenting it.
 func probeBackend(ctx context.Context, dir string, revs, revBytes, keys int64) (etcdProbe, error) {
 	p := etcdProbe{revs: revs, revBytes: revBytes}
 	lg := zap.NewNop()
 	path := filepath.Join(dir, "db")
-	be := backend.NewDefaultBackend(lg, path)
-	kv := mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
+	// Random values, as objects are: a disk or filesystem that
+	// compresses or skips zeros would make zeros cheaper than data.
 	value := make([]byte, probeValueBytes(revBytes))
-	for i := int64(0); i < revs; i++ {
-		if i%10000 == 0 && ctx.Err() != nil {
-			break
+	if _, err := rand.Read(value); err != nil {
+		return p, err
+	}
+	write := func(from, to int64) error {
+		be := backend.NewDefaultBackend(lg, path)
+		kv := mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
+		for i := from; i < to; i++ {
+			if i%10000 == 0 && ctx.Err() != nil {
+				break
+			}
+			value[0], value[1] = byte(i), byte(i>>8)
+			txn := kv.Write(traceutil.TODO())
+			txn.Put(probeKey(i%keys), value, lease.NoLease)
+			txn.End()
 		}
-		value[0], value[1] = byte(i), byte(i>>8)
-		txn := kv.Write(traceutil.TODO())
-		txn.Put(probeKey(i%keys), value, lease.NoLease)
-		txn.End()
-	}
-	kv.Commit()
-	kv.Close()
-	if err := be.Close(); err != nil {
-		return p, fmt.Errorf("cost: closing the probe db %s: %w", path, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return p, err
-	}
-	if st, err := os.Stat(path); err == nil {
-		p.dbBytes = st.Size()
-	}
-
-	// Cold: the file's pages dropped, as after a reboot; bbolt's open
-	// reads it back with MAP_POPULATE.
-	if err := dropFileCache(path); err != nil {
-		return p, err
+		kv.Commit()
+		kv.Close()
+		if err := be.Close(); err != nil {
+			return fmt.Errorf("cost: closing the probe db %s: %w", path, err)
+		}
+		return ctx.Err()
 	}
 	open := func() (backend.Backend, time.Duration) {
 		start := time.Now()
@@ -94,37 +90,42 @@ func probeBackend(ctx context.Context, dir string, revs, revBytes, keys int64) (
 		kv.Close()
 		return be, took
 	}
-	be, p.restoreCold = open()
+	if err := write(0, revs); err != nil {
+		return p, err
+	}
+	if st, err := os.Stat(path); err == nil {
+		p.dbBytes = st.Size()
+	}
+	// Cold: the file's pages dropped, as after a reboot; bbolt's open
+	// reads it back with MAP_POPULATE.
+	if err := dropFileCache(path); err != nil {
+		return p, err
+	}
+	be, cold := open()
+	p.restoreCold = cold
 	be.Close()
 	be, p.restore = open()
+	var err error
+	if p.defrag, err = defragMedian(be, path); err != nil {
+		return p, err
+	}
+	return p, os.Remove(path)
+}
 
-	// etcd's defragmentation, the median of three: one is easily slowed
-	// by another writer's fsyncs.
+// defragMedian defragments be defrags times, closes it and returns the
+// median time: one defrag is easily slowed by another writer's fsyncs.
+func defragMedian(be backend.Backend, path string) (time.Duration, error) {
+	defer be.Close()
 	var took []time.Duration
 	for range defrags {
 		start := time.Now()
 		if err := be.Defrag(); err != nil {
-			be.Close()
-			return p, fmt.Errorf("cost: defragmenting the probe db %s: %w", path, err)
+			return 0, fmt.Errorf("cost: defragmenting the probe db %s: %w", path, err)
 		}
 		took = append(took, time.Since(start))
 	}
-	be.Close()
 	slices.Sort(took)
-	p.defrag = took[len(took)/2]
-	os.Remove(path)
-
-	empty := filepath.Join(dir, "empty.db")
-	be = backend.NewDefaultBackend(lg, empty)
-	start := time.Now()
-	err := be.Defrag()
-	p.defragEmpty = time.Since(start)
-	be.Close()
-	if err != nil {
-		return p, fmt.Errorf("cost: defragmenting an empty db %s: %w", empty, err)
-	}
-	os.Remove(empty)
-	return p, nil
+	return took[len(took)/2], nil
 }
 
 // defrags is how many times the probe db is defragmented.
