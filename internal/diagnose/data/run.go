@@ -100,8 +100,13 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		var s cost.Sizes
 		s.DBBytes, s.InUseBytes, s.Keys, s.Revisions = a.DB.FileBytes, a.DB.InUseBytes, a.Keys, a.Revisions // a restart reads the whole file
 		if walDir != "" {
-			if s.WALBytes, s.WALEntries, err = walSince(walDir); err != nil {
+			var since cost.WAL
+			if s.WALDir, since, err = walSince(walDir); err != nil {
 				return nil, fmt.Errorf("reading the WAL in %s: %w", walDir, err)
+			}
+			s.WALBytes, s.WALEntries = since.Bytes, since.Entries
+			if s.FullElection, err = cost.WaitsFullElection(path); err != nil {
+				return nil, fmt.Errorf("reading %s's snapshots: %w", cfg.DataDir, err)
 			}
 		}
 		p, err := cost.Predict(ctx, cfg.Dir, s)

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"etcdbench/internal/diagnose/data/cost"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/run"
 	"etcdbench/internal/walfile"
@@ -42,13 +43,14 @@ func findDB(dir string) (db, wal string, err error) {
 	return "", "", fmt.Errorf("--data-dir %s: %w: neither member/snap/db nor snap/db is there; give etcd's --data-dir", dir, ErrNoDB)
 }
 
-// walSince is the WAL a restart replays: the entries after the last
-// snapshot record and their bytes on disk. A data dir without a WAL
-// gives zeros.
-func walSince(dir string) (bytes, entries int64, err error) {
+// walSince is the WAL a restart reads, in entry records' bytes and
+// entries: all of it (every segment, decoded once to find the valid
+// snapshots) and the part after the last snapshot record (replayed). A
+// data dir without a WAL gives zeros.
+func walSince(dir string) (all, since cost.WAL, err error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.wal"))
 	if err != nil || len(names) == 0 {
-		return 0, 0, err
+		return all, since, err
 	}
 	for _, n := range names { // sorted by Glob: segment names sort in order
 		b, err := os.ReadFile(n) // read-only, no lock
@@ -56,19 +58,21 @@ func walSince(dir string) (bytes, entries int64, err error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return 0, 0, err
+			return all, since, err
 		}
 		walfile.DecodeSegment(b, func(r walfile.Record) {
 			switch r.Type {
 			case walfile.SnapshotType:
-				bytes, entries = 0, 0
+				since = cost.WAL{}
 			case walfile.EntryType:
-				bytes += r.Frame.Size()
-				entries++
+				since.Bytes += r.Frame.Size()
+				since.Entries++
+				all.Bytes += r.Frame.Size()
+				all.Entries++
 			}
 		})
 	}
-	return bytes, entries, nil
+	return all, since, nil
 }
 
 // online streams a snapshot of the first endpoint's member into a

@@ -13,9 +13,20 @@ type Sizes struct {
 	InUseBytes int64 // the db's pages in use
 	Keys       int64 // live keys
 	Revisions  int64 // revisions in the key bucket (all kept since the last compaction)
-	WALBytes   int64 // bytes of WAL records since the last snapshot
+	WALBytes   int64 // bytes of WAL entry records since the last snapshot
 	WALEntries int64 // raft entries in the WAL since the last snapshot
+	// WALDir is every entry record in member/wal's segments: a restart
+	// decodes them all first (the WAL's ValidSnapshotEntries), then those
+	// since the last snapshot again (ReadAll). Zero: only the replay.
+	WALDir WAL
+	// FullElection says the member cannot know at its start that it is
+	// alone (see WaitsFullElection), so it waits a whole randomized
+	// election timeout before it leads instead of fast-forwarding.
+	FullElection bool
 }
+
+// WAL is an amount of WAL: its entry records' bytes and their count.
+type WAL struct{ Bytes, Entries int64 }
 
 // Prediction is one predicted duration and the measured figure it comes
 // from, in words: "sequential read 180 MB/s over 256 MiB (disk

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // small keeps the probes to a few MiB so the test takes seconds.
@@ -49,7 +51,7 @@ func TestPredictOnADir(t *testing.T) {
 
 func TestPredictionsGrowWithSize(t *testing.T) {
 	m := measured{ReadBW: 100e6, WriteBW: 80e6, StreamBW: 40e6, Starts: 3, StartSeconds: 0.5, RestorePerRev: 2e-6,
-		DefragFixed: 0.05, DefragPerRev: 5e-6, WALPerEntry: 1e-6, ReadBytes: 1e8, WriteBytes: 1e8}
+		DefragPerByte: 1e-8, WALPerEntry: 1e-6, ReadBytes: 1e8, WriteBytes: 1e8}
 	base := Sizes{DBBytes: 100 << 20, InUseBytes: 80 << 20, Keys: 10_000, Revisions: 100_000, WALBytes: 10 << 20, WALEntries: 10_000}
 	grow := map[string]func(Sizes) Sizes{
 		"db":        func(s Sizes) Sizes { s.DBBytes *= 10; s.InUseBytes *= 10; return s },
@@ -96,5 +98,49 @@ func TestPredictRefuses(t *testing.T) {
 				t.Errorf("PredictWith(%s, %+v) = %v, want %v", c.dir, c.s, err, c.want)
 			}
 		})
+	}
+}
+
+func TestWaitsFullElection(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		snap      bool
+		versioned bool
+		want      bool
+	}{
+		{"no snapshot, no storage version (3.4, 3.5)", false, false, true},
+		{"a snapshot", true, false, false},
+		{"a storage version (3.6+)", false, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "db")
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Update(func(tx *bolt.Tx) error {
+				b, err := tx.CreateBucket([]byte("meta"))
+				if err == nil && c.versioned {
+					err = b.Put([]byte("storageVersion"), []byte("3.6.0"))
+				}
+				return err
+			})
+			if cerr := db.Close(); err != nil || cerr != nil {
+				t.Fatal(err, cerr)
+			}
+			if c.snap {
+				if err := os.WriteFile(filepath.Join(dir, "0000000000000002-0000000000002710.snap"), []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := WaitsFullElection(path)
+			if err != nil || got != c.want {
+				t.Errorf("WaitsFullElection = %v, %v; want %v", got, err, c.want)
+			}
+		})
+	}
+	if _, err := WaitsFullElection(filepath.Join(t.TempDir(), "db")); err == nil {
+		t.Error("WaitsFullElection of a missing db gave no error")
 	}
 }

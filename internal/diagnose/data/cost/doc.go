@@ -14,16 +14,18 @@
 //     bolt options on Linux), which reads the whole file, free pages
 //     included, in sequence; the freelist is rebuilt from the pages
 //     (NoFreelistSync) and mvcc's restore reads every revision of the key
-//     bucket and indexes it; then the WAL since the last snapshot is read
-//     and its entries decoded. With a cold page cache:
-//     start + db bytes / sequential read + revisions x restore CPU per
-//     revision + WAL bytes / sequential read + WAL entries x decode CPU.
+//     bucket and indexes it; then every WAL segment is read and decoded
+//     to find the valid snapshots (ValidSnapshotEntries), and the entries
+//     since the last snapshot decoded again to be replayed (ReadAll).
+//     With a cold page cache: start + db bytes / sequential read +
+//     revisions x restore CPU per revision + WAL bytes / sequential read
+//   - (all WAL entries + those since the snapshot) x decode CPU.
 //   - Defragmentation: the backend copies every bucket into a new file
 //     (bolt options as the db's, so every commit fsyncs), committing every
 //     10,000 keys, then renames it over the db and reopens it; the member
-//     serves nothing meanwhile. Predicted from etcd's own Defrag run on a
-//     synthetic db of the data's mean revision size on the same disk,
-//     scaled by revisions, its fixed part (an empty db's defrag) apart.
+//     serves nothing meanwhile. It writes the in-use pages: predicted as
+//     in-use bytes at the rate of etcd's own Defrag of a synthetic db of
+//     the data's mean revision size on the same disk (median of three).
 //   - Snapshot: the leader (or the member etcdctl asks) writes the whole
 //     file, free pages included (bbolt's tx.WriteTo), hashing it with
 //     SHA-256 and sending it in 32 KiB gRPC messages; the receiver writes

@@ -33,8 +33,12 @@ func measure(ctx context.Context, work string, s Sizes, l Limits) (measured, err
 	}
 	m.RestoreRevs, m.DefragRevs, m.ProbeRevB = bp.revs, bp.revs, bp.revBytes
 	m.RestorePerRev = bp.restore.Seconds() / float64(bp.revs)
-	m.DefragFixed = bp.defragEmpty.Seconds()
-	m.DefragPerRev = max(bp.defrag-bp.defragEmpty, 0).Seconds() / float64(bp.revs)
+	m.ProbeDBBytes = bp.dbBytes
+	if cold := bp.restoreCold - bp.restore; cold > 0 && bp.dbBytes > 0 {
+		m.PopulateBW = float64(bp.dbBytes) / cold.Seconds()
+	}
+	// A defrag writes the in-use pages: it scales with them.
+	m.DefragPerByte = bp.defrag.Seconds() / float64(max(bp.dbBytes, 1))
 
 	entB := s.entryBytes()
 	ents := max(min(s.WALEntries, l.WALMaxEntries, l.WALMaxBytes/entB), 1000)

@@ -2,9 +2,11 @@ package cost
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.etcd.io/etcd/pkg/v3/traceutil"
@@ -15,12 +17,23 @@ import (
 	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
 	"go.etcd.io/raft/v3/raftpb"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 )
 
-// keyOverhead is what a revision costs the db beyond its value: the
-// 17-byte revision key, the KeyValue's own key and revisions, bbolt's
-// element header and the page's slack, roughly.
-const keyOverhead = 120
+// keyOverhead is what a revision's bbolt element holds beyond its
+// value: the 17-byte revision key, bbolt's 16-byte element header, the
+// KeyValue's own key (probeKey's 40 bytes) and its revisions and field
+// tags.
+const keyOverhead = 100
+
+// probeValueBytes is the value size that gives the probe's revisions
+// the data's footprint in the db: a revision of revBytes in use (its
+// element plus its share of the page's slack) is an element of about 0.9
+// of it, since bbolt fills pages written in sequence to 90 % and a page
+// holds whole elements.
+func probeValueBytes(revBytes int64) int64 {
+	return max(revBytes*9/10-keyOverhead, 8)
+}
 
 // probeKey is the synthetic data's key i, shaped as kube-apiserver's.
 func probeKey(i int64) []byte {
@@ -30,66 +43,106 @@ func probeKey(i int64) []byte {
 // etcdProbe is what etcd's own code costs on this machine and disk.
 type etcdProbe struct {
 	revs, revBytes int64
+	dbBytes        int64         // the probe db's file size
 	restore        time.Duration // bbolt open + mvcc restore of revs, warm
-	defrag         time.Duration // backend defrag of revs
-	defragEmpty    time.Duration // backend defrag of an empty db
+	restoreCold    time.Duration // the same with the file's pages dropped first
+	defrag         time.Duration // the backend's defrag of the db (median)
 }
 
 // probeBackend writes revs revisions of revBytes each over keys distinct
 // keys through etcd's mvcc store into a db in dir, then times reopening
-// it (bbolt's open and mvcc's restore, the pages still cached) and
-// defragmenting it, and an empty db's defragmentation.
+// it (bbolt's open and mvcc's restore, cold and with the pages cached)
+// and defragmenting it.
 func probeBackend(ctx context.Context, dir string, revs, revBytes, keys int64) (etcdProbe, error) {
 	p := etcdProbe{revs: revs, revBytes: revBytes}
 	lg := zap.NewNop()
 	path := filepath.Join(dir, "db")
-	be := backend.NewDefaultBackend(lg, path)
-	kv := mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
-	value := make([]byte, max(revBytes-keyOverhead, 8))
-	for i := int64(0); i < revs; i++ {
-		if i%10000 == 0 && ctx.Err() != nil {
-			break
-		}
-		value[0], value[1] = byte(i), byte(i>>8)
-		txn := kv.Write(traceutil.TODO())
-		txn.Put(probeKey(i%keys), value, lease.NoLease)
-		txn.End()
-	}
-	kv.Commit()
-	kv.Close()
-	if err := be.Close(); err != nil {
-		return p, fmt.Errorf("cost: closing the probe db %s: %w", path, err)
-	}
-	if err := ctx.Err(); err != nil {
+	// Random values, as objects are: a disk or filesystem that
+	// compresses or skips zeros would make zeros cheaper than data.
+	value := make([]byte, probeValueBytes(revBytes))
+	if _, err := rand.Read(value); err != nil {
 		return p, err
 	}
-
-	start := time.Now()
-	be = backend.NewDefaultBackend(lg, path)
-	kv = mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
-	p.restore = time.Since(start)
-	kv.Close()
-
-	start = time.Now()
-	err := be.Defrag()
-	p.defrag = time.Since(start)
-	be.Close()
-	if err != nil {
-		return p, fmt.Errorf("cost: defragmenting the probe db %s: %w", path, err)
+	write := func(from, to int64) error {
+		be := backend.NewDefaultBackend(lg, path)
+		kv := mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
+		for i := from; i < to; i++ {
+			if i%10000 == 0 && ctx.Err() != nil {
+				break
+			}
+			value[0], value[1] = byte(i), byte(i>>8)
+			txn := kv.Write(traceutil.TODO())
+			txn.Put(probeKey(i%keys), value, lease.NoLease)
+			txn.End()
+		}
+		kv.Commit()
+		kv.Close()
+		if err := be.Close(); err != nil {
+			return fmt.Errorf("cost: closing the probe db %s: %w", path, err)
+		}
+		return ctx.Err()
 	}
-	os.Remove(path)
-
-	empty := filepath.Join(dir, "empty.db")
-	be = backend.NewDefaultBackend(lg, empty)
-	start = time.Now()
-	err = be.Defrag()
-	p.defragEmpty = time.Since(start)
-	be.Close()
-	if err != nil {
-		return p, fmt.Errorf("cost: defragmenting an empty db %s: %w", empty, err)
+	open := func() (backend.Backend, time.Duration) {
+		start := time.Now()
+		be := backend.NewDefaultBackend(lg, path)
+		kv := mvcc.New(lg, be, &lease.FakeLessor{}, mvcc.StoreConfig{})
+		took := time.Since(start)
+		kv.Close()
+		return be, took
 	}
-	os.Remove(empty)
-	return p, nil
+	if err := write(0, revs); err != nil {
+		return p, err
+	}
+	if st, err := os.Stat(path); err == nil {
+		p.dbBytes = st.Size()
+	}
+	// Cold: the file's pages dropped, as after a reboot; bbolt's open
+	// reads it back with MAP_POPULATE.
+	if err := dropFileCache(path); err != nil {
+		return p, err
+	}
+	be, cold := open()
+	p.restoreCold = cold
+	be.Close()
+	be, p.restore = open()
+	var err error
+	if p.defrag, err = defragMedian(be, path); err != nil {
+		return p, err
+	}
+	return p, os.Remove(path)
+}
+
+// defragMedian defragments be defrags times, closes it and returns the
+// median time: one defrag is easily slowed by another writer's fsyncs.
+func defragMedian(be backend.Backend, path string) (time.Duration, error) {
+	defer be.Close()
+	var took []time.Duration
+	for range defrags {
+		start := time.Now()
+		if err := be.Defrag(); err != nil {
+			return 0, fmt.Errorf("cost: defragmenting the probe db %s: %w", path, err)
+		}
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	return took[len(took)/2], nil
+}
+
+// defrags is how many times the probe db is defragmented.
+const defrags = 3
+
+// dropFileCache drops path's pages from the page cache (they are clean:
+// the backend synced them).
+func dropFileCache(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("cost: dropping %s from the page cache: %w", path, err)
+	}
+	return nil
 }
 
 // probeWAL writes entries raft entries of entryBytes each with etcd's

@@ -47,7 +47,7 @@ func probeMember(ctx context.Context, dir string, starts int, snapBytes int64, t
 		}
 		took = append(took, time.Since(t0))
 		if i == starts-1 {
-			err = snapshotProbe(ctx, c.Endpoints(), filepath.Join(dir, "snapshot.db"), snapBytes, &p)
+			err = snapshotProbe(ctx, c.Endpoints(), filepath.Join(dir, "snapshot.db"), snapBytes, starts, &p)
 		}
 		if cerr := c.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("cost: stopping the probe member in %s: %w", sub, cerr)
@@ -64,8 +64,8 @@ func probeMember(ctx context.Context, dir string, starts int, snapBytes int64, t
 
 // snapshotProbe puts size bytes into the member at endpoints and times
 // its snapshot streamed into path until fsynced, as etcdctl snapshot save
-// does.
-func snapshotProbe(ctx context.Context, endpoints []string, path string, size int64, p *memberProbe) error {
+// does, n times: the median counts.
+func snapshotProbe(ctx context.Context, endpoints []string, path string, size int64, n int, p *memberProbe) error {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return fmt.Errorf("cost: a client of the probe member: %w", err)
@@ -77,16 +77,32 @@ func snapshotProbe(ctx context.Context, endpoints []string, path string, size in
 			return fmt.Errorf("cost: filling the probe member: %w", err)
 		}
 	}
+	var took []time.Duration
+	for range n {
+		d, bytes, err := saveSnapshot(ctx, cli, path)
+		if err != nil {
+			return err
+		}
+		took, p.snapBytes = append(took, d), bytes
+	}
+	slices.Sort(took)
+	p.snapshot = took[len(took)/2]
+	p.snapshotRatio = float64(p.snapBytes) / max(p.snapshot.Seconds(), 1e-9)
+	return nil
+}
+
+// saveSnapshot streams a snapshot from cli into path and fsyncs it.
+func saveSnapshot(ctx context.Context, cli *clientv3.Client, path string) (time.Duration, int64, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	defer os.Remove(path)
 	defer f.Close()
 	start := time.Now()
 	rc, err := cli.Snapshot(ctx)
 	if err != nil {
-		return fmt.Errorf("cost: a snapshot of the probe member: %w", err)
+		return 0, 0, fmt.Errorf("cost: a snapshot of the probe member: %w", err)
 	}
 	n, err := io.Copy(f, rc)
 	rc.Close()
@@ -94,9 +110,7 @@ func snapshotProbe(ctx context.Context, endpoints []string, path string, size in
 		err = f.Sync()
 	}
 	if err != nil {
-		return fmt.Errorf("cost: saving the probe member's snapshot to %s: %w", path, err)
+		return 0, 0, fmt.Errorf("cost: saving the probe member's snapshot to %s: %w", path, err)
 	}
-	p.snapshot, p.snapBytes = time.Since(start), n
-	p.snapshotRatio = float64(n) / max(p.snapshot.Seconds(), 1e-9)
-	return nil
+	return time.Since(start), n, nil
 }
