@@ -22,11 +22,11 @@ var layerOf = map[string]int{
 
 	"tune": 9, "capacity": 9,
 
-	"capacity/etcdside": 8, "diagnose/cluster": 8,
+	"capacity/etcdside": 8, "diagnose/cluster": 8, "diagnose/data": 8,
 
 	"etcdrun": 7, "diagnose": 7, "exporter": 7,
 
-	"session": 6, "capacity/diskmodel": 6, "exporter/headroom": 6,
+	"session": 6, "capacity/diskmodel": 6, "exporter/headroom": 6, "diagnose/data/cost": 6, "testutil/kubedata": 6,
 
 	"disk": 5, "capacity/volume": 5, "strace": 5, "trace": 5, "etcdload": 5, "etcdcluster": 5,
 

@@ -79,6 +79,107 @@ type Workload struct {
 	// Cluster is a live cluster's health as each member reported it
 	// (`diagnose --endpoints` only).
 	Cluster *Cluster `json:"cluster,omitempty"`
+	// Data is what fills an etcd's database (`diagnose data` only).
+	Data *Data `json:"data,omitempty"`
+}
+
+// Data is what `diagnose data` found in one member's database: the
+// figures per resource, the top keys, the leases, the file, and what the
+// data costs on the disk under --dir.
+type Data struct {
+	// Source is "data-dir", "snapshot" or "endpoint"; Path the db file
+	// read (for an endpoint, the snapshot streamed from Endpoint, since
+	// removed).
+	Source   string `json:"source"`
+	Path     string `json:"path"`
+	Endpoint string `json:"endpoint,omitempty"`
+	// Keys live at the latest revision, Revisions kept since the last
+	// compaction (Tombstones of deletions among them).
+	Keys       int64 `json:"keys"`
+	Revisions  int64 `json:"revisions"`
+	Tombstones int64 `json:"tombstones"`
+	// Resources are by bytes of all revisions, largest first.
+	Resources []DataResource `json:"resources"`
+	// TopKeys are the keys with the most revisions kept; TopKeysBySize
+	// the largest at their latest revision.
+	TopKeys       []DataKey  `json:"top_keys"`
+	TopKeysBySize []DataKey  `json:"top_keys_by_size"`
+	Leases        DataLeases `json:"leases"`
+	DB            DataDB     `json:"db"`
+	// Predicted is what the data costs on the disk under --dir; absent
+	// with --predict=false.
+	Predicted *DataPredicted `json:"predicted,omitempty"`
+	// AnalysisNs is how long the analysis of the db took.
+	AnalysisNs int64 `json:"analysis_ns"`
+}
+
+// DataResource is one resource (a key prefix) of a database.
+type DataResource struct {
+	Resource string `json:"resource"`
+	Prefix   string `json:"prefix"`
+	// Keys and Bytes (key + value) live at the latest revision.
+	Keys  int64 `json:"keys"`
+	Bytes int64 `json:"bytes"`
+	// BytesAllRevisions and Revisions of every revision kept since the
+	// last compaction.
+	BytesAllRevisions int64 `json:"bytes_all_revisions"`
+	Revisions         int64 `json:"revisions"`
+}
+
+// DataKey is one key of a top list: its revisions kept and its bytes at
+// the latest revision (0 when deleted).
+type DataKey struct {
+	Key       string `json:"key"`
+	Revisions int64  `json:"revisions"`
+	Bytes     int64  `json:"bytes"`
+}
+
+// DataLeases are a database's leases and the live keys attached to them.
+type DataLeases struct {
+	Count        int64 `json:"count"`
+	KeysAttached int64 `json:"keys_attached"`
+	// The spread of the leases' granted TTLs.
+	TTLMinNs    int64 `json:"ttl_min_ns"`
+	TTLMedianNs int64 `json:"ttl_median_ns"`
+	TTLMaxNs    int64 `json:"ttl_max_ns"`
+}
+
+// DataDB is the database file as bbolt counts it.
+type DataDB struct {
+	// FileBytes is the file's size; SizeBytes bbolt's pages up to their
+	// high-water mark (etcd's db size), InUseBytes those less the free
+	// pages (etcd's in use), FreeBytes the free pages.
+	FileBytes  int64 `json:"file_bytes"`
+	SizeBytes  int64 `json:"size_bytes"`
+	InUseBytes int64 `json:"in_use_bytes"`
+	FreeBytes  int64 `json:"free_bytes"`
+	FreePages  int64 `json:"free_pages"`
+	PageSize   int64 `json:"page_size"`
+	// Fill is the bytes used over the bytes allocated in the buckets'
+	// pages (0..1).
+	Fill float64 `json:"fill"`
+	// Revision is the store's revision, CompactedRevision the last
+	// compaction's.
+	Revision          int64  `json:"revision"`
+	CompactedRevision int64  `json:"compacted_revision"`
+	ConsistentIndex   uint64 `json:"consistent_index"`
+	// QuotaBytes is the member's --quota-backend-bytes, when it said it.
+	QuotaBytes int64 `json:"quota_bytes,omitempty"`
+}
+
+// DataPredicted is what the data costs on the disk under --dir, each
+// prediction with the measured figure it comes from.
+type DataPredicted struct {
+	RestartSeconds      float64 `json:"restart_seconds"`
+	RestartFrom         string  `json:"restart_from"`
+	DefragSeconds       float64 `json:"defrag_seconds"`
+	DefragFrom          string  `json:"defrag_from"`
+	SnapshotSendSeconds float64 `json:"snapshot_send_seconds"`
+	SnapshotSendFrom    string  `json:"snapshot_send_from"`
+	// WALBytes and WALEntries are the WAL since the last snapshot that a
+	// restart replays (0 for a snapshot).
+	WALBytes   int64 `json:"wal_bytes"`
+	WALEntries int64 `json:"wal_entries"`
 }
 
 // Cluster is what `diagnose --endpoints` found: every member as it

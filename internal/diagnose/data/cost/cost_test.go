@@ -1,0 +1,146 @@
+package cost
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// small keeps the probes to a few MiB so the test takes seconds.
+func small() Limits {
+	return Limits{DiskMin: 4 << 20, DiskMax: 8 << 20, DBMaxBytes: 4 << 20, DBMaxRevisions: 20_000,
+		WALMaxBytes: 2 << 20, WALMaxEntries: 5_000, SnapshotMaxBytes: 2 << 20, Starts: 1, StartTimeout: time.Minute}
+}
+
+func TestPredictOnADir(t *testing.T) {
+	dir := t.TempDir()
+	s := Sizes{DBBytes: 64 << 20, InUseBytes: 48 << 20, Keys: 20_000, Revisions: 60_000, WALBytes: 8 << 20, WALEntries: 10_000}
+	p, err := PredictWith(context.Background(), dir, s, small())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		p     Prediction
+		probe string
+	}{
+		{"restart", p.Restart, "disk recovery"},
+		{"defrag", p.Defrag, "etcd's backend defrag"},
+		{"snapshot", p.SnapshotSend, "etcd's snapshot stream"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !(c.p.Seconds > 0) {
+				t.Errorf("%s: %v s, want > 0", c.name, c.p.Seconds)
+			}
+			if !strings.Contains(c.p.From, c.probe) {
+				t.Errorf("%s comes from %q, which does not name %q", c.name, c.p.From, c.probe)
+			}
+		})
+	}
+	left, err := os.ReadDir(dir)
+	if err != nil || len(left) != 0 {
+		t.Errorf("Predict left %v in %s (%v)", left, dir, err)
+	}
+}
+
+func TestPredictionsGrowWithSize(t *testing.T) {
+	m := measured{ReadBW: 100e6, WriteBW: 80e6, StreamBW: 40e6, Starts: 3, StartSeconds: 0.5, RestorePerRev: 2e-6,
+		DefragPerByte: 1e-8, WALPerEntry: 1e-6, ReadBytes: 1e8, WriteBytes: 1e8}
+	base := Sizes{DBBytes: 100 << 20, InUseBytes: 80 << 20, Keys: 10_000, Revisions: 100_000, WALBytes: 10 << 20, WALEntries: 10_000}
+	grow := map[string]func(Sizes) Sizes{
+		"db":        func(s Sizes) Sizes { s.DBBytes *= 10; s.InUseBytes *= 10; return s },
+		"revisions": func(s Sizes) Sizes { s.Revisions *= 10; return s },
+		"wal":       func(s Sizes) Sizes { s.WALBytes *= 10; s.WALEntries *= 10; return s },
+	}
+	for name, g := range grow {
+		t.Run(name, func(t *testing.T) {
+			a, b := m.predict(base), m.predict(g(base))
+			if b.Restart.Seconds <= a.Restart.Seconds {
+				t.Errorf("restart did not grow: %v -> %v", a.Restart.Seconds, b.Restart.Seconds)
+			}
+			if b.Defrag.Seconds < a.Defrag.Seconds || b.SnapshotSend.Seconds < a.SnapshotSend.Seconds {
+				t.Errorf("a prediction shrank: %+v -> %+v", a, b)
+			}
+		})
+	}
+	a, b := m.predict(base), m.predict(grow["db"](grow["revisions"](base)))
+	if b.Defrag.Seconds <= a.Defrag.Seconds || b.SnapshotSend.Seconds <= a.SnapshotSend.Seconds {
+		t.Errorf("defrag or snapshot did not grow with the db: %+v -> %+v", a, b)
+	}
+}
+
+func TestPredictRefuses(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok := Sizes{DBBytes: 1 << 20, InUseBytes: 1 << 20, Keys: 10, Revisions: 10}
+	for _, c := range []struct {
+		name string
+		dir  string
+		s    Sizes
+		want error
+	}{
+		{"missing", filepath.Join(t.TempDir(), "none"), ok, ErrBadDir},
+		{"a file", file, ok, ErrBadDir},
+		{"negative", t.TempDir(), Sizes{DBBytes: -1}, ErrBadSizes},
+		{"more in use than the file", t.TempDir(), Sizes{DBBytes: 1, InUseBytes: 2}, ErrBadSizes},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := PredictWith(context.Background(), c.dir, c.s, small())
+			if !errors.Is(err, c.want) {
+				t.Errorf("PredictWith(%s, %+v) = %v, want %v", c.dir, c.s, err, c.want)
+			}
+		})
+	}
+}
+
+func TestWaitsFullElection(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		snap      bool
+		versioned bool
+		want      bool
+	}{
+		{"no snapshot, no storage version (3.4, 3.5)", false, false, true},
+		{"a snapshot", true, false, false},
+		{"a storage version (3.6+)", false, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "db")
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Update(func(tx *bolt.Tx) error {
+				b, err := tx.CreateBucket([]byte("meta"))
+				if err == nil && c.versioned {
+					err = b.Put([]byte("storageVersion"), []byte("3.6.0"))
+				}
+				return err
+			})
+			if cerr := db.Close(); err != nil || cerr != nil {
+				t.Fatal(err, cerr)
+			}
+			if c.snap {
+				if err := os.WriteFile(filepath.Join(dir, "0000000000000002-0000000000002710.snap"), []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := WaitsFullElection(path)
+			if err != nil || got != c.want {
+				t.Errorf("WaitsFullElection = %v, %v; want %v", got, err, c.want)
+			}
+		})
+	}
+	if _, err := WaitsFullElection(filepath.Join(t.TempDir(), "db")); err == nil {
+		t.Error("WaitsFullElection of a missing db gave no error")
+	}
+}

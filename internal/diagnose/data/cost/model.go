@@ -1,0 +1,103 @@
+package cost
+
+import (
+	"fmt"
+	"time"
+
+	"etcdbench/internal/units"
+)
+
+// Limits bound the probes so that Predict is decided in seconds: each
+// probe is the data's own size up to its cap, never below its floor (a
+// probe too small is all fixed cost).
+type Limits struct {
+	DiskMin, DiskMax int64         // bytes the disk workloads read and write
+	DBMaxBytes       int64         // bytes of the synthetic db (restore, defrag)
+	DBMaxRevisions   int64         // revisions in it
+	WALMaxBytes      int64         // bytes of the synthetic WAL
+	WALMaxEntries    int64         // entries in it
+	SnapshotMaxBytes int64         // bytes put into the probe member before its snapshot
+	Starts           int           // starts of the empty member (the median counts)
+	StartTimeout     time.Duration // bound on the empty member's start
+}
+
+// DefaultLimits are the probes' bounds: on a disk that reads 100 MB/s
+// the probes take some ten seconds.
+func DefaultLimits() Limits {
+	return Limits{
+		DiskMin: 16 << 20, DiskMax: 256 << 20,
+		DBMaxBytes: 64 << 20, DBMaxRevisions: 200_000,
+		WALMaxBytes: 32 << 20, WALMaxEntries: 100_000,
+		SnapshotMaxBytes: 64 << 20, Starts: 3, StartTimeout: time.Minute,
+	}
+}
+
+// measured is what the probes found, typed; predict turns it into the
+// three predictions and the words of where each comes from.
+type measured struct {
+	ReadBW, ReadBytes     float64 // recovery's sequential read, B/s, over bytes
+	WriteBW, WriteBytes   float64 // snapshot's durable write, B/s, over bytes
+	StreamBW, StreamBytes float64 // etcd's snapshot streamed to a file and fsynced, B/s, over bytes
+	StartSeconds          float64 // an empty single member's start to ready (median)
+	Starts                int
+	RestorePerRev         float64 // s per revision: bbolt open + mvcc restore, warm
+	PopulateBW            float64 // B/s: bbolt's MAP_POPULATE open of the cold probe db (0: not measured)
+	ProbeDBBytes          int64
+	RestoreRevs           int64   // revisions the restore probe had
+	DefragPerByte         float64 // s per byte of the probe db, this disk's fsyncs included
+	DefragRevs, ProbeRevB int64   // revisions the defrag probe had, of this mean size
+	WALPerEntry           float64 // s per entry: etcd's WAL read back and decoded, warm
+	WALProbeEntries       int64
+}
+
+// predict applies the model (see the package doc) to s.
+func (m measured) predict(s Sizes) Predicted {
+	// bbolt's open reads the db through the page cache with
+	// MAP_POPULATE, slower than disk recovery's O_DIRECT reads: the
+	// probe db's cold open gives its rate; recovery's is the fallback
+	// when that was too quick to tell.
+	dbBW, dbWords := m.ReadBW, fmt.Sprintf("the sequential read's %s/s over %s (disk recovery, cold cache)", rate(m.ReadBW), units.FormatBytes(int64(m.ReadBytes)))
+	if m.PopulateBW > 0 && m.PopulateBW < m.ReadBW {
+		dbBW = m.PopulateBW
+		dbWords = fmt.Sprintf("bbolt's cold MAP_POPULATE open's %s/s (etcd's backend opening a %s probe db; disk recovery reads %s/s with O_DIRECT)", rate(m.PopulateBW), units.FormatBytes(m.ProbeDBBytes), rate(m.ReadBW))
+	}
+	readDB := float64(s.DBBytes) / dbBW
+	restore := float64(s.Revisions) * m.RestorePerRev
+	// The first pass reads every segment from the disk, the replay
+	// finds its part in the page cache.
+	dir := s.WALDir
+	if dir.Entries < s.WALEntries {
+		dir = WAL{Bytes: s.WALBytes, Entries: s.WALEntries}
+	}
+	readWAL := float64(dir.Bytes) / m.ReadBW
+	decode := float64(dir.Entries+s.WALEntries) * m.WALPerEntry
+	election, electionWords := 0.0, ""
+	if s.FullElection {
+		election = fullElectionExtra
+		electionWords = fmt.Sprintf(" + %.1f s of election ticks it cannot fast-forward (no snapshot tells it it is alone)", election)
+	}
+	defrag := float64(s.InUseBytes) * m.DefragPerByte
+	stream := float64(s.DBBytes) / m.StreamBW
+	write := float64(s.DBBytes) / m.WriteBW
+	return Predicted{
+		Restart: Prediction{
+			Seconds: m.StartSeconds + election + readDB + restore + readWAL + decode,
+			From: fmt.Sprintf("start %.2f s (an empty member, median of %d) + db %s at %s + %d revisions at %.2f µs each (etcd's bbolt open and mvcc restore, probed on %d) + WAL %s read and %d entries decoded (all %d, then %d since the snapshot) at %.2f µs each (etcd's WAL read back, probed on %d)%s",
+				m.StartSeconds, m.Starts, units.FormatBytes(s.DBBytes), dbWords,
+				s.Revisions, m.RestorePerRev*1e6, m.RestoreRevs, units.FormatBytes(dir.Bytes), dir.Entries+s.WALEntries, dir.Entries, s.WALEntries, m.WALPerEntry*1e6, m.WALProbeEntries, electionWords),
+		},
+		Defrag: Prediction{
+			Seconds: defrag,
+			From: fmt.Sprintf("in use %s at etcd's backend defrag's %s/s on this disk (median of %d defrags of a %s probe db of %d revisions taking %d bytes each, committed and fsynced every 10,000 keys)",
+				units.FormatBytes(s.InUseBytes), rate(1/m.DefragPerByte), defrags, units.FormatBytes(m.ProbeDBBytes), m.DefragRevs, m.ProbeDBBytes/max(m.DefragRevs, 1)),
+		},
+		SnapshotSend: Prediction{
+			Seconds: max(stream, write),
+			From: fmt.Sprintf("db %s at etcd's snapshot stream's %s/s (a %s snapshot of a member on this disk, saved and fsynced), the sequential write's %s/s until durable over %s (disk snapshot) the bound",
+				units.FormatBytes(s.DBBytes), rate(m.StreamBW), units.FormatBytes(int64(m.StreamBytes)), rate(m.WriteBW), units.FormatBytes(int64(m.WriteBytes))),
+		},
+	}
+}
+
+// rate prints a bandwidth's bytes.
+func rate(bw float64) string { return units.FormatBytes(int64(bw)) }
