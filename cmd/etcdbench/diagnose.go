@@ -52,7 +52,7 @@ func (f *diagnoseClusterFlags) resolve(cmd *cobra.Command) (cluster.Config, erro
 	if err := f.tls.check(); err != nil {
 		return c, err
 	}
-	c.Endpoints, c.TLS, c.HTTP, err = f.tls.endpointClients(cmd, eps)
+	c.Endpoints, c.TLS, c.HTTP, err = f.tls.endpointClients(cmd, eps, "--endpoints")
 	return c, err
 }
 

@@ -41,28 +41,9 @@ func (f *diagnoseDataFlags) resolve(cmd *cobra.Command) (data.Config, error) {
 		return c, err
 	}
 	eps := nonEmpty(f.endpoints)
-	given := 0
-	for _, s := range []bool{f.dataDir != "", f.snapshot != "", len(eps) > 0} {
-		if s {
-			given++
-		}
-	}
-	switch {
-	case given != 1:
-		return c, run.Usagef("give one of --data-dir DIR, --snapshot FILE or --endpoints URL")
-	case len(eps) > 1:
-		return c, run.Usagef("--endpoints: one member's URL (every member holds the same data)")
-	case f.top < 1:
-		return c, run.Usagef("--top %d: want at least 1", f.top)
-	}
-	if len(eps) > 0 || f.predict {
-		or := "or --predict=false"
-		if len(eps) > 0 {
-			or = ""
-		}
-		if err := f.dir.require("the disk the snapshot is streamed to and the predictions probe, e.g. --dir /var/lib/etcd", or); err != nil {
-			return c, err
-		}
+	c.Endpoints = eps
+	if err := c.Check(); err != nil {
+		return c, err
 	}
 	t, err := units.ParseDuration(f.timeout)
 	if err != nil || t <= 0 {
@@ -78,7 +59,7 @@ func (f *diagnoseDataFlags) resolve(cmd *cobra.Command) (data.Config, error) {
 		}
 		return c, nil
 	}
-	c.Endpoints, c.TLS, c.HTTP, err = f.tls.endpointClients(cmd, eps)
+	c.Endpoints, c.TLS, c.HTTP, err = f.tls.endpointClients(cmd, eps, "--endpoints")
 	return c, err
 }
 

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/diagnose"
-	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
@@ -36,18 +35,11 @@ func (f *diagnoseMetricsFlags) register(fs *pflag.FlagSet) {
 	f.tls.register(fs)
 }
 
-// diagnoseMetricsSpec is one validated `diagnose metrics` run.
-type diagnoseMetricsSpec struct {
-	targets []diagnose.Target
-	client  *etcdload.TLSFiles
-	files   []string
-	window  time.Duration
-	output  string
-	args    []string
-}
-
-func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec, error) {
-	s := diagnoseMetricsSpec{output: f.out.output, args: commandLine(cmd), files: f.from}
+// resolve validates the flags into the diagnosis' spec: the members'
+// /metrics URLs (from --endpoints or --metrics-url) and the client that
+// reads them, or the saved scrapes of --from.
+func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnose.MetricsSpec, error) {
+	s := diagnose.MetricsSpec{Args: commandLine(cmd), Files: f.from}
 	given := 0
 	for _, n := range []string{"endpoints", "metrics-url", "from"} {
 		if cmd.Flags().Changed(n) {
@@ -68,10 +60,9 @@ func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec,
 	if err != nil || w <= 0 {
 		return s, run.Usagef("--window %q: want a positive duration such as 30s", f.window)
 	}
-	s.window = w
-	tlsGiven := len(f.tls.given(cmd)) > 0
+	s.Window = w
 	if len(f.from) > 0 {
-		if tlsGiven {
+		if len(f.tls.given(cmd)) > 0 {
 			return s, run.Usagef("TLS flags are for --endpoints and --metrics-url, not --from")
 		}
 		return s, nil
@@ -81,47 +72,25 @@ func (f *diagnoseMetricsFlags) resolve(cmd *cobra.Command) (diagnoseMetricsSpec,
 	}
 	urls, flag := f.metricsURLs, "--metrics-url"
 	if len(f.endpoints) > 0 {
-		eps, err := withScheme(f.endpoints, tlsGiven, "--endpoints")
+		urls, flag = nil, "--endpoints"
+		eps, err := withScheme(f.endpoints, len(f.tls.given(cmd)) > 0, flag)
 		if err != nil {
 			return s, err
 		}
-		urls, flag = nil, "--endpoints"
 		for _, t := range observe.ExternalTargets(eps) {
 			urls = append(urls, t.URL)
 		}
 	}
-	urls, err = withScheme(urls, tlsGiven, flag)
-	if err != nil {
+	if slices.Contains(urls, "") {
+		return s, run.Usagef("empty URL in the list of members")
+	}
+	if urls, _, s.Client, err = f.tls.endpointClients(cmd, urls, flag); err != nil {
 		return s, err
 	}
 	for i, u := range urls {
-		if u == "" {
-			return s, run.Usagef("empty URL in the list of members")
-		}
-		s.targets = append(s.targets, diagnose.Target{Name: fmt.Sprintf("member%d", i), URL: u})
-	}
-	if tlsGiven {
-		s.client = &f.tls.files
+		s.Targets = append(s.Targets, diagnose.Target{Name: fmt.Sprintf("member%d", i), URL: u})
 	}
 	return s, nil
-}
-
-// runDiagnoseMetrics diagnoses and prints the report: exit 1 (run.ErrFailed)
-// when a cause is found.
-func runDiagnoseMetrics(ctx context.Context, s diagnoseMetricsSpec, stdout io.Writer) error {
-	ms := diagnose.MetricsSpec{Targets: s.targets, Files: s.files, Window: s.window, Args: s.args, Client: etcdload.HTTPClient(nil)}
-	if s.client != nil {
-		cfg, err := s.client.Config()
-		if err != nil {
-			return run.Usage(err)
-		}
-		ms.Client = etcdload.HTTPClient(cfg)
-	}
-	res, err := diagnose.Metrics(ctx, ms)
-	if err != nil {
-		return err
-	}
-	return finishDiagnosis(ctx, stdout, s.output, res)
 }
 
 // finishDiagnosis reports a diagnosis (and the report files of the root's
@@ -153,7 +122,11 @@ input, 3 a member could not be read.`,
 			if err != nil {
 				return err
 			}
-			return runDiagnoseMetrics(cmd.Context(), s, stdout)
+			res, err := diagnose.Metrics(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			return finishDiagnosis(cmd.Context(), stdout, f.out.output, res)
 		},
 	}
 	f.register(cmd.Flags())

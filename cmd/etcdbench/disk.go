@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -85,21 +84,6 @@ func (f *diskFlags) run(cmd *cobra.Command, ws []disk.Named, stdout, stderr io.W
 	}, f.out.output, stdout)
 }
 
-// sizeHint names the flags that make a workload smaller, for the message
-// about free space.
-func sizeHint(spec disk.Spec) string {
-	var flags []string
-	for _, p := range spec.Params {
-		if p.Name == "size" || p.Name == "db-size" {
-			flags = append(flags, "--"+p.Name)
-		}
-	}
-	if len(flags) == 0 {
-		return "free some space, or use --quick"
-	}
-	return "free some space, or use a smaller " + strings.Join(flags, " or ") + " (or --quick)"
-}
-
 // build turns a spec's bad-setting errors into usage errors.
 func build(spec disk.Spec, p disk.Preset, set map[string]string) (disk.Workload, error) {
 	w, err := spec.Build(p, disk.NewSettings(set))
@@ -121,7 +105,7 @@ func workloadCmd(spec disk.Spec, stdout, stderr io.Writer) (*cobra.Command, *dis
 	cmd := &cobra.Command{
 		Use:   spec.Name + " --dir DIR",
 		Short: spec.Short,
-		Long:  sentence(spec.Description) + exitCodesHelp,
+		Long:  spec.Long() + exitCodesHelp,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := f.resolve(cmd)
@@ -132,42 +116,16 @@ func workloadCmd(spec disk.Spec, stdout, stderr io.Writer) (*cobra.Command, *dis
 			if err != nil {
 				return err
 			}
-			return f.run(cmd, []disk.Named{{Name: spec.Name, Workload: w}}, stdout, stderr, sizeHint(spec))
+			return f.run(cmd, []disk.Named{{Name: spec.Name, Workload: w}}, stdout, stderr, spec.SpaceHint())
 		},
 	}
 	f.register(cmd.Flags())
-	defaults := presetDefaults(spec)
+	defaults := spec.DefaultsText()
 	for _, prm := range spec.Params {
 		f.params[prm.Name] = cmd.Flags().String(prm.Name, "", prm.Usage+defaults(prm.Name))
 		f.paramOrder = append(f.paramOrder, prm.Name)
 	}
 	return cmd, f
-}
-
-// presetDefaults returns, for a setting of spec, the values the presets
-// give it, as help shows them: " (default 100)", or " (default 0.1,
-// --quick 0.2, --thorough 0.05)" when the presets differ.
-func presetDefaults(spec disk.Spec) func(name string) string {
-	byPreset := map[string]map[string]string{}
-	for _, p := range disk.Presets() {
-		byPreset[p.Name] = spec.Defaults(p)
-	}
-	return func(name string) string {
-		def := byPreset["default"][name]
-		if def == "" {
-			return ""
-		}
-		var others []string
-		for _, p := range []string{"quick", "thorough"} {
-			if v := byPreset[p][name]; v != "" && v != def {
-				others = append(others, "--"+p+" "+v)
-			}
-		}
-		if len(others) == 0 {
-			return " (default " + def + ")"
-		}
-		return " (default " + def + ", " + strings.Join(others, ", ") + ")"
-	}
 }
 
 // newAllCmd makes `disk all`: every registered workload, one report.
@@ -210,15 +168,4 @@ default and --thorough choose the sizes and durations (see 'etcdbench disk
 	}
 	f.register(cmd.Flags())
 	return cmd
-}
-
-// sentence makes a description a sentence: its first letter capital, a
-// full stop at the end.
-func sentence(s string) string {
-	if s == "" {
-		return s
-	}
-	r := []rune(s)
-	r[0] = unicode.ToUpper(r[0])
-	return strings.TrimSuffix(string(r), ".") + "."
 }

@@ -250,10 +250,10 @@ func (f *tlsFlags) given(cmd *cobra.Command) []string {
 // endpointClients are the members' URLs with their scheme (https when
 // TLS flags are given), their client TLS configuration (nil without TLS
 // flags) and the HTTP client that reads their /metrics with it, for a
-// command's --endpoints.
-func (f *tlsFlags) endpointClients(cmd *cobra.Command, eps []string) ([]string, *tls.Config, *http.Client, error) {
+// command's --endpoints (flag: the flag the URLs came from).
+func (f *tlsFlags) endpointClients(cmd *cobra.Command, eps []string, flag string) ([]string, *tls.Config, *http.Client, error) {
 	tlsGiven := len(f.given(cmd)) > 0
-	eps, err := withScheme(eps, tlsGiven, "--endpoints")
+	eps, err := withScheme(eps, tlsGiven, flag)
 	if err != nil || !tlsGiven {
 		return eps, nil, etcdload.HTTPClient(nil), err
 	}

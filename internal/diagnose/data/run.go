@@ -45,6 +45,32 @@ type Config struct {
 	Args []string
 }
 
+// Check refuses a config that names no source or several (one of
+// DataDir, Snapshot or one member of Endpoints, the flags' words), a top
+// list under 1, and a missing Dir where one is written: an online
+// snapshot is streamed there, the predictions probe it.
+func (c Config) Check() error {
+	given := 0
+	for _, s := range []bool{c.DataDir != "", c.Snapshot != "", len(c.Endpoints) > 0} {
+		if s {
+			given++
+		}
+	}
+	switch {
+	case given != 1:
+		return run.Usagef("give one of --data-dir DIR, --snapshot FILE or --endpoints URL")
+	case len(c.Endpoints) > 1:
+		return run.Usagef("--endpoints: one member's URL (every member holds the same data)")
+	case c.Top < 1:
+		return run.Usagef("--top %d: want at least 1", c.Top)
+	case c.Dir != "" || !c.Predict && len(c.Endpoints) == 0:
+		return nil
+	case len(c.Endpoints) > 0:
+		return run.Usagef("--dir is required (the disk the snapshot is streamed to and the predictions probe, e.g. --dir /var/lib/etcd)")
+	}
+	return run.Usagef("--dir is required (the disk the predictions probe, e.g. --dir /var/tmp), or --predict=false")
+}
+
 // Run analyses the source cfg names and returns the report. Bad input
 // (a locked, missing, foreign or damaged db) is a usage error of one
 // line; nothing is written but the scratch directory of an online
