@@ -37,8 +37,8 @@ func dataKeyRows(ks []result.DataKey) [][]string {
 	return rows
 }
 
-// dataLines are the db, the leases and the predictions in words, one
-// line each.
+// dataLines are the db and the leases in words, one line each (the
+// predictions, with what each comes from, are the workload's figures).
 func dataLines(d *result.Data) []string {
 	db := d.DB
 	out := []string{
@@ -52,16 +52,8 @@ func dataLines(d *result.Data) []string {
 	l := d.Leases
 	out = append(out, fmt.Sprintf("leases: %d, %d live keys attached; TTLs %s .. %s, median %s", l.Count, l.KeysAttached,
 		units.FormatDuration(time.Duration(l.TTLMinNs)), units.FormatDuration(time.Duration(l.TTLMaxNs)), units.FormatDuration(time.Duration(l.TTLMedianNs))))
-	if p := d.Predicted; p != nil {
-		out = append(out,
-			fmt.Sprintf("predicted restart %s (%s)", units.FormatDuration(seconds(p.RestartSeconds)), p.RestartFrom),
-			fmt.Sprintf("predicted defragmentation %s, the member blocked (%s)", units.FormatDuration(seconds(p.DefragSeconds)), p.DefragFrom),
-			fmt.Sprintf("predicted snapshot send %s (%s)", units.FormatDuration(seconds(p.SnapshotSendSeconds)), p.SnapshotSendFrom))
-	}
 	return out
 }
-
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // textData writes the data report: the lines, the resources and the top
 // keys.

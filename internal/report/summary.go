@@ -35,6 +35,8 @@ func countedBy(wl *result.Workload) counted {
 		return counted{ops: "requests", rate: "requests/s"}
 	case isWALTest(wl):
 		return counted{ops: "write+fdatasync cycles", rate: "syncs/s"}
+	case wl.Data != nil:
+		return counted{ops: "revisions read", rate: "revisions/s"}
 	}
 	return counted{ops: "operations", rate: "ops/s"}
 }

@@ -487,14 +487,23 @@ type topEntry struct {
 }
 
 // topHeap keeps the k largest entries by a score: a min-heap, its least
-// at the root.
+// at the root. Equal scores are ordered by the key's hash, so that which
+// of many tied keys are kept does not depend on the order they come in.
 type topHeap struct {
 	items  []topEntry
 	scores []int64
 }
 
 func (t *topHeap) Len() int           { return len(t.items) }
-func (t *topHeap) Less(i, j int) bool { return t.scores[i] < t.scores[j] }
+func (t *topHeap) Less(i, j int) bool { return t.below(t.scores[i], t.items[i].hash, j) }
+
+// below says whether an entry of score and hash ranks under entry j.
+func (t *topHeap) below(score int64, hash uint64, j int) bool {
+	if score != t.scores[j] {
+		return score < t.scores[j]
+	}
+	return hash < t.items[j].hash
+}
 func (t *topHeap) Swap(i, j int) {
 	t.items[i], t.items[j] = t.items[j], t.items[i]
 	t.scores[i], t.scores[j] = t.scores[j], t.scores[i]
@@ -510,7 +519,7 @@ func (t *topHeap) offer(k int, e topEntry, score int64) {
 		}
 		return
 	}
-	if score > t.scores[0] {
+	if !t.below(score, e.hash, 0) && (score != t.scores[0] || e.hash != t.items[0].hash) { // it ranks over the least kept
 		t.items[0], t.scores[0] = e, score
 		heap.Fix(t, 0)
 	}
@@ -522,7 +531,12 @@ func (t *topHeap) sorted(names map[uint64]string) []Key {
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return t.scores[idx[a]] > t.scores[idx[b]] })
+	sort.SliceStable(idx, func(a, b int) bool {
+		if sa, sb := t.scores[idx[a]], t.scores[idx[b]]; sa != sb {
+			return sa > sb
+		}
+		return names[t.items[idx[a]].hash] < names[t.items[idx[b]].hash]
+	})
 	out := make([]Key, 0, len(idx))
 	for _, i := range idx {
 		e := t.items[i]

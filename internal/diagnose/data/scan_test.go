@@ -2,7 +2,10 @@ package data
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,4 +123,35 @@ func TestAnalyzeEmbedded(t *testing.T) {
 	}
 	checkAgainstEtcd(t, a, f, path)
 	t.Logf("%+v", a)
+}
+
+// Which of many keys tied at the top list's edge are kept, and their
+// order, do not depend on the order the keys are offered in.
+func TestTopHeapTiesAreDeterministic(t *testing.T) {
+	names := map[uint64]string{}
+	var entries []topEntry
+	for i := uint64(1); i <= 20; i++ {
+		names[i*7919] = fmt.Sprintf("/registry/events/default/ev%02d", i)
+		entries = append(entries, topEntry{hash: i * 7919, revisions: 1, bytes: 698})
+	}
+	entries = append(entries, topEntry{hash: 3, revisions: 9, bytes: 10})
+	names[3] = "/registry/leases/kube-node-lease/node1"
+	list := func(reverse bool) []Key {
+		h := &topHeap{}
+		for i := range entries {
+			e := entries[i]
+			if reverse {
+				e = entries[len(entries)-1-i]
+			}
+			h.offer(5, e, e.revisions)
+		}
+		return h.sorted(names)
+	}
+	a, b := list(false), list(true)
+	if !slices.Equal(a, b) {
+		t.Fatalf("offered in two orders, the lists differ:\n%v\n%v", a, b)
+	}
+	if a[0].Key != names[3] || !slices.IsSortedFunc(a[1:], func(x, y Key) int { return strings.Compare(x.Key, y.Key) }) {
+		t.Errorf("list %v: want the 9-revision key first, then the tied keys by name", a)
+	}
 }
