@@ -77,6 +77,7 @@ func (c Config) Check() error {
 // snapshot, removed before Run returns, and the cost probes' own
 // temporary directory under Dir.
 func Run(ctx context.Context, cfg Config) (*result.Result, error) {
+	started := time.Now().UTC() // the report's time counts the snapshot, the analysis and the probes
 	th := DefaultThresholds()
 	if cfg.Thresholds != nil {
 		th = *cfg.Thresholds
@@ -148,6 +149,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	}
 	fs := judge(a, th, label)
 	res := run.NewResult(cfg.Args)
+	res.StartedAt = started
 	envDir := cfg.Dir
 	if envDir == "" {
 		envDir = filepath.Dir(d.Path)

@@ -82,6 +82,9 @@ func TestDataDirReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if took := res.FinishedAt.Sub(res.StartedAt); took < time.Duration(res.Workloads[0].DurationNs) {
+		t.Errorf("the report took %v, less than its analysis' %v", took, time.Duration(res.Workloads[0].DurationNs))
+	}
 	// Predictions probe --dir; inside the data dir they are refused.
 	_, err = Run(context.Background(), Config{DataDir: f.dataDir, Dir: filepath.Join(f.dataDir, "member"), Predict: true})
 	if !run.IsUsage(err) || !strings.Contains(err.Error(), "inside --data-dir") {
