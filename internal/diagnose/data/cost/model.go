@@ -26,7 +26,7 @@ type Limits struct {
 func DefaultLimits() Limits {
 	return Limits{
 		DiskMin: 16 << 20, DiskMax: 256 << 20,
-		DBMaxBytes: 64 << 20, DBMaxRevisions: 200_000,
+		DBMaxBytes: 256 << 20, DBMaxRevisions: 500_000,
 		WALMaxBytes: 32 << 20, WALMaxEntries: 100_000,
 		SnapshotMaxBytes: 64 << 20, Starts: 3, StartTimeout: time.Minute,
 	}
