@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/diagnose/cluster"
-	"etcdbench/internal/etcdload"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
 )
@@ -37,12 +36,7 @@ func (f *diagnoseClusterFlags) resolve(cmd *cobra.Command) (cluster.Config, erro
 	if err := f.out.check(); err != nil {
 		return c, err
 	}
-	var eps []string
-	for _, e := range f.endpoints {
-		if e != "" {
-			eps = append(eps, e)
-		}
-	}
+	eps := nonEmpty(f.endpoints)
 	if len(eps) == 0 {
 		return c, run.Usagef("no endpoints: give --endpoints URL,URL,... (the members' client URLs)")
 	}
@@ -58,19 +52,8 @@ func (f *diagnoseClusterFlags) resolve(cmd *cobra.Command) (cluster.Config, erro
 	if err := f.tls.check(); err != nil {
 		return c, err
 	}
-	tlsGiven := len(f.tls.given(cmd)) > 0
-	if c.Endpoints, err = withScheme(eps, tlsGiven, "--endpoints"); err != nil {
-		return c, err
-	}
-	c.HTTP = etcdload.HTTPClient(nil)
-	if tlsGiven {
-		cfg, err := f.tls.files.Config()
-		if err != nil {
-			return c, run.Usage(err)
-		}
-		c.TLS, c.HTTP = cfg, etcdload.HTTPClient(cfg)
-	}
-	return c, nil
+	c.Endpoints, c.TLS, c.HTTP, err = f.tls.endpointClients(cmd, eps)
+	return c, err
 }
 
 // runDiagnoseCluster reports the cluster: exit 1 (run.ErrFailed) when a
@@ -90,7 +73,7 @@ func newDiagnoseCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &diagnoseClusterFlags{}
 	cmd := &cobra.Command{
 		Use:   "diagnose --endpoints URLS | metrics | logs | wal | data",
-		Short: "Explain a slow or unhealthy etcd: its cluster's health, metrics, logs and real WAL writes",
+		Short: "Explain a slow or unhealthy etcd: its cluster's health, metrics, logs, real WAL writes and data",
 		Long: `With --endpoints, one read-only report of a live cluster's health: every
 member is asked at once, through a client of its own, each call within
 --timeout, for its status (version, leader, raft term and indexes,

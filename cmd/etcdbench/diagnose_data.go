@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/diagnose/data"
-	"etcdbench/internal/etcdload"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
 )
@@ -41,12 +40,7 @@ func (f *diagnoseDataFlags) resolve(cmd *cobra.Command) (data.Config, error) {
 	if err := f.out.check(); err != nil {
 		return c, err
 	}
-	var eps []string
-	for _, e := range f.endpoints {
-		if e != "" {
-			eps = append(eps, e)
-		}
-	}
+	eps := nonEmpty(f.endpoints)
 	given := 0
 	for _, s := range []bool{f.dataDir != "", f.snapshot != "", len(eps) > 0} {
 		if s {
@@ -78,25 +72,14 @@ func (f *diagnoseDataFlags) resolve(cmd *cobra.Command) (data.Config, error) {
 	if err := f.tls.check(); err != nil {
 		return c, err
 	}
-	tlsGiven := len(f.tls.given(cmd)) > 0
 	if len(eps) == 0 {
-		if tlsGiven {
+		if len(f.tls.given(cmd)) > 0 {
 			return c, run.Usagef("the TLS flags go with --endpoints")
 		}
 		return c, nil
 	}
-	if c.Endpoints, err = withScheme(eps, tlsGiven, "--endpoints"); err != nil {
-		return c, err
-	}
-	c.HTTP = etcdload.HTTPClient(nil)
-	if tlsGiven {
-		cfg, err := f.tls.files.Config()
-		if err != nil {
-			return c, run.Usage(err)
-		}
-		c.TLS, c.HTTP = cfg, etcdload.HTTPClient(cfg)
-	}
-	return c, nil
+	c.Endpoints, c.TLS, c.HTTP, err = f.tls.endpointClients(cmd, eps)
+	return c, err
 }
 
 // newDiagnoseDataCmd is 'etcdbench diagnose data'.

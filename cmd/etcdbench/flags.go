@@ -1,9 +1,11 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -330,6 +332,35 @@ func (f *tlsFlags) given(cmd *cobra.Command) []string {
 	for _, n := range tlsFlagNames {
 		if cmd.Flags().Changed(n) {
 			out = append(out, "--"+n)
+		}
+	}
+	return out
+}
+
+// endpointClients are the members' URLs with their scheme (https when
+// TLS flags are given), their client TLS configuration (nil without TLS
+// flags) and the HTTP client that reads their /metrics with it, for a
+// command's --endpoints.
+func (f *tlsFlags) endpointClients(cmd *cobra.Command, eps []string) ([]string, *tls.Config, *http.Client, error) {
+	tlsGiven := len(f.given(cmd)) > 0
+	eps, err := withScheme(eps, tlsGiven, "--endpoints")
+	if err != nil || !tlsGiven {
+		return eps, nil, etcdload.HTTPClient(nil), err
+	}
+	cfg, err := f.files.Config()
+	if err != nil {
+		return nil, nil, nil, run.Usage(err)
+	}
+	return eps, cfg, etcdload.HTTPClient(cfg), nil
+}
+
+// nonEmpty are the values of a list flag that are not empty (a trailing
+// comma, --endpoints "").
+func nonEmpty(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		if v != "" {
+			out = append(out, v)
 		}
 	}
 	return out

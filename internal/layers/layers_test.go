@@ -26,7 +26,7 @@ var layerOf = map[string]int{
 
 	"etcdrun": 7, "diagnose": 7, "exporter": 7,
 
-	"session": 6, "capacity/diskmodel": 6, "exporter/headroom": 6, "diagnose/data/cost": 6,
+	"session": 6, "capacity/diskmodel": 6, "exporter/headroom": 6, "diagnose/data/cost": 6, "testutil/kubedata": 6,
 
 	"disk": 5, "capacity/volume": 5, "strace": 5, "trace": 5, "etcdload": 5, "etcdcluster": 5,
 
@@ -38,7 +38,7 @@ var layerOf = map[string]int{
 
 	"verdict": 1, "sysinfo": 1, "testutil/zoo": 1,
 
-	"stats": 0, "units": 0, "finding": 0, "etcdload/observe": 4, "inproc": 0, "testutil": 0, "testutil/fusedelay": 0, "testutil/loopmount": 0, "testutil/kubedata": 0, "layers": 0,
+	"stats": 0, "units": 0, "finding": 0, "etcdload/observe": 4, "inproc": 0, "testutil": 0, "testutil/fusedelay": 0, "testutil/loopmount": 0, "layers": 0,
 }
 
 func short(path string) string {

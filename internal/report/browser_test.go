@@ -97,6 +97,7 @@ func TestBrowserRendersReports(t *testing.T) {
 		{"trace-series", func(b *bytes.Buffer) error { return HTML(b, traceSample(t)) }, 10},
 		{"disk-all", func(b *bytes.Buffer) error { return HTML(b, readFixture(t, "disk-all-quick.json")) }, 20},
 		{"compare", func(b *bytes.Buffer) error { return CompareHTML(b, cmp) }, 2},
+		{"diagnose-data", func(b *bytes.Buffer) error { return HTML(b, readFixture(t, "diagnose-data.json")) }, 1},
 	}
 	for _, p := range pages {
 		t.Run(p.name, func(t *testing.T) {

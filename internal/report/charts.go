@@ -297,6 +297,7 @@ func workloadCharts(idPrefix string, wl *result.Workload) ([]*chart, error) {
 		add(c)
 	}
 	add(membersChart(idPrefix+"-members", wl))
+	add(dataChart(idPrefix+"-data", wl))
 	for _, c := range capacityCharts(idPrefix, wl) {
 		add(c)
 	}

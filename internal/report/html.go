@@ -207,6 +207,10 @@ func htmlWorkloadOf(i int, wl *result.Workload) (htmlWorkload, error) {
 	if c := wl.Capacity; c != nil {
 		hw.Tables = capacityTables(c)
 	}
+	if d := wl.Data; d != nil {
+		hw.Tables = dataTables(d)
+		hw.Facts = append(hw.Facts, dataLines(d)...)
+	}
 	for _, f := range wl.Figures {
 		hw.Figures = append(hw.Figures, [3]string{f.Name, units.FormatValue(f.Value, f.Unit), f.Description})
 	}

@@ -87,6 +87,9 @@ func textWorkload(ew *errWriter, wl *result.Workload) {
 	if wl.Capacity != nil {
 		textCapacity(ew, wl.Capacity)
 	}
+	if wl.Data != nil {
+		textData(ew, wl.Data)
+	}
 	if d := wl.Device; d != nil {
 		ew.printf("  device %s: busy %.0f %%, %.1f I/Os queued on average, %d reads, %d writes, %d flushes, %s written, average wait %s\n",
 			d.Name, 100*d.Utilization, d.AvgQueue, d.ReadIOs, d.WriteIOs, d.FlushIOs, units.FormatBytes(d.WriteBytes), units.FormatDuration(time.Duration(d.AvgWaitNs)))

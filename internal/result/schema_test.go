@@ -204,6 +204,17 @@ func TestGoldenMatchesSchema(t *testing.T) {
 	checkDoc(t, loadSchema(t), b)
 }
 
+// TestDiagnoseDataFixtureMatchesSchema checks a real `diagnose data`
+// run's JSON (a member's data dir with its predictions) against the
+// schema.
+func TestDiagnoseDataFixtureMatchesSchema(t *testing.T) {
+	b, err := os.ReadFile("../report/testdata/diagnose-data.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, loadSchema(t), b)
+}
+
 func TestValidatorCatchesDrift(t *testing.T) {
 	schema := loadSchema(t)
 	bad := []byte(`{"schema":"etcdbench.result/v1","tool":{"name":"x","version":"1","go_version":"go","args":[]},
@@ -344,20 +355,34 @@ func TestClusterMatchesSchema(t *testing.T) {
 			Member: "etcd1 (http://127.0.0.1:2381)", Endpoint: "http://127.0.0.1:2381", Value: 1, Unit: "count", Limit: 1, Evidence: "e", Advice: "a"}},
 	}
 	for name, cl := range map[string]*result.Cluster{"cluster": c, "before the cluster report": nil} {
-		w := result.Workload{Name: "diagnose-cluster", Description: "d", Parameters: map[string]any{}, Stop: result.Stop{Mode: "time", Reason: "r"},
-			Latencies: []result.Latency{}, Series: []stats.SecondSample{}, Verdicts: []verdict.Verdict{}, Cluster: cl}
-		b := workloadJSON(t, w)
+		w := diagnoseWorkload("diagnose-cluster", "time")
+		w.Cluster = cl
 		t.Run(name, func(t *testing.T) {
-			checkDoc(t, schema, b)
-			back, err := result.Read(bytes.NewReader(b))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := back.Workloads[0].Cluster; (got == nil) != (cl == nil) || got != nil && got.Members[0].LinearizableRead.P99Ns != read.P99Ns {
+			back := validRoundTrip(t, schema, w)
+			if got := back.Cluster; (got == nil) != (cl == nil) || got != nil && got.Members[0].LinearizableRead.P99Ns != read.P99Ns {
 				t.Errorf("read back: %+v", got)
 			}
 		})
 	}
+}
+
+// diagnoseWorkload is a diagnose workload without figures of its own.
+func diagnoseWorkload(name, stop string) result.Workload {
+	return result.Workload{Name: name, Description: "d", Parameters: map[string]any{}, Stop: result.Stop{Mode: stop, Reason: "r"},
+		Latencies: []result.Latency{}, Series: []stats.SecondSample{}, Verdicts: []verdict.Verdict{}}
+}
+
+// validRoundTrip checks w's JSON against the schema and returns it read
+// back.
+func validRoundTrip(t *testing.T, schema map[string]any, w result.Workload) result.Workload {
+	t.Helper()
+	b := workloadJSON(t, w)
+	checkDoc(t, schema, b)
+	back, err := result.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back.Workloads[0]
 }
 
 // workloadJSON is the JSON of a finished result holding w alone.
@@ -371,4 +396,33 @@ func workloadJSON(t *testing.T, w result.Workload) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestDataMatchesSchema checks a diagnose-data workload with every field
+// of its data report set, and one without it (results written before it
+// existed load and validate as before).
+func TestDataMatchesSchema(t *testing.T) {
+	schema := loadSchema(t)
+	d := &result.Data{Source: "endpoint", Path: "/var/tmp/.etcdbench-scratch-1/snapshot.db", Endpoint: "http://127.0.0.1:2379",
+		Keys: 3, Revisions: 9, Tombstones: 1, AnalysisNs: 1e6,
+		Resources: []result.DataResource{{Resource: "pods", Prefix: "/registry/pods/", Keys: 2, Bytes: 900, BytesAllRevisions: 2000, Revisions: 5},
+			{Resource: "(other keys)", Prefix: "", Keys: 1, Bytes: 10, BytesAllRevisions: 10, Revisions: 1}},
+		TopKeys:       []result.DataKey{{Key: "/registry/pods/a/b", Revisions: 4, Bytes: 450}},
+		TopKeysBySize: []result.DataKey{{Key: "/registry/pods/a/b", Revisions: 4, Bytes: 450}},
+		Leases:        result.DataLeases{Count: 1, KeysAttached: 1, TTLMinNs: 3600e9, TTLMedianNs: 3600e9, TTLMaxNs: 3600e9},
+		DB: result.DataDB{FileBytes: 20480, SizeBytes: 20480, InUseBytes: 16384, FreeBytes: 4096, FreePages: 1, PageSize: 4096, Fill: 0.7,
+			Revision: 9, CompactedRevision: 4, ConsistentIndex: 12, QuotaBytes: 2 << 30},
+		Predicted: &result.DataPredicted{RestartSeconds: 1.5, RestartFrom: "r", DefragSeconds: 0.5, DefragFrom: "d",
+			SnapshotSendSeconds: 0.2, SnapshotSendFrom: "s", WALBytes: 4096, WALEntries: 10},
+	}
+	for name, data := range map[string]*result.Data{"data": d, "before the data report": nil} {
+		w := diagnoseWorkload("diagnose-data", "endpoint")
+		w.Data = data
+		t.Run(name, func(t *testing.T) {
+			back := validRoundTrip(t, schema, w)
+			if got := back.Data; (got == nil) != (data == nil) || got != nil && (got.DB.InUseBytes != d.DB.InUseBytes || got.Predicted.RestartSeconds != 1.5) {
+				t.Errorf("read back: %+v", got)
+			}
+		})
+	}
 }

@@ -97,3 +97,18 @@ func FuzzPrefixOf(f *testing.F) {
 		}
 	})
 }
+
+// TestGroupsBounded: past MaxGroups prefixes, further keys are counted
+// under otherKeys, and the analysis says so.
+func TestGroupsBounded(t *testing.T) {
+	s := newScan(DefaultTop)
+	for i := range MaxGroups + 10 {
+		s.groupOf([]byte("/p" + strconv.Itoa(i) + "/"))
+	}
+	if len(s.groups) != MaxGroups+1 || s.groups[MaxGroups].Name != otherKeys || !s.capped {
+		t.Fatalf("%d groups, the last %q, capped %v", len(s.groups), s.groups[len(s.groups)-1].Name, s.capped)
+	}
+	if s.groupOf([]byte("/p3/")) != 3 {
+		t.Errorf("a prefix counted before the cap lost its group")
+	}
+}

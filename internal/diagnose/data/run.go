@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"etcdbench/internal/diagnose/data/cost"
@@ -67,6 +68,9 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		if err != nil {
 			return nil, run.Usage(err)
 		}
+		if cfg.Predict && within(cfg.Dir, cfg.DataDir) {
+			return nil, run.Usagef("--dir %s is inside --data-dir %s, where nothing may be written: give --dir another directory on the same disk", cfg.Dir, cfg.DataDir)
+		}
 		path, walDir, d.Source, label = db, wal, "data-dir", cfg.DataDir
 	case cfg.Snapshot != "":
 		path, d.Source, label = cfg.Snapshot, "snapshot", cfg.Snapshot
@@ -94,7 +98,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	fill(d, a)
 	if cfg.Predict {
 		var s cost.Sizes
-		s.DBBytes, s.InUseBytes, s.Keys, s.Revisions = a.DB.SizeBytes, a.DB.InUseBytes, a.Keys, a.Revisions
+		s.DBBytes, s.InUseBytes, s.Keys, s.Revisions = a.DB.FileBytes, a.DB.InUseBytes, a.Keys, a.Revisions // a restart reads the whole file
 		if walDir != "" {
 			var since cost.WAL
 			if s.WALDir, since, err = walSince(walDir); err != nil {
@@ -131,6 +135,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		Parameters: map[string]any{"source": d.Source, "path": d.Path, "top": len(a.TopByRevisions), "predict": cfg.Predict},
 		Stop:       result.Stop{Mode: d.Source, Reason: "the whole db read once"},
 		Ops:        a.Revisions, Bytes: a.DB.SizeBytes, DurationNs: int64(a.Duration),
+		OpsPerSec: float64(a.Revisions) / a.Duration.Seconds(), BytesPerSec: float64(a.DB.SizeBytes) / a.Duration.Seconds(),
 		Latencies: []result.Latency{}, Series: []stats.SecondSample{},
 		Verdicts: verdicts(fs, quota > 0), Data: d, Figures: figures(d), Notes: append(a.Notes, notes(a, d)...),
 	}
@@ -143,6 +148,20 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	res.Workloads = []result.Workload{w}
 	res.Finish(time.Now().UTC())
 	return res, nil
+}
+
+// within says whether dir is parent or below it (symbolic links
+// followed).
+func within(dir, parent string) bool {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		a, _ := filepath.Abs(p)
+		return a
+	}
+	rel, err := filepath.Rel(real(parent), real(dir))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func sourceWords(d *result.Data) string {
@@ -203,14 +222,9 @@ func figures(d *result.Data) []result.Figure {
 	return f
 }
 
-// notes say what the tables do not.
+// notes say what the tables and the db's lines do not.
 func notes(a *Analysis, d *result.Data) []string {
 	var out []string
-	if l := a.Leases; l.Count > 0 {
-		out = append(out, fmt.Sprintf("%d leases, %d live keys attached; TTLs %s .. %s, median %s", l.Count, l.KeysAttached,
-			units.FormatDuration(time.Duration(l.TTLMin)*time.Second), units.FormatDuration(time.Duration(l.TTLMax)*time.Second),
-			units.FormatDuration(time.Duration(l.TTLMedian)*time.Second)))
-	}
 	if h := a.Helm; h.Releases > 0 {
 		out = append(out, fmt.Sprintf("Helm: %d releases keep %d release Secrets (%s); %s keeps the most, %d", h.Releases, h.Secrets, units.FormatBytes(h.Bytes), h.Most, h.MostRevisions))
 	}

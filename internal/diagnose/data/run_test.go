@@ -82,6 +82,11 @@ func TestDataDirReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Predictions probe --dir; inside the data dir they are refused.
+	_, err = Run(context.Background(), Config{DataDir: f.dataDir, Dir: filepath.Join(f.dataDir, "member"), Predict: true})
+	if !run.IsUsage(err) || !strings.Contains(err.Error(), "inside --data-dir") {
+		t.Errorf("--dir inside --data-dir: %v", err)
+	}
 	sameDir(t, before, snapshotDir(t, f.dataDir))
 	d := res.Workloads[0].Data
 	if d.Source != "data-dir" || d.Keys == 0 {

@@ -16,6 +16,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -116,10 +117,6 @@ type keyState struct {
 	dead, leased       bool
 }
 
-type group struct {
-	Resource
-}
-
 // Analyze opens the bbolt file at path read-only (nothing in it is
 // written, and its lock is shared) and streams its buckets. top is the
 // length of the top lists (0: DefaultTop). A db a running member holds
@@ -140,6 +137,11 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 	if st.Size() < 2*1024 { // two meta pages at the smallest page size; an empty file would be initialised
 		return nil, fmt.Errorf("%s: %w: %d bytes", path, ErrNotDB, st.Size())
 	}
+	if ok, err := hasMagic(path); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%s: %w: no bbolt meta page at its start", path, ErrNotDB)
+	}
 	// Pages past the end of a truncated file fault when read: a panic
 	// then, turned into ErrCorrupt, instead of a crash; bbolt's own
 	// assertions on a damaged page panic too.
@@ -149,15 +151,15 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 			a, err = nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, r)
 		}
 	}()
-	// The first open reads every page on this goroutine, where a damaged
-	// one is recovered from; only then does a second one rebuild the
-	// freelist (etcd does not store it), which bbolt does on a goroutine
-	// of its own.
-	db, err := open(path, false)
+	// Every page is read on this goroutine, where a damaged one is
+	// recovered from (a freelist rebuilt on opening would be read on a
+	// goroutine of bbolt's).
+	db, err := open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
+	defer trim(db, st.Size())()
 	a = &Analysis{}
 	a.DB.FileBytes = st.Size()
 	err = db.View(func(tx *bolt.Tx) error {
@@ -177,38 +179,92 @@ func Analyze(ctx context.Context, path string, top int) (a *Analysis, err error)
 		s.finish(ctx, kb, a)
 		a.Leases.Count, a.Leases.TTLMin, a.Leases.TTLMedian, a.Leases.TTLMax = leases(tx.Bucket([]byte("lease")))
 		a.DB.CompactedRevision, a.DB.FinishedCompaction, a.DB.ConsistentIndex = meta(tx.Bucket([]byte("meta")))
-		a.DB.Revision = max(s.lastRev, a.DB.CompactedRevision)
-		var bs bolt.BucketStats
-		_ = tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
-			bs.Add(b.Stats())
-			return nil
-		})
+		a.DB.Revision = max(s.lastRev, a.DB.CompactedRevision, 1) // an empty store is at revision 1, as etcd starts it
+		// The root bucket's statistics count every page of every bucket,
+		// its own included; the rest of the pages up to the high-water
+		// mark, but the two meta pages, are free. etcd does not store
+		// the freelist (NoFreelistSync), so this is what bbolt's own
+		// rebuild of it counts, without a second walk on a goroutine of
+		// bbolt's.
+		bs := tx.Cursor().Bucket().Stats()
+		used := int64(bs.BranchPageN + bs.BranchOverflowN + bs.LeafPageN + bs.LeafOverflowN)
+		a.DB.FreePages = max(tx.Size()/a.DB.PageSize-2-used, 0)
 		if alloc := bs.BranchAlloc + bs.LeafAlloc; alloc > 0 {
 			a.DB.Fill = float64(bs.BranchInuse+bs.LeafInuse) / float64(alloc)
 		}
 		return nil
 	})
+	if err == nil {
+		err = ctx.Err() // the top lists' names are read under it too
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Close(); err != nil {
-		return nil, err
-	}
-	if db, err = open(path, true); err != nil {
-		return nil, err
-	}
-	stats := db.Stats()
-	a.DB.FreePages = int64(stats.FreePageN + stats.PendingPageN)
 	a.DB.FreeBytes = a.DB.FreePages * a.DB.PageSize
 	a.DB.InUseBytes = a.DB.SizeBytes - a.DB.FreeBytes
 	a.Duration = time.Since(start)
 	return a, nil
 }
 
-// open opens the db read-only, with its freelist rebuilt when
-// freelist; a lock held by a running member is ErrLocked.
-func open(path string, freelist bool) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: lockTimeout, PreLoadFreelist: freelist})
+// trimEvery is how often the pages of the db read so far are dropped
+// from this process' mapping.
+const trimEvery = 5 * time.Millisecond
+
+// trim drops the db's mapped pages from this process every trimEvery
+// until the returned function is called: the analysis reads each page
+// about once, and without it every page read stays mapped, so a 1 GB db
+// would cost 1 GB of resident memory. The mapping is read-only and
+// shared, so a page read again is mapped again from the page cache.
+func trim(db *bolt.DB, size int64) (stop func()) {
+	data := db.Info().Data
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	drop := func() { _, _, _ = unix.Syscall(unix.SYS_MADVISE, data, uintptr(size), unix.MADV_DONTNEED) }
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(trimEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				drop()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// boltMagic starts every bbolt meta page's meta, after the 16-byte page
+// header (bbolt internal/common/types.go).
+const boltMagic = 0xED0CDAED
+
+// hasMagic says whether either meta page (the second one at a 4 KiB page
+// size, the usual) carries bbolt's magic: a damaged db still has one, a
+// file of anything else has none.
+func hasMagic(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	var b [4]byte
+	for _, off := range []int64{16, 4096 + 16} {
+		if _, err := f.ReadAt(b[:], off); err == nil && binary.LittleEndian.Uint32(b[:]) == boltMagic {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// open opens the db read-only; a lock held by a running member is
+// ErrLocked.
+func open(path string) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: lockTimeout})
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
@@ -225,8 +281,8 @@ func open(path string, freelist bool) (*bolt.DB, error) {
 type scan struct {
 	top     int
 	seed    maphash.Seed
-	state   map[uint64]*keyState
-	groups  []group
+	state   map[uint64]keyState
+	groups  []Resource
 	byName  map[string]uint32
 	other   uint32 // index of otherKeys' group, or noGroup
 	lastRev int64
@@ -240,7 +296,7 @@ type scan struct {
 const noGroup = math.MaxUint32
 
 func newScan(top int) *scan {
-	return &scan{top: top, seed: maphash.MakeSeed(), state: map[uint64]*keyState{}, byName: map[string]uint32{}, other: noGroup, helm: map[uint64]string{}}
+	return &scan{top: top, seed: maphash.MakeSeed(), state: map[uint64]keyState{}, byName: map[string]uint32{}, other: noGroup, helm: map[uint64]string{}}
 }
 
 // kv is the part of an mvccpb.KeyValue the analysis reads, parsed in
@@ -311,13 +367,13 @@ func (s *scan) groupOf(prefix []byte) uint32 {
 		s.capped = s.capped || prefix != nil
 		if s.other == noGroup {
 			s.other = uint32(len(s.groups))
-			s.groups = append(s.groups, group{Resource{Prefix: "", Name: otherKeys}})
+			s.groups = append(s.groups, Resource{Prefix: "", Name: otherKeys})
 		}
 		return s.other
 	}
 	p := string(prefix)
 	i := uint32(len(s.groups))
-	s.groups = append(s.groups, group{Resource{Prefix: p, Name: ResourceName(p)}})
+	s.groups = append(s.groups, Resource{Prefix: p, Name: ResourceName(p)})
 	s.byName[p] = i
 	return i
 }
@@ -347,16 +403,16 @@ func (s *scan) keys(ctx context.Context, kb *bolt.Bucket) error {
 			s.tombs++
 		}
 		h := maphash.Bytes(s.seed, e.key)
-		st := s.state[h]
-		if st == nil {
-			st = &keyState{group: s.groupOf(PrefixOf(e.key))}
-			s.state[h] = st
+		st, seen := s.state[h]
+		if !seen {
+			st.group = s.groupOf(PrefixOf(e.key))
 			if rel, _, ok := HelmRelease(e.key); ok {
 				s.helm[h] = rel
 			}
 		}
 		st.revs++
 		st.bytes, st.dead, st.leased = uint32(size), tomb, e.lease && !tomb
+		s.state[h] = st
 		g := &s.groups[st.group]
 		g.Revisions++
 		g.BytesAllRevisions += int64(size)
@@ -417,9 +473,7 @@ func (s *scan) finish(ctx context.Context, kb *bolt.Bucket, a *Analysis) {
 	a.TopByRevisions = byRevs.sorted(want)
 	a.TopBySize = bySize.sorted(want)
 	a.Revisions, a.Tombstones = s.revs, s.tombs
-	for _, g := range s.groups {
-		a.Resources = append(a.Resources, g.Resource)
-	}
+	a.Resources = s.groups
 	sort.SliceStable(a.Resources, func(i, j int) bool { return a.Resources[i].BytesAllRevisions > a.Resources[j].BytesAllRevisions })
 	if s.capped {
 		a.Notes = append(a.Notes, fmt.Sprintf("more than %d prefixes: keys of the further ones are counted under %s", MaxGroups, otherKeys))

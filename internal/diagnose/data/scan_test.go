@@ -9,7 +9,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/testutil/kubedata"
 )
 
@@ -23,31 +22,22 @@ type filled struct {
 	written kubedata.Written
 }
 
-// fillEmbedded writes cfg through a real embedded etcd and stops it.
+// fillEmbedded writes cfg through a real embedded etcd and stops it,
+// asking etcd for its counts and status before.
 func fillEmbedded(t *testing.T, cfg kubedata.Config) filled {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: dir, Members: 1, UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
-	if err != nil {
-		c.Close()
-		t.Fatal(err)
-	}
-	f := filled{dataDir: filepath.Join(dir, "member0")}
-	f.written, err = kubedata.Write(ctx, cli, cfg)
-	if err == nil {
-		f.counts, err = countPrefixes(ctx, cli, prefixesOf(cfg))
-	}
-	if err == nil {
-		f.status, err = cli.Status(ctx, c.Endpoints()[0])
-	}
-	cli.Close()
-	c.Close()
+	var f filled
+	var err error
+	f.dataDir, f.written, err = kubedata.Embedded(ctx, t.TempDir(), cfg, func(cli *clientv3.Client, ep string) error {
+		var err error
+		if f.counts, err = countPrefixes(ctx, cli, prefixesOf(cfg)); err != nil {
+			return err
+		}
+		f.status, err = cli.Status(ctx, ep)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

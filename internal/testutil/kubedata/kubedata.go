@@ -16,11 +16,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
+
+	"etcdbench/internal/etcdcluster"
 )
 
 // Config says how much of each kind to write. Zero fields write none of
@@ -438,4 +442,26 @@ func (w *writer) fill(ctx context.Context, clients int, cfg Config) (int, error)
 		}
 		n += batch
 	}
+}
+
+// Embedded starts an embedded etcd of one member in dir (its fsyncs
+// off: the content, not the disk, is what is made), writes cfg into it,
+// calls before (when not nil) with a client and the member's endpoint
+// while it still runs, stops it, and returns the member's data dir.
+func Embedded(ctx context.Context, dir string, cfg Config, before func(cli *clientv3.Client, endpoint string) error) (string, Written, error) {
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: dir, Members: 1, UnsafeNoFsync: true, QuotaBackendBytes: 8 << 30})
+	if err != nil {
+		return "", Written{}, err
+	}
+	defer c.Close()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return "", Written{}, err
+	}
+	defer cli.Close()
+	w, err := Write(ctx, cli, cfg)
+	if err == nil && before != nil {
+		err = before(cli, c.Endpoints()[0])
+	}
+	return filepath.Join(dir, "member0"), w, err
 }
