@@ -135,6 +135,9 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 			if s.FullElection, err = cost.WaitsFullElection(path); err != nil {
 				return nil, fmt.Errorf("reading %s's snapshots: %w", cfg.DataDir, err)
 			}
+			if s.RestoresTwice, err = cost.RestoresTwice(path); err != nil {
+				return nil, fmt.Errorf("reading %s's snapshots: %w", cfg.DataDir, err)
+			}
 		}
 		p, err := cost.Predict(ctx, cfg.Dir, s)
 		if err != nil {

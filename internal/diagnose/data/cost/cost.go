@@ -23,6 +23,9 @@ type Sizes struct {
 	// alone (see WaitsFullElection), so it waits a whole randomized
 	// election timeout before it leads instead of fast-forwarding.
 	FullElection bool
+	// RestoresTwice says the member rebuilds its index twice at start
+	// (see RestoresTwice).
+	RestoresTwice bool
 }
 
 // WAL is an amount of WAL: its entry records' bytes and their count.

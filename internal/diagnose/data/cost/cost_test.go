@@ -101,16 +101,17 @@ func TestPredictRefuses(t *testing.T) {
 	}
 }
 
-func TestWaitsFullElection(t *testing.T) {
+func TestWhatTheDataDirSays(t *testing.T) {
 	for _, c := range []struct {
-		name      string
-		snap      bool
-		versioned bool
-		want      bool
+		name                  string
+		snap, term, versioned bool
+		full, twice           bool
 	}{
-		{"no snapshot, no storage version (3.4, 3.5)", false, false, true},
-		{"a snapshot", true, false, false},
-		{"a storage version (3.6+)", false, true, false},
+		{name: "3.4 before its first snapshot", full: true},
+		{name: "3.4 with a snapshot", snap: true, twice: true},
+		{name: "3.5 before its first snapshot", term: true, full: true},
+		{name: "3.5 with a snapshot", snap: true, term: true},
+		{name: "3.6 before its first snapshot", term: true, versioned: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -124,6 +125,9 @@ func TestWaitsFullElection(t *testing.T) {
 				if err == nil && c.versioned {
 					err = b.Put([]byte("storageVersion"), []byte("3.6.0"))
 				}
+				if err == nil && c.term {
+					err = b.Put([]byte("term"), []byte{0, 0, 0, 0, 0, 0, 0, 2})
+				}
 				return err
 			})
 			if cerr := db.Close(); err != nil || cerr != nil {
@@ -134,9 +138,13 @@ func TestWaitsFullElection(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := WaitsFullElection(path)
-			if err != nil || got != c.want {
-				t.Errorf("WaitsFullElection = %v, %v; want %v", got, err, c.want)
+			full, err := WaitsFullElection(path)
+			if err != nil || full != c.full {
+				t.Errorf("WaitsFullElection = %v, %v; want %v", full, err, c.full)
+			}
+			twice, err := RestoresTwice(path)
+			if err != nil || twice != c.twice {
+				t.Errorf("RestoresTwice = %v, %v; want %v", twice, err, c.twice)
 			}
 		})
 	}

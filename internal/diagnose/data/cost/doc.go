@@ -17,7 +17,7 @@
 //     bucket and indexes it; then every WAL segment is read and decoded
 //     to find the valid snapshots (ValidSnapshotEntries), and the entries
 //     since the last snapshot decoded again to be replayed (ReadAll).
-//     With a cold page cache: start + db bytes / sequential read +
+//     With a cold page cache: start + db bytes / MAP_POPULATE's read +
 //     revisions x restore CPU per revision + WAL bytes / sequential read
 //   - (all WAL entries + those since the snapshot) x decode CPU.
 //   - Defragmentation: the backend copies every bucket into a new file

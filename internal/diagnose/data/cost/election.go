@@ -23,35 +23,59 @@ const (
 )
 
 // WaitsFullElection says whether a single member restarted on the db at
-// dbPath (a data dir's member/snap/db) waits a whole election timeout: etcd before 3.6 learns its membership
-// at start from its last snapshot (member/snap/*.snap), and has none
-// (*.snap beside the db) until --snapshot-count entries (100,000 by
-// default) were applied, so
-// it does not fast-forward; from 3.6, whose db carries a storage version
-// (meta bucket, "storageVersion"), membership is read from the db. The
-// db is opened read-only.
+// dbPath (a data dir's member/snap/db) waits a whole election timeout:
+// etcd before 3.6 learns its membership at start from its last snapshot
+// (*.snap beside the db) and has none until --snapshot-count entries
+// (100,000 by default) were applied, so it does not fast-forward; from
+// 3.6, whose db carries a storage version (meta bucket,
+// "storageVersion"), membership is read from the db. The db is opened
+// read-only.
 func WaitsFullElection(path string) (bool, error) {
+	m, err := inspect(path)
+	return !m.snapshot && !m.storageVersion, err
+}
+
+// RestoresTwice says whether a member restarted on the db at path
+// restores its mvcc index twice: etcd 3.4, when it has a snapshot, builds
+// a whole mvcc store only to read the backend's consistent index
+// (etcdserver's recoverSnapshotBackend) before the store it serves from;
+// 3.5 reads the index alone and writes the raft term into the meta
+// bucket ("term"), which 3.4's db lacks.
+func RestoresTwice(path string) (bool, error) {
+	m, err := inspect(path)
+	return m.snapshot && !m.term && !m.storageVersion, err
+}
+
+// member is what a data dir says of the etcd that wrote it.
+type member struct {
+	snapshot       bool // a *.snap beside the db
+	term           bool // meta "term": etcd 3.5 or later
+	storageVersion bool // meta "storageVersion": etcd 3.6 or later
+}
+
+// inspect reads member facts from the db at path (read-only) and the
+// snapshots beside it.
+func inspect(path string) (member, error) {
+	var m member
 	snaps, err := filepath.Glob(filepath.Join(filepath.Dir(path), "*.snap"))
 	if err != nil {
-		return false, err
+		return m, err
 	}
-	if len(snaps) > 0 {
-		return false, nil
-	}
+	m.snapshot = len(snaps) > 0
 	if _, err := os.Stat(path); err != nil {
-		return false, err
+		return m, err
 	}
 	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true})
 	if err != nil {
-		return false, fmt.Errorf("cost: opening %s read-only: %w", path, err)
+		return m, fmt.Errorf("cost: opening %s read-only: %w", path, err)
 	}
 	defer db.Close()
-	versioned := false
 	err = db.View(func(tx *bolt.Tx) error {
 		if b := tx.Bucket([]byte("meta")); b != nil {
-			versioned = b.Get([]byte("storageVersion")) != nil
+			m.term = b.Get([]byte("term")) != nil
+			m.storageVersion = b.Get([]byte("storageVersion")) != nil
 		}
 		return nil
 	})
-	return !versioned, err
+	return m, err
 }

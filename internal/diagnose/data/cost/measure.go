@@ -34,14 +34,15 @@ func measure(ctx context.Context, work string, s Sizes, l Limits) (measured, err
 	m.RestoreRevs, m.DefragRevs, m.ProbeRevB = bp.revs, bp.revs, bp.revBytes
 	m.RestorePerRev = bp.restore.Seconds() / float64(bp.revs)
 	m.ProbeDBBytes = bp.dbBytes
-	if cold := bp.restoreCold - bp.restore; cold > 0 && bp.dbBytes > 0 {
-		m.PopulateBW = float64(bp.dbBytes) / cold.Seconds()
+	if m.PopulateBW, err = populateRate(work, size); err != nil {
+		return m, err
 	}
+	m.PopulateBytes = size
 	// A defrag writes the in-use pages: it scales with them.
 	m.DefragPerByte = bp.defrag.Seconds() / float64(max(bp.dbBytes, 1))
 
 	entB := s.entryBytes()
-	ents := max(min(s.WALEntries, l.WALMaxEntries, l.WALMaxBytes/entB), 1000)
+	ents := max(min(max(s.WALEntries, s.WALDir.Entries), l.WALMaxEntries, l.WALMaxBytes/entB), 1000)
 	walTook, err := probeWAL(ctx, work, ents, entB)
 	if err != nil {
 		return m, err

@@ -26,7 +26,7 @@ type Limits struct {
 func DefaultLimits() Limits {
 	return Limits{
 		DiskMin: 16 << 20, DiskMax: 256 << 20,
-		DBMaxBytes: 64 << 20, DBMaxRevisions: 200_000,
+		DBMaxBytes: 256 << 20, DBMaxRevisions: 500_000,
 		WALMaxBytes: 32 << 20, WALMaxEntries: 100_000,
 		SnapshotMaxBytes: 64 << 20, Starts: 3, StartTimeout: time.Minute,
 	}
@@ -41,7 +41,8 @@ type measured struct {
 	StartSeconds          float64 // an empty single member's start to ready (median)
 	Starts                int
 	RestorePerRev         float64 // s per revision: bbolt open + mvcc restore, warm
-	PopulateBW            float64 // B/s: bbolt's MAP_POPULATE open of the cold probe db (0: not measured)
+	PopulateBW            float64 // B/s: a cold file mapped with MAP_POPULATE, as bbolt opens the db (0: not measured)
+	PopulateBytes         int64
 	ProbeDBBytes          int64
 	RestoreRevs           int64   // revisions the restore probe had
 	DefragPerByte         float64 // s per byte of the probe db, this disk's fsyncs included
@@ -53,16 +54,19 @@ type measured struct {
 // predict applies the model (see the package doc) to s.
 func (m measured) predict(s Sizes) Predicted {
 	// bbolt's open reads the db through the page cache with
-	// MAP_POPULATE, slower than disk recovery's O_DIRECT reads: the
-	// probe db's cold open gives its rate; recovery's is the fallback
-	// when that was too quick to tell.
+	// MAP_POPULATE, at another rate than disk recovery's O_DIRECT reads:
+	// a cold file mapped so gives it; recovery's is the fallback.
 	dbBW, dbWords := m.ReadBW, fmt.Sprintf("the sequential read's %s/s over %s (disk recovery, cold cache)", rate(m.ReadBW), units.FormatBytes(int64(m.ReadBytes)))
-	if m.PopulateBW > 0 && m.PopulateBW < m.ReadBW {
+	if m.PopulateBW > 0 {
 		dbBW = m.PopulateBW
-		dbWords = fmt.Sprintf("bbolt's cold MAP_POPULATE open's %s/s (etcd's backend opening a %s probe db; disk recovery reads %s/s with O_DIRECT)", rate(m.PopulateBW), units.FormatBytes(m.ProbeDBBytes), rate(m.ReadBW))
+		dbWords = fmt.Sprintf("%s/s, a cold %s file mapped with MAP_POPULATE as bbolt opens it (disk recovery reads %s/s with O_DIRECT)", rate(m.PopulateBW), units.FormatBytes(m.PopulateBytes), rate(m.ReadBW))
 	}
 	readDB := float64(s.DBBytes) / dbBW
-	restore := float64(s.Revisions) * m.RestorePerRev
+	restores, restoreWords := 1.0, ""
+	if s.RestoresTwice {
+		restores, restoreWords = 2, " twice (etcd 3.4 with a snapshot)"
+	}
+	restore := restores * float64(s.Revisions) * m.RestorePerRev
 	// The first pass reads every segment from the disk, the replay
 	// finds its part in the page cache.
 	dir := s.WALDir
@@ -82,9 +86,9 @@ func (m measured) predict(s Sizes) Predicted {
 	return Predicted{
 		Restart: Prediction{
 			Seconds: m.StartSeconds + election + readDB + restore + readWAL + decode,
-			From: fmt.Sprintf("start %.2f s (an empty member, median of %d) + db %s at %s + %d revisions at %.2f µs each (etcd's bbolt open and mvcc restore, probed on %d) + WAL %s read and %d entries decoded (all %d, then %d since the snapshot) at %.2f µs each (etcd's WAL read back, probed on %d)%s",
+			From: fmt.Sprintf("start %.2f s (an empty member, median of %d) + db %s at %s + %d revisions at %.2f µs each%s (etcd's bbolt open and mvcc restore, probed on %d) + WAL %s read and %d entries decoded (all %d, then %d since the snapshot) at %.2f µs each (etcd's WAL read back, probed on %d)%s",
 				m.StartSeconds, m.Starts, units.FormatBytes(s.DBBytes), dbWords,
-				s.Revisions, m.RestorePerRev*1e6, m.RestoreRevs, units.FormatBytes(dir.Bytes), dir.Entries+s.WALEntries, dir.Entries, s.WALEntries, m.WALPerEntry*1e6, m.WALProbeEntries, electionWords),
+				s.Revisions, m.RestorePerRev*1e6, restoreWords, m.RestoreRevs, units.FormatBytes(dir.Bytes), dir.Entries+s.WALEntries, dir.Entries, s.WALEntries, m.WALPerEntry*1e6, m.WALProbeEntries, electionWords),
 		},
 		Defrag: Prediction{
 			Seconds: defrag,

@@ -17,7 +17,6 @@ import (
 	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
 	"go.etcd.io/raft/v3/raftpb"
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
 )
 
 // keyOverhead is what a revision's bbolt element holds beyond its
@@ -45,14 +44,13 @@ type etcdProbe struct {
 	revs, revBytes int64
 	dbBytes        int64         // the probe db's file size
 	restore        time.Duration // bbolt open + mvcc restore of revs, warm
-	restoreCold    time.Duration // the same with the file's pages dropped first
 	defrag         time.Duration // the backend's defrag of the db (median)
 }
 
 // probeBackend writes revs revisions of revBytes each over keys distinct
 // keys through etcd's mvcc store into a db in dir, then times reopening
-// it (bbolt's open and mvcc's restore, cold and with the pages cached)
-// and defragmenting it.
+// it (bbolt's open and mvcc's restore with the pages cached) and
+// defragmenting it.
 func probeBackend(ctx context.Context, dir string, revs, revBytes, keys int64) (etcdProbe, error) {
 	p := etcdProbe{revs: revs, revBytes: revBytes}
 	lg := zap.NewNop()
@@ -96,15 +94,17 @@ func probeBackend(ctx context.Context, dir string, revs, revBytes, keys int64) (
 	if st, err := os.Stat(path); err == nil {
 		p.dbBytes = st.Size()
 	}
-	// Cold: the file's pages dropped, as after a reboot; bbolt's open
-	// reads it back with MAP_POPULATE.
-	if err := dropFileCache(path); err != nil {
-		return p, err
+	be, _ := open()
+	// Warm, the median of three: the CPU of bbolt's open and the restore.
+	var warm []time.Duration
+	for range defrags {
+		be.Close()
+		var d time.Duration
+		be, d = open()
+		warm = append(warm, d)
 	}
-	be, cold := open()
-	p.restoreCold = cold
-	be.Close()
-	be, p.restore = open()
+	slices.Sort(warm)
+	p.restore = warm[len(warm)/2]
 	var err error
 	if p.defrag, err = defragMedian(be, path); err != nil {
 		return p, err
@@ -128,22 +128,9 @@ func defragMedian(be backend.Backend, path string) (time.Duration, error) {
 	return took[len(took)/2], nil
 }
 
-// defrags is how many times the probe db is defragmented.
+// defrags is how many times the probe db is reopened warm and
+// defragmented (the medians count).
 const defrags = 3
-
-// dropFileCache drops path's pages from the page cache (they are clean:
-// the backend synced them).
-func dropFileCache(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		return fmt.Errorf("cost: dropping %s from the page cache: %w", path, err)
-	}
-	return nil
-}
 
 // probeWAL writes entries raft entries of entryBytes each with etcd's
 // WAL into dir and times reading them back (the files still cached):
