@@ -52,7 +52,7 @@ type Common struct {
 	// FewestRounds, when set, replaces MinRounds for a measurement whose
 	// round is long (suite-time: a whole test suite from a cold cache).
 	FewestRounds int
-	JSON  string // "" writes no JSON file
+	JSON         string // "" writes no JSON file
 	// Results is the directory of the committed result files
 	// (bench/<name>/results): "" writes none.
 	Results string
