@@ -122,16 +122,32 @@ func during(ev Evidence) string {
 	return "in the " + ev.Window.String() + " window"
 }
 
+// fewSamples is the fewest syncs or commits in the window whose p99 a
+// rule FAILs on: under it the "p99" is the slowest of a handful, which a
+// single scheduling hiccup on an idle member makes, and the finding is a
+// WARN that says how few there were.
+const fewSamples = 20
+
+// p99Status is a p99 rule's status for count observations, and what the
+// evidence adds when they are few.
+func p99Status(count float64, what string) (verdict.Status, string) {
+	if count < fewSamples {
+		return verdict.Warn, fmt.Sprintf("; only %.0f %s, too few for a p99 (%d or more): watch it under load", count, what, fewSamples)
+	}
+	return verdict.Fail, ""
+}
+
 func checkWAL(ev Evidence, th verdict.DiagnoseThresholds) []Finding {
 	var out []Finding
 	for _, m := range ev.Members {
 		if !over(m.WALFsync.P99, th.WALFsyncP99) {
 			continue
 		}
+		status, few := p99Status(m.WALFsync.Count, "syncs")
 		out = append(out, Finding{
-			Member: m.Name, Status: verdict.Fail, Threshold: th.WALFsyncP99, Value: m.WALFsync.P99,
-			Evidence: fmt.Sprintf("WAL fdatasync p99 %s (p50 %s, %.0f syncs %s) is over %s; backend commit p99 %s",
-				dur(m.WALFsync.P99), dur(m.WALFsync.P50), m.WALFsync.Count, during(ev), dur(th.WALFsyncP99.Limit), dur(m.BackendCommit.P99)),
+			Member: m.Name, Status: status, Threshold: th.WALFsyncP99, Value: m.WALFsync.P99,
+			Evidence: fmt.Sprintf("WAL fdatasync p99 %s (p50 %s, %.0f syncs %s) is over %s; backend commit p99 %s%s",
+				dur(m.WALFsync.P99), dur(m.WALFsync.P50), m.WALFsync.Count, during(ev), dur(th.WALFsyncP99.Limit), dur(m.BackendCommit.P99), few),
 			Advice: adviceDisk,
 		})
 	}
@@ -144,10 +160,11 @@ func checkBackend(ev Evidence, th verdict.DiagnoseThresholds) []Finding {
 		if !over(m.BackendCommit.P99, th.BackendCommitP99) {
 			continue
 		}
+		status, few := p99Status(m.BackendCommit.Count, "commits")
 		out = append(out, Finding{
-			Member: m.Name, Status: verdict.Fail, Threshold: th.BackendCommitP99, Value: m.BackendCommit.P99,
-			Evidence: fmt.Sprintf("backend commit p99 %s (p50 %s, %.0f commits %s) is over %s; WAL fdatasync p99 %s",
-				dur(m.BackendCommit.P99), dur(m.BackendCommit.P50), m.BackendCommit.Count, during(ev), dur(th.BackendCommitP99.Limit), dur(m.WALFsync.P99)),
+			Member: m.Name, Status: status, Threshold: th.BackendCommitP99, Value: m.BackendCommit.P99,
+			Evidence: fmt.Sprintf("backend commit p99 %s (p50 %s, %.0f commits %s) is over %s; WAL fdatasync p99 %s%s",
+				dur(m.BackendCommit.P99), dur(m.BackendCommit.P50), m.BackendCommit.Count, during(ev), dur(th.BackendCommitP99.Limit), dur(m.WALFsync.P99), few),
 			Advice: adviceDisk + "; compaction and defragmentation also write the whole db: run them off-peak",
 		})
 	}

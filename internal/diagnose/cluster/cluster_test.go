@@ -17,6 +17,7 @@ import (
 	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/fusedelay"
 	"etcdbench/internal/testutil/hostetcd"
+	"etcdbench/internal/verdict"
 )
 
 // config is a quick diagnosis of eps: a short window and deadline.
@@ -84,7 +85,14 @@ func TestDebianCluster(t *testing.T) {
 
 	t.Run("healthy", func(t *testing.T) {
 		c, res, err, _ := report(t, cfg)
-		if err != nil || len(c.Findings) != 0 || res.Failed() {
+		// An idle member's p99 of a handful of commits is a WARN at most
+		// (one slow commit on a busy machine); anything else is a finding.
+		for _, f := range c.Findings {
+			if f.Status != verdict.Warn.String() || !strings.Contains(f.Evidence, "too few for a p99") {
+				err = errors.Join(err, fmt.Errorf("finding %s %s", f.Status, f.Rule))
+			}
+		}
+		if err != nil || res.Failed() {
 			t.Fatalf("healthy cluster: err %v, findings %v\n%s", err, rules(c), dump(c))
 		}
 		leaders := 0
