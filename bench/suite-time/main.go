@@ -103,8 +103,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	}
 	fmt.Fprintf(stdout, "%s: the README's test command on a fresh clone of %s (CI=true), cold cache, %d round(s)\n\n", name, out.Commit, o.Rounds)
 	for n := 1; n <= o.Rounds; n++ {
-		clone := filepath.Join(env.Dir, fmt.Sprintf("clone-%d", n))
-		cache := filepath.Join(env.Dir, fmt.Sprintf("gocache-%d", n))
+		round, err := os.MkdirTemp(env.Dir, fmt.Sprintf("round-%d-", n))
+		if err != nil {
+			return err
+		}
+		clone, cache := filepath.Join(round, "clone"), filepath.Join(round, "gocache")
 		if b, err := exec.CommandContext(ctx, "git", "clone", "-q", o.ModuleDir, clone).CombinedOutput(); err != nil {
 			return fmt.Errorf("git clone: %w: %s", err, b)
 		}
@@ -125,7 +128,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 				return fmt.Errorf("round %d (%s): the suite failed (exit %d): %s", n, c, r.ExitCode, strings.Join(r.Failed, ", "))
 			}
 		}
-		if err := os.RemoveAll(cache); err != nil { // a build cache is GBs
+		if err := os.RemoveAll(round); err != nil { // a build cache is GBs
 			return err
 		}
 	}
