@@ -103,32 +103,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	}
 	fmt.Fprintf(stdout, "%s: the README's test command on a fresh clone of %s (CI=true), cold cache, %d round(s)\n\n", name, out.Commit, o.Rounds)
 	for n := 1; n <= o.Rounds; n++ {
-		round, err := os.MkdirTemp(env.Dir, fmt.Sprintf("round-%d-", n))
+		runs, err := runRound(ctx, o, env.Dir, n, stdout, stderr)
+		out.Runs = append(out.Runs, runs...)
 		if err != nil {
-			return err
-		}
-		clone, cache := filepath.Join(round, "clone"), filepath.Join(round, "gocache")
-		if b, err := exec.CommandContext(ctx, "git", "clone", "-q", o.ModuleDir, clone).CombinedOutput(); err != nil {
-			return fmt.Errorf("git clone: %w: %s", err, b)
-		}
-		caches := []string{"cold"}
-		if o.warm {
-			caches = append(caches, "warm")
-		}
-		for _, c := range caches {
-			fmt.Fprintf(stderr, "round %d/%d: the suite, %s cache ...\n", n, o.Rounds, c)
-			r, err := runSuite(ctx, clone, cache)
-			if err != nil {
-				return fmt.Errorf("round %d (%s): %w", n, c, err)
-			}
-			r.Round, r.Cache = n, c
-			out.Runs = append(out.Runs, r)
-			renderRun(stdout, r)
-			if r.ExitCode != 0 {
-				return fmt.Errorf("round %d (%s): the suite failed (exit %d): %s", n, c, r.ExitCode, strings.Join(r.Failed, ", "))
-			}
-		}
-		if err := os.RemoveAll(round); err != nil { // a build cache is GBs
 			return err
 		}
 	}
@@ -137,6 +114,39 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	res := cmp.Result{Bench: name, Source: "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " ") + " at " + out.Commit,
 		Machine: cmp.Machine(env.Dir), Rounds: o.Rounds, Figures: figures, Table: table.String()}
 	return cmp.SaveResult(o.Abs(o.Results), res, load0, out.Started)
+}
+
+// runRound clones HEAD into a new directory under dir and runs the suite
+// there from a cold cache (and again warm with --warm); the directory,
+// build cache included (GBs), is removed whatever happens.
+func runRound(ctx context.Context, o options, dir string, n int, stdout, stderr io.Writer) (runs []suiteRun, err error) {
+	round, err := os.MkdirTemp(dir, fmt.Sprintf("round-%d-", n))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, os.RemoveAll(round)) }()
+	clone, cache := filepath.Join(round, "clone"), filepath.Join(round, "gocache")
+	if b, err := exec.CommandContext(ctx, "git", "clone", "-q", o.ModuleDir, clone).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("git clone: %w: %s", err, b)
+	}
+	caches := []string{"cold"}
+	if o.warm {
+		caches = append(caches, "warm")
+	}
+	for _, c := range caches {
+		fmt.Fprintf(stderr, "round %d/%d: the suite, %s cache ...\n", n, o.Rounds, c)
+		r, err := runSuite(ctx, clone, cache)
+		if err != nil {
+			return runs, fmt.Errorf("round %d (%s): %w", n, c, err)
+		}
+		r.Round, r.Cache = n, c
+		runs = append(runs, r)
+		renderRun(stdout, r)
+		if r.ExitCode != 0 {
+			return runs, fmt.Errorf("round %d (%s): the suite failed (exit %d): %s", n, c, r.ExitCode, strings.Join(r.Failed, ", "))
+		}
+	}
+	return runs, nil
 }
 
 // runSuite runs the README's test command in clone with the build
