@@ -137,6 +137,7 @@ func sortedSteps(steps []result.CapacityStep) []int {
 // machine: the FUSE server shares this process and its CPUs with the
 // writer, and a CPU stall of tens of milliseconds must not decide a step.
 func TestCapacityFindsTokenBucketKnee(t *testing.T) {
+	t.Parallel() // its sweep waits on its filesystem's tokens, not the CPU
 	m := fusedelay.Mount(t, memBacking(t), 0)
 	const truth = 8
 	m.SetRateCap(truth, 4)
@@ -162,6 +163,7 @@ func TestCapacityFindsTokenBucketKnee(t *testing.T) {
 // 1/syncs per second, minus its median sync). The sweep must find it
 // within 20 % and name queueing.
 func TestCapacityFindsQueueingKnee(t *testing.T) {
+	t.Parallel() // its sweep waits on its filesystem's delay, not the CPU
 	const delay, perSec, limit = 10 * time.Millisecond, 100.0, 200 * time.Millisecond
 	m := fusedelay.Mount(t, memBacking(t), delay)
 	m.SetBandwidth(int64(perSec * 370))
