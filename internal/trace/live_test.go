@@ -289,8 +289,12 @@ func TestTraceCPUWait(t *testing.T) {
 	t.Logf("%d syncs: p99 %v, cpu wait p99 %v (share %.2f), without it %v", wal.syncs(),
 		time.Duration(wal.syncLat.ValueAtPercentile(99)), time.Duration(wal.syncWait.ValueAtPercentile(99)),
 		float64(wal.waitNs)/float64(wal.waitNs+wal.ownNs), time.Duration(wal.syncOwn.ValueAtPercentile(99)))
-	if w := wal.syncWait.ValueAtPercentile(99); w < int64(100*time.Microsecond) {
-		t.Errorf("cpu wait p99 %v with %d busy threads on %d CPUs: the scheduler's part of the syncs is not seen", time.Duration(w), hogs, runtime.NumCPU())
+	// Either sign shows the wait: a p99 of 100 µs, or a tenth of the
+	// syncs' time (the scheduler's wake-up preemption can keep each wait
+	// short while the waits add up).
+	share := float64(wal.waitNs) / float64(wal.waitNs+wal.ownNs)
+	if w := wal.syncWait.ValueAtPercentile(99); w < int64(100*time.Microsecond) && share < 0.1 {
+		t.Errorf("cpu wait p99 %v, %.2f of the syncs' time, with %d busy threads on %d CPUs: the scheduler's part of the syncs is not seen", time.Duration(w), share, hogs, runtime.NumCPU())
 	}
 	w, err := tr.Workload(verdict.Defaults())
 	if err != nil {
