@@ -21,6 +21,27 @@ func TestWALMatchesFioRecipe(t *testing.T) {
 	if err != nil {
 		t.Skip("fio is not installed (apt-get install fio; .ci/run installs it): skipping the comparison with fio")
 	}
+	// A disk shared with other tests' I/O (go test runs packages side by
+	// side) can slow one run by several times; a different I/O pattern
+	// differs in every pair. So the pair runs up to three times, fio then
+	// etcdbench each time, and one pair within 3x is the same I/O.
+	var ratios []float64
+	for attempt := 1; attempt <= 3; attempt++ {
+		ratio := walAgainstFio(t, fioPath)
+		t.Logf("pair %d: fdatasync p50 etcdbench/fio %.2f", attempt, ratio)
+		if ratio >= 1.0/3 && ratio <= 3 {
+			return
+		}
+		ratios = append(ratios, ratio)
+	}
+	t.Fatalf("median fdatasync differs from fio's by factors %.2f in every pair: not the same I/O", ratios)
+}
+
+// walAgainstFio runs fio's WAL recipe and the same WAL run of etcdbench in
+// a new directory, checks they did the same syncs and bytes, and returns
+// the ratio of their median fdatasync, etcdbench over fio.
+func walAgainstFio(t *testing.T, fioPath string) float64 {
+	t.Helper()
 	dir := t.TempDir()
 	const bs, size = 2300, 4 << 20
 	out, err := exec.Command(fioPath, "--name=etcdbench-compare", "--rw=write", "--ioengine=sync", "--fdatasync=1",
@@ -40,7 +61,6 @@ func TestWALMatchesFioRecipe(t *testing.T) {
 	if !ok || fj.Error != 0 {
 		t.Fatalf("fio job %+v", fj)
 	}
-
 	wdir := filepath.Join(dir, "etcdbench")
 	if err := os.Mkdir(wdir, 0o755); err != nil {
 		t.Fatal(err)
@@ -52,10 +72,5 @@ func TestWALMatchesFioRecipe(t *testing.T) {
 	if run.Ops != fj.Sync.Lat.N || run.Bytes != fj.Write.IOBytes {
 		t.Fatalf("etcdbench did %d fdatasyncs / %d bytes, fio %d / %d", run.Ops, run.Bytes, fj.Sync.Lat.N, fj.Write.IOBytes)
 	}
-	ours := float64(run.Sync.ValueAtPercentile(50))
-	ratio := ours / float64(fioP50)
-	t.Logf("fdatasync p50: etcdbench %.0f ns, fio %d ns, ratio %.2f", ours, fioP50, ratio)
-	if ratio < 1.0/3 || ratio > 3 {
-		t.Fatalf("median fdatasync differs from fio's by a factor %.2f: not the same I/O", ratio)
-	}
+	return float64(run.Sync.ValueAtPercentile(50)) / float64(fioP50)
 }
