@@ -1,6 +1,7 @@
-// Package helm holds one helper, KubeVersion (the Kubernetes version the
-// chart is linted and rendered for, also used by the container tests that
-// run the rendered chart); its tests lint and render the Helm chart in
+// Package helm holds two helpers, also used by the container tests that
+// run the rendered chart: KubeVersion (the Kubernetes version the chart is
+// linted and rendered for) and Template (`helm template`, client only,
+// from Helm's own packages). Its tests lint and render the Helm chart in
 // etcdbench/ with Helm's own library (helm lint, helm template), decode
 // every rendered object strictly into the Kubernetes API types, and hold
 // the chart equal to deploy/kubernetes (the exporter's DaemonSet and the

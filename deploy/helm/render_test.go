@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -164,24 +163,14 @@ func values(t *testing.T, y string) map[string]any {
 
 // template renders the chart as `helm template etcdbench etcdbench/
 // --namespace monitoring --api-versions monitoring.coreos.com/v1 -f
-// VALUES` does: with Helm's install action, client only.
+// VALUES` does (Template).
 func template(t *testing.T, vals string) (string, error) {
 	t.Helper()
-	inst := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	inst.DryRun, inst.DryRunOption, inst.ClientOnly, inst.Replace = true, "client", true, true
-	inst.ReleaseName, inst.Namespace = releaseName, namespace
-	inst.APIVersions = chartutil.VersionSet{operatorAPI}
-	inst.KubeVersion = kubeVersion(t)
-	rel, err := inst.Run(loadChart(t), values(t, vals))
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	b.WriteString(rel.Manifest)
-	for _, h := range rel.Hooks {
-		b.WriteString("\n---\n" + h.Manifest)
-	}
-	return b.String(), nil
+	docs, err := Template(loadChart(t), values(t, vals), Options{
+		Release: releaseName, Namespace: namespace,
+		APIVersions: []string{operatorAPI}, KubeVersion: kubeVersion(t),
+	})
+	return strings.Join(docs, "\n---\n"), err
 }
 
 // kubeVersion is the Kubernetes version go.mod's k8s.io/api stands for

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	appsv1 "k8s.io/api/apps/v1"
@@ -39,8 +38,8 @@ type renderedChart struct {
 }
 
 // renderChart renders the chart with values (YAML, a -f file; "": the
-// defaults) with Helm's install action, client only (what deploy/helm's
-// render does).
+// defaults) as `helm template` does (helm.Template, what deploy/helm's
+// tests render).
 func renderChart(t *testing.T, values string) *renderedChart {
 	t.Helper()
 	c, err := loader.Load(chartDir)
@@ -51,19 +50,11 @@ func renderChart(t *testing.T, values string) *renderedChart {
 	if err != nil {
 		t.Fatalf("values %q: %v", values, err)
 	}
-	inst := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	inst.DryRun, inst.DryRunOption, inst.ClientOnly, inst.Replace = true, "client", true, true
-	inst.ReleaseName, inst.Namespace = "etcdbench", "monitoring"
-	inst.KubeVersion = kubeVersion(t)
-	rel, err := inst.Run(c, vals)
+	docs, err := helm.Template(c, vals, helm.Options{Release: "etcdbench", Namespace: "monitoring", KubeVersion: kubeVersion(t)})
 	if err != nil {
 		t.Fatalf("helm template: %v", err)
 	}
 	r := &renderedChart{configMaps: map[string]map[string]string{}}
-	docs := docSeparator.Split(rel.Manifest, -1)
-	for _, h := range rel.Hooks {
-		docs = append(docs, h.Manifest)
-	}
 	for i, doc := range docs {
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
