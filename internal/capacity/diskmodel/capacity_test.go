@@ -42,8 +42,8 @@ func sweepOn(t *testing.T, m *fusedelay.FS, start float64, limit time.Duration) 
 	}
 	c := wl.Capacity
 	for _, s := range c.Steps {
-		t.Logf("%-6s %6.0f/s %-4v decided=%-5v sync p50 %v p99 %v, %.0f syncs/s, %.1f per sync", s.Phase, s.Rate, s.Status, s.Decided,
-			time.Duration(s.SyncP50Ns), time.Duration(s.SyncP99Ns), s.SyncsPerSec, s.EntriesPerSync)
+		t.Logf("%-6s %6.0f/s %-4v decided=%-5v %v, %d syncs, p50 %v p99 %v, %.0f syncs/s, %.1f per sync %s", s.Phase, s.Rate, s.Status, s.Decided,
+			time.Duration(s.DurationNs).Round(time.Millisecond), s.Syncs, time.Duration(s.SyncP50Ns), time.Duration(s.SyncP99Ns), s.SyncsPerSec, s.EntriesPerSync, s.Failed)
 	}
 	t.Logf("capacity %v..%v, bend %s: %s", c.Rate, c.Upper, c.Bend, c.Evidence)
 	if len(wl.Verdicts) != 1 || wl.Figure("capacity_rate") == nil {
