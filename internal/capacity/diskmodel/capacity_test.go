@@ -149,25 +149,27 @@ func TestCapacityFindsTokenBucketKnee(t *testing.T) {
 	monotone(t, c)
 }
 
-// A device of 37,000 B/s (100 entries of 370 bytes a second) behind a
-// 10 ms sync, judged against a p99 limit of 200 ms (the scale keeps a
+// A device of 74,000 B/s (200 entries of 370 bytes a second) behind a
+// 5 ms sync, judged against a p99 limit of 100 ms (the scale keeps a
 // loaded machine's CPU stalls, which the model does not own, from
-// deciding a step): each sync waits for the entries written since the
-// last one. At a rate R (rho = R/100) a cycle is the sync T plus the time
+// deciding a step, and gives the passing steps the some 900 syncs a pass
+// needs in 11-24 s): each sync waits for the entries written since the
+// last one. At a rate R (rho = R/200) a cycle is the sync T plus the time
 // o the writer spends between syncs (its write through FUSE, scheduling),
 // and the sync carries what arrived during the last cycle:
-// T = 10 ms + rho (T + o), so T = (10 ms + rho o) / (1 - rho), which
-// reaches the limit at rho* = 1 - (10 ms + o)/200 ms, i.e. 95 entries/s
+// T = 5 ms + rho (T + o), so T = (5 ms + rho o) / (1 - rho), which
+// reaches the limit at rho* = 1 - (5 ms + o)/100 ms, i.e. 189 entries/s
 // for o = 0.5 ms. o is the machine's, so the truth is computed with o as
 // measured by the step that batched most while passing (its cycle,
 // 1/syncs per second, minus its median sync). The sweep must find it
-// within 20 % and name queueing.
+// within 20 % and name queueing. Its ladder starts at 80/s, where a step
+// passes in 11 s (at 40/s it takes 22).
 func TestCapacityFindsQueueingKnee(t *testing.T) {
 	t.Parallel() // its sweep waits on its filesystem's delay, not the CPU
-	const delay, perSec, limit = 10 * time.Millisecond, 100.0, 200 * time.Millisecond
+	const delay, perSec, limit = 5 * time.Millisecond, 200.0, 100 * time.Millisecond
 	m := fusedelay.Mount(t, memBacking(t), delay)
 	m.SetBandwidth(int64(perSec * 370))
-	c := sweepOn(t, m, 20, limit)
+	c := sweepOn(t, m, 80, limit)
 	var o time.Duration
 	most := 0.0
 	for _, s := range c.Steps {
