@@ -223,20 +223,13 @@ func diagEtcd(t *testing.T, dataDir string) string {
 
 // memBacking is a directory in memory (/dev/shm), so that only the
 // injected delay makes the disk slow; a temporary directory without it.
-func memBacking(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("/dev/shm", "etcdbench-diagnose-")
-	if err != nil {
-		return t.TempDir()
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
+func memBacking(t *testing.T) string { return testutil.MemDir(t, "etcdbench-diagnose-") }
 
 // TestDiagnoseMetricsEndToEnd runs Debian's etcd with its data dir on a
 // FUSE passthrough, loads it with etcdbench etcd put and diagnoses it
 // over a 5 s window: with 30 ms fsyncs the slow disk is the top cause
-// (exit 1), without a delay it is healthy (exit 0).
+// (exit 1), without a delay it is healthy (exit 0). The two run side by
+// side.
 func TestDiagnoseMetricsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the end-to-end diagnosis of a real etcd")
@@ -252,6 +245,7 @@ func TestDiagnoseMetricsEndToEnd(t *testing.T) {
 		{"no delay: healthy", 0, []string{"--clients", "2", "--rate", "200"}, exitOK, "healthy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // side by side: the slow case waits on its syncs
 			m := fusedelay.Mount(t, memBacking(t), tc.delay)
 			ep := diagEtcd(t, filepath.Join(m.Dir, "data"))
 			load := start(t, runOpts{}, append([]string{"etcd", "put", "--endpoints", ep, "--yes", "--duration", "9s", "-o", "json", "--no-progress"}, tc.load...)...)
