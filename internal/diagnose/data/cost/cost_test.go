@@ -15,7 +15,7 @@ import (
 // small keeps the probes to a few MiB so the test takes seconds.
 func small() Limits {
 	return Limits{DiskMin: 4 << 20, DiskMax: 8 << 20, DBMaxBytes: 4 << 20, DBMaxRevisions: 20_000,
-		WALMaxBytes: 2 << 20, WALMaxEntries: 5_000, SnapshotMaxBytes: 2 << 20, Starts: 1, StartTimeout: time.Minute}
+		WALMaxBytes: 2 << 20, WALMaxEntries: 5_000, SnapshotMaxBytes: 2 << 20, Starts: 1, Sends: 1, StartTimeout: time.Minute}
 }
 
 func TestPredictOnADir(t *testing.T) {
@@ -32,7 +32,7 @@ func TestPredictOnADir(t *testing.T) {
 	}{
 		{"restart", p.Restart, "disk recovery"},
 		{"defrag", p.Defrag, "etcd's backend defrag"},
-		{"snapshot", p.SnapshotSend, "etcd's snapshot stream"},
+		{"snapshot", p.SnapshotSend, "etcd_network_snapshot_send_total_duration_seconds"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !(c.p.Seconds > 0) {
@@ -50,7 +50,7 @@ func TestPredictOnADir(t *testing.T) {
 }
 
 func TestPredictionsGrowWithSize(t *testing.T) {
-	m := measured{ReadBW: 100e6, WriteBW: 80e6, StreamBW: 40e6, Starts: 3, StartSeconds: 0.5, RestorePerRev: 2e-6,
+	m := measured{ReadBW: 100e6, WriteBW: 80e6, SendBW: 40e6, Starts: 3, StartSeconds: 0.5, RestorePerRev: 2e-6,
 		DefragPerByte: 1e-8, WALPerEntry: 1e-6, ReadBytes: 1e8, WriteBytes: 1e8}
 	base := Sizes{DBBytes: 100 << 20, InUseBytes: 80 << 20, Keys: 10_000, Revisions: 100_000, WALBytes: 10 << 20, WALEntries: 10_000}
 	grow := map[string]func(Sizes) Sizes{

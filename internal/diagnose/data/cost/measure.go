@@ -49,11 +49,12 @@ func measure(ctx context.Context, work string, s Sizes, l Limits) (measured, err
 	}
 	m.WALPerEntry, m.WALProbeEntries = walTook.Seconds()/float64(ents), ents
 
-	mp, err := probeMember(ctx, filepath.Join(work, "member"), max(l.Starts, 1), min(max(s.DBBytes, payloadPut), l.SnapshotMaxBytes), l.StartTimeout)
+	mp, err := probeMember(ctx, filepath.Join(work, "member"), max(l.Starts, 1), max(l.Sends, 1), min(max(s.DBBytes, payloadPut), l.SnapshotMaxBytes), l.StartTimeout)
 	if err != nil {
 		return m, err
 	}
 	m.StartSeconds, m.Starts = mp.start.Seconds(), mp.starts
-	m.StreamBW, m.StreamBytes = mp.snapshotRatio, float64(mp.snapBytes)
+	m.SendBW, m.SendBytes, m.Sends = mp.sendRate, float64(mp.snapBytes), mp.sends
+	m.ReceiveSeconds, m.SendSeconds = mp.receive.Seconds(), mp.send.Seconds()
 	return m, nil
 }

@@ -16,8 +16,9 @@ type Limits struct {
 	DBMaxRevisions   int64         // revisions in it
 	WALMaxBytes      int64         // bytes of the synthetic WAL
 	WALMaxEntries    int64         // entries in it
-	SnapshotMaxBytes int64         // bytes put into the probe member before its snapshot
+	SnapshotMaxBytes int64         // bytes put into the probe member before its snapshot is sent
 	Starts           int           // starts of the empty member (the median counts)
+	Sends            int           // snapshots sent to a new member (the median counts)
 	StartTimeout     time.Duration // bound on the empty member's start
 }
 
@@ -28,7 +29,7 @@ func DefaultLimits() Limits {
 		DiskMin: 16 << 20, DiskMax: 256 << 20,
 		DBMaxBytes: 256 << 20, DBMaxRevisions: 500_000,
 		WALMaxBytes: 32 << 20, WALMaxEntries: 100_000,
-		SnapshotMaxBytes: 64 << 20, Starts: 3, StartTimeout: time.Minute,
+		SnapshotMaxBytes: 64 << 20, Starts: 3, Sends: 3, StartTimeout: time.Minute,
 	}
 }
 
@@ -37,7 +38,10 @@ func DefaultLimits() Limits {
 type measured struct {
 	ReadBW, ReadBytes     float64 // recovery's sequential read, B/s, over bytes
 	WriteBW, WriteBytes   float64 // snapshot's durable write, B/s, over bytes
-	StreamBW, StreamBytes float64 // etcd's snapshot streamed to a file and fsynced, B/s, over bytes
+	SendBW, SendBytes     float64 // etcd's snapshot sent to a new member (the leader's metric), B/s, over the db's bytes
+	Sends                 int
+	SendSeconds           float64 // the send's median, by the leader's metric
+	ReceiveSeconds        float64 // the receive's median, by the new member's
 	StartSeconds          float64 // an empty single member's start to ready (median)
 	Starts                int
 	RestorePerRev         float64 // s per revision: bbolt open + mvcc restore, warm
@@ -81,7 +85,7 @@ func (m measured) predict(s Sizes) Predicted {
 		electionWords = fmt.Sprintf(" + %.1f s of election ticks it cannot fast-forward (no snapshot tells it it is alone)", election)
 	}
 	defrag := float64(s.InUseBytes) * m.DefragPerByte
-	stream := float64(s.DBBytes) / m.StreamBW
+	send := float64(s.DBBytes) / m.SendBW
 	write := float64(s.DBBytes) / m.WriteBW
 	return Predicted{
 		Restart: Prediction{
@@ -96,9 +100,9 @@ func (m measured) predict(s Sizes) Predicted {
 				units.FormatBytes(s.InUseBytes), rate(1/m.DefragPerByte), defrags, units.FormatBytes(m.ProbeDBBytes), m.DefragRevs, m.ProbeDBBytes/max(m.DefragRevs, 1)),
 		},
 		SnapshotSend: Prediction{
-			Seconds: max(stream, write),
-			From: fmt.Sprintf("db %s at etcd's snapshot stream's %s/s (a %s snapshot of a member on this disk, saved and fsynced), the sequential write's %s/s until durable over %s (disk snapshot) the bound",
-				units.FormatBytes(s.DBBytes), rate(m.StreamBW), units.FormatBytes(int64(m.StreamBytes)), rate(m.WriteBW), units.FormatBytes(int64(m.WriteBytes))),
+			Seconds: max(send, write),
+			From: fmt.Sprintf("db %s at etcd's snapshot send's %s/s (a member's %s db sent to a new member on this disk, both in one process: %.2f s by the leader's etcd_network_snapshot_send_total_duration_seconds, %.2f s received, median of %d), never faster than the sequential write's %s/s until durable over %s (disk snapshot)",
+				units.FormatBytes(s.DBBytes), rate(m.SendBW), units.FormatBytes(int64(m.SendBytes)), m.SendSeconds, m.ReceiveSeconds, m.Sends, rate(m.WriteBW), units.FormatBytes(int64(m.WriteBytes))),
 		},
 	}
 }
