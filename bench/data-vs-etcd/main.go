@@ -137,9 +137,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			members = append(members, m)
 			if _, err := os.Stat(m.dataDir); err == nil && o.Keep {
 				fmt.Fprintf(stderr, "reusing %s\n", m.dataDir)
-				continue
+			} else if err := fill(ctx, m, size, o, stderr); err != nil {
+				return err
 			}
-			if err := fill(ctx, m, size, o, stderr); err != nil {
+			if err := ensureSnapshot(ctx, m, stderr); err != nil {
 				return err
 			}
 		}
