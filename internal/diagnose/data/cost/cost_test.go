@@ -3,6 +3,7 @@ package cost
 import (
 	"context"
 	"errors"
+	"etcdbench/internal/etcdcluster"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,5 +151,32 @@ func TestWhatTheDataDirSays(t *testing.T) {
 	}
 	if _, err := WaitsFullElection(filepath.Join(t.TempDir(), "db")); err == nil {
 		t.Error("WaitsFullElection of a missing db gave no error")
+	}
+}
+
+// TestSendProbeTimesEachLearner holds each send of the probe to its own
+// learner: every learner receives from the same leader, whose ID is the
+// receive metric's one label, so without what earlier learners counted
+// subtracted the second would count two receives and their sum.
+func TestSendProbeTimesEachLearner(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: dir, Members: 1, SnapshotCount: probeSnapshotCount})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := memberProbe{sends: 2}
+	if err := sendProbe(ctx, c, 2<<20, time.Minute, &p); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		s, r, err := sendOnce(ctx, c, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Count != 1 || r.Count != 1 || !(s.Seconds > 0) || !(r.Seconds > 0) || !(r.Fsync > 0) || r.Fsync > r.Seconds {
+			t.Errorf("learner %d: sent %+v, received %+v; want one each, the fsync inside the receive", i+3, s, r)
+		}
 	}
 }

@@ -20,6 +20,10 @@ const (
 	SnapshotReceiveMetric = "etcd_network_snapshot_receive_total_duration_seconds"
 	// SnapshotSendFailuresMetric counts the leader's failed sends, "To".
 	SnapshotSendFailuresMetric = "etcd_network_snapshot_send_failures"
+	// SnapshotDBFsyncMetric is the receiver's histogram of its fsyncs of
+	// a received db (snap's SaveDBFrom), unlabelled: the part of the
+	// receive the disk makes durable.
+	SnapshotDBFsyncMetric = "etcd_snap_db_fsync_duration_seconds"
 )
 
 // Transfer is one snapshot sent between two members, as their metrics
@@ -28,6 +32,16 @@ type Transfer struct {
 	Seconds  float64 // the histogram's sum over the member pair
 	Count    float64 // sends (receives) it counted
 	Failures float64 // failed sends (leader's side only)
+	// Fsync is the receiver's seconds fsyncing received dbs (receiver's
+	// side only: all it received, from any member).
+	Fsync float64
+}
+
+// Since is t less what before counted: the transfers between two reads
+// of the same metrics.
+func (t Transfer) Since(before Transfer) Transfer {
+	return Transfer{Seconds: t.Seconds - before.Seconds, Count: t.Count - before.Count,
+		Failures: t.Failures - before.Failures, Fsync: t.Fsync - before.Fsync}
 }
 
 // SnapshotSent reads what a leader's metrics f say of its snapshots sent
@@ -39,7 +53,11 @@ func SnapshotSent(f metrics.Families, to uint64) Transfer {
 // SnapshotReceived reads what a member's metrics f say of the snapshots
 // it received from the member from.
 func SnapshotReceived(f metrics.Families, from uint64) Transfer {
-	return transfer(f, SnapshotReceiveMetric, "From", from)
+	t := transfer(f, SnapshotReceiveMetric, "From", from)
+	if h, err := metrics.HistogramOf(f, SnapshotDBFsyncMetric); err == nil {
+		t.Fsync = h.Sum
+	}
+	return t
 }
 
 // transfer reads the histogram name and the send failures for the

@@ -25,6 +25,12 @@ etcd_network_snapshot_receive_total_duration_seconds_bucket{From="a1b2c3",le="0.
 etcd_network_snapshot_receive_total_duration_seconds_bucket{From="a1b2c3",le="+Inf"} 1
 etcd_network_snapshot_receive_total_duration_seconds_sum{From="a1b2c3"} 0.25
 etcd_network_snapshot_receive_total_duration_seconds_count{From="a1b2c3"} 1
+# HELP etcd_snap_db_fsync_duration_seconds The latency distributions of fsyncing .snap.db file
+# TYPE etcd_snap_db_fsync_duration_seconds histogram
+etcd_snap_db_fsync_duration_seconds_bucket{le="0.001"} 0
+etcd_snap_db_fsync_duration_seconds_bucket{le="+Inf"} 1
+etcd_snap_db_fsync_duration_seconds_sum 0.125
+etcd_snap_db_fsync_duration_seconds_count 1
 `
 
 func TestSnapshotTransfers(t *testing.T) {
@@ -40,8 +46,9 @@ func TestSnapshotTransfers(t *testing.T) {
 		{"sent to the new member", SnapshotSent(f, 0x8e9e05c52164694d), Transfer{Seconds: 0.3125, Count: 1}},
 		{"failed to another", SnapshotSent(f, 0x2b0c6e0f5d1a7e3), Transfer{Failures: 1}},
 		{"nothing yet", SnapshotSent(f, 1), Transfer{}},
-		{"received from the leader", SnapshotReceived(f, 0xa1b2c3), Transfer{Seconds: 0.25, Count: 1}},
-		{"nothing from another", SnapshotReceived(f, 0x2b0c6e0f5d1a7e3), Transfer{}},
+		{"received from the leader", SnapshotReceived(f, 0xa1b2c3), Transfer{Seconds: 0.25, Count: 1, Fsync: 0.125}},
+		{"nothing from another", SnapshotReceived(f, 0x2b0c6e0f5d1a7e3), Transfer{Fsync: 0.125}},
+		{"the second of two", Transfer{Seconds: 0.75, Count: 2, Fsync: 0.5}.Since(Transfer{Seconds: 0.25, Count: 1, Fsync: 0.125}), Transfer{Seconds: 0.5, Count: 1, Fsync: 0.375}},
 		{"no metrics at all", SnapshotSent(metrics.Families{}, 0x8e9e05c52164694d), Transfer{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -110,7 +110,7 @@ func sendProbe(ctx context.Context, c *etcdcluster.Cluster, size int64, timeout 
 		if err != nil {
 			return err
 		}
-		sent, received = append(sent, s), append(received, r)
+		sent, received = append(sent, secs(s.Seconds)), append(received, secs(r.Seconds))
 	}
 	slices.Sort(sent)
 	slices.Sort(received)
@@ -127,37 +127,45 @@ const sendPoll = 20 * time.Millisecond
 // sendOnce adds a learner to c, waits until the leader's metric counts
 // the snapshot sent to it and the learner's counts it received, returns
 // both and removes the learner again.
-func sendOnce(ctx context.Context, c *etcdcluster.Cluster, timeout time.Duration) (send, receive time.Duration, err error) {
+func sendOnce(ctx context.Context, c *etcdcluster.Cluster, timeout time.Duration) (send, receive Transfer, err error) {
+	f, err := metrics.Scrape(ctx, nil, c.Endpoints()[0]+"/metrics")
+	if err != nil {
+		return Transfer{}, Transfer{}, fmt.Errorf("cost: the probe member's metrics: %w", err)
+	}
 	l, err := c.AddLearner(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("cost: adding a learner to the probe member: %w", err)
+		return Transfer{}, Transfer{}, fmt.Errorf("cost: adding a learner to the probe member: %w", err)
 	}
 	defer func() {
 		if cerr := l.Close(context.WithoutCancel(ctx)); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("cost: removing the probe's learner: %w", cerr))
 		}
 	}()
+	before := SnapshotReceived(f, l.Leader)
 	// Both members run in this process and show their metrics in its
 	// one registry, on the leader's URL too: the learner serves its own
 	// only once it is ready, which is after it caught up.
+	// The receive is labelled with the leader alone, which every learner
+	// of the probe receives from: what it counted before this one is
+	// subtracted.
 	url := c.Endpoints()[0] + "/metrics"
 	deadline := time.Now().Add(timeout)
 	for {
 		if f, err := metrics.Scrape(ctx, nil, url); err == nil {
-			s, r := SnapshotSent(f, l.ID), SnapshotReceived(f, l.Leader)
+			s, r := SnapshotSent(f, l.ID), SnapshotReceived(f, l.Leader).Since(before)
 			if s.Failures > 0 {
-				return 0, 0, fmt.Errorf("cost: the probe member failed to send its snapshot to its learner %d times", int(s.Failures))
+				return Transfer{}, Transfer{}, fmt.Errorf("cost: the probe member failed to send its snapshot to its learner %d times", int(s.Failures))
 			}
 			if s.Count >= 1 && r.Count >= 1 {
-				return secs(s.Seconds), secs(r.Seconds), nil
+				return s, r, nil
 			}
 		}
 		if time.Now().After(deadline) {
-			return 0, 0, fmt.Errorf("cost: no snapshot sent to the probe's learner within %v (%s)", timeout, url)
+			return Transfer{}, Transfer{}, fmt.Errorf("cost: no snapshot sent to the probe's learner within %v (%s)", timeout, url)
 		}
 		select {
 		case <-ctx.Done():
-			return 0, 0, ctx.Err()
+			return Transfer{}, Transfer{}, ctx.Err()
 		case <-time.After(sendPoll):
 		}
 	}
