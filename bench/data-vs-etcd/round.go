@@ -37,10 +37,11 @@ type observation struct {
 	// Send, Receive and SendWall are a snapshot sent to a new member
 	// (see sent): the leader's metric, the new member's, and the new
 	// member's start until the leader counted the send.
-	Send     float64 `json:"snapshot_send_s"`
-	Receive  float64 `json:"snapshot_receive_s"`
-	SendWall float64 `json:"snapshot_send_wall_s"`
-	Load     float64 `json:"load_average"`
+	Send         float64 `json:"snapshot_send_s"`
+	Receive      float64 `json:"snapshot_receive_s"`
+	ReceiveFsync float64 `json:"snapshot_receive_fsync_s"` // the new member's fsync of the db, in Receive
+	SendWall     float64 `json:"snapshot_send_wall_s"`
+	Load         float64 `json:"load_average"`
 }
 
 // analysis is diagnose data --predict=false on a stopped member's db:
@@ -123,7 +124,7 @@ func measure(ctx context.Context, m *member, dir, etcdbench, etcdctl string, std
 	if err != nil {
 		return ob, errors.Join(err, m.stop())
 	}
-	ob.Send, ob.Receive, ob.SendWall = sn.Send, sn.Receive, sn.Wall
+	ob.Send, ob.Receive, ob.ReceiveFsync, ob.SendWall = sn.Send, sn.Receive, sn.Fsync, sn.Wall
 	defrag, err := cmp.RunChild(ctx, nil, etcdctl, "--endpoints", m.client, "--command-timeout", "10m", "defrag")
 	if err != nil {
 		return ob, errors.Join(err, m.stop())
@@ -137,8 +138,8 @@ func measure(ctx context.Context, m *member, dir, etcdbench, etcdctl string, std
 	}
 	ob.Snapshot = saved.Wall.Seconds()
 	p := ob.Predicted
-	fmt.Fprintf(stderr, "%s %s: restart %.2f s (predicted %.2f), defrag %.2f s (%.2f), snapshot sent %.2f s (%.2f; received %.2f s, new member's start to sent %.2f s, etcdctl snapshot save %.2f s); prediction took %.1f s\n", ob.Etcd, ob.Target,
-		ob.Restart, p.RestartSeconds, ob.Defrag, p.DefragSeconds, ob.Send, p.SnapshotSendSeconds, ob.Receive, ob.SendWall, ob.Snapshot, ob.PredictWall)
+	fmt.Fprintf(stderr, "%s %s: restart %.2f s (predicted %.2f), defrag %.2f s (%.2f), snapshot sent %.2f s (%.2f; received %.2f s, its fsync %.2f s, new member's start to sent %.2f s, etcdctl snapshot save %.2f s); prediction took %.1f s\n", ob.Etcd, ob.Target,
+		ob.Restart, p.RestartSeconds, ob.Defrag, p.DefragSeconds, ob.Send, p.SnapshotSendSeconds, ob.Receive, ob.ReceiveFsync, ob.SendWall, ob.Snapshot, ob.PredictWall)
 	return ob, m.stop()
 }
 

@@ -26,6 +26,9 @@ type sent struct {
 	// Receive is the new member's
 	// etcd_network_snapshot_receive_total_duration_seconds for the leader.
 	Receive float64
+	// Fsync is the new member's etcd_snap_db_fsync_duration_seconds: the
+	// part of the receive that made the db durable.
+	Fsync float64
 	// Wall is the new member's process start until the leader's metric
 	// counted the send (read every scrapeEvery).
 	Wall float64
@@ -111,7 +114,7 @@ func sendSnapshot(ctx context.Context, m *member, dir string) (s sent, err error
 	if err != nil {
 		return s, fmt.Errorf("the new member of %s receiving its snapshot: %w", m.kind.Name, err)
 	}
-	s.Receive = t.Seconds
+	s.Receive, s.Fsync = t.Seconds, t.Fsync
 	return s, nil
 }
 

@@ -32,6 +32,7 @@ var ops = []op{
 	{"defrag", "defrag", defragPredicted, func(o observation) float64 { return o.Defrag }, true},
 	{"snapshot send (leader's metric)", "snapshot_send", sendPredicted, func(o observation) float64 { return o.Send }, true},
 	{"snapshot receive (new member's metric)", "snapshot_receive", sendPredicted, func(o observation) float64 { return o.Receive }, false},
+	{"new member's fsync of the db (in its receive)", "snapshot_receive_fsync", sendPredicted, func(o observation) float64 { return o.ReceiveFsync }, false},
 	{"new member's start to sent", "snapshot_send_wall", sendPredicted, func(o observation) float64 { return o.SendWall }, false},
 	{"snapshot save (etcdctl)", "snapshot_save", sendPredicted, func(o observation) float64 { return o.Snapshot }, false},
 }
