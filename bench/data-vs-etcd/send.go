@@ -122,27 +122,19 @@ func sendSnapshot(ctx context.Context, m *member, dir string) (s sent, err error
 // snapshot, and returns it. It gives up at a failed send, when the new
 // member's process ends, or after sendDeadline.
 func waitSnapshot(ctx context.Context, url string, read func(metrics.Families) cost.Transfer, exited chan error) (cost.Transfer, error) {
-	deadline := time.Now().Add(sendDeadline)
-	for {
-		if f, err := metrics.Scrape(ctx, nil, url+"/metrics"); err == nil {
-			t := read(f)
-			if t.Failures > 0 {
-				return t, fmt.Errorf("%s counts %v failed snapshot sends", url, t.Failures)
-			}
-			if t.Count >= 1 {
-				return t, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return cost.Transfer{}, fmt.Errorf("%s/metrics counted no snapshot within %v", url, sendDeadline)
-		}
+	var t cost.Transfer
+	err := metrics.Poll(ctx, url+"/metrics", scrapeEvery, time.Now().Add(sendDeadline), func(f metrics.Families) (bool, error) {
 		select {
 		case err := <-exited:
 			exited <- err
-			return cost.Transfer{}, fmt.Errorf("the new member exited: %v", err)
-		case <-ctx.Done():
-			return cost.Transfer{}, ctx.Err()
-		case <-time.After(scrapeEvery):
+			return false, fmt.Errorf("the new member exited: %v", err)
+		default:
 		}
-	}
+		t = read(f)
+		if t.Failures > 0 {
+			return false, fmt.Errorf("%s counts %v failed snapshot sends", url, t.Failures)
+		}
+		return t.Count >= 1, nil
+	})
+	return t, err
 }

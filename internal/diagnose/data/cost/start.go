@@ -149,26 +149,17 @@ func sendOnce(ctx context.Context, c *etcdcluster.Cluster, timeout time.Duration
 	// of the probe receives from: what it counted before this one is
 	// subtracted.
 	url := c.Endpoints()[0] + "/metrics"
-	deadline := time.Now().Add(timeout)
-	for {
-		if f, err := metrics.Scrape(ctx, nil, url); err == nil {
-			s, r := SnapshotSent(f, l.ID), SnapshotReceived(f, l.Leader).Since(before)
-			if s.Failures > 0 {
-				return Transfer{}, Transfer{}, fmt.Errorf("cost: the probe member failed to send its snapshot to its learner %d times", int(s.Failures))
-			}
-			if s.Count >= 1 && r.Count >= 1 {
-				return s, r, nil
-			}
+	err = metrics.Poll(ctx, url, sendPoll, time.Now().Add(timeout), func(f metrics.Families) (bool, error) {
+		send, receive = SnapshotSent(f, l.ID), SnapshotReceived(f, l.Leader).Since(before)
+		if send.Failures > 0 {
+			return false, fmt.Errorf("cost: the probe member failed to send its snapshot to its learner %d times", int(send.Failures))
 		}
-		if time.Now().After(deadline) {
-			return Transfer{}, Transfer{}, fmt.Errorf("cost: no snapshot sent to the probe's learner within %v (%s)", timeout, url)
-		}
-		select {
-		case <-ctx.Done():
-			return Transfer{}, Transfer{}, ctx.Err()
-		case <-time.After(sendPoll):
-		}
+		return send.Count >= 1 && receive.Count >= 1, nil
+	})
+	if err != nil {
+		return Transfer{}, Transfer{}, fmt.Errorf("cost: a snapshot sent to the probe's learner: %w", err)
 	}
+	return send, receive, nil
 }
 
 // secs is a metric's seconds as a Duration.
