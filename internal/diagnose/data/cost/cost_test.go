@@ -180,3 +180,34 @@ func TestSendProbeTimesEachLearner(t *testing.T) {
 		}
 	}
 }
+
+// TestWALPasses holds the restart's WAL terms to etcd's two passes: the
+// scan of every entry at the scan's cost, and the replay's decode of
+// every entry from the segment holding the snapshot at ReadAll's.
+func TestWALPasses(t *testing.T) {
+	m := measured{ReadBW: 100e6, WriteBW: 80e6, SendBW: 40e6, Starts: 3, RestorePerRev: 2e-6,
+		DefragPerByte: 1e-8, WALPerEntry: 4e-6, WALScanPerEntry: 3e-6}
+	base := Sizes{WALBytes: 1 << 20, WALEntries: 1000, WALDir: WAL{Bytes: 50 << 20, Entries: 50_000}}
+	same := func(s Sizes) Sizes { return s }
+	for _, c := range []struct {
+		name string
+		s    func(Sizes) Sizes
+		m    func(measured) measured
+		want float64 // seconds more than base
+	}{
+		{"the replay's segment", func(s Sizes) Sizes { s.WALReplay = WAL{Bytes: 5 << 20, Entries: 5000}; return s }, nil, 4000 * 4e-6},
+		{"a replay smaller than since counts since", func(s Sizes) Sizes { s.WALReplay = WAL{Entries: 10}; return s }, nil, 0},
+		{"the scan without its probe costs ReadAll's", same, func(m measured) measured { m.WALScanPerEntry = 0; return m }, 50_000 * (4e-6 - 3e-6)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mm := m
+			if c.m != nil {
+				mm = c.m(m)
+			}
+			got := mm.predict(c.s(base)).Restart.Seconds - m.predict(base).Restart.Seconds
+			if d := got - c.want; d > 1e-9 || d < -1e-9 {
+				t.Errorf("restart grew by %v s, want %v s", got, c.want)
+			}
+		})
+	}
+}

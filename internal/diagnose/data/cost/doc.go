@@ -14,12 +14,14 @@
 //     bolt options on Linux), which reads the whole file, free pages
 //     included, in sequence; the freelist is rebuilt from the pages
 //     (NoFreelistSync) and mvcc's restore reads every revision of the key
-//     bucket and indexes it; then every WAL segment is read and decoded
-//     to find the valid snapshots (ValidSnapshotEntries), and the entries
-//     since the last snapshot decoded again to be replayed (ReadAll).
-//     With a cold page cache: start + db bytes / MAP_POPULATE's read +
-//     revisions x restore CPU per revision + WAL bytes / sequential read
-//   - (all WAL entries + those since the snapshot) x decode CPU.
+//     bucket and indexes it; then every WAL segment is read and its
+//     records decoded to find the valid snapshots (ValidSnapshotEntries,
+//     entries not unmarshalled), and the entries from the start of the
+//     segment that holds the last snapshot decoded again, those after it
+//     to be replayed (ReadAll). With a cold page cache: start + db bytes
+//     / MAP_POPULATE's read + revisions x restore CPU per revision + WAL
+//     bytes / sequential read + all WAL entries x scan CPU + the
+//     replay's entries x decode CPU.
 //   - Defragmentation: the backend copies every bucket into a new file
 //     (bolt options as the db's, so every commit fsyncs), committing every
 //     10,000 keys, then renames it over the db and reopens it; the member

@@ -51,7 +51,8 @@ type measured struct {
 	RestoreRevs           int64   // revisions the restore probe had
 	DefragPerByte         float64 // s per byte of the probe db, this disk's fsyncs included
 	DefragRevs, ProbeRevB int64   // revisions the defrag probe had, of this mean size
-	WALPerEntry           float64 // s per entry: etcd's WAL read back and decoded, warm
+	WALPerEntry           float64 // s per entry: etcd's WAL read back and decoded (ReadAll), warm
+	WALScanPerEntry       float64 // s per entry: etcd's scan of the WAL for snapshots, warm (0: as WALPerEntry)
 	WALProbeEntries       int64
 }
 
@@ -71,14 +72,25 @@ func (m measured) predict(s Sizes) Predicted {
 		restores, restoreWords = 2, " twice (etcd 3.4 with a snapshot)"
 	}
 	restore := restores * float64(s.Revisions) * m.RestorePerRev
-	// The first pass reads every segment from the disk, the replay
-	// finds its part in the page cache.
+	// The first pass (the scan for valid snapshots) reads every segment
+	// from the disk and decodes its records, not their entries; the
+	// replay finds its segments in the page cache and decodes every
+	// entry from the start of the one that holds the snapshot.
+	since := WAL{Bytes: s.WALBytes, Entries: s.WALEntries}
+	replay := s.WALReplay
+	if replay.Entries < since.Entries {
+		replay = since
+	}
 	dir := s.WALDir
-	if dir.Entries < s.WALEntries {
-		dir = WAL{Bytes: s.WALBytes, Entries: s.WALEntries}
+	if dir.Entries < replay.Entries {
+		dir = replay
+	}
+	scan := m.WALScanPerEntry
+	if scan <= 0 {
+		scan = m.WALPerEntry
 	}
 	readWAL := float64(dir.Bytes) / m.ReadBW
-	decode := float64(dir.Entries+s.WALEntries) * m.WALPerEntry
+	decode := float64(dir.Entries)*scan + float64(replay.Entries)*m.WALPerEntry
 	election, electionWords := 0.0, ""
 	if s.FullElection {
 		election = fullElectionExtra
@@ -90,9 +102,9 @@ func (m measured) predict(s Sizes) Predicted {
 	return Predicted{
 		Restart: Prediction{
 			Seconds: m.StartSeconds + election + readDB + restore + readWAL + decode,
-			From: fmt.Sprintf("start %.2f s (an empty member, median of %d) + db %s at %s + %d revisions at %.2f µs each%s (etcd's bbolt open and mvcc restore, probed on %d) + WAL %s read and %d entries decoded (all %d, then %d since the snapshot) at %.2f µs each (etcd's WAL read back, probed on %d)%s",
+			From: fmt.Sprintf("start %.2f s (an empty member, median of %d) + db %s at %s + %d revisions at %.2f µs each%s (etcd's bbolt open and mvcc restore, probed on %d) + WAL %s read, its %d entries scanned for snapshots at %.2f µs each and %d decoded again at %.2f µs each (from the segment holding the last snapshot: %d since it) (etcd's WAL read back, probed on %d)%s",
 				m.StartSeconds, m.Starts, units.FormatBytes(s.DBBytes), dbWords,
-				s.Revisions, m.RestorePerRev*1e6, restoreWords, m.RestoreRevs, units.FormatBytes(dir.Bytes), dir.Entries+s.WALEntries, dir.Entries, s.WALEntries, m.WALPerEntry*1e6, m.WALProbeEntries, electionWords),
+				s.Revisions, m.RestorePerRev*1e6, restoreWords, m.RestoreRevs, units.FormatBytes(dir.Bytes), dir.Entries, scan*1e6, replay.Entries, m.WALPerEntry*1e6, since.Entries, m.WALProbeEntries, electionWords),
 		},
 		Defrag: Prediction{
 			Seconds: defrag,
