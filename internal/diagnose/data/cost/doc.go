@@ -18,8 +18,9 @@
 //     records decoded to find the valid snapshots (ValidSnapshotEntries,
 //     entries not unmarshalled), and the entries from the start of the
 //     segment that holds the last snapshot decoded again, those after it
-//     to be replayed (ReadAll). With a cold page cache: start + db bytes
-//     / MAP_POPULATE's read + revisions x restore CPU per revision + WAL
+//     to be replayed (ReadAll). With a cold page cache: start (an empty
+//     member's, its election taken out) + the mean election wait of
+//     etcd's defaults + db bytes / MAP_POPULATE's read + revisions x restore CPU per revision + WAL
 //     bytes / sequential read + all WAL entries x scan CPU + the
 //     replay's entries x decode CPU.
 //   - Defragmentation: the backend copies every bucket into a new file

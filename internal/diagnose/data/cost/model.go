@@ -42,7 +42,7 @@ type measured struct {
 	Sends                 int
 	SendSeconds           float64 // the send's median, by the leader's metric
 	ReceiveSeconds        float64 // the receive's median, by the new member's
-	StartSeconds          float64 // an empty single member's start to ready (median)
+	StartSeconds          float64 // an empty single member's start to ready (median), its election wait taken out
 	Starts                int
 	RestorePerRev         float64 // s per revision: bbolt open + mvcc restore, warm
 	PopulateBW            float64 // B/s: a cold file mapped with MAP_POPULATE, as bbolt opens the db (0: not measured)
@@ -91,10 +91,12 @@ func (m measured) predict(s Sizes) Predicted {
 	}
 	readWAL := float64(dir.Bytes) / m.ReadBW
 	decode := float64(dir.Entries)*scan + float64(replay.Entries)*m.WALPerEntry
-	election, electionWords := 0.0, ""
+	election := electionWait
+	electionWords := fmt.Sprintf(" + %.2f s of election, the mean of 1 to %d ticks of %.0f ms (etcd's defaults, %d of %d ticks fast-forwarded by a member alone)",
+		electionWait, electionTicks, tickSeconds*1000, electionTicks-1, electionTicks)
 	if s.FullElection {
-		election = fullElectionExtra
-		electionWords = fmt.Sprintf(" + %.1f s of election ticks it cannot fast-forward (no snapshot tells it it is alone)", election)
+		election += fullElectionExtra
+		electionWords += fmt.Sprintf(" + %.1f s of election ticks it cannot fast-forward (no snapshot tells it it is alone)", fullElectionExtra)
 	}
 	defrag := float64(s.InUseBytes) * m.DefragPerByte
 	send := float64(s.DBBytes) / m.SendBW
@@ -102,8 +104,8 @@ func (m measured) predict(s Sizes) Predicted {
 	return Predicted{
 		Restart: Prediction{
 			Seconds: m.StartSeconds + election + readDB + restore + readWAL + decode,
-			From: fmt.Sprintf("start %.2f s (an empty member, median of %d) + db %s at %s + %d revisions at %.2f µs each%s (etcd's bbolt open and mvcc restore, probed on %d) + WAL %s read, its %d entries scanned for snapshots at %.2f µs each and %d decoded again at %.2f µs each (from the segment holding the last snapshot: %d since it) (etcd's WAL read back, probed on %d)%s",
-				m.StartSeconds, m.Starts, units.FormatBytes(s.DBBytes), dbWords,
+			From: fmt.Sprintf("start %.2f s (an empty member, median of %d, its election at %v ticks taken out) + db %s at %s + %d revisions at %.2f µs each%s (etcd's bbolt open and mvcc restore, probed on %d) + WAL %s read, its %d entries scanned for snapshots at %.2f µs each and %d decoded again at %.2f µs each (from the segment holding the last snapshot: %d since it) (etcd's WAL read back, probed on %d)%s",
+				m.StartSeconds, m.Starts, probeTick, units.FormatBytes(s.DBBytes), dbWords,
 				s.Revisions, m.RestorePerRev*1e6, restoreWords, m.RestoreRevs, units.FormatBytes(dir.Bytes), dir.Entries, scan*1e6, replay.Entries, m.WALPerEntry*1e6, since.Entries, m.WALProbeEntries, electionWords),
 		},
 		Defrag: Prediction{

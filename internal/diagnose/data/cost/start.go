@@ -24,7 +24,7 @@ import (
 // db and fsyncs it before it answers), as the leader's own metric times
 // it.
 type memberProbe struct {
-	start     time.Duration // median over the starts
+	start     time.Duration // median over the starts, less the mean election wait at the probe's ticks
 	starts    int
 	snapBytes int64         // the db the leader sent
 	send      time.Duration // the leader's metric of the send (median)
@@ -44,8 +44,8 @@ const payloadPut = 1 << 20
 const probeSnapshotCount = 8
 
 // probeMember starts an empty single member in dir starts times (the
-// election after a start waits a random 1 to 10 ticks, so one start is
-// noisy), then one more that it fills with snapBytes of values and has
+// election after a start waits a random 1 to 10 ticks, here of
+// probeTick, so one start is noisy), then one more that it fills with snapBytes of values and has
 // send its snapshot to a new member, sends times (the medians count).
 func probeMember(ctx context.Context, dir string, starts, sends int, snapBytes int64, timeout time.Duration) (memberProbe, error) {
 	p := memberProbe{starts: starts, sends: sends}
@@ -53,7 +53,8 @@ func probeMember(ctx context.Context, dir string, starts, sends int, snapBytes i
 	for i := range starts {
 		sub := filepath.Join(dir, fmt.Sprintf("start%d", i))
 		t0 := time.Now()
-		c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: sub, Members: 1, StartTimeout: timeout})
+		c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: sub, Members: 1, StartTimeout: timeout,
+			HeartbeatInterval: probeTick, ElectionTimeout: probeElection})
 		if err != nil {
 			return p, fmt.Errorf("cost: starting an empty member in %s: %w", sub, err)
 		}
@@ -64,7 +65,7 @@ func probeMember(ctx context.Context, dir string, starts, sends int, snapBytes i
 		os.RemoveAll(sub)
 	}
 	slices.Sort(took)
-	p.start = took[len(took)/2]
+	p.start = max(took[len(took)/2]-probeElectionWait, 0)
 	sub := filepath.Join(dir, "send")
 	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: sub, Members: 1, StartTimeout: timeout, SnapshotCount: probeSnapshotCount})
 	if err != nil {
