@@ -45,8 +45,9 @@ const probeSnapshotCount = 8
 
 // probeMember starts an empty single member in dir starts times (the
 // election after a start waits a random 1 to 10 ticks, here of
-// probeTick, so one start is noisy), then one more that it fills with snapBytes of values and has
-// send its snapshot to a new member, sends times (the medians count).
+// probeTick, so one start is noisy), then one more that it fills with
+// snapBytes of values and has send its snapshot to a new member, sends
+// times (the medians count).
 func probeMember(ctx context.Context, dir string, starts, sends int, snapBytes int64, timeout time.Duration) (memberProbe, error) {
 	p := memberProbe{starts: starts, sends: sends}
 	var took []time.Duration
