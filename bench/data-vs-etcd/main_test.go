@@ -47,16 +47,19 @@ func TestRender(t *testing.T) {
 	ob := func(round int, restart, predicted float64) observation {
 		return observation{Round: round, Etcd: "etcd 3.4 (Debian)", Target: "100.0 MiB", DBBytes: 100 << 20, InUseBytes: 90 << 20, Revisions: 1000,
 			Predicted: &result.DataPredicted{RestartSeconds: predicted, DefragSeconds: 1, SnapshotSendSeconds: 1},
-			Restart:   restart, Defrag: 1, Snapshot: 4}
+			Restart:   restart, Defrag: 1, Send: 4, Receive: 3.5, SendWall: 5, Snapshot: 1}
 	}
 	obs := []observation{ob(1, 2, 2), ob(2, 1, 2), ob(3, 2, 3)}
 	ans := []analysis{{Round: 1, Etcd: "etcd 3.4 (Debian)", DBBytes: 1 << 30, Wall: 12, MaxRSS: 150e6}, {Round: 2, Etcd: "etcd 3.4 (Debian)", DBBytes: 1 << 30, Wall: 40, MaxRSS: 90e6}}
 	table, figs := render(obs, ans)
 	for name, want := range map[string]float64{
-		"etcd_3_4_debian_100_0_mib_restart_ratio":       1.5, // ratios 1, 2, 1.5: the median
-		"etcd_3_4_debian_100_0_mib_defrag_ratio":        1.0,
-		"etcd_3_4_debian_100_0_mib_snapshot_save_ratio": 0.25,
-		"within":                              2, // restart (1.5) and defrag (1.0) are within, the snapshot (0.25) is not
+		"etcd_3_4_debian_100_0_mib_restart_ratio":                 1.5, // ratios 1, 2, 1.5: the median
+		"etcd_3_4_debian_100_0_mib_defrag_ratio":                  1.0,
+		"etcd_3_4_debian_100_0_mib_snapshot_send_ratio":           0.25,
+		"etcd_3_4_debian_100_0_mib_snapshot_save_ratio":           1, // shown, not judged
+		"etcd_3_4_debian_100_0_mib_snapshot_send_wall_measured_s": 5,
+		"etcd_3_4_debian_100_0_mib_snapshot_receive_measured_s":   3.5,
+		"within":                              2, // restart (1.5) and defrag (1.0) are within, the send (0.25) is not; the save (1.0) is not judged
 		"compared":                            3,
 		"etcd_3_4_debian_analysis_wall_s":     26,
 		"etcd_3_4_debian_analysis_max_rss_mb": 120,
@@ -65,7 +68,7 @@ func TestRender(t *testing.T) {
 			t.Errorf("figure %s = %v (%v), want %v; figures %v", name, got, ok, want, figs)
 		}
 	}
-	for _, want := range []string{"| etcd 3.4 (Debian) | 100.0 MiB (90.0 MiB) | 1000 | 0 | restart | 2.00 s | 2.00 s (1.00-2.00) | 1.50 (1.00-2.00) | yes |", "snapshot save", "| NO |"} {
+	for _, want := range []string{"| etcd 3.4 (Debian) | 100.0 MiB (90.0 MiB) | 1000 | 0 | restart | 2.00 s | 2.00 s (1.00-2.00) | 1.50 (1.00-2.00) | yes |", "| snapshot send (leader's metric) | 1.00 s | 4.00 s (4.00-4.00) | 0.25 (0.25-0.25) | NO |", "| snapshot save (etcdctl) | 1.00 s | 1.00 s (1.00-1.00) | 1.00 (1.00-1.00) | (not judged) |"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table lacks %q:\n%s", want, table)
 		}

@@ -31,10 +31,17 @@ type observation struct {
 	Predicted  *result.DataPredicted `json:"predicted"`
 	// PredictWall is diagnose data's wall time, its probes included.
 	PredictWall float64 `json:"predict_wall_s"`
-	Restart     float64 `json:"restart_s"` // process start to /health true, page cache dropped
-	Defrag      float64 `json:"defrag_s"`  // etcdctl defrag
-	Snapshot    float64 `json:"snapshot_s"`
-	Load        float64 `json:"load_average"`
+	Restart     float64 `json:"restart_s"`  // process start to /health true, page cache dropped
+	Defrag      float64 `json:"defrag_s"`   // etcdctl defrag
+	Snapshot    float64 `json:"snapshot_s"` // etcdctl snapshot save
+	// Send, Receive and SendWall are a snapshot sent to a new member
+	// (see sent): the leader's metric, the new member's, and the new
+	// member's start until the leader counted the send.
+	Send         float64 `json:"snapshot_send_s"`
+	Receive      float64 `json:"snapshot_receive_s"`
+	ReceiveFsync float64 `json:"snapshot_receive_fsync_s"` // the new member's fsync of the db, in Receive
+	SendWall     float64 `json:"snapshot_send_wall_s"`
+	Load         float64 `json:"load_average"`
 }
 
 // analysis is diagnose data --predict=false on a stopped member's db:
@@ -90,7 +97,8 @@ func diagnoseData(ctx context.Context, etcdbench, dataDir string, args ...string
 }
 
 // measure predicts m's costs from its stopped data dir with diagnose
-// data, then restarts it with the page cache dropped, defragments it,
+// data, then restarts it with the page cache dropped, has it send its
+// snapshot to a new member in dir (removed again), defragments it,
 // saves a snapshot of it into dir and stops it again.
 func measure(ctx context.Context, m *member, dir, etcdbench, etcdctl string, stderr io.Writer) (observation, error) {
 	ob := observation{Etcd: m.kind.Name, Target: m.target}
@@ -112,6 +120,11 @@ func measure(ctx context.Context, m *member, dir, etcdbench, etcdctl string, std
 		return ob, err
 	}
 	ob.Restart = restart.Seconds()
+	sn, err := sendSnapshot(ctx, m, dir)
+	if err != nil {
+		return ob, errors.Join(err, m.stop())
+	}
+	ob.Send, ob.Receive, ob.ReceiveFsync, ob.SendWall = sn.Send, sn.Receive, sn.Fsync, sn.Wall
 	defrag, err := cmp.RunChild(ctx, nil, etcdctl, "--endpoints", m.client, "--command-timeout", "10m", "defrag")
 	if err != nil {
 		return ob, errors.Join(err, m.stop())
@@ -125,8 +138,8 @@ func measure(ctx context.Context, m *member, dir, etcdbench, etcdctl string, std
 	}
 	ob.Snapshot = saved.Wall.Seconds()
 	p := ob.Predicted
-	fmt.Fprintf(stderr, "%s %s: restart %.2f s (predicted %.2f), defrag %.2f s (%.2f), snapshot %.2f s (%.2f); prediction took %.1f s\n", ob.Etcd, ob.Target,
-		ob.Restart, p.RestartSeconds, ob.Defrag, p.DefragSeconds, ob.Snapshot, p.SnapshotSendSeconds, ob.PredictWall)
+	fmt.Fprintf(stderr, "%s %s: restart %.2f s (predicted %.2f), defrag %.2f s (%.2f), snapshot sent %.2f s (%.2f; received %.2f s, its fsync %.2f s, new member's start to sent %.2f s, etcdctl snapshot save %.2f s); prediction took %.1f s\n", ob.Etcd, ob.Target,
+		ob.Restart, p.RestartSeconds, ob.Defrag, p.DefragSeconds, ob.Send, p.SnapshotSendSeconds, ob.Receive, ob.ReceiveFsync, ob.SendWall, ob.Snapshot, ob.PredictWall)
 	return ob, m.stop()
 }
 

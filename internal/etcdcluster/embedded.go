@@ -101,6 +101,10 @@ type Cluster struct {
 	// stopGrace bounds each in-process member's Close (0:
 	// memberStopGrace).
 	stopGrace time.Duration
+	// opts and lg are what the members were started with, for a learner
+	// added later (AddLearner).
+	opts Options
+	lg   *zap.Logger
 }
 
 // Start starts opts.Members members on free 127.0.0.1 ports with
@@ -139,9 +143,10 @@ func start(ctx context.Context, opts Options, pickPorts func(n int) ([]int, erro
 	timeout := cmp.Or(opts.StartTimeout, DefaultStartTimeout)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	c := &Cluster{log: &tailBuffer{}}
+	c := &Cluster{log: &tailBuffer{}, opts: opts}
 	enc := zapcore.NewConsoleEncoder(zap.NewProductionEncoderConfig())
 	lg := zap.New(zapcore.NewCore(enc, zapcore.AddSync(c.log), level))
+	c.lg = lg
 	// The free ports are released before etcd binds them; when another
 	// process takes one in between, start again on new ports.
 	for attempt := 1; ; attempt++ {
@@ -153,7 +158,7 @@ func start(ctx context.Context, opts Options, pickPorts func(n int) ([]int, erro
 		if attempt == portAttempts || !isAddrInUse(err) {
 			return nil, c.withLog(err)
 		}
-		c = &Cluster{log: c.log}
+		c = &Cluster{log: c.log, opts: opts, lg: lg}
 		for i := range n {
 			os.RemoveAll(memberDir(opts.Dir, i))
 		}

@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		s.DBBytes, s.InUseBytes, s.Keys, s.Revisions = a.DB.FileBytes, a.DB.InUseBytes, a.Keys, a.Revisions // a restart reads the whole file
 		if walDir != "" {
 			var since cost.WAL
-			if s.WALDir, since, err = walSince(walDir); err != nil {
+			if s.WALDir, since, s.WALReplay, err = walSince(walDir); err != nil {
 				return nil, fmt.Errorf("reading the WAL in %s: %w", walDir, err)
 			}
 			s.WALBytes, s.WALEntries = since.Bytes, since.Entries

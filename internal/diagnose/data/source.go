@@ -45,12 +45,15 @@ func findDB(dir string) (db, wal string, err error) {
 
 // walSince is the WAL a restart reads, in entry records' bytes and
 // entries: all of it (every segment, decoded once to find the valid
-// snapshots) and the part after the last snapshot record (replayed). A
-// data dir without a WAL gives zeros.
-func walSince(dir string) (all, since cost.WAL, err error) {
+// snapshots), the part after the last snapshot record (replayed), and
+// the part ReadAll decodes to replay it: every entry from the start of
+// the segment that holds the last snapshot record (wal.Open selects
+// segments by their first index, then ReadAll decodes and skips the
+// entries up to the snapshot). A data dir without a WAL gives zeros.
+func walSince(dir string) (all, since, replay cost.WAL, err error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.wal"))
 	if err != nil || len(names) == 0 {
-		return all, since, err
+		return all, since, replay, err
 	}
 	for _, n := range names { // sorted by Glob: segment names sort in order
 		b, err := os.ReadFile(n) // read-only, no lock
@@ -58,21 +61,22 @@ func walSince(dir string) (all, since cost.WAL, err error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return all, since, err
+			return all, since, replay, err
 		}
+		var segment cost.WAL
 		walfile.DecodeSegment(b, func(r walfile.Record) {
 			switch r.Type {
 			case walfile.SnapshotType:
-				since = cost.WAL{}
+				since, replay = cost.WAL{}, segment
 			case walfile.EntryType:
-				since.Bytes += r.Frame.Size()
-				since.Entries++
-				all.Bytes += r.Frame.Size()
-				all.Entries++
+				for _, w := range []*cost.WAL{&all, &since, &replay, &segment} {
+					w.Bytes += r.Frame.Size()
+					w.Entries++
+				}
 			}
 		})
 	}
-	return all, since, nil
+	return all, since, replay, nil
 }
 
 // online streams a snapshot of the first endpoint's member into a

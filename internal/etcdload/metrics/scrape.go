@@ -2,9 +2,11 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 // maxScrapeBytes bounds a /metrics response; etcd's is about 100-300 KiB.
@@ -58,4 +60,37 @@ func Scrape(ctx context.Context, client *http.Client, url string) (Families, err
 		return nil, fmt.Errorf("%s: %w", url, err)
 	}
 	return f, nil
+}
+
+// ErrPollDeadline is matched by Poll's error when the condition did not
+// hold by the deadline.
+var ErrPollDeadline = errors.New("metrics: condition not met by the deadline")
+
+// Poll scrapes url every `every` until done says its figures are there
+// (true) or fails, ctx ends, or deadline passes. A scrape that fails is
+// tried again: a member that is starting or busy may not answer yet.
+func Poll(ctx context.Context, url string, every time.Duration, deadline time.Time, done func(Families) (bool, error)) error {
+	var last error
+	for {
+		f, err := Scrape(ctx, nil, url)
+		if err == nil {
+			ok, err := done(f)
+			if ok || err != nil {
+				return err
+			}
+		} else {
+			last = err
+		}
+		if time.Now().After(deadline) {
+			if last != nil {
+				return fmt.Errorf("%w: %s (last scrape: %v)", ErrPollDeadline, url, last)
+			}
+			return fmt.Errorf("%w: %s", ErrPollDeadline, url)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(every):
+		}
+	}
 }

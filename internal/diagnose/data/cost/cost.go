@@ -19,6 +19,11 @@ type Sizes struct {
 	// decodes them all first (the WAL's ValidSnapshotEntries), then those
 	// since the last snapshot again (ReadAll). Zero: only the replay.
 	WALDir WAL
+	// WALReplay is what the replay decodes (ReadAll): every entry from
+	// the start of the segment that holds the last snapshot, those
+	// before the snapshot skipped after decoding. Zero: WALBytes and
+	// WALEntries.
+	WALReplay WAL
 	// FullElection says the member cannot know at its start that it is
 	// alone (see WaitsFullElection), so it waits a whole randomized
 	// election timeout before it leads instead of fast-forwarding.
@@ -87,7 +92,8 @@ var ErrBadSizes = errors.New("cost: bad sizes")
 
 func (s Sizes) validate() error {
 	switch {
-	case s.DBBytes < 0 || s.InUseBytes < 0 || s.Keys < 0 || s.Revisions < 0 || s.WALBytes < 0 || s.WALEntries < 0:
+	case s.DBBytes < 0 || s.InUseBytes < 0 || s.Keys < 0 || s.Revisions < 0 || s.WALBytes < 0 || s.WALEntries < 0 ||
+		s.WALDir.Bytes < 0 || s.WALDir.Entries < 0 || s.WALReplay.Bytes < 0 || s.WALReplay.Entries < 0:
 		return fmt.Errorf("%w: a negative size in %+v", ErrBadSizes, s)
 	case s.InUseBytes > s.DBBytes:
 		return fmt.Errorf("%w: %d bytes in use in a %d-byte db", ErrBadSizes, s.InUseBytes, s.DBBytes)

@@ -3,6 +3,7 @@ package cost
 import (
 	"context"
 	"errors"
+	"etcdbench/internal/etcdcluster"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // small keeps the probes to a few MiB so the test takes seconds.
 func small() Limits {
 	return Limits{DiskMin: 4 << 20, DiskMax: 8 << 20, DBMaxBytes: 4 << 20, DBMaxRevisions: 20_000,
-		WALMaxBytes: 2 << 20, WALMaxEntries: 5_000, SnapshotMaxBytes: 2 << 20, Starts: 1, StartTimeout: time.Minute}
+		WALMaxBytes: 2 << 20, WALMaxEntries: 5_000, SnapshotMaxBytes: 2 << 20, Starts: 1, Sends: 1, StartTimeout: time.Minute}
 }
 
 func TestPredictOnADir(t *testing.T) {
@@ -32,7 +33,7 @@ func TestPredictOnADir(t *testing.T) {
 	}{
 		{"restart", p.Restart, "disk recovery"},
 		{"defrag", p.Defrag, "etcd's backend defrag"},
-		{"snapshot", p.SnapshotSend, "etcd's snapshot stream"},
+		{"snapshot", p.SnapshotSend, "etcd_network_snapshot_send_total_duration_seconds"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !(c.p.Seconds > 0) {
@@ -50,7 +51,7 @@ func TestPredictOnADir(t *testing.T) {
 }
 
 func TestPredictionsGrowWithSize(t *testing.T) {
-	m := measured{ReadBW: 100e6, WriteBW: 80e6, StreamBW: 40e6, Starts: 3, StartSeconds: 0.5, RestorePerRev: 2e-6,
+	m := measured{ReadBW: 100e6, WriteBW: 80e6, SendBW: 40e6, Starts: 3, StartSeconds: 0.5, RestorePerRev: 2e-6,
 		DefragPerByte: 1e-8, WALPerEntry: 1e-6, ReadBytes: 1e8, WriteBytes: 1e8}
 	base := Sizes{DBBytes: 100 << 20, InUseBytes: 80 << 20, Keys: 10_000, Revisions: 100_000, WALBytes: 10 << 20, WALEntries: 10_000}
 	grow := map[string]func(Sizes) Sizes{
@@ -150,5 +151,63 @@ func TestWhatTheDataDirSays(t *testing.T) {
 	}
 	if _, err := WaitsFullElection(filepath.Join(t.TempDir(), "db")); err == nil {
 		t.Error("WaitsFullElection of a missing db gave no error")
+	}
+}
+
+// TestSendProbeTimesEachLearner holds each send of the probe to its own
+// learner: every learner receives from the same leader, whose ID is the
+// receive metric's one label, so without what earlier learners counted
+// subtracted the second would count two receives and their sum.
+func TestSendProbeTimesEachLearner(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: dir, Members: 1, SnapshotCount: probeSnapshotCount})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := memberProbe{sends: 2}
+	if err := sendProbe(ctx, c, 2<<20, time.Minute, &p); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		s, r, err := sendOnce(ctx, c, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Count != 1 || r.Count != 1 || !(s.Seconds > 0) || !(r.Seconds > 0) || !(r.Fsync > 0) || r.Fsync > r.Seconds {
+			t.Errorf("learner %d: sent %+v, received %+v; want one each, the fsync inside the receive", i+3, s, r)
+		}
+	}
+}
+
+// TestWALPasses holds the restart's WAL terms to etcd's two passes: the
+// scan of every entry at the scan's cost, and the replay's decode of
+// every entry from the segment holding the snapshot at ReadAll's.
+func TestWALPasses(t *testing.T) {
+	m := measured{ReadBW: 100e6, WriteBW: 80e6, SendBW: 40e6, Starts: 3, RestorePerRev: 2e-6,
+		DefragPerByte: 1e-8, WALPerEntry: 4e-6, WALScanPerEntry: 3e-6}
+	base := Sizes{WALBytes: 1 << 20, WALEntries: 1000, WALDir: WAL{Bytes: 50 << 20, Entries: 50_000}}
+	same := func(s Sizes) Sizes { return s }
+	for _, c := range []struct {
+		name string
+		s    func(Sizes) Sizes
+		m    func(measured) measured
+		want float64 // seconds more than base
+	}{
+		{"the replay's segment", func(s Sizes) Sizes { s.WALReplay = WAL{Bytes: 5 << 20, Entries: 5000}; return s }, nil, 4000 * 4e-6},
+		{"a replay smaller than since counts since", func(s Sizes) Sizes { s.WALReplay = WAL{Entries: 10}; return s }, nil, 0},
+		{"the scan without its probe costs ReadAll's", same, func(m measured) measured { m.WALScanPerEntry = 0; return m }, 50_000 * (4e-6 - 3e-6)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mm := m
+			if c.m != nil {
+				mm = c.m(m)
+			}
+			got := mm.predict(c.s(base)).Restart.Seconds - m.predict(base).Restart.Seconds
+			if d := got - c.want; d > 1e-9 || d < -1e-9 {
+				t.Errorf("restart grew by %v s, want %v s", got, c.want)
+			}
+		})
 	}
 }

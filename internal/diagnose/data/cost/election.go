@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -12,14 +13,29 @@ import (
 // --election-timeout 1000 ms): a member that knows it is the only voter
 // advances its election clock by election ticks - 1 as it starts
 // (etcdserver's adjustTicks), so it campaigns after 1 to 10 ticks; one
-// that does not know waits its randomized timeout, 10 to 19 ticks. The
-// start probe measures the first; the second waits this much longer on
-// average.
+// that does not know waits its randomized timeout, 10 to 19 ticks: 9
+// ticks longer on average. A restart is one draw of these; the
+// prediction is their mean.
 const (
 	tickSeconds   = 0.1
 	electionTicks = 10
 	// fullElectionExtra is the ticks fast-forwarding saves.
 	fullElectionExtra = (electionTicks - 1) * tickSeconds
+	// electionWait is a fast-forwarded member's mean wait: 1 to 10
+	// ticks, each as likely (raft's randomized timeout of 10 to 19).
+	electionWait = (1 + electionTicks) / 2.0 * tickSeconds
+)
+
+// The start probe's members tick every probeTick with the same number
+// of ticks to an election, so that their random wait (1 to 10 ticks)
+// is a tenth of etcd's default: the probe's median then measures the
+// start's own work, its mean wait taken out, and the model adds
+// electionWait instead of three random draws of it.
+const (
+	probeTick     = 10 * time.Millisecond
+	probeElection = electionTicks * probeTick
+	// probeElectionWait is the probe's mean wait.
+	probeElectionWait = (1 + electionTicks) * probeTick / 2
 )
 
 // WaitsFullElection says whether a single member restarted on the db at

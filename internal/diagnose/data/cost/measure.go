@@ -43,17 +43,19 @@ func measure(ctx context.Context, work string, s Sizes, l Limits) (measured, err
 
 	entB := s.entryBytes()
 	ents := max(min(max(s.WALEntries, s.WALDir.Entries), l.WALMaxEntries, l.WALMaxBytes/entB), 1000)
-	walTook, err := probeWAL(ctx, work, ents, entB)
+	wp, err := probeWAL(ctx, work, ents, entB)
 	if err != nil {
 		return m, err
 	}
-	m.WALPerEntry, m.WALProbeEntries = walTook.Seconds()/float64(ents), ents
+	m.WALPerEntry, m.WALProbeEntries = wp.readAll.Seconds()/float64(ents), ents
+	m.WALScanPerEntry = wp.scan.Seconds() / float64(ents)
 
-	mp, err := probeMember(ctx, filepath.Join(work, "member"), max(l.Starts, 1), min(max(s.DBBytes, payloadPut), l.SnapshotMaxBytes), l.StartTimeout)
+	mp, err := probeMember(ctx, filepath.Join(work, "member"), max(l.Starts, 1), max(l.Sends, 1), min(max(s.DBBytes, payloadPut), l.SnapshotMaxBytes), l.StartTimeout)
 	if err != nil {
 		return m, err
 	}
 	m.StartSeconds, m.Starts = mp.start.Seconds(), mp.starts
-	m.StreamBW, m.StreamBytes = mp.snapshotRatio, float64(mp.snapBytes)
+	m.SendBW, m.SendBytes, m.Sends = mp.sendRate, float64(mp.snapBytes), mp.sends
+	m.ReceiveSeconds, m.SendSeconds = mp.receive.Seconds(), mp.send.Seconds()
 	return m, nil
 }

@@ -132,15 +132,23 @@ func defragMedian(be backend.Backend, path string) (time.Duration, error) {
 // defragmented (the medians count).
 const defrags = 3
 
+// walProbe is what etcd's WAL code costs reading a WAL back, warm.
+type walProbe struct {
+	scan    time.Duration // ValidSnapshotEntries: every record decoded, entries not unmarshalled
+	readAll time.Duration // Open and ReadAll: every record decoded, entries unmarshalled
+}
+
 // probeWAL writes entries raft entries of entryBytes each with etcd's
-// WAL into dir and times reading them back (the files still cached):
-// open and ReadAll, as a restarting member does.
-func probeWAL(ctx context.Context, dir string, entries, entryBytes int64) (time.Duration, error) {
+// WAL into dir and times reading them back (the files still cached) as
+// a restarting member does: the scan for valid snapshots over every
+// segment, then open and ReadAll.
+func probeWAL(ctx context.Context, dir string, entries, entryBytes int64) (walProbe, error) {
+	var p walProbe
 	lg := zap.NewNop()
 	wdir := filepath.Join(dir, "wal")
 	w, err := wal.Create(lg, wdir, nil)
 	if err != nil {
-		return 0, fmt.Errorf("cost: creating the probe WAL in %s: %w", wdir, err)
+		return p, fmt.Errorf("cost: creating the probe WAL in %s: %w", wdir, err)
 	}
 	data := make([]byte, entryBytes)
 	const batch = 1000
@@ -150,7 +158,7 @@ func probeWAL(ctx context.Context, dir string, entries, entryBytes int64) (time.
 		if len(ents) == batch || i == entries {
 			if err := w.Save(&raftpb.HardState{Term: new(uint64(1)), Commit: new(uint64(i))}, ents); err != nil {
 				w.Close()
-				return 0, fmt.Errorf("cost: writing the probe WAL in %s: %w", wdir, err)
+				return p, fmt.Errorf("cost: writing the probe WAL in %s: %w", wdir, err)
 			}
 			ents = ents[:0]
 			if ctx.Err() != nil {
@@ -159,24 +167,30 @@ func probeWAL(ctx context.Context, dir string, entries, entryBytes int64) (time.
 		}
 	}
 	if err := w.Close(); err != nil {
-		return 0, err
+		return p, err
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return p, err
 	}
 	start := time.Now()
+	if _, err := wal.ValidSnapshotEntries(lg, wdir); err != nil {
+		return p, fmt.Errorf("cost: scanning the probe WAL in %s: %w", wdir, err)
+	}
+	p.scan = time.Since(start)
+	start = time.Now()
 	w, err = wal.Open(lg, wdir, &walpb.Snapshot{})
 	if err != nil {
-		return 0, fmt.Errorf("cost: opening the probe WAL in %s: %w", wdir, err)
+		return p, fmt.Errorf("cost: opening the probe WAL in %s: %w", wdir, err)
 	}
 	_, _, got, err := w.ReadAll()
 	took := time.Since(start)
 	w.Close()
 	if err != nil {
-		return 0, fmt.Errorf("cost: reading the probe WAL in %s: %w", wdir, err)
+		return p, fmt.Errorf("cost: reading the probe WAL in %s: %w", wdir, err)
 	}
 	if int64(len(got)) != entries {
-		return 0, fmt.Errorf("cost: the probe WAL in %s gave %d of %d entries", wdir, len(got), entries)
+		return p, fmt.Errorf("cost: the probe WAL in %s gave %d of %d entries", wdir, len(got), entries)
 	}
-	return took, os.RemoveAll(wdir)
+	p.readAll = took
+	return p, os.RemoveAll(wdir)
 }
