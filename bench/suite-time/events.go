@@ -24,13 +24,21 @@ type suiteEvents struct {
 	firstStart time.Time
 	packages   []pkgTime // the slowest first
 	failed     []string  // the packages (and top-level tests) that failed
+	// failedOutput is what the failed tests printed (their last
+	// failedLines lines each, subtests apart), for the reason of a failure.
+	failedOutput string
 }
+
+// failedLines bounds the output kept of each failed test.
+const failedLines = 40
 
 // parseEvents reads a `go test -json` stream: each package's start, its
 // end (pass, fail or skip, with its elapsed seconds) and the tests that
 // failed. Lines that are not events (a build error's text) are skipped.
 func parseEvents(r io.Reader) (suiteEvents, error) {
 	var s suiteEvents
+	output := map[string][]string{} // package and test -> its lines
+	var out strings.Builder
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -40,9 +48,21 @@ func parseEvents(r io.Reader) (suiteEvents, error) {
 			Package string
 			Test    string
 			Elapsed float64
+			Output  string
 		}
 		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Action == "" {
 			continue
+		}
+		key := e.Package + " " + e.Test
+		switch {
+		case e.Action == "output" && e.Test != "":
+			output[key] = append(output[key], e.Output)
+		case e.Action == "fail" && e.Test != "":
+			lines := output[key]
+			out.WriteString(strings.Join(lines[max(len(lines)-failedLines, 0):], ""))
+		}
+		if e.Action == "pass" || e.Action == "fail" || e.Action == "skip" {
+			delete(output, key)
 		}
 		switch {
 		case e.Action == "start" && e.Test == "":
@@ -61,6 +81,7 @@ func parseEvents(r io.Reader) (suiteEvents, error) {
 	if err := sc.Err(); err != nil {
 		return s, err
 	}
+	s.failedOutput = out.String()
 	if len(s.packages) == 0 {
 		return s, fmt.Errorf("no package finished")
 	}

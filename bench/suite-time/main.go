@@ -73,7 +73,9 @@ type suiteRun struct {
 	FirstTest time.Duration `json:"first_test_ns"`
 	Packages  []pkgTime     `json:"packages"`
 	Failed    []string      `json:"failed,omitempty"`
-	ExitCode  int           `json:"exit_code"`
+	// FailedOutput is what the failed tests printed, their last lines.
+	FailedOutput string `json:"failed_output,omitempty"`
+	ExitCode     int    `json:"exit_code"`
 }
 
 // jsonFile is the layout of the --json file.
@@ -143,6 +145,7 @@ func runRound(ctx context.Context, o options, dir string, n int, stdout, stderr 
 		runs = append(runs, r)
 		renderRun(stdout, r)
 		if r.ExitCode != 0 {
+			fmt.Fprint(stderr, r.FailedOutput)
 			return runs, fmt.Errorf("round %d (%s): the suite failed (exit %d): %s", n, c, r.ExitCode, strings.Join(r.Failed, ", "))
 		}
 	}
@@ -179,7 +182,7 @@ func runSuite(ctx context.Context, clone, cache string) (suiteRun, error) {
 	if perr != nil {
 		return suiteRun{}, fmt.Errorf("reading go test -json: %w%s", perr, cmp.Tail(errs.Bytes()))
 	}
-	r := suiteRun{Command: strings.Join(append(env, argv...), " "), Wall: wall, Packages: s.packages, Failed: s.failed, ExitCode: code}
+	r := suiteRun{Command: strings.Join(append(env, argv...), " "), Wall: wall, Packages: s.packages, Failed: s.failed, FailedOutput: s.failedOutput, ExitCode: code}
 	if !s.firstStart.IsZero() {
 		r.FirstTest = s.firstStart.Sub(start)
 	}

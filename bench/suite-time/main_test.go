@@ -10,6 +10,10 @@ func TestParseEvents(t *testing.T) {
 	stream := `{"Time":"2026-11-28T10:00:05Z","Action":"start","Package":"etcdbench/internal/a"}
 {"Time":"2026-11-28T10:00:03Z","Action":"start","Package":"etcdbench/internal/b"}
 # etcdbench/internal/c
+{"Time":"2026-11-28T10:00:04Z","Action":"output","Package":"etcdbench/internal/a","Test":"TestY","Output":"passing noise\n"}
+{"Time":"2026-11-28T10:00:04Z","Action":"pass","Package":"etcdbench/internal/a","Test":"TestY","Elapsed":1}
+{"Time":"2026-11-28T10:00:05Z","Action":"output","Package":"etcdbench/internal/b","Test":"TestX/case","Output":"    x_test.go:9: syncs 3, want 5\n"}
+{"Time":"2026-11-28T10:00:06Z","Action":"fail","Package":"etcdbench/internal/b","Test":"TestX/case","Elapsed":1.5}
 {"Time":"2026-11-28T10:00:06Z","Action":"fail","Package":"etcdbench/internal/b","Test":"TestX","Elapsed":1.5}
 {"Time":"2026-11-28T10:00:06Z","Action":"fail","Package":"etcdbench/internal/b","Test":"TestX/case","Elapsed":1.5}
 {"Time":"2026-11-28T10:00:07Z","Action":"fail","Package":"etcdbench/internal/b","Elapsed":4}
@@ -28,6 +32,9 @@ func TestParseEvents(t *testing.T) {
 	}
 	if got := strings.Join(s.failed, " "); got != "etcdbench/internal/b.TestX etcdbench/internal/b" {
 		t.Errorf("failed %q: want the top-level test and its package", got)
+	}
+	if !strings.Contains(s.failedOutput, "syncs 3, want 5") || strings.Contains(s.failedOutput, "passing noise") {
+		t.Errorf("failed output %q: want the failed subtest's lines alone", s.failedOutput)
 	}
 	if _, err := parseEvents(strings.NewReader("# build failed\n")); err == nil {
 		t.Error("a stream where no package finished: no error")
