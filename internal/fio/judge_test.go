@@ -49,10 +49,17 @@ bs=2300
 // syncsPerJob is how many fdatasyncs one job of size 1m, bs 2300 makes.
 const syncsPerJob = (1<<20 + 2299) / 2300
 
+// paced holds each of two writers to 500 syncs a second, some 0.9 s a
+// job: unpaced, a job of the recipe's 456 syncs took 35-380 ms here, and
+// one preempted for tens of milliseconds on a loaded machine could run
+// for less than half its twin's time, below the job_runtime / runtime
+// ratio (foldedAt) by which folded writers are told apart.
+const paced = "rate_iops=500\n"
+
 // twoJobs is the recipe as two differently named jobs of one group, which
 // group_reporting folds into one entry named after the first.
 const twoJobs = `[global]
-directory=DIR
+` + paced + `directory=DIR
 rw=write
 ioengine=sync
 fdatasync=1
@@ -92,9 +99,9 @@ func TestJudgeRealFioShapes(t *testing.T) {
 		{name: "etcd recipe", format: "json", job: recipe, groups: 1, writers: 1, syncs: syncsPerJob,
 			notUnlike: []string{"direct=1", "ioengine", "bs=", "writers at once"}},
 		{name: "recipe json+", format: "json+", job: recipe, groups: 1, writers: 1, syncs: syncsPerJob, exact: true},
-		{name: "numjobs=2 without group_reporting", format: "json+", job: recipe + "numjobs=2\n", groups: 1, writers: 2, syncs: 2 * syncsPerJob, exact: true,
+		{name: "numjobs=2 without group_reporting", format: "json+", job: recipe + paced + "numjobs=2\n", groups: 1, writers: 2, syncs: 2 * syncsPerJob, exact: true,
 			unlike: []string{"2 writers at once"}},
-		{name: "numjobs=2 with group_reporting", format: "json", job: "[global]\ngroup_reporting\n" + recipe + "numjobs=2\n", groups: 1, writers: 2, folded: true, syncs: 2 * syncsPerJob,
+		{name: "numjobs=2 with group_reporting", format: "json", job: "[global]\ngroup_reporting\n" + recipe + paced + "numjobs=2\n", groups: 1, writers: 2, folded: true, syncs: 2 * syncsPerJob,
 			unlike: []string{"2 writers at once"}},
 		// The same two writers as differently named jobs: fio folds them
 		// into one entry "a", and neither the entries nor numjobs say
@@ -114,6 +121,7 @@ func TestJudgeRealFioShapes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // the paced cases wait on their rate, not the disk
 			b := runFio(t, c.format, c.job)
 			o, err := Parse(b)
 			if err != nil {
