@@ -109,6 +109,8 @@ func TestDiagnoseDataBadInput(t *testing.T) {
 		{"two sources", []string{"--data-dir", empty, "--snapshot", text}, exitUsage, "give one of --data-dir"},
 		{"two endpoints", []string{"--endpoints", "a:1,b:2", "--dir", dir}, exitUsage, "one member's URL"},
 		{"no --dir to predict on", []string{"--snapshot", text}, exitUsage, "--predict=false"},
+		{"--dir missing", []string{"--snapshot", text, "--dir", filepath.Join(dir, "missing")}, exitUsage, "no such file or directory"},
+		{"--dir a file", []string{"--snapshot", text, "--dir", text}, exitUsage, "not a directory"},
 		{"not a db", []string{"--snapshot", text, "--predict=false"}, exitUsage, "not an etcd database"},
 		{"no db in the data dir", []string{"--data-dir", empty, "--predict=false"}, exitUsage, "no etcd database here"},
 		{"TLS without endpoints", []string{"--snapshot", text, "--predict=false", "--insecure-skip-tls-verify"}, exitUsage, "go with --endpoints"},

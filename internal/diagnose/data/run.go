@@ -3,8 +3,10 @@ package data
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -63,7 +65,16 @@ func (c Config) Check() error {
 		return run.Usagef("--endpoints: one member's URL (every member holds the same data)")
 	case c.Top < 1:
 		return run.Usagef("--top %d: want at least 1", c.Top)
-	case c.Dir != "" || !c.Predict && len(c.Endpoints) == 0:
+	case c.Dir != "":
+		// Checked before the analysis, which can take seconds on a
+		// large db, finds what the probes would have.
+		if st, err := os.Stat(c.Dir); err != nil {
+			return run.Usagef("--dir %s: %v", c.Dir, errors.Unwrap(err))
+		} else if !st.IsDir() {
+			return run.Usagef("--dir %s: not a directory", c.Dir)
+		}
+		return nil
+	case !c.Predict && len(c.Endpoints) == 0:
 		return nil
 	case len(c.Endpoints) > 0:
 		return run.Usagef("--dir is required (the disk the snapshot is streamed to and the predictions probe, e.g. --dir /var/lib/etcd)")
