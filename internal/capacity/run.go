@@ -52,9 +52,19 @@ const CPUCapacityName = "cpu-capacity"
 // CPUCapacityDescription says what the etcd side measures, for reports.
 const CPUCapacityDescription = "the highest put rate an etcd on this storage and machine carries: the etcd capacity sweep on an embedded etcd in the scratch directory, its fsyncs on, up to the disk side's limit; its syncs and its CPU work share the machine as a real etcd's do (named cpu-capacity for what it mostly finds: where the disk carries more than the CPUs, the CPUs)"
 
-// SideStart is the etcd side's first rate by default: below what any machine that runs
-// etcd carries, so the ladder climbs, in few steps.
-const SideStart = 1200
+// sideStart is the etcd side's first rate: etcdctl check perf's s (150
+// puts/s), where `etcd capacity`'s ladder starts too, so that the side
+// climbs from a light load as `etcd capacity` and the truth of
+// bench/capacity-vs-etcd (etcd's benchmark, rates doubling from 100) do.
+// A side that started high (1,200, or the disk's rate) and descended
+// from a failing start answered 0-25 puts/s beside two busy loops and
+// another writer, where `etcd capacity` and etcd's benchmark on the same
+// build carried 600-700: on a busy machine every step has a chance to
+// fail on a stall, lower rates more than higher ones (their threads
+// sleep between syncs and wait for a CPU at each wake-up), so a descent
+// that runs until a step passes lands far below what the member
+// carries, while a climb turns only on a failure that repeats.
+func sideStart() float64 { return verdict.CheckPerfLoads[0].Rate }
 
 // Run runs the disk's sweep and then, unless the disk carries nothing
 // or CPU is off, the CPU side, in one session, and adds the estimate to
@@ -161,6 +171,9 @@ func Answer(w *result.Workload, cpu *result.Capacity, others *result.Neighbours)
 		level = 0 // the etcd side's fixed-length steps, judged by rules
 	}
 	v := verdict.JudgeEtcdRate(th.CapacityMin, th.CapacityHeavy, rate, side.Upper == 0 && side.UndecidedAbove() > 0, d.Decided && (cpu == nil || cpu.Decided), level, side.Criterion)
+	if rate == side.Rate {
+		v = verdict.JudgeUnstable(v, rate, side.Upper, side.PassedAbove(), unstableWhy(others))
+	}
 	for i := range w.Verdicts {
 		if w.Verdicts[i].Check == th.CapacityMin.ID {
 			w.Verdicts[i] = v
@@ -192,6 +205,26 @@ func neighbours(ctx context.Context, d time.Duration) (*result.Neighbours, error
 		busy -= float64(own.UserNs+own.SystemNs) / float64(d)
 	}
 	return &result.Neighbours{CPUs: max(busy, 0), HostCPUs: host.CPUs}, nil
+}
+
+// unstableWhy says what other processes took of the machine, for an
+// unstable answer's verdict ("" when nothing worth naming or not
+// watched).
+func unstableWhy(n *result.Neighbours) string {
+	if n == nil {
+		return ""
+	}
+	var took []string
+	if n.CPUs >= 0.1 {
+		took = append(took, fmt.Sprintf("%.0f %% of the machine's %d CPUs", 100*n.CPUs/float64(max(n.HostCPUs, 1)), n.HostCPUs))
+	}
+	if n.WriteIOPS >= 10 {
+		took = append(took, fmt.Sprintf("%.0f writes/s on the device", n.WriteIOPS))
+	}
+	if len(took) == 0 {
+		return ""
+	}
+	return " (other processes took " + strings.Join(took, " and ") + " while etcdbench was idle)"
 }
 
 // neighbourWords ends the estimate's evidence with what other processes
@@ -260,14 +293,15 @@ type Side struct {
 	// NoProbe leaves out the step above the knee that shows what bends
 	// the curve (sweep.Config.NoProbe).
 	NoProbe bool
-	// Start is the ladder's first rate (0: 1,200 puts/s), never above
-	// the disk's rate.
-	Start float64
+	// Trace times the member's WAL syncs with eBPF in each step, where
+	// the machine allows, so that a WAL failure is named the disk's only
+	// when the syncs are slow without their waits for a CPU.
+	Trace bool
 }
 
 // CapacitySide is `capacity`'s etcd side with steps of step (--cpu-step).
 func CapacitySide(step time.Duration) Side {
-	return Side{Step: step, Factor: etcdside.DefaultFactor, Resolution: etcdside.DefaultResolution, StepFlag: "--cpu-step"}
+	return Side{Step: step, Factor: etcdside.DefaultFactor, Resolution: etcdside.DefaultResolution, StepFlag: "--cpu-step", Trace: true}
 }
 
 // cpuCapacity starts the session's embedded etcd, one member on the
@@ -296,24 +330,15 @@ func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Clus
 	if top == 0 {
 		top = d.Rate // the disk carried every rate tried: so far, no further
 	}
-	start := float64(SideStart)
-	if side.Start > 0 {
-		start = side.Start
-	}
-	start = min(start, d.Rate)
-	if start == 0 {
-		// The disk's model carried none of its rates: the etcd side
-		// starts at the lowest it failed and descends from there.
-		start = top
-	}
+	start := min(sideStart(), top)
 	sc := etcdside.SweepConfig(start, top, side.Factor, side.Resolution, side.Step, verdict.Defaults(), "the member's own", ", on an embedded etcd on this storage")
 	sc.NoProbe = side.NoProbe
 	l := etcdload.CheckPresets[0].Load()
 	l.Total, l.Duration = 0, side.Step
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()
-	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
+	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), PIDs: cluster.PIDs(), Thresholds: verdict.Defaults()}
 	bench := etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: side.Step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
-		MaxStepPuts: spacePreset().Puts(side.Step), StepFlag: side.StepFlag, MaxHold: side.MaxHold})
+		MaxStepPuts: spacePreset().Puts(side.Step), StepFlag: side.StepFlag, MaxHold: side.MaxHold, Trace: side.Trace})
 	o, err := bench(ctx, l, bo)
 	if o == nil {
 		return result.Workload{}, err

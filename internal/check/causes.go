@@ -47,6 +47,20 @@ type Finding struct {
 	Advisory bool
 }
 
+// limitedBy is what limits the estimate capacity_min judges, when v is
+// that verdict on w and the estimate named a known resource other than
+// none: an etcd side that gave out on the CPUs is a CPU finding, not the
+// disk's, whose advice (a faster disk) would not help.
+func limitedBy(w result.Workload, v verdict.Verdict) finding.Kind {
+	if v.Check != verdict.Defaults().CapacityMin.ID || w.Capacity == nil || w.Capacity.Etcd == nil {
+		return ""
+	}
+	if k := w.Capacity.Etcd.LimitedBy; k.Known() && k != finding.None && k != finding.Unknown {
+		return k
+	}
+	return ""
+}
+
 // Name is the finding in words: its kind's name, or the title of a
 // verdict of no known kind.
 func (f Finding) Name() string {
@@ -83,6 +97,9 @@ func Findings(ws []result.Workload) []Finding {
 				continue
 			}
 			k, ok := kindOf[v.Check]
+			if lim := limitedBy(w, v); lim != "" {
+				k, ok = lim, true
+			}
 			if verdict.IsDurabilityFailure(v) {
 				k, ok = finding.NotDurable, true
 			}

@@ -16,6 +16,14 @@ func v(check string, s verdict.Status, value, limit float64, unit string) verdic
 	return verdict.Verdict{Check: check, Title: check, Status: s, Value: value, Limit: limit, Unit: unit, Comparison: "<="}
 }
 
+// capacityAt is a capacity workload whose estimate, 25 puts/s, failed
+// capacity_min, limited by lim.
+func capacityAt(lim finding.Kind) result.Workload {
+	th := verdict.Defaults()
+	return result.Workload{Name: "capacity", Verdicts: []verdict.Verdict{v(th.CapacityMin.ID, verdict.Fail, 25, 150, "ops/s")},
+		Capacity: &result.Capacity{Rate: 7600, Etcd: &result.CapacityEstimate{Rate: 25, LimitedBy: lim}}}
+}
+
 func TestFindings(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -41,6 +49,16 @@ func TestFindings(t *testing.T) {
 		{"verdicts of one cause are one finding", []result.Workload{
 			{Name: "wal", Verdicts: []verdict.Verdict{v("wal_fsync_p99", verdict.Warn, 0.009, 0.01, "s"), v("sync_iops_min", verdict.Fail, 20, 50, "IOPS")}},
 		}, []finding.Kind{finding.Disk}, finding.Fact{Name: "wal: wal_fsync_p99", Value: 0.009, Unit: "s", Limit: 0.01}},
+		// The estimate judged by capacity_min: an etcd side that gave out
+		// on its CPUs (the syncs slow only with their waits for a CPU) is
+		// a CPU finding, whose advice names cores and priority, not a
+		// faster disk; limited by the disk it stays the disk's.
+		{"capacity limited by the CPU", []result.Workload{capacityAt(finding.CPU)}, []finding.Kind{finding.CPU},
+			finding.Fact{Name: "capacity: capacity_min", Value: 25, Unit: "ops/s", Limit: 150}},
+		{"capacity limited by the disk", []result.Workload{capacityAt(finding.Disk)}, []finding.Kind{finding.Disk},
+			finding.Fact{Name: "capacity: capacity_min", Value: 25, Unit: "ops/s", Limit: 150}},
+		{"capacity limited by nothing named", []result.Workload{capacityAt(finding.None)}, []finding.Kind{finding.Disk},
+			finding.Fact{Name: "capacity: capacity_min", Value: 25, Unit: "ops/s", Limit: 150}},
 		{"a check of no known cause keeps its title", []result.Workload{{Name: "w", Verdicts: []verdict.Verdict{v("new_rule", verdict.Fail, 1, 0, "count")}}},
 			[]finding.Kind{finding.Unknown}, finding.Fact{Name: "w: new_rule", Value: 1, Unit: "count"}},
 	} {
@@ -55,6 +73,9 @@ func TestFindings(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("kinds %q, want %q", got, tc.want)
+			}
+			if len(fs) > 0 && fs[0].Kind == finding.CPU && (!strings.Contains(fs[0].Advice(), "dedicated cores") || strings.Contains(fs[0].Advice(), "faster disk of its own")) {
+				t.Errorf("CPU advice %q", fs[0].Advice())
 			}
 			if tc.fact != (finding.Fact{}) && fs[0].Facts[0] != tc.fact {
 				t.Errorf("first fact %+v, want %+v", fs[0].Facts[0], tc.fact)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 
 	"etcdbench/internal/capacity"
 	"etcdbench/internal/capacity/diskmodel"
@@ -139,7 +138,6 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int, diskC
 	}
 	defer cluster.Close()
 	prog := s.Progress
-	var putRate float64 // the put load's, for the etcd side's start
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()}
 	for i, op := range []etcdload.Op{etcdload.OpPut, etcdload.OpRange} {
 		shape := c.Budget.Put
@@ -165,7 +163,7 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int, diskC
 		if o != nil {
 			out = append(out, o.Workload)
 			if op == etcdload.OpPut {
-				m.PutMembers, putRate = o.Members, o.Workload.OpsPerSec
+				m.PutMembers = o.Members
 			}
 		}
 		if err != nil {
@@ -181,28 +179,13 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int, diskC
 	}
 	prog.Start(first+2, capacity.CPUCapacityName)
 	side := *c.Budget.EtcdCapacity
-	side.Start = sideStart(putRate)
+	side.Trace = c.Trace
 	w, err := capacity.EtcdSide(ctx, s, cluster, diskCap.Capacity, side)
 	done, err := capacity.SideDone(ctx, diskCap, w, err)
 	if done != nil {
 		out = append(out, *done)
 	}
 	return out, m, err
-}
-
-// sideStart is where the etcd side's ladder starts after a put load that
-// reached putRate (0: capacity's start): half the rate the closed loop of
-// clients reached on the same etcd, when that is above capacity's start.
-// An etcd that keeps its limits at a rate carries it open-loop, and its
-// closed loop runs faster than the rate it keeps its limits at; the rungs
-// below half of it passed in every check of this machine (1,200 and 2,400
-// puts/s against a put load of about 6,000), two steps of the budget. A
-// start that fails tries the rungs above, then descends.
-func sideStart(putRate float64) float64 {
-	if putRate/2 > capacity.SideStart {
-		return math.Round(putRate/2/100) * 100
-	}
-	return 0
 }
 
 // addTraced adds the put load's traced WAL syncs to its workload, named

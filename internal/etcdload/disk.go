@@ -47,8 +47,8 @@ func JudgeDisk(t verdict.Thresholds, mds []observe.Member, min int, decideEarly 
 			margin float64
 			advice string
 		}{
-			{t.WALFsyncP99, WALFsyncMetric, md.WALFsync, t.WarnMargin.Limit, "etcd's WAL waits too long for the disk; use a faster disk (SSD/NVMe) dedicated to etcd"},
-			{t.BackendCommitP99, BackendCommitMetric, md.BackendCommit, 0, "bbolt commits are slow; use a faster disk and keep other writers off it"},
+			{t.WALFsyncP99, WALFsyncMetric, md.WALFsync, t.WarnMargin.Limit, "etcd's WAL waits too long for its fdatasyncs (its histogram counts the disk's time and the wait for a CPU after the call alike: the disk is to blame only when the syncs are slow without that wait)"},
+			{t.BackendCommitP99, BackendCommitMetric, md.BackendCommit, 0, "bbolt's commits are slow (their histogram counts the disk's time and the waits for a CPU between the commit's writes alike: the disk is to blame only when the device itself is slow)"},
 		} {
 			p99 := metrics.Quantile(0.99, c.h)
 			if math.IsNaN(p99) {

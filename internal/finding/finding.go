@@ -96,7 +96,8 @@ var Kinds = []Info{
 		"(tmpfs, a write cache without power-loss protection, a hypervisor setting): etcd can lose acknowledged writes on a crash; use storage that honours flushes"},
 	{Kind: Unsuitable, Name: "storage etcd's docs advise against", Rank: 2, Advice: "network filesystems and container writable layers put a network, a daemon or overlayfs between etcd and the disk; " +
 		"give etcd's data dir a local SSD/NVMe disk or block volume mounted into the container"},
-	{Kind: CPU, Name: "CPU starvation", Rank: 3},
+	{Kind: CPU, Name: "CPU starvation", Rank: 3, Advice: "give etcd CPU of its own: dedicated cores (a cpuset, or the kubelet's static CPU manager for a Guaranteed pod), " +
+		"or a higher CPU priority than its neighbours (nice -n -5, a larger cpu.weight or cpu.shares); etcd's fsync and commit histograms count its waits for a CPU as disk time, so a faster disk does not help"},
 	{Kind: Member, Name: "busy or starved etcd member", Rank: 3, Advice: "elections or slow applies during the load: give etcd dedicated CPU (and a disk of its own), " +
 		"and if the disk and CPU are fine, raise --heartbeat-interval and --election-timeout (e.g. 250 ms / 2.5 s) for slow networks; run etcdbench diagnose on the cluster"},
 	{Kind: SlowRecovery, Name: "slow sequential reads", Rank: 4, Advice: "a member that restarts or joins reads its snapshot and WAL at this speed; use faster storage for large clusters"},

@@ -642,3 +642,20 @@ func (c *Capacity) UndecidedAbove() float64 {
 	}
 	return r
 }
+
+// PassedAbove is the highest rate of a step that passed above the lowest
+// failing one (Upper), probes included, or 0: where it is not 0 the
+// answer is unstable, carried up to Rate, failed at Upper and carried
+// again at PassedAbove, as a busy machine's stalls make it.
+func (c *Capacity) PassedAbove() float64 {
+	r := 0.0
+	if c.Upper == 0 {
+		return 0
+	}
+	for _, s := range c.Steps {
+		if s.Decided && s.Status != verdict.Fail && s.Rate > c.Upper {
+			r = max(r, s.Rate)
+		}
+	}
+	return r
+}

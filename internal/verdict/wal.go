@@ -276,3 +276,22 @@ func JudgeEtcdRate(minT, heavy Threshold, rate float64, undecidedAbove, decided 
 	}
 	return v
 }
+
+// JudgeUnstable turns a capacity verdict v of rate into the verdict of
+// an unstable answer when a rate above the lowest failing one, upper,
+// passed too (passedAbove > 0): the rates a machine carries then depend
+// on the minute, not only on the rate, and "carries rate" is its lower
+// bound. A FAIL becomes a WARN, since the storage and machine carried
+// passedAbove; the detail says between what bounds the answer lies, and
+// why (what other processes took of the machine, when known).
+func JudgeUnstable(v Verdict, rate, upper, passedAbove float64, why string) Verdict {
+	if passedAbove <= 0 || upper <= 0 {
+		return v
+	}
+	if v.Status == Fail {
+		v.Status = Warn
+	}
+	v.Detail = fmt.Sprintf("unstable: an etcd here carried %.0f puts/s, failed at %.0f and carried %.0f above it, so what it carries lies between %.0f and %.0f puts/s and depends on the minute%s; run again, or at a quieter time, to narrow it. %s",
+		rate, upper, passedAbove, rate, passedAbove, why, v.Detail)
+	return v
+}
