@@ -173,6 +173,9 @@ func Answer(w *result.Workload, cpu *result.Capacity, others *result.Neighbours)
 	v := verdict.JudgeEtcdRate(th.CapacityMin, th.CapacityHeavy, rate, side.Upper == 0 && side.UndecidedAbove() > 0, d.Decided && (cpu == nil || cpu.Decided), level, side.Criterion)
 	if rate == side.Rate {
 		v = verdict.JudgeUnstable(v, rate, side.Upper, side.PassedAbove(), unstableWhy(others))
+		if d.Etcd != nil {
+			d.Etcd.PassedAbove = side.PassedAbove()
+		}
 	}
 	for i := range w.Verdicts {
 		if w.Verdicts[i].Check == th.CapacityMin.ID {

@@ -146,6 +146,10 @@ func EstimateSummary(e *result.CapacityEstimate) string {
 	if e.Upper > 0 {
 		r = fmtRate(e.Rate) + "-" + fmtRate(e.Upper)
 	}
+	if e.PassedAbove > 0 {
+		return fmt.Sprintf("etcd on this disk and machine: unstable, %s-%s puts/s (carried %s, failed at %s, carried %s above it), limited by %s",
+			fmtRate(e.Rate), fmtRate(e.PassedAbove), fmtRate(e.Rate), fmtRate(e.Upper), fmtRate(e.PassedAbove), e.LimitedBy)
+	}
 	return fmt.Sprintf("etcd on this disk and machine: %s puts/s, limited by %s", r, e.LimitedBy)
 }
 

@@ -85,6 +85,7 @@ func TestEstimateSummary(t *testing.T) {
 	}{
 		{result.CapacityEstimate{Rate: 9600, Upper: 10500, LimitedBy: "cpu"}, "9600-10.5k puts/s, limited by cpu"},
 		{result.CapacityEstimate{Rate: 50, LimitedBy: "none"}, "at least 50 puts/s, limited by none"},
+		{result.CapacityEstimate{Rate: 25, Upper: 27, PassedAbove: 54, LimitedBy: "cpu"}, "unstable, 25-54 puts/s (carried 25, failed at 27, carried 54 above it), limited by cpu"},
 	} {
 		if got := EstimateSummary(&tc.e); !strings.Contains(got, tc.want) {
 			t.Errorf("EstimateSummary(%+v) = %q, want %q", tc.e, got, tc.want)

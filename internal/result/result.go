@@ -388,6 +388,9 @@ type CapacityEstimate struct {
 	DiskUpper float64 `json:"disk_upper,omitempty"`
 	CPURate   float64 `json:"cpu_rate"`
 	CPUUpper  float64 `json:"cpu_upper,omitempty"`
+	// PassedAbove is the highest rate its side carried above Upper (0:
+	// none): the estimate is then unstable, between Rate and it.
+	PassedAbove float64 `json:"passed_above,omitempty"`
 	// Evidence says why, in words.
 	Evidence string `json:"evidence"`
 	// Neighbours is what other processes took of this machine while the
