@@ -20,6 +20,12 @@
 //   - the prediction: `etcdbench capacity`'s estimate, run in the same
 //     storage (inside the cgroup).
 //
+// With --paired, each round starts one member per real etcd and runs on
+// it, in alternating order, the truth's search and etcdbench's etcd side
+// (`etcdbench etcd capacity --endpoints`), and reports their ratio on the
+// same member in the same minutes: the median over the rounds per storage
+// and real etcd, goal within 1.25x (paired.go).
+//
 // Each measurement gets the storage set up afresh (a burst bucket's
 // credits full, a competing writer started). For each storage it prints
 // the rounds' figures and the ratio estimate / real etcd's highest
@@ -77,6 +83,11 @@ type params struct {
 	// sample a latency storage's draws instead of repeating one. Older
 	// results (no seed) had 1 in every round.
 	Seed uint64 `json:"seed,omitempty"`
+	// Paired runs, in each round and for each real etcd, the truth's
+	// search and `etcd capacity --endpoints` on one member (round.Paired),
+	// with the etcd side's steps PairedStep long; absent in unpaired runs.
+	Paired     bool   `json:"paired,omitempty"`
+	PairedStep string `json:"paired_step,omitempty"`
 }
 
 type options struct {
@@ -87,6 +98,8 @@ type options struct {
 	Benchmark         string
 	BenchmarkVersions []string
 	step              time.Duration
+	// pairedStep is --paired-step, kept in params only when --paired.
+	pairedStep string
 }
 
 func main() { cmp.Main(name, parseFlags, run) }
@@ -103,6 +116,11 @@ var (
 	kindNames  = []string{"etcd-3.4", "embedded"}
 	sweepNames = []string{"capacity", "etcd-capacity"}
 )
+
+// defaultPairedStep is the etcd side's step on a paired member: the
+// step `capacity` gives its etcd side on its embedded member (held up to
+// 10 s where its few observations decide).
+const defaultPairedStep = 3 * time.Second
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	c, err := cmp.DefaultCommon()
@@ -137,6 +155,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.Clients, "clients", o.Clients, "benchmark's clients (--shape fixed)")
 	fs.IntVar(&o.EntryBytes, "entry-bytes", o.EntryBytes, "etcdbench capacity's entry size")
 	fs.StringVar(&o.EtcdStep, "etcd-step", o.EtcdStep, "length of each `etcd capacity` step")
+	fs.BoolVar(&o.Paired, "paired", false, "in each round, for each real etcd, start one member and run on it, in alternating order, the truth's search and etcdbench's etcd side (`etcdbench etcd capacity --endpoints`): their ratio on the same member in the same minutes; --sweeps then takes only capacity (default: capacity)")
+	o.pairedStep = defaultPairedStep.String()
+	fs.StringVar(&o.pairedStep, "paired-step", o.pairedStep, "length of each step of the etcd side on the paired member (--paired)")
 	fs.StringVar(&o.From, "from", "", "measure nothing: print the table of earlier --json files (comma-separated; their rounds merged by storage) and, with --results, save it")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: bench/%s/run [flags]\n\n%s\n\nFlags:\n", name,
@@ -148,6 +169,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	bad := func(format string, a ...any) (options, error) {
 		return o, cmp.UsageError{Err: fmt.Errorf(format, a...)}
+	}
+	if o.Paired {
+		if err := o.pairedFlags(flagSet(fs)); err != nil {
+			return o, cmp.UsageError{Err: err}
+		}
 	}
 	// One round is allowed: a full round takes over an hour.
 	if o.Rounds < 1 || o.FirstRound < 1 {
@@ -189,6 +215,33 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
+// flagSet is the names of the flags given on the command line.
+func flagSet(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// pairedFlags checks and completes --paired's settings: a real etcd to
+// pair with, a step of at least a second, and --sweeps without
+// etcd-capacity (the paired etcd side is that sweep, on the real member);
+// without --sweeps given, capacity alone.
+func (o *options) pairedFlags(given map[string]bool) error {
+	if strings.Trim(o.Etcds, ",") == "" {
+		return errors.New("--paired needs a real etcd to pair with: --etcds etcd-3.4, embedded or both")
+	}
+	if d, err := time.ParseDuration(o.pairedStep); err != nil || d < time.Second {
+		return fmt.Errorf("--paired-step %q: want a duration of at least 1s", o.pairedStep)
+	}
+	if !given["sweeps"] {
+		o.Sweeps = "capacity"
+	} else if contains(strings.Split(o.Sweeps, ","), "etcd-capacity") {
+		return errors.New("--paired runs etcd capacity on each real etcd's own member: --sweeps takes only capacity (or \"\")")
+	}
+	o.PairedStep = o.pairedStep
+	return nil
+}
+
 func contains(s []string, x string) bool {
 	for _, y := range s {
 		if y == x {
@@ -206,7 +259,10 @@ type resultsFile struct {
 	Benchmark string    `json:"benchmark"`
 	Etcdbench string    `json:"etcdbench"`
 	Rows      []row     `json:"rows"`
-	Error     string    `json:"error,omitempty"`
+	// Paired is the summary of --paired's rounds, per storage and real
+	// etcd; absent in unpaired runs.
+	Paired []pairedSummary `json:"paired_summary,omitempty"`
+	Error  string          `json:"error,omitempty"`
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
@@ -255,6 +311,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		if o.JSON == "" {
 			return nil
 		}
+		out.Paired = summarizePaired(out.Rows)
 		return cmp.WriteJSON(o.Abs(o.JSON), out)
 	}
 	defer func() {
@@ -266,6 +323,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	s := stepper{benchmark: bench, conns: o.Conns, clients: o.Clients, checkPerf: o.Shape == shapeCheckPerf, keySize: o.KeySize, valSize: o.ValSize, dur: o.step, lim: o.Limits}
 	srch := search{Start: o.Start, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000}
 	fmt.Fprintf(stdout, "%s: %d storages, %d rounds, real etcds %s (device %s under %s)\n", name, len(stores), o.Rounds, o.Etcds, dev, env.Dir)
+	if o.Paired {
+		fmt.Fprintf(stdout, "paired: each round, one member per real etcd runs the truth's search and etcd capacity --endpoints (steps of %s), in alternating order\n", o.PairedStep)
+	}
 	m := measurer{env: env, dev: dev, o: o, kinds: kinds, step: s, search: srch, progress: stderr}
 	for _, st := range stores {
 		r, err := m.storage(ctx, st)

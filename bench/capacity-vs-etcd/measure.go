@@ -36,6 +36,9 @@ type round struct {
 	Capacity     *measured `json:"capacity,omitempty"`      // etcdbench capacity: the prediction
 	EtcdCapacity *measured `json:"etcd_capacity,omitempty"` // etcdbench etcd capacity
 	Truths       []truth   `json:"truths"`                  // the real etcds
+	// Paired are --paired's measurements, a real etcd each: its truth
+	// and etcdbench's etcd side on one member (Truths is then empty).
+	Paired []pairedRun `json:"paired,omitempty"`
 	// Load is the 1-minute load average when each measurement started, in
 	// the order they ran.
 	Load  []string `json:"load"`
@@ -124,6 +127,14 @@ func (m measurer) storage(ctx context.Context, st zoo.Storage) (row, error) {
 			}
 		}
 		for _, k := range m.kinds {
+			if m.o.Paired {
+				jobs = append(jobs, job{k.Name + " paired", func(p *zoo.Place) error {
+					pr, err := m.paired(ctx, k, p, n)
+					rd.Paired = append(rd.Paired, pr)
+					return err
+				}})
+				continue
+			}
 			jobs = append(jobs, job{k.Name, func(p *zoo.Place) error {
 				t, err := bisect(ctx, k, p, m.dev, m.step, m.search, m.progress)
 				rd.Truths = append(rd.Truths, t)

@@ -62,7 +62,8 @@ func merged(o options, stdout io.Writer) error {
 // highest passing rate (median, min, max over the rounds) and how far the
 // two real etcds disagree (truthsRatios: median, max); how many
 // estimates lie in their real etcd's range (summary.inRange) and how many
-// meet the goal (summary.meets).
+// meet the goal (summary.meets); and the paired rounds' figures
+// (pairedFigures).
 func saveResult(o options, rows []row, table string, started time.Time) error {
 	if o.Results == "" {
 		return nil
@@ -118,6 +119,9 @@ func saveResult(o options, rows []row, table string, started time.Time) error {
 		}
 	}
 	figures["ratios"], figures["ratios_within_goal"], figures["ratios_undefined"] = float64(ratios), float64(within), float64(undefined)
+	for k, v := range pairedFigures(summarizePaired(rows)) {
+		figures[k] = v
+	}
 	figures["estimates_in_truth_range"], figures["goal_met"] = float64(inRange), float64(met)
 	source := "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " ")
 	dir := o.Dir

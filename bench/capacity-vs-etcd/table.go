@@ -55,14 +55,30 @@ func spread(v []float64, format string) string {
 	return m + " (" + fmt.Sprintf(format, s[0]) + "-" + fmt.Sprintf(format, s[len(s)-1]) + ")"
 }
 
-// truthOf is round rd's bisection of the etcd named k, nil when absent.
+// truthOf is round rd's bisection of the etcd named k, on a member of
+// its own or a paired one, nil when absent.
 func truthOf(rd round, k string) *truth {
 	for i := range rd.Truths {
 		if rd.Truths[i].Etcd == k {
 			return &rd.Truths[i]
 		}
 	}
+	for i := range rd.Paired {
+		if rd.Paired[i].Etcd == k {
+			return &rd.Paired[i].Truth
+		}
+	}
 	return nil
+}
+
+// allTruths are round rd's bisections, on members of their own and
+// paired ones.
+func (rd round) allTruths() []truth {
+	ts := slices.Clone(rd.Truths)
+	for _, p := range rd.Paired {
+		ts = append(ts, p.Truth)
+	}
+	return ts
 }
 
 // summary is one row of the table, figures per round.
@@ -179,8 +195,30 @@ func truthsRatios(r row) []float64 {
 }
 
 // printTable prints one row per storage, then each real etcd's device
-// cost per put at its highest passing rate.
+// cost per put at its highest passing rate. Where rounds were paired,
+// their table leads (printPaired), and the storages' table holds only the
+// unpaired rounds, if any.
 func printTable(w io.Writer, rows []row) error {
+	if anyPaired(rows) {
+		if err := printPaired(w, rows); err != nil {
+			return err
+		}
+		if u := unpairedRows(rows); len(u) > 0 {
+			if err := printStorages(w, u); err != nil {
+				return err
+			}
+		}
+		return printCosts(w, rows)
+	}
+	if err := printStorages(w, rows); err != nil {
+		return err
+	}
+	return printCosts(w, rows)
+}
+
+// printStorages prints one row per storage: capacity's estimate, etcd
+// capacity's answer, the real etcds' and the ratios.
+func printStorages(w io.Writer, rows []row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nstorage\trounds\tcapacity's estimate (puts/s)\tdisk / CPU side\tetcd capacity\tetcd 3.4 passes / fails at\tembedded passes / fails at\testimate / etcd 3.4\testimate / embedded\tthe etcds' disagreement\tgoal met (3.4 / embedded)\tload (1 min) at each run")
 	for _, r := range rows {
@@ -205,15 +243,18 @@ func printTable(w io.Writer, rows []row) error {
 			s.goalWord("etcd-3.4"), s.goalWord("embedded"),
 			strings.Join(s.load, " | "))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	return tw.Flush()
+}
+
+// printCosts prints each real etcd's device cost per put at its highest
+// passing rate, a round each.
+func printCosts(w io.Writer, rows []row) error {
 	fmt.Fprintln(w, "\nA real etcd's cost per put at its highest passing rate (device: /proc/diskstats, the whole device; cgroup: its own writes)")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "storage\tetcd\tround\trate\tdevice writes/put\tdevice KiB/put\tdevice flushes/put\tcgroup writes/put\tcgroup KiB/put\tWAL fsyncs/put\tcommits/s\tetcd CPU µs/put\tbenchmark CPU µs/put")
 	for _, r := range rows {
 		for _, rd := range r.Rounds {
-			for _, t := range rd.Truths {
+			for _, t := range rd.allTruths() {
 				c, ok := costAt(t)
 				if !ok {
 					continue

@@ -153,15 +153,30 @@ type truth struct {
 	Wall        float64 `json:"wall_s"`
 }
 
-// bisect starts k in p and searches its highest passing rate.
+// bisect starts k in p, searches its highest passing rate (searchOn) and
+// stops it: the truth on a member of its own.
 func bisect(ctx context.Context, k etcdKind, p *zoo.Place, dev string, s stepper, srch search, progress io.Writer) (truth, error) {
-	t := truth{Etcd: k.Name}
 	start := time.Now()
 	srv, err := k.start(ctx, p)
 	if err != nil {
+		return truth{Etcd: k.Name}, err
+	}
+	t, err := searchOn(ctx, k.Name, srv, p, dev, s, srch, progress)
+	t.Wall = time.Since(start).Seconds()
+	return t, errors.Join(err, srv.Stop())
+}
+
+// searchOn searches the highest passing rate of srv, a real etcd named
+// name already running in p, and leaves it running: the caller starts and
+// stops it, so that other measurements can share the member (--paired).
+// Wall is the search's time.
+func searchOn(ctx context.Context, name string, srv server, p *zoo.Place, dev string, s stepper, srch search, progress io.Writer) (truth, error) {
+	t := truth{Etcd: name}
+	start := time.Now()
+	done := func(err error) (truth, error) {
+		t.Wall = time.Since(start).Seconds()
 		return t, err
 	}
-	defer func() { t.Wall = time.Since(start).Seconds() }()
 	var ts []trial
 	for r := srch.next(nil); r > 0; r = srch.next(ts) {
 		// A burstable volume's truth is its sustained rate: each step
@@ -170,18 +185,18 @@ func bisect(ctx context.Context, k etcdKind, p *zoo.Place, dev string, s stepper
 		// 218).
 		if p.Spend != nil {
 			if err := p.Spend(ctx); err != nil {
-				return t, errors.Join(err, srv.Stop())
+				return done(err)
 			}
 		}
 		st, err := s.run(ctx, srv, p, dev, r)
 		if err != nil {
-			return t, errors.Join(err, srv.Stop())
+			return done(err)
 		}
 		verdict := "FAIL"
 		if st.Pass {
 			verdict = "pass"
 		}
-		fmt.Fprintf(progress, "    %s %6.0f puts/s: %s (%s)\n", k.Name, r, verdict, st.Why)
+		fmt.Fprintf(progress, "    %s %6.0f puts/s: %s (%s)\n", name, r, verdict, st.Why)
 		t.Steps = append(t.Steps, st)
 		ts = append(ts, trial{Rate: r, Pass: st.Pass})
 	}
@@ -190,7 +205,7 @@ func bisect(ctx context.Context, k etcdKind, p *zoo.Place, dev string, s stepper
 	if hi < 1e18 {
 		t.LowestFail = hi
 	}
-	return t, srv.Stop()
+	return done(nil)
 }
 
 // perPut is a real etcd's device cost per put at its highest passing

@@ -120,3 +120,24 @@ func TestUnescapeMount(t *testing.T) {
 		}
 	}
 }
+
+func TestParseGoAllocStats(t *testing.T) {
+	for _, tc := range []struct {
+		name, line string
+		want       GoAllocStats
+		ok         bool
+	}{
+		{"figures", "stats 13 2.790 10.181 343452528 1749742096", GoAllocStats{13, 2.79, 10.181, 343452528, 1749742096}, true},
+		{"ready line", "ready 177886312", GoAllocStats{}, false},
+		{"a field short", "stats 13 2.790 10.181 343452528", GoAllocStats{}, false},
+		{"not a number", "stats 13 two 10.181 343452528 1749742096", GoAllocStats{}, false},
+		{"negative count", "stats -1 2.790 10.181 343452528 1749742096", GoAllocStats{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := parseGoAllocStats(tc.line)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("parseGoAllocStats(%q) = %+v, %v; want %+v, %v", tc.line, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

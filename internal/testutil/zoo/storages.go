@@ -18,8 +18,9 @@ import (
 // Default is the zoo the capacity bench runs over: the plain disk, four
 // write IOPS caps from 500 to 5,000, a bandwidth cap, fusedelay's two
 // models, the two latency tails, the burst bucket and the competing
-// writer, and three of them on a busy machine (Busy). Its latency draws
-// are seeded with 1 (Seeded).
+// writer, three of them on a busy machine (Busy), and the busy plain
+// directory beside a Go process as kube-apiserver (GoAlloc). Its latency
+// draws are seeded with 1 (Seeded).
 func Default() []Storage { return Seeded(1) }
 
 // Seeded is Default with the latency storages' delays drawn from seed:
@@ -39,6 +40,7 @@ func Seeded(seed uint64) []Storage {
 		Busy(Plain(), BusyThreads()),
 		Busy(CompetingWriter(200, 16<<10), BusyThreads()),
 		Busy(IOPSCap(2000), BusyThreads()),
+		Busy(GoAlloc(Plain(), DefaultGoAlloc), BusyThreads()),
 	}
 }
 

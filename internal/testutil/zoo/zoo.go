@@ -21,7 +21,11 @@
 //     appending and fdatasyncing a file of its own at a fixed rate;
 //   - busy, busy-competing-writer, busy-iops-N: a storage on a machine
 //     whose CPUs neighbours saturate (twice as many spinning processes
-//     as CPUs), the common case on a control-plane node.
+//     as CPUs), the common case on a control-plane node;
+//   - busy-go-alloc: busy, and beside it a Go process that allocates and
+//     collects as kube-apiserver does (a live heap of 128 MiB, its
+//     collector marking on every CPU; GoAlloc), etcd's usual neighbour
+//     on a control-plane node.
 //
 // Each Storage is a name, a description and a Setup; Setup fails with
 // ErrUnavailable when the machine cannot make it (no root, no FUSE, no
@@ -73,6 +77,9 @@ type Place struct {
 	// Neighbours is how many CPU-bound processes a busy storage runs
 	// beside the processes under test, 0 otherwise.
 	Neighbours int
+	// GoAlloc is the Go neighbour of a go-alloc storage (GoAlloc), nil
+	// otherwise.
+	GoAlloc *GoAllocator
 	// Spend, set on a burst bucket, spends its credits at once: the
 	// volume is at its baseline until it saves a second of the peak's
 	// excess again. A measurement of the sustained rate calls it before

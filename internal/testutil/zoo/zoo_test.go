@@ -353,13 +353,17 @@ func TestBurstBucketSpend(t *testing.T) {
 
 // spinners are the busy storages' neighbours this process started that
 // still run.
-func spinners(t *testing.T) int {
+func spinners(t *testing.T) int { return children(t, "while :; do :; done") }
+
+// children are the processes this process started whose command line
+// holds cmdline and that still run.
+func children(t *testing.T, cmdline string) int {
 	t.Helper()
 	n := 0
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		cmd, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || !strings.Contains(string(cmd), "while :; do :; done") {
+		if err != nil || !strings.Contains(string(cmd), cmdline) {
 			continue
 		}
 		st, err := os.ReadFile(filepath.Join(d, "stat"))
@@ -392,5 +396,66 @@ func TestBusy(t *testing.T) {
 	}
 	if n := spinners(t); n != 0 {
 		t.Errorf("%d neighbours still run after Close", n)
+	}
+}
+
+// busy-go-alloc runs the spinning neighbours and, beside them, a Go
+// process whose collector keeps running; Close stops both and removes
+// the Go neighbour's binary. The test's neighbour is smaller than
+// DefaultGoAlloc's (a 32 MiB live heap) so that its cycles come quickly.
+func TestBusyGoAlloc(t *testing.T) {
+	var named bool
+	for _, s := range Default() {
+		named = named || s.Name == "busy-go-alloc"
+	}
+	if !named {
+		t.Fatal("the zoo has no busy-go-alloc")
+	}
+	s := Busy(GoAlloc(Plain(), GoAllocSpec{LiveMiB: 32, AllocMiBPerSec: 128, MinKiB: 1, MaxKiB: 8, KeepEvery: 16}), 2)
+	if s.Name != "busy-go-alloc" || GoAlloc(IOPSCap(500), DefaultGoAlloc).Name != "go-alloc-iops-500" {
+		t.Fatalf("names %q, %q", s.Name, GoAlloc(IOPSCap(500), DefaultGoAlloc).Name)
+	}
+	p, err := s.Setup(context.Background(), t.TempDir())
+	if errors.Is(err, ErrUnavailable) {
+		t.Skipf("skipping: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			p.Close()
+		}
+	})
+	if p.Neighbours != 2 || p.GoAlloc == nil {
+		t.Fatalf("neighbours %d, Go neighbour %v: want both", p.Neighbours, p.GoAlloc)
+	}
+	testutil.WaitFor(t, 10*time.Second, "two spinning neighbours", func() bool { return spinners(t) == 2 })
+	if n := children(t, "zoo-goalloc-"); n != 1 {
+		t.Errorf("%d Go neighbours run, want 1", n)
+	}
+	testutil.WaitFor(t, 30*time.Second, "the Go neighbour's first figures", func() bool { return p.GoAlloc.Stats().GCCycles > 0 })
+	first := p.GoAlloc.Stats()
+	testutil.WaitFor(t, 60*time.Second, "three more collections", func() bool { return p.GoAlloc.Stats().GCCycles >= first.GCCycles+3 })
+	last := p.GoAlloc.Stats()
+	t.Logf("Go neighbour: %d collections, GC %.1f of %.1f CPU-seconds, heap %d MiB, %d MiB allocated",
+		last.GCCycles, last.GCCPUSeconds, last.TotalCPUSeconds, last.HeapBytes>>20, last.AllocatedBytes>>20)
+	if last.AllocatedBytes <= first.AllocatedBytes || last.GCCPUSeconds <= first.GCCPUSeconds {
+		t.Errorf("figures %+v then %+v: want more allocated and more GC time", first, last)
+	}
+	bin := p.GoAlloc.bin
+	closed = true
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := spinners(t); n != 0 {
+		t.Errorf("%d neighbours still run after Close", n)
+	}
+	if n := children(t, "zoo-goalloc-"); n != 0 {
+		t.Errorf("%d Go neighbours still run after Close", n)
+	}
+	if _, err := os.Stat(bin); !os.IsNotExist(err) {
+		t.Errorf("the Go neighbour's binary %s is still there after Close: %v", bin, err)
 	}
 }
