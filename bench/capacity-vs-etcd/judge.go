@@ -161,6 +161,13 @@ func fmtDur(d time.Duration) string {
 type search struct {
 	Start, Factor, Resolution float64
 	Min, Max                  float64 // the rates it gives up below and above
+	// Confirm repeats a failing step of the climb once, as etcdbench's
+	// sweeps do (their confirm rung): the first step, or one above
+	// every rate that passed; a repeat that passes overrules the
+	// failure (retried). --paired searches so, for the truth and
+	// etcdbench's side to differ in how they measure a rate only, not in
+	// how they pick the rates.
+	Confirm bool
 }
 
 // trial is one rate tried and its verdict.
@@ -176,6 +183,7 @@ type trial struct {
 // etcdbench's sweeps do) that pass overrule the failures below them,
 // a light load's wake-ups on a busy machine (lowFloor).
 func bounds(ts []trial) (lo, hi float64) {
+	ts = withoutRetried(ts)
 	hi = math.Inf(1)
 	floor := lowFloor(ts)
 	for _, t := range ts {
@@ -206,10 +214,44 @@ func lowFloor(ts []trial) float64 {
 	return floor
 }
 
+// withoutRetried is ts without the failures that passed when repeated
+// at once (search.Confirm).
+func withoutRetried(ts []trial) []trial {
+	var out []trial
+	for i, t := range ts {
+		if !t.Pass && i+1 < len(ts) && ts[i+1].Rate == t.Rate && ts[i+1].Pass {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// confirms says whether the last of ts is a failure of the climb to
+// repeat (search.Confirm): not itself a repeat, above every other rate
+// tried, and every rate below it passed (a first step that failed, and
+// the rungs above it, are not the climb's after the first).
+func confirms(ts []trial) bool {
+	n := len(ts) - 1
+	last := ts[n]
+	if last.Pass || n > 0 && ts[n-1].Rate == last.Rate {
+		return false
+	}
+	for _, t := range withoutRetried(ts[:n]) {
+		if t.Rate >= last.Rate || !t.Pass {
+			return false
+		}
+	}
+	return true
+}
+
 // next is the rate to try after ts, or 0 when the search is done.
 func (s search) next(ts []trial) float64 {
 	if len(ts) == 0 {
 		return math.Round(s.Start)
+	}
+	if s.Confirm && confirms(ts) {
+		return ts[len(ts)-1].Rate
 	}
 	// A first step that failed: the rungs above it before the descent.
 	if up := len(ts) - 1; !ts[0].Pass && up < capsweep.UpRungs && !slices.ContainsFunc(ts, func(t trial) bool { return t.Pass }) {

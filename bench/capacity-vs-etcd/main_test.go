@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,6 +160,29 @@ func TestSearch(t *testing.T) {
 	}
 	if lo, hi := bounds(ts); lo > 1500 || hi <= 1500 || hi/lo > 1.1 || ts[1].Rate != 200 {
 		t.Errorf("busy: bounds %g..%g after %v, want around 1500 within 10%%", lo, hi, ts)
+	}
+	// Confirm (--paired): a stall at 400 fails once and passes when
+	// repeated, and the climb goes on; the limit at 1,000 fails twice;
+	// bisection steps are not repeated.
+	c := s
+	c.Confirm = true
+	stalled := false
+	ts = nil
+	for r := c.next(nil); r > 0; r = c.next(ts) {
+		if len(ts) > 30 {
+			t.Fatalf("no end: %v", ts)
+		}
+		pass := r <= 1000
+		if r == 400 && !stalled {
+			pass, stalled = false, true
+		}
+		ts = append(ts, trial{r, pass})
+	}
+	if lo, hi := bounds(ts); lo > 1000 || hi <= 1000 || hi/lo > 1.1 {
+		t.Errorf("confirm: bounds %g..%g after %v, want around 1000", lo, hi, ts)
+	}
+	if want := []trial{{100, true}, {200, true}, {400, false}, {400, true}, {800, true}, {1600, false}, {1600, false}}; !slices.Equal(ts[:7], want) {
+		t.Errorf("confirm: trials %v, want %v first", ts, want)
 	}
 	// A cap under the start: two rungs up fail, then the descent.
 	ts = nil

@@ -333,7 +333,12 @@ func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Clus
 	if top == 0 {
 		top = d.Rate // the disk carried every rate tried: so far, no further
 	}
-	start := min(sideStart(), top)
+	start := min(sideStart(), d.Rate)
+	if start == 0 {
+		// The disk's model carried none of its rates: the etcd side
+		// starts no higher than the lowest it failed.
+		start = min(sideStart(), top)
+	}
 	sc := etcdside.SweepConfig(start, top, side.Factor, side.Resolution, side.Step, verdict.Defaults(), "the member's own", ", on an embedded etcd on this storage")
 	sc.NoProbe = side.NoProbe
 	l := etcdload.CheckPresets[0].Load()
