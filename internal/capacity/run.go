@@ -55,15 +55,16 @@ const CPUCapacityDescription = "the highest put rate an etcd on this storage and
 // sideStart is the etcd side's first rate: etcdctl check perf's s (150
 // puts/s), where `etcd capacity`'s ladder starts too, so that the side
 // climbs from a light load as `etcd capacity` and the truth of
-// bench/capacity-vs-etcd (etcd's benchmark, rates doubling from 100) do.
-// A side that started high (1,200, or the disk's rate) and descended
-// from a failing start answered 0-25 puts/s beside two busy loops and
-// another writer, where `etcd capacity` and etcd's benchmark on the same
-// build carried 600-700: on a busy machine every step has a chance to
-// fail on a stall, lower rates more than higher ones (their threads
-// sleep between syncs and wait for a CPU at each wake-up), so a descent
-// that runs until a step passes lands far below what the member
-// carries, while a climb turns only on a failure that repeats.
+// bench/capacity-vs-etcd (etcd's benchmark, rates doubling) do. A side
+// that started at 1,200 (or the disk's rate) and descended from a
+// failing start answered 25 puts/s (FAIL) beside two busy loops and fio
+// writing 1,000 times a second, after 13 failing steps from 1,200 down
+// (2,400 and 4,800 among them, far over what the member carried): on a
+// busy machine every step may fail on a stall, a light load more often
+// than a heavier one (its threads sleep between syncs and wait for a CPU
+// at each wake-up), so a descent that runs until a step passes lands
+// below what the member carries, while a climb turns only on a failure
+// that repeats.
 func sideStart() float64 { return verdict.CheckPerfLoads[0].Rate }
 
 // Run runs the disk's sweep and then, unless the disk carries nothing

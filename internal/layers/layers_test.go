@@ -36,7 +36,7 @@ var layerOf = map[string]int{
 
 	"result": 2, "scratch": 2, "etcdload/metrics": 2,
 
-	"verdict": 1, "sysinfo": 1, "testutil/zoo": 1,
+	"verdict": 1, "sysinfo": 1, "testutil/zoo": 1, "testutil/zoo/goalloc": 0,
 
 	"stats": 0, "units": 0, "finding": 0, "etcdload/observe": 4, "inproc": 0, "testutil": 0, "testutil/fusedelay": 0, "testutil/loopmount": 0, "layers": 0,
 }
