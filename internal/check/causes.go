@@ -83,7 +83,12 @@ func (f Finding) rank() int { return f.Kind.Info().Rank }
 // Findings groups the workloads' FAIL and WARN verdicts by kind, worst
 // status first, then by the kind's rank. Verdicts of no known kind are
 // grouped under their own title.
-func Findings(ws []result.Workload) []Finding {
+func Findings(ws []result.Workload) []Finding { return findings(ws, nil) }
+
+// findings is Findings with the kind of some verdicts decided by kindAt
+// (ok false: the verdict's own kind): what the run measured beside the
+// verdicts, typed, can name a cause its check alone does not.
+func findings(ws []result.Workload, kindAt func(w result.Workload, v verdict.Verdict) (finding.Kind, bool)) []Finding {
 	type key struct {
 		kind  finding.Kind
 		title string
@@ -99,6 +104,11 @@ func Findings(ws []result.Workload) []Finding {
 			k, ok := kindOf[v.Check]
 			if lim := limitedBy(w, v); lim != "" {
 				k, ok = lim, true
+			}
+			if kindAt != nil {
+				if at, atOK := kindAt(w, v); atOK {
+					k, ok = at, true
+				}
 			}
 			if verdict.IsDurabilityFailure(v) {
 				k, ok = finding.NotDurable, true

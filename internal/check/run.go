@@ -163,7 +163,7 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int, diskC
 		if o != nil {
 			out = append(out, o.Workload)
 			if op == etcdload.OpPut {
-				m.PutMembers = o.Members
+				m.PutMembers, m.PutLoad = o.Members, o.Workload.Name
 			}
 		}
 		if err != nil {
