@@ -82,7 +82,7 @@ func hold(out *etcdload.Outcome, th verdict.Thresholds, step, longest time.Durat
 			}
 			if need == 0 {
 				need = longest
-				why = fmt.Sprintf("%s's p99 %v came from %.0f %s, of the %.0f ten seconds hold", m.Target.Name, units.FromSeconds(p99).Round(100*time.Microsecond), c.h.Count, c.what, window)
+				why = fmt.Sprintf("%s's p99 %v came from %.0f %s, of the %.0f a step of %v holds", m.Target.Name, units.FromSeconds(p99).Round(100*time.Microsecond), c.h.Count, c.what, window, longest)
 			}
 		}
 	}
