@@ -58,7 +58,7 @@ const CPUCapacityDescription = "the highest put rate an etcd on this storage and
 // bench/capacity-vs-etcd (etcd's benchmark, rates doubling) do. A side
 // that started at 1,200 (or the disk's rate) and descended from a
 // failing start answered 25 puts/s (FAIL) beside two busy loops and fio
-// writing 1,000 times a second, after 13 failing steps from 1,200 down
+// writing 1,000 times a second, 11 of its 14 steps failing from 1,200 down
 // (2,400 and 4,800 among them, far over what the member carried): on a
 // busy machine every step may fail on a stall, a light load more often
 // than a heavier one (its threads sleep between syncs and wait for a CPU
