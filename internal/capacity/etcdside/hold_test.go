@@ -88,3 +88,36 @@ func TestHold(t *testing.T) {
 		}
 	}
 }
+
+// etcd capacity's own verdict: a sweep that failed at 27 puts/s and
+// passed its probe at 54 is unstable, a WARN with its bounds, not a FAIL
+// at 25; one with nothing passing above its failure stays a FAIL.
+func TestCapacityWorkloadUnstable(t *testing.T) {
+	th := verdict.Defaults()
+	steps := []result.CapacityStep{
+		{Phase: "ladder", Rate: 19, Status: verdict.Pass, Decided: true},
+		{Phase: "bisect", Rate: 27, Status: verdict.Fail, Decided: true},
+		{Phase: "bisect", Rate: 25, Status: verdict.Pass, Decided: true},
+		{Phase: "probe", Rate: 54, Status: verdict.Pass, Decided: true},
+	}
+	for _, tc := range []struct {
+		name   string
+		steps  []result.CapacityStep
+		status verdict.Status
+	}{
+		{"a pass above the failure", steps, verdict.Warn},
+		{"none above it", steps[:3], verdict.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &result.Capacity{Rate: 25, Upper: 27, Decided: true, Steps: tc.steps}
+			w := capacityWorkload(c, CapacitySpec{}, time.Second)
+			v := w.Verdicts[len(w.Verdicts)-1]
+			if v.Check != th.CapacityMin.ID || v.Status != tc.status {
+				t.Fatalf("verdict %s %s, want %s", v.Check, v.Status, tc.status)
+			}
+			if unstable := strings.Contains(v.Detail, "between 25 and 54 puts/s"); unstable != (tc.status == verdict.Warn) {
+				t.Errorf("detail %q", v.Detail)
+			}
+		})
+	}
+}

@@ -203,7 +203,10 @@ func capacityWorkload(c *result.Capacity, s CapacitySpec, took time.Duration) re
 	}
 	if !c.Interrupted {
 		th := verdict.Defaults()
-		w.Verdicts = append(w.Verdicts, verdict.JudgeCapacity(th.CapacityMin, th.CapacityHeavy, c.Rate, c.Decided, c.Confidence, c.Criterion))
+		v := verdict.JudgeCapacity(th.CapacityMin, th.CapacityHeavy, c.Rate, c.Decided, c.Confidence, c.Criterion)
+		// A rate that passed above the lowest failing one: unstable, never
+		// a FAIL, as capacity's estimate judges it.
+		w.Verdicts = append(w.Verdicts, verdict.JudgeUnstable(v, c.Rate, c.Upper, c.PassedAbove(), ""))
 	}
 	return w
 }
