@@ -389,3 +389,59 @@ func TestTraceFilesOpenedDuringTrace(t *testing.T) {
 		t.Errorf("latencies %v, figures %v", names, w.Figures)
 	}
 }
+
+// TestFollowWindows follows this process across windows: each window
+// counts the WAL syncs that ended in it, none of those between windows,
+// and the tracer's descriptors are gone after Close.
+func TestFollowWindows(t *testing.T) {
+	dir := t.TempDir()
+	wal := filepath.Join(dir, "member", "wal")
+	if err := os.MkdirAll(wal, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := bpfFDs(t)
+	f := Follow(context.Background(), os.Getpid())
+	if why := f.Why(); why != "" {
+		f.Close()
+		skipUnlessTraceable(t, f.Err())
+		t.Fatalf("Follow: %s", why)
+	}
+	w, err := os.OpenFile(filepath.Join(wal, "0000000000000000-0000000000000000.wal"), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	syncs := func(n int) {
+		for range n {
+			if _, err := w.Write(make([]byte, 512)); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Fdatasync(int(w.Fd())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, n := range []int{5, 7} {
+		stop := f.Window()
+		syncs(n)
+		got, why := stop()
+		if got == nil {
+			t.Fatalf("window %d: no syncs (%s)", i+1, why)
+		}
+		if got.Count() != int64(n) || got.WithoutCPUWait.Count != int64(n) {
+			t.Errorf("window %d: %d syncs (%d without CPU waits), want %d", i+1, got.Count(), got.WithoutCPUWait.Count, n)
+		}
+		if p, ok := got.P99(); !ok || p <= 0 {
+			t.Errorf("window %d: p99 %v", i+1, p)
+		}
+		syncs(3) // between windows: nobody's
+	}
+	stop := f.Window()
+	if got, why := stop(); got != nil || why == "" {
+		t.Errorf("an empty window: %v, %q; want nil and why", got, why)
+	}
+	f.Close()
+	if after := bpfFDs(t); len(after) > len(before) {
+		t.Errorf("BPF descriptors left after Close: %d before, %d after", len(before), len(after))
+	}
+}

@@ -78,6 +78,11 @@ type Options struct {
 	// every write and sync from then on is seen. For callers that start
 	// what they trace only then (tests).
 	Attached func()
+	// flusher, when set, is given the ring buffer's Flush once the
+	// programs are attached, and flushed is called each time the events
+	// in the buffer at a Flush have all been read (Follower).
+	flusher func(flush func() error)
+	flushed func()
 }
 
 // Trace is what a finished trace saw.
@@ -215,6 +220,9 @@ func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
 	if err := a.markOpen(opts, tr.col); err != nil {
 		return nil, err
 	}
+	if opts.flusher != nil {
+		opts.flusher(a.rd.Flush)
+	}
 	if opts.Observer != nil {
 		opts.Observer.Attached()
 	}
@@ -260,6 +268,11 @@ func (a *attached) run(ctx context.Context, opts Options) (*Trace, error) {
 		err := a.rd.ReadInto(&rec)
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue
+		case errors.Is(err, ringbuf.ErrFlushed):
+			if opts.flushed != nil {
+				opts.flushed()
+			}
 			continue
 		case err != nil:
 			runErr = fmt.Errorf("eBPF tracer: reading events: %w", err)

@@ -81,10 +81,20 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			s.Limits = LimitDefaults()
 		}
 		var notTraced string // why the members' syncs are not traced
+		// One trace for the whole sweep, each step a window of it:
+		// attached and detached around every step, the tracer cost a step
+		// about 0.7 s and missed its first syncs.
+		var follower *trace.Follower
 		switch {
 		case !s.Trace:
 		case len(o.PIDs) != 1:
 			notTraced = "the members' WAL syncs are traced only for one embedded member"
+		default:
+			follower = trace.Follow(ctx, o.PIDs[0])
+			defer follower.Close()
+			if why := follower.Why(); why != "" {
+				notTraced = "the member's WAL syncs: " + why
+			}
 		}
 		var held []string // the steps run again for longer, and why
 		// The probe above the knee does not move the answer: it is not
@@ -103,16 +113,13 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			sl := p.Load()
 			sl.Client, sl.OnSecond, sl.RunID = l.Client, l.OnSecond, etcdload.NewRunID()
 			var stopTrace func() (*trace.WALSyncs, string)
-			if s.Trace && notTraced == "" {
-				stopTrace = trace.Member(ctx, o.PIDs[0])
+			if follower != nil && notTraced == "" {
+				stopTrace = follower.Window()
 			}
 			out, err := etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: sl, Thresholds: s.Thresholds}, o)
 			var traced *trace.WALSyncs
 			if stopTrace != nil {
-				var why string
-				if traced, why = stopTrace(); traced == nil && ctx.Err() == nil {
-					notTraced = "the member's WAL syncs: " + why // not tried again
-				}
+				traced, _ = stopTrace() // a step without syncs has no trace
 			}
 			return out, traced, err
 		}
