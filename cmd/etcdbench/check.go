@@ -15,17 +15,19 @@ type wholeCheckFlags struct {
 	dir     dirFlag
 	speed   speedFlags
 	noTrace bool
+	cpu     bool
 	out     outputFlags
 	prog    progressFlags
 }
 
 func (f *wholeCheckFlags) register(fs *pflag.FlagSet) {
 	f.dir.register(fs, ".", "directory on the disk to check (e.g. the filesystem of /var/lib/etcd); a scratch directory is made inside it and removed afterwards")
-	f.speed.register(fs, "the quick budget: the WAL idle and under load, a short etcd put/range (about 20 s)",
+	f.speed.register(fs, "the quick budget: the WAL idle and under load, a short etcd put/range, capacity's etcd side in short steps (about 25 s)",
 		"the thorough budget: every disk workload at the seed articles' sizes and longer etcd loads (several minutes)")
 	f.out.register(fs)
 	f.prog.register(fs)
 	fs.BoolVar(&f.noTrace, "no-trace", false, "do not time the embedded etcd's own fdatasyncs with eBPF (done by default when allowed, for the prediction)")
+	fs.BoolVar(&f.cpu, "cpu", true, "after the etcd loads, sweep the embedded etcd as capacity's etcd side does (cpu-capacity) and state the put rate an etcd on this storage and machine carries; --cpu=false: no estimate (the default budget's disk sweep still runs)")
 }
 
 // budget is the time budget the flags choose.
@@ -34,7 +36,11 @@ func (f *wholeCheckFlags) budget() (check.Budget, error) {
 	if err != nil {
 		return check.Budget{}, err
 	}
-	return check.BudgetNamed(name)
+	b, err := check.BudgetNamed(name)
+	if !f.cpu {
+		b.EtcdCapacity = nil
+	}
+	return b, err
 }
 
 func newWholeCheckCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -61,7 +67,7 @@ what to do, then how the synthetic WAL p99 compared with the real etcd's.
 The verdict table lists every verdict worst first: the workload, what was
 checked, the figure and the limit.
 
-Budgets: --quick (about 20 s), the default (about a minute), --thorough
+Budgets: --quick (about 25 s), the default (about a minute), --thorough
 (several minutes).` + exitCodesHelp
 
 // runCheckCommand validates the flags and runs the check.

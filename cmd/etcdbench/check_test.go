@@ -53,8 +53,17 @@ func TestCheckQuick(t *testing.T) {
 	d := t.TempDir()
 	before := snapshot(t, d)
 	r, res := checkResult(t, runOpts{dir: d})
-	if got := strings.Join(workloadNames(r), ","); got != "wal,wal-under-load,etcd-put,etcd-range,check" {
+	if got := strings.Join(workloadNames(r), ","); got != "wal,wal-under-load,etcd-put,etcd-range,cpu-capacity,check" {
 		t.Errorf("workloads %s", got)
+	}
+	// The quick budget's estimate: capacity's etcd side on its embedded
+	// etcd, no disk model, judged once as capacity_min on the side and
+	// stated first in the summary.
+	side := r.Workloads[4]
+	if c := side.Capacity; c == nil || c.Etcd == nil || !c.Etcd.WithoutDiskModel || c.Etcd.Rate != c.Rate || len(c.Steps) == 0 {
+		t.Errorf("cpu-capacity: capacity %+v, want the side's own estimate", c)
+	} else if v := side.Verdicts; len(v) != 1 || v[0].Check != verdict.Defaults().CapacityMin.ID || v[0].Value != c.Etcd.Rate {
+		t.Errorf("cpu-capacity verdicts %+v, want capacity_min of %v alone", v, c.Etcd.Rate)
 	}
 	if r.Status == nil || (*r.Status == verdict.Fail) != (res.code == exitFail) {
 		t.Errorf("status %v does not match exit %d", r.Status, res.code)
@@ -65,8 +74,11 @@ func TestCheckQuick(t *testing.T) {
 			t.Errorf("summary lacks %s: %+v", f, s.Figures)
 		}
 	}
-	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "finding") {
-		t.Errorf("summary notes name no finding:\n%s", notes)
+	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "finding") || !strings.HasPrefix(notes, "capacity: etcd on this disk and machine: ") || !strings.Contains(notes, "the disk's model did not run") {
+		t.Errorf("summary notes: want the estimate first (no disk model), then the findings:\n%s", notes)
+	}
+	if f, c := s.Figure("etcd_capacity"), side.Capacity; f == nil || c == nil || c.Etcd == nil || f.Value != c.Etcd.Rate {
+		t.Errorf("summary figure etcd_capacity %+v, want the side's estimate", f)
 	}
 	put := r.Workloads[2]
 	if put.Figure("member0_wal_fsyncs") == nil || put.Ops == 0 {
@@ -107,7 +119,9 @@ func TestCheckSlowDisk(t *testing.T) {
 		// Every sync over the 10 ms limit, and fast enough that the
 		// WAL's minimum samples come in half the time 30 ms would take.
 		fs := fusedelay.Mount(t, memBacking(t), 15*time.Millisecond)
-		r, res := checkResult(t, runOpts{}, "--dir", fs.Dir)
+		// Without the etcd side (TestCheckQuick runs it): its descent on
+		// syncs that fail every rate would double the check's time.
+		r, res := checkResult(t, runOpts{}, "--dir", fs.Dir, "--cpu=false")
 		if res.code != exitFail {
 			t.Errorf("exit %d with 15 ms syncs, want %d", res.code, exitFail)
 		}
@@ -122,7 +136,7 @@ func TestCheckSlowDisk(t *testing.T) {
 	t.Run("no delay", func(t *testing.T) {
 		t.Parallel()
 		fs := fusedelay.Mount(t, memBacking(t), 0)
-		r, res := checkResult(t, runOpts{}, "--dir", fs.Dir)
+		r, res := checkResult(t, runOpts{}, "--dir", fs.Dir, "--cpu=false")
 		if res.code != exitOK {
 			var failed []string
 			for _, w := range r.Workloads {

@@ -16,7 +16,24 @@ import (
 // out first, it names why (its limit: the CPUs, the disk, ...). Where
 // the etcd side passes a rate the disk's model failed, the etcd's answer
 // stands: it is a real etcd on the same storage.
+//
+// With no disk model (d nil: check --quick runs none) the etcd side's
+// answer is the estimate: a real etcd on the storage, whose syncs cost
+// the device what the model's would, and which the estimate follows
+// whenever it ran below the model's limit, as it does on every storage
+// the bench measured but one whose model failed first.
 func Estimate(d, c *result.Capacity) *result.CapacityEstimate {
+	if d == nil {
+		e := &result.CapacityEstimate{Rate: c.Rate, Upper: c.Upper, LimitedBy: c.Bend, CPURate: c.Rate, CPUUpper: c.Upper, WithoutDiskModel: true}
+		if e.LimitedBy == "" || (e.LimitedBy == finding.None && c.Upper > 0) {
+			e.LimitedBy = finding.CPU
+		}
+		if c.Upper == 0 {
+			e.LimitedBy = finding.None
+		}
+		e.Evidence = fmt.Sprintf("an etcd on this storage carries %s puts/s, judged by its own WAL fsync and backend commit histograms as a real etcd is; the disk's model did not run (etcdbench capacity runs it, and bounds the answer by it too)", atLeast(c))
+		return e
+	}
 	e := &result.CapacityEstimate{DiskRate: d.Rate, DiskUpper: d.Upper, CPURate: c.Rate, CPUUpper: c.Upper}
 	switch {
 	case c.Upper > 0 && (d.Upper == 0 || c.Rate < d.Rate):

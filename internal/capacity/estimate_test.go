@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"strings"
 	"testing"
 
 	"etcdbench/internal/finding"
@@ -48,6 +49,31 @@ func TestEstimate(t *testing.T) {
 			}
 			if e.DiskRate != tc.disk.Rate || e.CPURate != tc.cpu.Rate {
 				t.Fatalf("Estimate's sides %+v", e)
+			}
+		})
+	}
+}
+
+// Without a disk model (check --quick) the estimate is the etcd side's,
+// named as its sweep named its limit, and says the model did not run.
+func TestEstimateWithoutDiskModel(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cpu  result.Capacity
+		want finding.Kind
+	}{
+		{"cpu", result.Capacity{Rate: 4800, Upper: 6788, Bend: finding.CPU}, finding.CPU},
+		{"the side's disk", result.Capacity{Rate: 1200, Upper: 1345, Bend: finding.Disk}, finding.Disk},
+		{"unnamed", result.Capacity{Rate: 150, Upper: 178}, finding.CPU},
+		{"nothing failed", result.Capacity{Rate: 15000}, finding.None},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Estimate(nil, &tc.cpu)
+			if !e.WithoutDiskModel || e.Rate != tc.cpu.Rate || e.Upper != tc.cpu.Upper || e.LimitedBy != tc.want {
+				t.Fatalf("Estimate(nil) = %+v, want %s at %v-%v without the disk model", e, tc.want, tc.cpu.Rate, tc.cpu.Upper)
+			}
+			if e.CPURate != tc.cpu.Rate || e.DiskRate != 0 || !strings.Contains(e.Evidence, "the disk's model did not run") {
+				t.Fatalf("Estimate(nil): sides %v/%v, evidence %q", e.CPURate, e.DiskRate, e.Evidence)
 			}
 		})
 	}

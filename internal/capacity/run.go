@@ -121,15 +121,35 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 // a side that finished sets the estimate (Estimate) on the disk's
 // capacity with its figure. It returns the side's workload to report,
 // or nil, and the error that ends the run (an interruption only).
+//
+// With no disk workload (disk nil: check --quick runs no disk model) the
+// estimate is the side's alone (Estimate with no disk), set on the
+// side's own capacity and figures, and Answer judges it there.
 func SideDone(ctx context.Context, disk *result.Workload, w result.Workload, err error) (*result.Workload, error) {
-	err = cpuSideFailed(ctx, disk, err)
 	if w.Capacity == nil {
-		return nil, err
+		if disk == nil {
+			disk = &w
+		}
+		return nil, cpuSideFailed(ctx, disk, err)
 	}
-	if d := disk.Capacity; err == nil && d != nil && !w.Capacity.Interrupted {
-		d.Etcd = Estimate(d, w.Capacity)
-		disk.Figures = append(disk.Figures, result.Figure{Name: "etcd_rate_estimate", Value: d.Etcd.Rate, Unit: "ops/s",
-			Description: "put rate an etcd on this disk and machine is expected to sustain: the lower of the disk's and the CPUs' sides (limited by " + string(d.Etcd.LimitedBy) + ")"})
+	at := disk
+	if at == nil {
+		at = &w
+	}
+	err = cpuSideFailed(ctx, at, err)
+	if err != nil || w.Capacity.Interrupted {
+		return &w, err
+	}
+	// The estimate lives on the disk's capacity, or on the side's own
+	// without one.
+	on, model, what := w.Capacity, (*result.Capacity)(nil), "the etcd side's alone: the disk's model did not run"
+	if disk != nil {
+		on, model, what = disk.Capacity, disk.Capacity, "the lower of the disk's and the CPUs' sides"
+	}
+	if d := on; d != nil {
+		d.Etcd = Estimate(model, w.Capacity)
+		at.Figures = append(at.Figures, result.Figure{Name: "etcd_rate_estimate", Value: d.Etcd.Rate, Unit: "ops/s",
+			Description: "put rate an etcd on this disk and machine is expected to sustain: " + what + " (limited by " + string(d.Etcd.LimitedBy) + ")"})
 	}
 	return &w, err
 }
@@ -256,7 +276,7 @@ func cpuSideFailed(ctx context.Context, disk *result.Workload, err error) error 
 	if err == nil || run.Interrupted(ctx, err) {
 		return err
 	}
-	disk.Notes = append(disk.Notes, "the CPU side (an embedded etcd without fsync) failed, so etcd's rate on this disk and machine is not estimated: "+strings.Join(strings.Fields(err.Error()), " "))
+	disk.Notes = append(disk.Notes, "the etcd side (an embedded etcd on this storage) failed, so etcd's rate on this disk and machine is not estimated: "+strings.Join(strings.Fields(err.Error()), " "))
 	return nil
 }
 
@@ -301,6 +321,8 @@ type Side struct {
 	// the machine allows, so that a WAL failure is named the disk's only
 	// when the syncs are slow without their waits for a CPU.
 	Trace bool
+	// Start is the ladder's first rate (0: check perf's s, 150 puts/s).
+	Start float64
 }
 
 // CapacitySide is `capacity`'s etcd side with steps of step (--cpu-step).
@@ -329,17 +351,28 @@ func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, si
 // p99 22 ms against 5 ms (bench/device-cost) - the time etcd's
 // goroutines wait for a CPU between the I/Os. With its fsyncs on, this
 // side measures that overlap instead of modelling it.
+//
+// With no disk model (d nil: check --quick runs none) the side climbs up
+// to check perf's xl, the most a check answers.
 func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Cluster, d *result.Capacity, side Side) (result.Workload, error) {
-	top := d.Upper
-	if top == 0 {
-		top = d.Rate // the disk carried every rate tried: so far, no further
+	first := sideStart()
+	if side.Start > 0 {
+		first = side.Start
 	}
-	start := min(sideStart(), d.Rate)
-	if start == 0 {
-		// The disk's model carried none of its rates: the etcd side
-		// starts no higher than the lowest it failed.
-		start = min(sideStart(), top)
+	top, start := verdict.CheckPerfLoads[len(verdict.CheckPerfLoads)-1].Rate, first
+	if d != nil {
+		top = d.Upper
+		if top == 0 {
+			top = d.Rate // the disk carried every rate tried: so far, no further
+		}
+		start = min(first, d.Rate)
+		if start == 0 {
+			// The disk's model carried none of its rates: the etcd side
+			// starts no higher than the lowest it failed.
+			start = min(first, top)
+		}
 	}
+	start = min(start, top)
 	sc := etcdside.SweepConfig(start, top, side.Factor, side.Resolution, side.Step, verdict.Defaults(), "the member's own", ", on an embedded etcd on this storage")
 	sc.NoProbe = side.NoProbe
 	l := etcdload.CheckPresets[0].Load()

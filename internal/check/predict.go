@@ -43,6 +43,9 @@ type Measured struct {
 	// PutLoad is the put load's workload name, whose members' WAL fsync
 	// verdicts the trace can explain.
 	PutLoad string
+	// Estimate is the etcd side's capacity carrying the estimate when no
+	// disk model ran (check --quick); nil otherwise.
+	Estimate *result.Capacity
 }
 
 // cpuExplains names a CPU finding for the put load's WAL fsync verdict
@@ -96,11 +99,19 @@ func Summarize(ws []result.Workload, m Measured, interrupted bool) result.Worklo
 	var notes []string
 	// What the storage carries comes first: it is the answer an operator
 	// sizes by, and the findings below are read against it.
-	switch c := m.Disk.Capacity; {
+	c := m.Disk.Capacity
+	if c == nil {
+		c = m.Estimate
+	}
+	switch {
 	case c != nil && c.Etcd != nil:
 		notes = append(notes, "capacity: "+report.EstimateHeadline(c))
+		how := "the lower of the disk's model and an embedded etcd on this storage"
+		if c.Etcd.WithoutDiskModel {
+			how = "an embedded etcd on this storage (this budget runs no disk model)"
+		}
 		w.Figures = append(w.Figures, result.Figure{Name: "etcd_capacity", Value: c.Etcd.Rate, Unit: "ops/s",
-			Description: "put rate an etcd on this storage and machine carries within etcd's limits: capacity's estimate, the lower of the disk's model and an embedded etcd on this storage"})
+			Description: "put rate an etcd on this storage and machine carries within etcd's limits: capacity's estimate, " + how})
 	case c != nil:
 		notes = append(notes, "disk capacity: the WAL "+report.CapacitySummary(c))
 		w.Figures = append(w.Figures, result.Figure{Name: "disk_capacity", Value: c.Rate, Unit: "ops/s",

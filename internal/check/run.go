@@ -97,6 +97,11 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	}
 	if w := capacityWorkload(wls); w != nil {
 		capacity.Answer(w, etcdSide(wls), nil)
+	} else if w := sideWorkload(wls); w != nil && w.Capacity.Etcd != nil {
+		// No disk model (check --quick): the side's estimate, judged on
+		// the side.
+		capacity.Answer(w, nil, nil)
+		measured.Estimate = w.Capacity
 	}
 	if len(wls) > 0 {
 		Advise(wls, dm.Capacity)
@@ -117,9 +122,17 @@ func capacityWorkload(ws []result.Workload) *result.Workload {
 
 // etcdSide is the etcd side's sweep among ws, or nil.
 func etcdSide(ws []result.Workload) *result.Capacity {
+	if w := sideWorkload(ws); w != nil {
+		return w.Capacity
+	}
+	return nil
+}
+
+// sideWorkload is the etcd side's workload among ws, or nil.
+func sideWorkload(ws []result.Workload) *result.Workload {
 	for i := range ws {
-		if ws[i].Name == capacity.CPUCapacityName {
-			return ws[i].Capacity
+		if ws[i].Name == capacity.CPUCapacityName && ws[i].Capacity != nil {
+			return &ws[i]
 		}
 	}
 	return nil
@@ -170,22 +183,60 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int, diskC
 			return out, m, err
 		}
 	}
-	if c.Budget.EtcdCapacity == nil || diskCap == nil || diskCap.Capacity.Interrupted {
+	if c.Budget.EtcdCapacity == nil || (diskCap != nil && diskCap.Capacity.Interrupted) {
 		return out, m, nil
 	}
-	if diskCap.Capacity.Rate == 0 && diskCap.Capacity.Upper == 0 {
+	if diskCap != nil && diskCap.Capacity.Rate == 0 && diskCap.Capacity.Upper == 0 {
 		diskCap.Notes = append(diskCap.Notes, capacity.NoSideNote)
 		return out, m, nil
 	}
 	prog.Start(first+2, capacity.CPUCapacityName)
 	side := *c.Budget.EtcdCapacity
 	side.Trace = c.Trace
-	w, err := capacity.EtcdSide(ctx, s, cluster, diskCap.Capacity, side)
+	var model *result.Capacity
+	if diskCap != nil {
+		model = diskCap.Capacity
+	} else {
+		// No disk model (check --quick): the side's ladder starts from
+		// what the put load carried.
+		if len(out) > 0 {
+			side.Start = sideStart(out[0])
+		}
+	}
+	w, err := capacity.EtcdSide(ctx, s, cluster, model, side)
 	done, err := capacity.SideDone(ctx, diskCap, w, err)
 	if done != nil {
 		out = append(out, *done)
 	}
 	return out, m, err
+}
+
+// sideStart is the first rate of an etcd side that runs without a disk
+// model (check --quick), from the put load put that ran before it on the
+// same member: the highest rung of capacity's ladder (check perf's s,
+// 150 puts/s, doubled) at most half the rate the put load's 16 clients
+// carried, when the load met every rule it was judged by; else check
+// perf's s, where capacity's side starts. The rungs below a rate the
+// closed-loop load carried with its p99s within etcd's limits pass, and
+// climbing them would cost the quick budget a step each (2,400 instead of
+// 150 for a put load of 7,900 puts/s on the development VM's quiet disk:
+// four steps fewer). A put load that failed starts the climb at 150, as on
+// a busy node, where a ladder started high descends on luck.
+func sideStart(put result.Workload) float64 {
+	first := verdict.CheckPerfLoads[0].Rate
+	for _, v := range put.Verdicts {
+		if v.Status != verdict.Pass {
+			return first
+		}
+	}
+	if len(put.Verdicts) == 0 {
+		return first
+	}
+	r := first
+	for r*2 <= put.OpsPerSec/2 {
+		r *= 2
+	}
+	return r
 }
 
 // addTraced adds the put load's traced WAL syncs to its workload, named

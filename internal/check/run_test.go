@@ -95,3 +95,75 @@ func names(ws []result.Workload) []string {
 	}
 	return out
 }
+
+// A budget with an etcd side and no disk sweep (check --quick) states the
+// side's own estimate: on the side's workload, judged there once as
+// capacity_min, first in the summary, without a disk model.
+func TestRunQuickStatesSideEstimate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an embedded etcd")
+	}
+	load := LoadShape{Conns: 1, Clients: 2, Duration: time.Second, ValSize: 256, KeySpaceSize: 100}
+	b := Budget{Name: "test", DiskPreset: "quick", Disk: []string{"wal"}, Members: 1, Put: load, Range: load,
+		EtcdCapacity: &capacity.Side{Step: time.Second, MaxHold: time.Second, Factor: 2, Resolution: 0.5, StepFlag: "--test-step", NoProbe: true}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Config{Dir: testutil.MemDir(t, "etcdbench-check-test-"), Budget: b, Args: []string{"test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var side, sum *result.Workload
+	for i := range res.Workloads {
+		switch w := &res.Workloads[i]; w.Name {
+		case "capacity":
+			t.Errorf("a disk sweep ran: %+v", w.Capacity)
+		case capacity.CPUCapacityName:
+			side = w
+		case "check":
+			sum = w
+		}
+	}
+	if side == nil || sum == nil || side.Capacity == nil {
+		t.Fatalf("workloads %v: want %s and check", names(res.Workloads), capacity.CPUCapacityName)
+	}
+	c := side.Capacity
+	e := c.Etcd
+	if e == nil || !e.WithoutDiskModel || e.Rate != c.Rate || e.CPURate != c.Rate || len(c.Steps) == 0 {
+		t.Fatalf("estimate %+v: want the side's own (side %+v)", e, c)
+	}
+	if v := side.Verdicts; len(v) != 1 || v[0].Check != verdict.Defaults().CapacityMin.ID || v[0].Value != e.Rate {
+		t.Errorf("side verdicts %+v: want capacity_min of the estimate alone", v)
+	}
+	if !strings.HasPrefix(sum.Notes[0], "capacity: etcd on this disk and machine: ") || !strings.Contains(sum.Notes[0], "the disk's model did not run") {
+		t.Errorf("summary's first note %q: want the estimate, without a disk model", sum.Notes[0])
+	}
+	if f := sum.Figure("etcd_capacity"); f == nil || f.Value != e.Rate {
+		t.Errorf("figure etcd_capacity %+v, want %v", f, e.Rate)
+	}
+	if f := side.Figure("etcd_rate_estimate"); f == nil || f.Value != e.Rate {
+		t.Errorf("side figure etcd_rate_estimate %+v, want %v", f, e.Rate)
+	}
+}
+
+// The side without a disk model starts at the highest rung of capacity's
+// ladder (150 doubled) at most half of what a put load that met every
+// rule carried, else at check perf's s.
+func TestSideStart(t *testing.T) {
+	pass := verdict.Verdict{Check: "wal_fsync_p99", Status: verdict.Pass}
+	fail := verdict.Verdict{Check: "wal_fsync_p99", Status: verdict.Fail}
+	for _, tc := range []struct {
+		name string
+		put  result.Workload
+		want float64
+	}{
+		{"quiet", result.Workload{OpsPerSec: 7914, Verdicts: []verdict.Verdict{pass, pass}}, 2400},
+		{"just two rungs", result.Workload{OpsPerSec: 1200, Verdicts: []verdict.Verdict{pass}}, 600},
+		{"slow", result.Workload{OpsPerSec: 250, Verdicts: []verdict.Verdict{pass}}, 150},
+		{"failed", result.Workload{OpsPerSec: 7914, Verdicts: []verdict.Verdict{pass, fail}}, 150},
+		{"not judged", result.Workload{OpsPerSec: 7914}, 150},
+	} {
+		if got := sideStart(tc.put); got != tc.want {
+			t.Errorf("%s: sideStart = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

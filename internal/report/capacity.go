@@ -92,6 +92,9 @@ func EstimateHeadline(c *result.Capacity) string {
 	if len(marks) > 0 {
 		s += "; " + marksCarried(marks, e.Upper)
 	}
+	if e.WithoutDiskModel {
+		return s + fmt.Sprintf(" (an embedded etcd on this storage %s puts/s; the disk's model did not run: etcdbench capacity runs it too)", rangeOf(e.CPURate, e.CPUUpper))
+	}
 	return s + fmt.Sprintf(" (the disk's model carries %s writes/s, an embedded etcd on this storage %s puts/s)", rangeOf(e.DiskRate, e.DiskUpper), rangeOf(e.CPURate, e.CPUUpper))
 }
 

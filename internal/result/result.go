@@ -391,6 +391,9 @@ type CapacityEstimate struct {
 	// PassedAbove is the highest rate its side carried above Upper (0:
 	// none): the estimate is then unstable, between Rate and it.
 	PassedAbove float64 `json:"passed_above,omitempty"`
+	// WithoutDiskModel says the disk's model did not run (check --quick):
+	// the estimate is the etcd side's alone, and DiskRate is not a rate.
+	WithoutDiskModel bool `json:"without_disk_model,omitempty"`
 	// Evidence says why, in words.
 	Evidence string `json:"evidence"`
 	// Neighbours is what other processes took of this machine while the
