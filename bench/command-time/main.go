@@ -34,6 +34,8 @@ const name = "command-time"
 
 type options struct {
 	cmp.Common
+	// Commands are the commands to time, by name (all by default).
+	Commands string
 }
 
 func main() { cmp.Main(name, parseFlags, run) }
@@ -45,9 +47,35 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	c.NoFio, c.Rounds = true, 3
 	o := options{Common: c}
-	err = cmp.ParseFlags(name, "How long `etcdbench capacity`, `etcdbench etcd capacity` and the default check take on this machine, against issue 14's limits.", &o.Common, args, stderr,
-		func(*flag.FlagSet) {})
-	return o, err
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.Name)
+	}
+	o.Commands = strings.Join(names, ",")
+	err = cmp.ParseFlags(name, "How long `etcdbench capacity`, `etcdbench etcd capacity`, the default check and check --quick take on this machine, against issue 14's limits.", &o.Common, args, stderr,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&o.Commands, "commands", o.Commands, "the commands to time, comma-separated, in round 1's order (the checks are compared with capacity when it runs)")
+		})
+	if err != nil {
+		return o, err
+	}
+	if _, err := pick(o.Commands); err != nil {
+		return o, cmp.UsageError{Err: err}
+	}
+	return o, nil
+}
+
+// pick returns the commands named in list, in its order.
+func pick(list string) ([]command, error) {
+	var out []command
+	for _, n := range strings.Split(list, ",") {
+		i := slices.IndexFunc(commands(), func(c command) bool { return c.Name == strings.TrimSpace(n) })
+		if i < 0 {
+			return nil, fmt.Errorf("--commands: unknown command %q", n)
+		}
+		out = append(out, commands()[i])
+	}
+	return out, nil
 }
 
 // command is one timed command: its arguments after the binary (--dir and
@@ -69,6 +97,8 @@ func commands() []command {
 			Source: "issue 14: `etcd capacity` in at most 3"},
 		{Name: "check", Args: nil, Limit: 80 * time.Second,
 			Source: "issue 32: the default check, which now states capacity's estimate, in at most 80 s"},
+		{Name: "check --quick", Args: []string{"--quick"}, Limit: 30 * time.Second,
+			Source: "issue 42: check --quick, which states capacity's estimate from its etcd side alone, in about 25 s"},
 	}
 }
 
@@ -98,7 +128,9 @@ type jsonFile struct {
 	Runs      []timed      `json:"runs"`
 	Summary   []summaryRow `json:"summary,omitempty"`
 	Agreement agreement    `json:"agreement"`
-	Error     string       `json:"error,omitempty"`
+	// QuickAgreement is check --quick's answer against capacity's.
+	QuickAgreement agreement `json:"quick_agreement"`
+	Error          string    `json:"error,omitempty"`
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
@@ -107,14 +139,17 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer env.Release(&err)
-	cmds := commands()
+	cmds, err := pick(o.Commands)
+	if err != nil {
+		return err
+	}
 	out := jsonFile{Started: time.Now().UTC(), Dir: env.Dir, Etcdbench: env.Etcdbench, Commands: cmds}
 	defer cmp.SaveJSON(o.Abs(o.JSON), &out, &out.Error, &err)
 	load0, err := cmp.LoadAverage()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: wall time of etcdbench capacity, etcd capacity and check (the default), %d rounds, on %s\n\n", name, o.Rounds, env.Dir)
+	fmt.Fprintf(stdout, "%s: wall time of %s, %d rounds, on %s\n\n", name, o.Commands, o.Rounds, env.Dir)
 	for n := 1; n <= o.Rounds; n++ {
 		var round []timed
 		for i, c := range rotate(n, cmds) {
@@ -132,17 +167,22 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	out.Summary = summarize(cmds, out.Runs)
-	out.Agreement = agree(out.Runs)
+	out.Agreement, out.QuickAgreement = agree(out.Runs, "check"), agree(out.Runs, "check --quick")
 	var table bytes.Buffer
 	if err := renderSummary(io.MultiWriter(stdout, &table), o.Rounds, out.Summary); err != nil {
 		return err
 	}
-	if err := renderAgreement(stdout, out.Agreement); err != nil {
-		return err
-	}
 	figures := resultFigures(out.Summary)
-	if a := out.Agreement; a.Rounds > 0 {
-		figures["check_to_capacity_median"], figures["check_to_capacity_min"], figures["check_to_capacity_max"] = a.Median, a.Min, a.Max
+	for _, a := range []agreement{out.Agreement, out.QuickAgreement} {
+		if !slices.ContainsFunc(cmds, func(c command) bool { return c.Name == a.Command }) {
+			continue
+		}
+		if err := renderAgreement(stdout, a); err != nil {
+			return err
+		}
+		if k := cmp.Slug(a.Command); a.Rounds > 0 {
+			figures[k+"_to_capacity_median"], figures[k+"_to_capacity_min"], figures[k+"_to_capacity_max"] = a.Median, a.Min, a.Max
+		}
 	}
 	res := cmp.Result{Bench: name, Source: "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " "),
 		Machine: cmp.Machine(env.Dir), Rounds: o.Rounds, Figures: figures, Table: summaryTable(table.String())}

@@ -45,6 +45,7 @@ func TestArgv(t *testing.T) {
 		"capacity":      "capacity --dir D --no-progress -o json",
 		"etcd capacity": "etcd capacity --dir D --no-progress -o json",
 		"check":         "--dir D --no-progress -o json",
+		"check --quick": "--quick --dir D --no-progress -o json",
 	}
 	for _, c := range cs {
 		if got := strings.Join(c.argv("D"), " "); got != want[c.Name] {
@@ -149,7 +150,10 @@ func TestAgree(t *testing.T) {
 		{Round: 2, Command: "check", answer: answer{Rate: 2000}}, {Round: 2, Command: "capacity", answer: answer{Rate: 3200}},
 		{Round: 3, Command: "check", answer: answer{Rate: 0}}, {Round: 3, Command: "capacity", answer: answer{Rate: 3300}},
 	}
-	a := agree(runs)
+	if q := agree(runs, "check --quick"); q.Rounds != 0 || q.Command != "check --quick" {
+		t.Errorf("check --quick did not run, yet agreement %+v", q)
+	}
+	a := agree(runs, "check")
 	if a.Rounds != 2 || a.Within != 1 || a.Min != 0.625 || a.Max != 3000.0/3390 {
 		t.Fatalf("agreement %+v", a)
 	}

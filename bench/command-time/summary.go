@@ -129,11 +129,12 @@ func fmtSec(d time.Duration) string {
 // directory: their ratio, check / capacity, over the rounds where both
 // answered (one model: within agreeGoal).
 type agreement struct {
-	Rounds int       `json:"rounds"`
-	Ratios []float64 `json:"ratios"`
-	Median float64   `json:"median"`
-	Min    float64   `json:"min"`
-	Max    float64   `json:"max"`
+	Command string    `json:"command"` // check or check --quick
+	Rounds  int       `json:"rounds"`
+	Ratios  []float64 `json:"ratios"`
+	Median  float64   `json:"median"`
+	Min     float64   `json:"min"`
+	Max     float64   `json:"max"`
 	// Within is how many rounds' ratios lie within 1.25x.
 	Within int `json:"within"`
 }
@@ -141,8 +142,8 @@ type agreement struct {
 // agreeGoal is how far check's answer may lie from capacity's.
 const agreeGoal = 1.25
 
-// agree pairs each round's check and capacity answers.
-func agree(runs []timed) agreement {
+// agree pairs each round's answers of the check command and capacity.
+func agree(runs []timed, command string) agreement {
 	byRound := map[int]map[string]float64{}
 	var order []int
 	for _, t := range runs {
@@ -152,9 +153,9 @@ func agree(runs []timed) agreement {
 		}
 		byRound[t.Round][t.Command] = t.Rate
 	}
-	var a agreement
+	a := agreement{Command: command}
 	for _, n := range order {
-		c, k := byRound[n]["check"], byRound[n]["capacity"]
+		c, k := byRound[n][command], byRound[n]["capacity"]
 		if !(c > 0 && k > 0) {
 			continue
 		}
@@ -175,10 +176,10 @@ func agree(runs []timed) agreement {
 // renderAgreement prints check's answer against capacity's.
 func renderAgreement(w io.Writer, a agreement) error {
 	if a.Rounds == 0 {
-		_, err := fmt.Fprintln(w, "\ncheck / capacity: no round where both gave a rate")
+		_, err := fmt.Fprintf(w, "\n%s / capacity: no round where both gave a rate\n", a.Command)
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\ncheck's answer / capacity's in the same round: median %.2f (%.2f..%.2f), %d of %d rounds within %.2fx (issue 32)\n",
-		a.Median, a.Min, a.Max, a.Within, a.Rounds, agreeGoal)
+	_, err := fmt.Fprintf(w, "\n%s's answer / capacity's in the same round: median %.2f (%.2f..%.2f), %d of %d rounds within %.2fx (issues 32, 42)\n",
+		a.Command, a.Median, a.Min, a.Max, a.Within, a.Rounds, agreeGoal)
 	return err
 }

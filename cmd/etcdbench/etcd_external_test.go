@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -151,6 +152,32 @@ func TestEtcdExternalProcess(t *testing.T) {
 	t.Run("range over TLS", func(t *testing.T) {
 		res := runBin(t, runOpts{}, load("range", "--yes", "-o", "json", "--total", "500", "--clients", "4", "--key-space-size", "20")...)
 		checkLoadResult(t, res, "etcd-range", 500, s.Endpoint+"/metrics")
+		checkNoKeys(t, "", "")
+	})
+	t.Run("capacity of a member on this machine", func(t *testing.T) {
+		// The endpoint is served by a process here: its members share this
+		// machine's CPUs (a saturated machine is named cpu, not client), and
+		// its one member's WAL syncs are traced where eBPF is allowed.
+		res := runBin(t, runOpts{}, load("capacity", "--yes", "-o", "json", "--start", "20", "--max-rate", "20", "--step", "1s", "--no-progress")...)
+		if res.code != exitOK && res.code != exitFail {
+			t.Fatalf("exit %d, want 0 or 1; stderr:\n%s", res.code, res.stderr)
+		}
+		r, err := result.Read(strings.NewReader(res.stdout))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := r.Workloads[0]
+		here := fmt.Sprintf("external cluster on this machine: every endpoint is served by a process here (PIDs [%d])", s.cmd.Process.Pid)
+		if !slices.ContainsFunc(w.Notes, func(n string) bool { return strings.HasPrefix(n, here) }) {
+			t.Errorf("notes %q: want %q", w.Notes, here)
+		}
+		notTraced := slices.ContainsFunc(w.Notes, func(n string) bool { return strings.Contains(n, "not traced") })
+		traced := w.Capacity != nil && slices.ContainsFunc(w.Capacity.Steps, func(st result.CapacityStep) bool {
+			return slices.ContainsFunc(st.Extra, func(f result.Figure) bool { return f.Name == "traced_wal_sync_p99" })
+		})
+		if traced == notTraced {
+			t.Errorf("traced steps %v, yet a note says not traced %v: %q", traced, notTraced, w.Notes)
+		}
 		checkNoKeys(t, "", "")
 	})
 	t.Run("without --yes", func(t *testing.T) {

@@ -104,7 +104,11 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 		measured.Estimate = w.Capacity
 	}
 	if len(wls) > 0 {
-		Advise(wls, dm.Capacity)
+		est := dm.Capacity
+		if est == nil {
+			est = measured.Estimate // check --quick: the side's
+		}
+		Advise(wls, est)
 		wls = append(wls, Summarize(wls, measured, err != nil)) // err is an interruption here
 	}
 	return s.Finish(ctx, wls, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"etcdbench/internal/result"
 	"etcdbench/internal/session"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/verdict"
 )
 
@@ -108,8 +111,13 @@ func measure(ctx context.Context, s Spec, m *Measurement) (res *result.Result, e
 	} else {
 		ses = session.External(s.Args, s.Progress, 1)
 		defer ses.Close(&err)
-		notes = append(notes, "external cluster: the environment describes the machine etcdbench ran on, not the members")
 		bo.Targets, bo.BestEffort = observe.ExternalTargets(s.Load.Client.Endpoints), true
+		if pids := localMembers(s.Load.Client.Endpoints); pids != nil {
+			bo.PIDs = pids
+			notes = append(notes, fmt.Sprintf("external cluster on this machine: every endpoint is served by a process here (PIDs %v), so its members share this machine's CPUs and disks, and the environment describes their machine", pids))
+		} else {
+			notes = append(notes, "external cluster: the environment describes the machine etcdbench ran on, not the members")
+		}
 	}
 	name := s.Load.Name()
 	if s.Name != "" {
@@ -176,4 +184,25 @@ func logNotes(log string) []string {
 func CheckSpace(p etcdload.CheckPreset, d time.Duration, members int) int64 {
 	perPut := int64(len(etcdload.PrefixRoot) + 64 + p.KeySize + p.ValSize) // 64: run id and record overhead
 	return session.EmbeddedSpace(members) + int64(members)*2*p.Puts(d)*perPut
+}
+
+// localMembers are the processes on this machine that serve every
+// endpoint, one each (sysinfo.ListeningPID), or nil when any endpoint is
+// served elsewhere or could not be told: a member on this machine shares
+// its CPUs with etcdbench's load and its neighbours, as an embedded one
+// does, and its WAL syncs can be traced.
+func localMembers(endpoints []string) []int {
+	var pids []int
+	for _, ep := range endpoints {
+		u, err := url.Parse(ep)
+		if err != nil || u.Host == "" {
+			return nil
+		}
+		pid, err := sysinfo.ListeningPID("/proc", u.Host)
+		if err != nil || pid == 0 || slices.Contains(pids, pid) {
+			return nil
+		}
+		pids = append(pids, pid)
+	}
+	return pids
 }

@@ -54,6 +54,10 @@ func LimitDefaults() LimitThresholds {
 type limitContext struct {
 	// embedded: the members run on this machine, so its CPUs are theirs.
 	embedded bool
+	// started: this process started the members, so their flags are
+	// known (an external member found listening here is embedded, not
+	// started).
+	started bool
 	// heartbeat is the members' heartbeat interval; heartbeatFrom says
 	// where it comes from when it was not set.
 	heartbeat     time.Duration
@@ -123,7 +127,7 @@ const FactPassedAbove = "faster_step_passed"
 func (lc limitContext) withHeartbeat() limitContext {
 	if lc.heartbeat == 0 {
 		lc.heartbeat, lc.heartbeatFrom = etcdcluster.DefaultHeartbeat, " (etcd's default)"
-		if !lc.embedded {
+		if !lc.started {
 			lc.heartbeatFrom = " (etcd's default; the cluster's own is not known here)"
 		}
 	}

@@ -23,9 +23,11 @@ type CapacitySpec struct {
 	// fixed time, not an adaptive one).
 	Step       time.Duration
 	Thresholds verdict.CheckPerfThresholds
-	// Embedded says the members run on this machine: its CPUs are
-	// theirs (an external cluster's machines are not measured, only
-	// its members' own /metrics).
+	// Embedded says this process started the members, on this machine:
+	// its CPUs are theirs (an external cluster's machines are not
+	// measured, only its members' own /metrics). External members found
+	// listening on this machine (BenchOptions.PIDs) share its CPUs too,
+	// and a single one is traced.
 	Embedded bool
 	// Heartbeat is the members' heartbeat interval (0: etcd's default),
 	// which the peer round trip is judged against.
@@ -149,7 +151,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			return nil, err
 		}
 		if !c.Interrupted {
-			lim, words := limitingResource(c, evidence, limitContext{embedded: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits, stepFlag: s.StepFlag})
+			lim, words := limitingResource(c, evidence, limitContext{embedded: s.Embedded || len(o.PIDs) > 0, started: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits, stepFlag: s.StepFlag})
 			c.Bend, c.Evidence = lim.Kind, words+sweep.RetriedNote(c)
 		}
 		// Steps of fixed length judged by rules: no stop rule, no

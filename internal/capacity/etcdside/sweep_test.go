@@ -152,7 +152,7 @@ func TestLimitingResource(t *testing.T) {
 			for _, x := range tc.steps {
 				c.Steps, evs = append(c.Steps, x.s), append(evs, x.e)
 			}
-			got, words := limitingResource(c, evs, limitContext{embedded: !tc.external, th: LimitDefaults()})
+			got, words := limitingResource(c, evs, limitContext{embedded: !tc.external, started: !tc.external, th: LimitDefaults()})
 			t.Logf("%s: %s", got.Kind, words)
 			if got.Kind != tc.kind || got.Case != tc.fcase || words == "" {
 				t.Fatalf("limitingResource = %+v, want %q case %q", got, tc.kind, tc.fcase)
@@ -165,7 +165,7 @@ func TestLimitingResource(t *testing.T) {
 			// Advice to lengthen the steps names the flag of the command
 			// that ran the sweep: capacity's etcd side has --cpu-step.
 			if strings.Contains(words, "longer --step") {
-				_, cpuWords := limitingResource(c, evs, limitContext{embedded: !tc.external, th: LimitDefaults(), stepFlag: "--cpu-step"})
+				_, cpuWords := limitingResource(c, evs, limitContext{embedded: !tc.external, started: !tc.external, th: LimitDefaults(), stepFlag: "--cpu-step"})
 				if !strings.Contains(cpuWords, "longer --cpu-step") || strings.Contains(cpuWords, "--step ") {
 					t.Errorf("under capacity the advice reads %q", cpuWords)
 				}
