@@ -321,7 +321,9 @@ type Side struct {
 	// the machine allows, so that a WAL failure is named the disk's only
 	// when the syncs are slow without their waits for a CPU.
 	Trace bool
-	// Start is the ladder's first rate (0: check perf's s, 150 puts/s).
+	// Start is the ladder's first rate (0: check perf's s, 150 puts/s);
+	// a higher one that fails falls back to a climb from 150
+	// (sweep.Config.From).
 	Start float64
 }
 
@@ -375,6 +377,11 @@ func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Clus
 	start = min(start, top)
 	sc := etcdside.SweepConfig(start, top, side.Factor, side.Resolution, side.Step, verdict.Defaults(), "the member's own", ", on an embedded etcd on this storage")
 	sc.NoProbe = side.NoProbe
+	if start > sideStart() {
+		// A start placed higher by an earlier measurement (check's put
+		// load) that fails climbs again from check perf's s.
+		sc.From = sideStart()
+	}
 	l := etcdload.CheckPresets[0].Load()
 	l.Total, l.Duration = 0, side.Step
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()

@@ -38,6 +38,14 @@ type Config struct {
 	// NoProbe leaves out the probe above the knee: a shorter budget
 	// that needs the answer, not the bend's evidence.
 	NoProbe bool
+	// From, when set below Start, is the light load a climb would have
+	// started from had an earlier measurement not placed Start higher
+	// (check's etcd side starts at half what its put load carried): a
+	// Start that fails (and fails again) is not descended from, nor are
+	// rungs above it tried; the climb starts again from From, up to the
+	// rung below Start, as it would have without it. On a busy machine a
+	// descent from a failing start lands where one step passes by luck.
+	From float64
 }
 
 // ProbeFactor places the probe step above the lowest failing rate.
@@ -212,13 +220,23 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 	}
 	// overrule marks the failures below rate, a higher rung that passed,
 	// as a low rate's (PhaseLow): they no longer bound the answer.
+	// A failure at or above rate (a seeded Start's, when the climb
+	// started again from From) still bounds the answer.
 	overrule := func(rate float64) {
+		hi = -1
 		for i := range c.Steps {
-			if s := &c.Steps[i]; s.Rate < rate && Failed(*s) && s.Phase != PhaseProbe && s.Phase != PhaseRetried {
+			s := &c.Steps[i]
+			if !Failed(*s) || s.Phase == PhaseProbe || s.Phase == PhaseRetried || s.Phase == PhaseLow {
+				continue
+			}
+			if s.Rate < rate {
 				s.Phase = PhaseLow
+				continue
+			}
+			if hi < 0 || s.Rate <= c.Steps[hi].Rate {
+				hi = i
 			}
 		}
-		hi = -1
 	}
 	// A failing ladder step is repeated once before the climb turns on
 	// it: one stall must not set the answer many times too low. The
@@ -273,11 +291,21 @@ func rateOf(s *result.CapacityStep) float64 {
 // passes overrules the failures below it (overrule) and the climb goes
 // on from there; when none passes, it walks down from Start until a step
 // passes.
+//
+// A failing Start above From (Config.From) is left for a climb from From
+// instead, up to the rung below Start.
 func climb(cfg Config, try func(float64, string) (bool, error), overrule func(rate float64)) error {
 	r := cfg.Start
 	ok, err := try(r, PhaseLadder)
 	if err != nil {
 		return err
+	}
+	if !ok && cfg.From > 0 && cfg.From < cfg.Start {
+		light := cfg
+		light.Start, light.From = cfg.From, 0
+		light.Min = min(cfg.Min, cfg.From)
+		light.Max = max(cfg.From, roundRate(cfg.Start/cfg.Factor))
+		return climb(light, try, overrule)
 	}
 	for i := 0; !ok && i < UpRungs; i++ {
 		next := min(roundRate(r*cfg.Factor), cfg.Max)

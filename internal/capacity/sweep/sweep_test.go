@@ -429,3 +429,58 @@ func TestSweepTriesAboveAFailingStart(t *testing.T) {
 		})
 	}
 }
+
+// A seeded Start that fails (twice) is not descended from: the climb
+// starts again from From, up to the rung below Start, and the seed's
+// failure still bounds the answer; a seed that passes climbs as any
+// start does. On a busy machine whose light loads fail too, the climb
+// from From tries the rungs above it (never the seed's again) and the
+// seed's failure still bounds what a rung above From carried.
+func TestSweepSeededStartFallsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		lowFails, knee float64
+		wantSeedFailed bool
+	}{
+		{"seed above the knee", 0, 1000, true},
+		{"seed below the knee", 0, 5000, false},
+		{"busy: light loads fail too", 150, 1000, true},
+		{"busy: the light load fails", 200, 1000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rates []float64
+			step := func(_ context.Context, rate, _ float64) (result.CapacityStep, error) {
+				rates = append(rates, rate)
+				s := result.CapacityStep{Status: verdict.Pass, Decided: true, DurationNs: 1, SyncP99Ns: 5e6}
+				if rate < tc.lowFails || rate > tc.knee {
+					s.Status, s.Failed, s.SyncP99Ns = verdict.Fail, "WAL fdatasync p99", 13e6
+				}
+				return s, nil
+			}
+			cfg := testConfig()
+			cfg.Start, cfg.From, cfg.Min = 2400, 150, 10
+			c, err := Sweep(context.Background(), cfg, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Rate > tc.knee || c.Upper <= tc.knee || c.Upper > c.Rate*(1+cfg.Resolution)+1 {
+				t.Fatalf("found %v..%v, want the knee at %v; rates %v", c.Rate, c.Upper, tc.knee, rates)
+			}
+			seeds := 0
+			for _, s := range c.Steps {
+				if s.Phase == PhaseDown {
+					t.Errorf("a descent (%v) from a seed: rates %v", s.Rate, rates)
+				}
+				if s.Rate == 2400 {
+					seeds++
+				}
+				if s.Rate > 2400 && s.Phase != PhaseProbe && tc.wantSeedFailed {
+					t.Errorf("a rung above the failing seed (%v, %s): rates %v", s.Rate, s.Phase, rates)
+				}
+			}
+			if tc.wantSeedFailed && seeds != 2 {
+				t.Errorf("the failing seed ran %d times, want twice (confirmed): rates %v", seeds, rates)
+			}
+		})
+	}
+}
