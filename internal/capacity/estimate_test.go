@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"etcdbench/internal/verdict"
+
 	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 )
@@ -76,5 +78,28 @@ func TestEstimateWithoutDiskModel(t *testing.T) {
 				t.Fatalf("Estimate(nil): sides %v/%v, evidence %q", e.CPURate, e.DiskRate, e.Evidence)
 			}
 		})
+	}
+}
+
+// The side starts at the highest rung of capacity's ladder (150
+// doubled) at most half of what a put load that met every rule carried,
+// else at check perf's s.
+func TestSeedStart(t *testing.T) {
+	pass := verdict.Verdict{Check: "wal_fsync_p99", Status: verdict.Pass}
+	fail := verdict.Verdict{Check: "wal_fsync_p99", Status: verdict.Fail}
+	for _, tc := range []struct {
+		name string
+		put  result.Workload
+		want float64
+	}{
+		{"quiet", result.Workload{OpsPerSec: 7914, Verdicts: []verdict.Verdict{pass, pass}}, 2400},
+		{"just two rungs", result.Workload{OpsPerSec: 1200, Verdicts: []verdict.Verdict{pass}}, 600},
+		{"slow", result.Workload{OpsPerSec: 250, Verdicts: []verdict.Verdict{pass}}, 150},
+		{"failed", result.Workload{OpsPerSec: 7914, Verdicts: []verdict.Verdict{pass, fail}}, 150},
+		{"not judged", result.Workload{OpsPerSec: 7914}, 150},
+	} {
+		if got := SeedStart(tc.put); got != tc.want {
+			t.Errorf("%s: SeedStart = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -52,10 +52,13 @@ const CPUCapacityName = "cpu-capacity"
 // CPUCapacityDescription says what the etcd side measures, for reports.
 const CPUCapacityDescription = "the highest put rate an etcd on this storage and machine carries: the etcd capacity sweep on an embedded etcd in the scratch directory, its fsyncs on, up to the disk side's limit; its syncs and its CPU work share the machine as a real etcd's do (named cpu-capacity for what it mostly finds: where the disk carries more than the CPUs, the CPUs)"
 
-// sideStart is the etcd side's first rate: etcdctl check perf's s (150
+// sideStart is the etcd side's light start: etcdctl check perf's s (150
 // puts/s), where `etcd capacity`'s ladder starts too, so that the side
 // climbs from a light load as `etcd capacity` and the truth of
-// bench/capacity-vs-etcd (etcd's benchmark, rates doubling) do. A side
+// bench/capacity-vs-etcd (etcd's benchmark, rates doubling) do. The side
+// starts there unless a put load on its member carried twice a higher
+// rung within etcd's limits (SeedStart), and climbs again from there when
+// a higher start fails. A side
 // that started at 1,200 (or the disk's rate) and descended from a
 // failing start answered 25 puts/s (FAIL) beside two busy loops and fio
 // writing 1,000 times a second, 11 of its 14 steps failing from 1,200 down
@@ -340,7 +343,14 @@ func cpuCapacity(ctx context.Context, s *session.Session, d *result.Capacity, si
 		return result.Workload{}, err
 	}
 	defer cluster.Close()
-	return EtcdSide(ctx, s, cluster, d, side)
+	start, note, err := seedStart(ctx, cluster)
+	if err != nil {
+		return result.Workload{}, err
+	}
+	side.Start = start
+	w, err := EtcdSide(ctx, s, cluster, d, side)
+	w.Notes = append(w.Notes, note)
+	return w, err
 }
 
 // EtcdSide runs the etcd capacity sweep on cluster, the session's
@@ -399,4 +409,76 @@ func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Clus
 	w.Verdicts = []verdict.Verdict{}
 	w.Notes = append(w.Notes, fmt.Sprintf("embedded etcd with its data in %s (removed), fsyncs on: its syncs go to the storage under test and its CPU work to this machine's %d CPUs, shared with the load generator, as a real etcd's are", s.EtcdDir(), runtime.NumCPU()))
 	return w, err
+}
+
+// SeedStart is the first rate of an etcd side that a closed-loop put
+// load put ran before on the same member (check's put load, or
+// capacity's seed load, SeedLoad): the highest rung of
+// capacity's ladder (check perf's s, 150 puts/s, doubled) at most half
+// the rate the put load's 16 clients carried, when the load met every
+// rule it was judged by; else check perf's s, where capacity's side
+// starts. The rungs below a rate the closed-loop load carried with its
+// p99s within etcd's limits pass, and climbing them would cost the check
+// a step each, held up to 8 s near the limits (2,400 instead of 150 for a
+// put load of 7,900 puts/s on the development VM's quiet disk: four steps
+// fewer; on its disk, whose WAL p99 is 4-6 ms at light rates, the
+// default check's climb from 150 took 44-59 s, two or three of its first
+// four steps held). A put load that failed starts the climb at 150, as on
+// a busy node, where a ladder started high descends on luck; a higher
+// start that fails climbs again from 150 (capacity.Side.Start).
+func SeedStart(put result.Workload) float64 {
+	first := verdict.CheckPerfLoads[0].Rate
+	for _, v := range put.Verdicts {
+		if v.Status != verdict.Pass {
+			return first
+		}
+	}
+	if len(put.Verdicts) == 0 {
+		return first
+	}
+	r := first
+	for r*2 <= put.OpsPerSec/2 {
+		r *= 2
+	}
+	return r
+}
+
+// SeedLoad is the closed-loop put load whose rate seeds capacity's etcd
+// side (SeedStart): check's put load's shape (16 clients over 4
+// connections, 1 KiB values over 10,000 keys, the shape of
+// wal-under-load's group-committed clients), for d.
+func SeedLoad(d time.Duration) etcdload.Load {
+	l := etcdload.DefaultLoad(etcdload.OpPut)
+	l.Conns, l.Clients, l.Duration, l.Total = 4, 16, d, 0
+	l.ValSize, l.KeySpaceSize = 1024, 10000
+	return l
+}
+
+// seedDuration is how long the seed load runs: a WAL fsync p99 from
+// thousands of syncs on a quiet disk, a second of puts on any.
+const seedDuration = 2 * time.Second
+
+// seedStart runs the seed load on cluster and returns the side's first
+// rate (SeedStart) and a note that says where it came from; check perf's
+// s when the load could not run.
+func seedStart(ctx context.Context, cluster *etcdcluster.Cluster) (float64, string, error) {
+	l := SeedLoad(seedDuration)
+	l.Client.Endpoints, l.RunID = cluster.Endpoints(), etcdload.NewRunID()
+	o, err := etcdload.Bench(ctx, l, etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), Thresholds: verdict.Defaults()})
+	if ctx.Err() != nil {
+		return 0, "", ctx.Err()
+	}
+	if err != nil || o == nil {
+		return sideStart(), fmt.Sprintf("the ladder started at check perf's s, %.0f puts/s: the seed load did not run (%v)", sideStart(), err), nil
+	}
+	start := SeedStart(o.Workload)
+	how := "met every rule it was judged by"
+	for _, v := range o.Workload.Verdicts {
+		if v.Status != verdict.Pass {
+			how = "failed " + v.Title
+			break
+		}
+	}
+	return start, fmt.Sprintf("the ladder started at %.0f puts/s: a %v closed-loop put load of %d clients on the member carried %.0f puts/s and %s (a start at most half a rate that passed, else check perf's s; a start above 150 that fails climbs again from 150)",
+		start, seedDuration, l.Clients, o.Workload.OpsPerSec, how), nil
 }

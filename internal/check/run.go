@@ -204,7 +204,7 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int, diskC
 	// The side's ladder starts from what the put load carried (capped
 	// by the disk's rate when its model ran).
 	if len(out) > 0 {
-		side.Start = sideStart(out[0])
+		side.Start = capacity.SeedStart(out[0])
 	}
 	w, err := capacity.EtcdSide(ctx, s, cluster, model, side)
 	done, err := capacity.SideDone(ctx, diskCap, w, err)
@@ -212,37 +212,6 @@ func runEtcd(ctx context.Context, c Config, s *session.Session, first int, diskC
 		out = append(out, *done)
 	}
 	return out, m, err
-}
-
-// sideStart is the first rate of the check's etcd side, from the put
-// load put that ran before it on the same member: the highest rung of
-// capacity's ladder (check perf's s, 150 puts/s, doubled) at most half
-// the rate the put load's 16 clients carried, when the load met every
-// rule it was judged by; else check perf's s, where capacity's side
-// starts. The rungs below a rate the closed-loop load carried with its
-// p99s within etcd's limits pass, and climbing them would cost the check
-// a step each, held up to 8 s near the limits (2,400 instead of 150 for a
-// put load of 7,900 puts/s on the development VM's quiet disk: four steps
-// fewer; on its disk, whose WAL p99 is 4-6 ms at light rates, the
-// default check's climb from 150 took 44-59 s, two or three of its first
-// four steps held). A put load that failed starts the climb at 150, as on
-// a busy node, where a ladder started high descends on luck; a higher
-// start that fails climbs again from 150 (capacity.Side.Start).
-func sideStart(put result.Workload) float64 {
-	first := verdict.CheckPerfLoads[0].Rate
-	for _, v := range put.Verdicts {
-		if v.Status != verdict.Pass {
-			return first
-		}
-	}
-	if len(put.Verdicts) == 0 {
-		return first
-	}
-	r := first
-	for r*2 <= put.OpsPerSec/2 {
-		r *= 2
-	}
-	return r
 }
 
 // addTraced adds the put load's traced WAL syncs to its workload, named

@@ -145,25 +145,15 @@ func TestRunQuickStatesSideEstimate(t *testing.T) {
 	}
 }
 
-// The side without a disk model starts at the highest rung of capacity's
-// ladder (150 doubled) at most half of what a put load that met every
-// rule carried, else at check perf's s.
-func TestSideStart(t *testing.T) {
-	pass := verdict.Verdict{Check: "wal_fsync_p99", Status: verdict.Pass}
-	fail := verdict.Verdict{Check: "wal_fsync_p99", Status: verdict.Fail}
-	for _, tc := range []struct {
-		name string
-		put  result.Workload
-		want float64
-	}{
-		{"quiet", result.Workload{OpsPerSec: 7914, Verdicts: []verdict.Verdict{pass, pass}}, 2400},
-		{"just two rungs", result.Workload{OpsPerSec: 1200, Verdicts: []verdict.Verdict{pass}}, 600},
-		{"slow", result.Workload{OpsPerSec: 250, Verdicts: []verdict.Verdict{pass}}, 150},
-		{"failed", result.Workload{OpsPerSec: 7914, Verdicts: []verdict.Verdict{pass, fail}}, 150},
-		{"not judged", result.Workload{OpsPerSec: 7914}, 150},
-	} {
-		if got := sideStart(tc.put); got != tc.want {
-			t.Errorf("%s: sideStart = %v, want %v", tc.name, got, tc.want)
+// check's put load is capacity's seed load: the rate that seeds the
+// etcd side's ladder comes from the same shape in both.
+func TestPutLoadIsTheSeedLoad(t *testing.T) {
+	seed := capacity.SeedLoad(time.Second)
+	for _, b := range Budgets() {
+		p := b.Put.Load(seed.Op)
+		if p.Conns != seed.Conns || p.Clients != seed.Clients || p.ValSize != seed.ValSize || p.KeySpaceSize != seed.KeySpaceSize || p.KeySize != seed.KeySize {
+			t.Errorf("%s: put load %d conns, %d clients, %d/%d bytes, %d keys; the seed load %d, %d, %d/%d, %d", b.Name,
+				p.Conns, p.Clients, p.KeySize, p.ValSize, p.KeySpaceSize, seed.Conns, seed.Clients, seed.KeySize, seed.ValSize, seed.KeySpaceSize)
 		}
 	}
 }
