@@ -22,7 +22,7 @@ type wholeCheckFlags struct {
 
 func (f *wholeCheckFlags) register(fs *pflag.FlagSet) {
 	f.dir.register(fs, ".", "directory on the disk to check (e.g. the filesystem of /var/lib/etcd); a scratch directory is made inside it and removed afterwards")
-	f.speed.register(fs, "the quick budget: the WAL idle and under load, a short etcd put/range, capacity's etcd side in short steps (about 25 s)",
+	f.speed.register(fs, "the quick budget: the WAL idle and under load, a short etcd put/range, capacity's etcd side in short steps (about 40 s)",
 		"the thorough budget: every disk workload at the seed articles' sizes and longer etcd loads (several minutes)")
 	f.out.register(fs)
 	f.prog.register(fs)
@@ -67,7 +67,7 @@ what to do, then how the synthetic WAL p99 compared with the real etcd's.
 The verdict table lists every verdict worst first: the workload, what was
 checked, the figure and the limit.
 
-Budgets: --quick (about 25 s), the default (about a minute), --thorough
+Budgets: --quick (about 40 s), the default (about a minute), --thorough
 (several minutes).` + exitCodesHelp
 
 // runCheckCommand validates the flags and runs the check.

@@ -324,6 +324,10 @@ type Side struct {
 	// the machine allows, so that a WAL failure is named the disk's only
 	// when the syncs are slow without their waits for a CPU.
 	Trace bool
+	// Recheck, when set, runs the answer's step again for this long
+	// when it passed near a limit in a short, unheld step
+	// (etcdside.CapacitySpec.Recheck).
+	Recheck time.Duration
 	// Start is the ladder's first rate (0: check perf's s, 150 puts/s);
 	// a higher one that fails falls back to a climb from 150
 	// (sweep.Config.From).
@@ -397,7 +401,7 @@ func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Clus
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), PIDs: cluster.PIDs(), Thresholds: verdict.Defaults()}
 	bench := etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: side.Step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
-		MaxStepPuts: spacePreset().Puts(side.Step), StepFlag: side.StepFlag, MaxHold: side.MaxHold, Trace: side.Trace})
+		MaxStepPuts: spacePreset().Puts(side.Step), StepFlag: side.StepFlag, MaxHold: side.MaxHold, Recheck: side.Recheck, Trace: side.Trace})
 	o, err := bench(ctx, l, bo)
 	if o == nil {
 		return result.Workload{}, err

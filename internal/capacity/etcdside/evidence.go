@@ -142,7 +142,7 @@ func (e StepEvidence) Figures() []result.Figure {
 			out = append(out, result.Figure{Name: name, Value: v, Unit: unit, Description: what})
 		}
 	}
-	add("backend_commit_p99", e.Commit.Seconds(), "s", "the worst member's backend commit p99 (etcd's histogram)")
+	add(backendCommitFigure, e.Commit.Seconds(), "s", "the worst member's backend commit p99 (etcd's histogram)")
 	add("leader_changes", e.LeaderChanges, "count", "leader changes a member saw during the step")
 	add("slow_applies", e.SlowApplies, "count", "the most applies over 100 ms a member counted during the step")
 	add("client_cpu", e.ClientCPU, "x", "CPUs the load generator used (etcdbench's own process, getrusage over the timed load)")

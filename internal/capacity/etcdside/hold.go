@@ -8,6 +8,7 @@ import (
 
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/result"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
@@ -139,3 +140,29 @@ func heldNote(held []string, step, longest time.Duration) string {
 	return fmt.Sprintf("held steps: a %v step that failed only on a p99 its few observations set, and not for good, or passed with its WAL fsync or backend commit p99 within two histogram buckets of its limit, ran again at the same rate for up to %v, as a real etcd's ten seconds (towards the %d observations they hold); its answer is the longer step's: %s",
 		step, longest, fullObservations, strings.Join(held, "; "))
 }
+
+// nearLimit reports whether a step that passed did so with its worst
+// member's WAL fsync or backend commit p99 within two histogram buckets
+// of its limit (over 4 ms, over 8 ms), as holdNearLimit holds a step: a
+// short step's pass there is one draw of a tail that ten seconds can put
+// over the limit.
+func nearLimit(st result.CapacityStep, th verdict.Thresholds) bool {
+	commit := 0.0 // the worst member's backend commit p99, in the step's figures
+	for _, f := range st.Extra {
+		if f.Name == backendCommitFigure {
+			commit = f.Value
+		}
+	}
+	for _, c := range []struct {
+		p99, limit float64
+	}{{time.Duration(st.SyncP99Ns).Seconds(), th.WALFsyncP99.Limit}, {commit, th.BackendCommitP99.Limit}} {
+		if lo := metrics.DiskBucketBelow(metrics.DiskBucketBelow(c.limit)); lo > 0 && c.p99 > lo {
+			return true
+		}
+	}
+	return false
+}
+
+// backendCommitFigure names the step figure of the worst member's
+// backend commit p99 (StepEvidence.Figures).
+const backendCommitFigure = "backend_commit_p99"

@@ -121,3 +121,27 @@ func TestCapacityWorkloadUnstable(t *testing.T) {
 		})
 	}
 }
+
+// A pass is near its limits when its WAL fsync p99 is over 4 ms or its
+// backend commit p99 (the step's figure) over 8 ms: the answer's step is
+// then rechecked over ten seconds (check --quick).
+func TestNearLimit(t *testing.T) {
+	th := verdict.Defaults()
+	step := func(wal time.Duration, commit float64) result.CapacityStep {
+		return result.CapacityStep{SyncP99Ns: wal.Nanoseconds(), Extra: []result.Figure{{Name: backendCommitFigure, Value: commit, Unit: "s"}}}
+	}
+	for _, tc := range []struct {
+		name string
+		st   result.CapacityStep
+		want bool
+	}{
+		{"quiet", step(1700*time.Microsecond, 0.004), false},
+		{"WAL near", step(4100*time.Microsecond, 0.004), true},
+		{"commits near", step(1700*time.Microsecond, 0.0095), true},
+		{"no commit figure", result.CapacityStep{SyncP99Ns: (3 * time.Millisecond).Nanoseconds()}, false},
+	} {
+		if got := nearLimit(tc.st, th); got != tc.want {
+			t.Errorf("%s: nearLimit = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -47,6 +47,11 @@ type CapacitySpec struct {
 	// MaxHold is the longest a held step runs (0: a real etcd's ten
 	// seconds); check's shorter budget holds its steps less long.
 	MaxHold time.Duration
+	// Recheck, when set, runs the answer's step again for this long when
+	// it passed within two histogram buckets of a limit in a shorter,
+	// unheld step (check --quick): its answer is then judged on a real
+	// etcd's ten seconds, as capacity's held steps are.
+	Recheck time.Duration
 }
 
 // longestHold is MaxHold or its default.
@@ -103,6 +108,11 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		// held.
 		var phase string
 		sc := s.Sweep
+		if s.Recheck > 0 {
+			sc.Recheck = func(st result.CapacityStep) bool {
+				return st.HeldFromNs == 0 && time.Duration(st.DurationNs) < s.Recheck && nearLimit(st, o.Thresholds)
+			}
+		}
 		sc.OnStep = func(i int, rate float64, p string) {
 			phase = p
 			if s.Sweep.OnStep != nil {
@@ -126,6 +136,16 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			return out, traced, err
 		}
 		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, StepEvidence, error) {
+			if phase == sweep.PhaseRecheck {
+				out, traced, err := once(ctx, rate, s.Recheck)
+				if out == nil {
+					return result.CapacityStep{}, StepEvidence{}, err
+				}
+				st, ev := stepOf(out)
+				ev.addTrace(traced)
+				st.Extra = ev.Figures()
+				return st, ev, err
+			}
 			out, traced, err := once(ctx, rate, s.Step)
 			d, why := hold(out, o.Thresholds, s.Step, s.longestHold())
 			if s.MaxStepPuts > 0 {

@@ -46,6 +46,13 @@ type Config struct {
 	// rung below Start, as it would have without it. On a busy machine a
 	// descent from a failing start lands where one step passes by luck.
 	From float64
+	// Recheck, when set, says whether the answer's step (the highest
+	// rate that passed) must be run again, longer, before it stands: a
+	// side whose short steps are not held (check --quick) passes near
+	// its limits where a real etcd's ten seconds fail. The step function
+	// runs a PhaseRecheck step for longer; one that fails takes the
+	// answer down to the highest pass below it, without a new bisection.
+	Recheck func(result.CapacityStep) bool
 }
 
 // ProbeFactor places the probe step above the lowest failing rate.
@@ -69,6 +76,11 @@ const (
 	// evidence, not counted (LowNote says why).
 	PhaseUp  = "up"
 	PhaseLow = "low"
+	// PhaseRecheck runs the answer's step again for longer
+	// (Config.Recheck); PhaseRechecked marks the short pass it failed:
+	// kept as evidence, not counted.
+	PhaseRecheck   = "recheck"
+	PhaseRechecked = "rechecked"
 )
 
 // UpRungs is how many rungs above a failing first step the ladder tries
@@ -93,7 +105,9 @@ func Counted(s result.CapacityStep) bool {
 // step: it passed when repeated (PhaseRetried), or it was a low rate's
 // failure under a higher rate that passed (PhaseLow). Neither bends the
 // curve.
-func Overruled(s result.CapacityStep) bool { return s.Phase == PhaseRetried || s.Phase == PhaseLow }
+func Overruled(s result.CapacityStep) bool {
+	return s.Phase == PhaseRetried || s.Phase == PhaseLow || s.Phase == PhaseRechecked
+}
 
 // ErrConfig is wrapped by every error about a sweep's configuration.
 var ErrConfig = errors.New("bad capacity sweep")
@@ -264,6 +278,21 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 	if err == nil {
 		err = bisect(cfg, try, func() (float64, float64) { return rateOf(at(lo)), rateOf(at(hi)) })
 	}
+	if err == nil && lo >= 0 && cfg.Recheck != nil && cfg.Recheck(c.Steps[lo]) {
+		short := lo
+		var ok bool
+		if ok, err = try(c.Steps[short].Rate, PhaseRecheck); err == nil && !ok {
+			// The longer run failed the rate: the short pass does not
+			// count, and the answer is the highest pass below it.
+			c.Steps[short].Phase = PhaseRechecked
+			lo = -1
+			for i, st := range c.Steps {
+				if Passed(st) && Counted(st) && st.Phase != PhaseRecheck && st.Rate < c.Steps[short].Rate && (lo < 0 || st.Rate > c.Steps[lo].Rate) {
+					lo = i
+				}
+			}
+		}
+	}
 	if err == nil && hi >= 0 && !cfg.NoProbe {
 		// One step well above the knee tells a rate cap (syncs per second
 		// stay flat) from queueing (sync time keeps growing). It fails
@@ -401,7 +430,22 @@ func finish(c *result.Capacity, cfg Config, lo, hi *result.CapacityStep) {
 		c.Sizes = append(c.Sizes, m)
 	}
 	b := Bend(c.Steps, cfg.LimitNs)
-	c.Bend, c.Evidence = b.Kind, BendWords(b)+RetriedNote(c)+LowNote(c)+UndecidedNote(c, cfg.LimitNs)
+	c.Bend, c.Evidence = b.Kind, BendWords(b)+RetriedNote(c)+LowNote(c)+UndecidedNote(c, cfg.LimitNs)+RecheckNote(c)
+}
+
+// RecheckNote says how the answer's step fared when run again for
+// longer (Config.Recheck), to end an evidence with, or "".
+func RecheckNote(c *result.Capacity) string {
+	for _, s := range c.Steps {
+		if s.Phase != PhaseRecheck {
+			continue
+		}
+		if Passed(s) {
+			return fmt.Sprintf("; the answer's step, %.0f %s, passed again over %v", s.Rate, c.Unit, time.Duration(s.DurationNs).Round(time.Second))
+		}
+		return fmt.Sprintf("; the answer's step, %.0f %s, passed short but failed over %v: the answer is the highest rate below it that passed", s.Rate, c.Unit, time.Duration(s.DurationNs).Round(time.Second))
+	}
+	return ""
 }
 
 // LowNote says which low rates failed under a higher rate that passed

@@ -484,3 +484,67 @@ func TestSweepSeededStartFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// The answer's step is run again when Recheck asks: a longer run that
+// fails takes the answer down to the highest pass below it and marks the
+// short pass rechecked (not counted); one that passes keeps it.
+func TestSweepRechecksTheAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		longKnee float64 // the longer runs fail above this; short ones above 1,000
+	}{
+		{"holds over the longer run", 1000},
+		{"fails over the longer run", 500}, // the answer 951 fails; 800 passed below it
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var phase string
+			step := func(_ context.Context, rate, _ float64) (result.CapacityStep, error) {
+				k := 1000.0
+				if phase == PhaseRecheck {
+					k = tc.longKnee
+				}
+				s := result.CapacityStep{Status: verdict.Pass, Decided: true, DurationNs: 1, SyncP99Ns: 5e6}
+				if rate > k {
+					s.Status, s.Failed = verdict.Fail, "WAL fdatasync p99"
+				}
+				return s, nil
+			}
+			cfg := testConfig()
+			cfg.OnStep = func(_ int, _ float64, p string) { phase = p }
+			rechecks := 0
+			cfg.Recheck = func(result.CapacityStep) bool { rechecks++; return true }
+			c, err := Sweep(context.Background(), cfg, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rechecks != 1 {
+				t.Fatalf("Recheck asked %d times, want once", rechecks)
+			}
+			var short, long *result.CapacityStep
+			for i := range c.Steps {
+				switch c.Steps[i].Phase {
+				case PhaseRecheck:
+					long = &c.Steps[i]
+				case PhaseRechecked:
+					short = &c.Steps[i]
+				}
+			}
+			if long == nil {
+				t.Fatalf("no recheck step: %+v", c.Steps)
+			}
+			if tc.longKnee >= 1000 {
+				if short != nil || c.Rate != long.Rate || c.Rate > 1000 || c.Upper <= 1000 {
+					t.Errorf("a recheck that passed moved the answer: %v..%v, rechecked %+v", c.Rate, c.Upper, short)
+				}
+				return
+			}
+			// One recheck only: the pass below it stands as it ran.
+			if short == nil || Counted(*short) || c.Upper != long.Rate || c.Rate != 800 {
+				t.Errorf("a failed recheck: answer %v..%v, recheck at %v, short pass %+v", c.Rate, c.Upper, long.Rate, short)
+			}
+			if !strings.Contains(c.Evidence, "passed short but failed") {
+				t.Errorf("evidence %q does not say the recheck failed", c.Evidence)
+			}
+		})
+	}
+}
