@@ -23,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +37,8 @@ type options struct {
 	cmp.Common
 	// Commands are the commands to time, by name (all by default).
 	Commands string
+	// From are earlier --json files to summarize instead of measuring.
+	From string
 }
 
 func main() { cmp.Main(name, parseFlags, run) }
@@ -55,6 +58,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	err = cmp.ParseFlags(name, "How long `etcdbench capacity`, `etcdbench etcd capacity`, the default check and check --quick take on this machine, against issue 14's limits.", &o.Common, args, stderr,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&o.Commands, "commands", o.Commands, "the commands to time, comma-separated, in round 1's order (the checks are compared with capacity when it runs)")
+			fs.StringVar(&o.From, "from", "", "measure nothing: summarize earlier --json files (comma-separated; their rounds numbered on) and, with --results, save the summary")
 		})
 	if err != nil {
 		return o, err
@@ -134,6 +138,9 @@ type jsonFile struct {
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+	if o.From != "" {
+		return fromFiles(o, stdout)
+	}
 	env, err := cmp.Setup(ctx, o.Common, name, stderr)
 	if err != nil {
 		return err
@@ -166,11 +173,23 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 	}
+	res, err := conclude(stdout, &out, cmds, o.Rounds)
+	if err != nil {
+		return err
+	}
+	res.Source, res.Machine = "measured: "+strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " "), cmp.Machine(env.Dir)
+	return cmp.SaveResult(o.Abs(o.Results), res, load0, out.Started)
+}
+
+// conclude summarizes out's runs of cmds over rounds into out, prints
+// the summary and the agreements, and returns the result's figures and
+// table (its source and machine are the caller's).
+func conclude(stdout io.Writer, out *jsonFile, cmds []command, rounds int) (cmp.Result, error) {
 	out.Summary = summarize(cmds, out.Runs)
 	out.Agreement, out.QuickAgreement = agree(out.Runs, "check"), agree(out.Runs, "check --quick")
 	var table bytes.Buffer
-	if err := renderSummary(io.MultiWriter(stdout, &table), o.Rounds, out.Summary); err != nil {
-		return err
+	if err := renderSummary(io.MultiWriter(stdout, &table), rounds, out.Summary); err != nil {
+		return cmp.Result{}, err
 	}
 	figures := resultFigures(out.Summary)
 	for _, a := range []agreement{out.Agreement, out.QuickAgreement} {
@@ -178,15 +197,63 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			continue
 		}
 		if err := renderAgreement(stdout, a); err != nil {
-			return err
+			return cmp.Result{}, err
 		}
 		if k := cmp.Slug(a.Command); a.Rounds > 0 {
 			figures[k+"_to_capacity_median"], figures[k+"_to_capacity_min"], figures[k+"_to_capacity_max"] = a.Median, a.Min, a.Max
 		}
 	}
-	res := cmp.Result{Bench: name, Source: "measured: " + strings.Join(append([]string{"bench/" + name + "/run"}, o.Args...), " "),
-		Machine: cmp.Machine(env.Dir), Rounds: o.Rounds, Figures: figures, Table: summaryTable(table.String())}
-	return cmp.SaveResult(o.Abs(o.Results), res, load0, out.Started)
+	return cmp.Result{Bench: name, Rounds: rounds, Figures: figures, Table: summaryTable(table.String())}, nil
+}
+
+// fromFiles summarizes earlier --json files (o.From) without measuring:
+// their runs in one list, each file's rounds numbered after the last
+// one's, the commands in the order they first appear; with --results the
+// summary is saved as a measured run's is (the machine's and the load
+// average's of now: the files do not keep them).
+func fromFiles(o options, stdout io.Writer) error {
+	var all jsonFile
+	var cmds []command
+	round := 0
+	for i, f := range strings.Split(o.From, ",") {
+		b, err := os.ReadFile(o.Abs(strings.TrimSpace(f)))
+		if err != nil {
+			return err
+		}
+		var jf jsonFile
+		if err := json.Unmarshal(b, &jf); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if i == 0 {
+			all.Started, all.Dir, all.Etcdbench = jf.Started, jf.Dir, jf.Etcdbench
+		}
+		for _, c := range jf.Commands {
+			if !slices.ContainsFunc(cmds, func(k command) bool { return k.Name == c.Name }) {
+				cmds = append(cmds, c)
+			}
+		}
+		last := 0
+		for _, t := range jf.Runs {
+			t.Round += round
+			last = max(last, t.Round)
+			t.Report = nil
+			all.Runs = append(all.Runs, t)
+		}
+		round = last
+	}
+	all.Commands = cmds
+	fmt.Fprintf(stdout, "%s: %d rounds from %s\n\n", name, round, o.From)
+	res, err := conclude(stdout, &all, cmds, round)
+	if err != nil {
+		return err
+	}
+	res.Source = "summarized: bench/" + name + "/run --from " + o.From
+	res.Machine = cmp.Machine(all.Dir)
+	load, err := cmp.LoadAverage()
+	if err != nil {
+		return err
+	}
+	return cmp.SaveResult(o.Abs(o.Results), res, load, all.Started)
 }
 
 // resultFigures are the figures the READMEs quote, per command (slugged):

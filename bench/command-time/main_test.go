@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -160,5 +163,41 @@ func TestAgree(t *testing.T) {
 	var b strings.Builder
 	if err := renderAgreement(&b, a); err != nil || !strings.Contains(b.String(), "1 of 2 rounds within 1.25x") {
 		t.Errorf("rendered %q (%v)", b.String(), err)
+	}
+}
+
+// --from summarizes earlier --json files: their rounds numbered on, the
+// agreement paired within each round.
+func TestFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, runs []timed) string {
+		f := jsonFile{Dir: dir, Commands: []command{commands()[0], commands()[3]}, Runs: runs}
+		b, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.json", []timed{{Round: 1, Command: "capacity", Wall: time.Minute, answer: answer{Rate: 1000}}, {Round: 1, Command: "check --quick", Wall: time.Second, answer: answer{Rate: 900}}})
+	b := write("b.json", []timed{{Round: 1, Command: "check --quick", Wall: time.Second, answer: answer{Rate: 2000}}, {Round: 1, Command: "capacity", Wall: time.Minute, answer: answer{Rate: 1000}}})
+	results := filepath.Join(dir, "results")
+	o, err := parseFlags([]string{"--from", a + "," + b, "--results", results}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := fromFiles(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "2 rounds from") || !strings.Contains(out.String(), "check --quick's answer / capacity's in the same round: median 1.45 (0.90..2.00), 1 of 2 rounds within 1.25x") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+	files, err := os.ReadDir(results)
+	if err != nil || len(files) != 1 {
+		t.Fatalf("results: %v, %v", files, err)
 	}
 }
