@@ -298,6 +298,11 @@ func diskCapacity(wls []result.Workload) *result.Capacity {
 // scratch directory, which the free-space check does not foresee).
 func cpuSpace(step time.Duration) int64 { return etcdrun.CheckSpace(spacePreset(), step, 1) }
 
+// SideSpace is the free space an etcd side of steps of step needs on its
+// member (cpuSpace), for a session that runs one after other work
+// (check's).
+func SideSpace(step time.Duration) int64 { return cpuSpace(step) }
+
 // spacePreset is the largest step the CPU side's free space is checked
 // for: xl's shape at twice its rate.
 func spacePreset() etcdload.CheckPreset {

@@ -73,11 +73,13 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 		return nil, err
 	}
 	steps := len(ws) + 2
-	if c.Budget.EtcdCapacity != nil {
+	need := max(disk.SpaceNeeded(ws), session.EmbeddedSpace(c.Budget.Members))
+	if side := c.Budget.EtcdCapacity; side != nil {
 		steps++
+		need = max(need, capacity.SideSpace(side.Step))
 	}
 	s, err := session.Open(session.Options{
-		Dir: c.Dir, Need: max(disk.SpaceNeeded(ws), session.EmbeddedSpace(c.Budget.Members)), Hint: "free some space, or use --quick",
+		Dir: c.Dir, Need: need, Hint: "free some space, or use --quick",
 		Args: c.Args, Progress: c.Progress, Steps: steps, RunLonger: c.RunLonger,
 	})
 	if err != nil {

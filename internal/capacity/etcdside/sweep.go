@@ -137,7 +137,11 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		}
 		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, StepEvidence, error) {
 			if phase == sweep.PhaseRecheck {
-				out, traced, err := once(ctx, rate, s.Recheck)
+				d := s.Recheck
+				if s.MaxStepPuts > 0 {
+					d = min(d, max(s.Step, units.FromSeconds(float64(s.MaxStepPuts)/rate).Truncate(time.Second)))
+				}
+				out, traced, err := once(ctx, rate, d)
 				if out == nil {
 					return result.CapacityStep{}, StepEvidence{}, err
 				}
