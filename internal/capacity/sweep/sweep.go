@@ -55,6 +55,12 @@ type Config struct {
 	Recheck func(result.CapacityStep) bool
 }
 
+// MaxRechecks bounds the answer's rechecks (Config.Recheck): a failed
+// one takes the answer down to the highest pass below it, which is
+// rechecked in turn; on a busy node each pass near the limit may fail
+// over ten seconds, and a quick budget stops there.
+const MaxRechecks = 3
+
 // ProbeFactor places the probe step above the lowest failing rate.
 const ProbeFactor = 2
 
@@ -278,18 +284,19 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 	if err == nil {
 		err = bisect(cfg, try, func() (float64, float64) { return rateOf(at(lo)), rateOf(at(hi)) })
 	}
-	if err == nil && lo >= 0 && cfg.Recheck != nil && cfg.Recheck(c.Steps[lo]) {
+	for n := 0; err == nil && n < MaxRechecks && lo >= 0 && c.Steps[lo].Phase != PhaseRecheck && cfg.Recheck != nil && cfg.Recheck(c.Steps[lo]); n++ {
 		short := lo
 		var ok bool
-		if ok, err = try(c.Steps[short].Rate, PhaseRecheck); err == nil && !ok {
-			// The longer run failed the rate: the short pass does not
-			// count, and the answer is the highest pass below it.
-			c.Steps[short].Phase = PhaseRechecked
-			lo = -1
-			for i, st := range c.Steps {
-				if Passed(st) && Counted(st) && st.Phase != PhaseRecheck && st.Rate < c.Steps[short].Rate && (lo < 0 || st.Rate > c.Steps[lo].Rate) {
-					lo = i
-				}
+		if ok, err = try(c.Steps[short].Rate, PhaseRecheck); err != nil || ok {
+			break
+		}
+		// The longer run failed the rate: the short pass does not count,
+		// and the answer is the highest pass below it, rechecked in turn.
+		c.Steps[short].Phase = PhaseRechecked
+		lo = -1
+		for i, st := range c.Steps {
+			if Passed(st) && Counted(st) && st.Rate < c.Steps[short].Rate && (lo < 0 || st.Rate > c.Steps[lo].Rate) {
+				lo = i
 			}
 		}
 	}
@@ -436,16 +443,30 @@ func finish(c *result.Capacity, cfg Config, lo, hi *result.CapacityStep) {
 // RecheckNote says how the answer's step fared when run again for
 // longer (Config.Recheck), to end an evidence with, or "".
 func RecheckNote(c *result.Capacity) string {
+	var failed []string
+	var note string
 	for _, s := range c.Steps {
-		if s.Phase != PhaseRecheck {
-			continue
+		switch {
+		case s.Phase != PhaseRecheck:
+		case !Passed(s):
+			failed = append(failed, fmt.Sprintf("%.0f", s.Rate))
+			note = fmt.Sprintf(" passed short but failed over %v", time.Duration(s.DurationNs).Round(time.Second))
+		case s.Rate == c.Rate:
+			return fmt.Sprintf("; the answer's step%s, %.0f %s, passed again over %v", failedWords(failed, note), s.Rate, c.Unit, time.Duration(s.DurationNs).Round(time.Second))
 		}
-		if Passed(s) {
-			return fmt.Sprintf("; the answer's step, %.0f %s, passed again over %v", s.Rate, c.Unit, time.Duration(s.DurationNs).Round(time.Second))
-		}
-		return fmt.Sprintf("; the answer's step, %.0f %s, passed short but failed over %v: the answer is the highest rate below it that passed", s.Rate, c.Unit, time.Duration(s.DurationNs).Round(time.Second))
 	}
-	return ""
+	if len(failed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the answer's step at %s %s%s: the answer is the highest rate below that passed", strings.Join(failed, ", then "), c.Unit, note)
+}
+
+// failedWords says which rechecks failed before one passed, or "".
+func failedWords(failed []string, note string) string {
+	if len(failed) == 0 {
+		return ""
+	}
+	return " (after " + strings.Join(failed, ", then ") + note + ")"
 }
 
 // LowNote says which low rates failed under a higher rate that passed

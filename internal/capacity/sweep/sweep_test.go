@@ -494,7 +494,7 @@ func TestSweepRechecksTheAnswer(t *testing.T) {
 		longKnee float64 // the longer runs fail above this; short ones above 1,000
 	}{
 		{"holds over the longer run", 1000},
-		{"fails over the longer run", 500}, // the answer 951 fails; 800 passed below it
+		{"fails over the longer run", 500}, // 951 and 800 fail over it; 400 stands
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var phase string
@@ -517,8 +517,8 @@ func TestSweepRechecksTheAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rechecks != 1 {
-				t.Fatalf("Recheck asked %d times, want once", rechecks)
+			if rechecks < 1 || rechecks > MaxRechecks {
+				t.Fatalf("Recheck asked %d times, want 1 to %d", rechecks, MaxRechecks)
 			}
 			var short, long *result.CapacityStep
 			for i := range c.Steps {
@@ -538,8 +538,9 @@ func TestSweepRechecksTheAnswer(t *testing.T) {
 				}
 				return
 			}
-			// One recheck only: the pass below it stands as it ran.
-			if short == nil || Counted(*short) || c.Upper != long.Rate || c.Rate != 800 {
+			// The pass below a failed recheck is rechecked in turn, until
+			// one stands (at most MaxRechecks).
+			if short == nil || Counted(*short) || c.Rate > tc.longKnee || c.Upper <= tc.longKnee {
 				t.Errorf("a failed recheck: answer %v..%v, recheck at %v, short pass %+v", c.Rate, c.Upper, long.Rate, short)
 			}
 			if !strings.Contains(c.Evidence, "passed short but failed") {
