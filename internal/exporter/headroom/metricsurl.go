@@ -42,19 +42,24 @@ func MetricsURL(cmdline []string, environ []byte) (string, error) {
 				continue
 			}
 			u, err := url.Parse(raw)
-			if err != nil || u.Scheme != "http" || u.Host == "" {
+			m, ok := "", false
+			if err == nil && u.Scheme == "http" && u.Host != "" {
+				m, ok = metricsOf(u)
+			}
+			if !ok {
 				tried = append(tried, raw)
 				continue
 			}
-			return metricsOf(u), nil
+			return m, nil
 		}
 	}
 	return "", fmt.Errorf("%w (it listens on %s: TLS or unix sockets); serve plain-HTTP metrics with etcd's --listen-metrics-urls http://127.0.0.1:PORT and give the exporter --etcd-metrics-url", ErrNoMetricsURL, strings.Join(tried, ", "))
 }
 
 // metricsOf is u's /metrics, read on 127.0.0.1 when u listens on every
-// interface.
-func metricsOf(u *url.URL) string {
+// interface; false when u's host is no host a URL can name (a listen
+// URL etcd itself would refuse, such as "http://]:").
+func metricsOf(u *url.URL) (string, bool) {
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil {
 		host, port = u.Host, "80"
@@ -62,5 +67,9 @@ func metricsOf(u *url.URL) string {
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1"
 	}
-	return (&url.URL{Scheme: "http", Host: net.JoinHostPort(host, port), Path: "/metrics"}).String()
+	m := (&url.URL{Scheme: "http", Host: net.JoinHostPort(host, port), Path: "/metrics"}).String()
+	if back, err := url.Parse(m); err != nil || back.Host == "" || back.Hostname() != strings.Trim(host, "[]") {
+		return "", false
+	}
+	return m, true
 }
