@@ -135,31 +135,28 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			}
 			return out, traced, err
 		}
-		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, StepEvidence, error) {
-			if phase == sweep.PhaseRecheck {
-				d := s.Recheck
-				if s.MaxStepPuts > 0 {
-					d = min(d, max(s.Step, units.FromSeconds(float64(s.MaxStepPuts)/rate).Truncate(time.Second)))
-				}
-				out, traced, err := once(ctx, rate, d)
-				if out == nil {
-					return result.CapacityStep{}, StepEvidence{}, err
-				}
-				st, ev := stepOf(out)
-				ev.addTrace(traced)
-				st.Extra = ev.Figures()
-				return st, ev, err
-			}
-			out, traced, err := once(ctx, rate, s.Step)
-			d, why := hold(out, o.Thresholds, s.Step, s.longestHold())
+		// bound is d, no longer than the step puts the free space was
+		// checked for allow at rate.
+		bound := func(d time.Duration, rate float64) time.Duration {
 			if s.MaxStepPuts > 0 {
 				d = min(d, units.FromSeconds(float64(s.MaxStepPuts)/rate).Truncate(time.Second))
 			}
+			return d
+		}
+		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, StepEvidence, error) {
+			first := s.Step
+			if phase == sweep.PhaseRecheck {
+				first = max(s.Step, bound(s.Recheck, rate)) // the answer's step again, longer
+			}
+			out, traced, err := once(ctx, rate, first)
 			var heldFrom time.Duration
-			if err == nil && d > s.Step && phase != sweep.PhaseProbe {
-				held = append(held, fmt.Sprintf("%.0f (%s)", rate, why))
-				heldFrom = s.Step
-				out, traced, err = once(ctx, rate, d)
+			if phase != sweep.PhaseProbe && phase != sweep.PhaseRecheck {
+				d, why := hold(out, o.Thresholds, s.Step, s.longestHold())
+				if d = bound(d, rate); err == nil && d > s.Step {
+					held = append(held, fmt.Sprintf("%.0f (%s)", rate, why))
+					heldFrom = s.Step
+					out, traced, err = once(ctx, rate, d)
+				}
 			}
 			if out == nil {
 				return result.CapacityStep{}, StepEvidence{}, err
@@ -176,7 +173,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		}
 		if !c.Interrupted {
 			lim, words := limitingResource(c, evidence, limitContext{embedded: s.Embedded || len(o.PIDs) > 0, started: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits, stepFlag: s.StepFlag})
-			c.Bend, c.Evidence = lim.Kind, words+sweep.RetriedNote(c)
+			c.Bend, c.Evidence = lim.Kind, words+sweep.RetriedNote(c)+sweep.RecheckNote(c)
 		}
 		// Steps of fixed length judged by rules: no stop rule, no
 		// confidence level to share.
