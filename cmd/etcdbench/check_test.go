@@ -50,10 +50,6 @@ func summary(t *testing.T, r *result.Result) *result.Workload {
 // directory: the disk workloads, the embedded etcd's loads and the
 // summary, one status, no scratch left; then re-renders the JSON as text.
 func TestCheckQuick(t *testing.T) {
-	// Beside the package's other parallel tests: its etcd side's steps
-	// wait on the member more than they compute, and it asserts what
-	// the report holds, not how fast the member was.
-	t.Parallel()
 	d := t.TempDir()
 	before := snapshot(t, d)
 	r, res := checkResult(t, runOpts{dir: d})
