@@ -100,6 +100,8 @@ type step struct {
 	Seconds      float64      `json:"seconds"`
 	Pass         bool         `json:"pass"`
 	Why          string       `json:"why"`
+	// Vote: a run of the answer's vote (search.Vote).
+	Vote bool `json:"vote,omitempty"`
 }
 
 // evidence fills the step's etcd figures from two scrapes of /metrics.
@@ -168,12 +170,87 @@ type search struct {
 	// etcdbench's side to differ in how they measure a rate only, not in
 	// how they pick the rates.
 	Confirm bool
+	// Vote judges the search's answer, when it passed at its limit (its
+	// WAL or commit p99 in the limit's own histogram bucket), on the
+	// majority of capsweep.Windows runs at its rate, as etcdbench's side
+	// rechecks its answer's step: a rate that falls takes the answer
+	// down to the highest pass below it, judged in turn while
+	// capsweep.MaxRechecks runs allow, with no new bisection.
+	Vote bool
 }
 
 // trial is one rate tried and its verdict.
 type trial struct {
 	Rate float64
 	Pass bool
+	// AtLimit: it passed with a p99 in its limit's own bucket (atLimit).
+	AtLimit bool
+	// Vote: a run of the answer's vote (search.Vote), not of the search.
+	Vote bool
+}
+
+// atLimit reports whether a step passed with its WAL fsync or backend
+// commit p99 in its limit's own histogram bucket (etcd's buckets double
+// from 1 ms: over 8 ms for the WAL's 10 ms, over 16 ms for the commits'
+// 25 ms), where etcd's histogram does not tell it from the limit.
+func atLimit(st step, l limits) bool {
+	below := func(limit time.Duration) time.Duration {
+		b := time.Millisecond
+		for b*2 < limit {
+			b *= 2
+		}
+		return b
+	}
+	return st.Pass && (st.WALP99 > below(l.WALP99) || st.CommitP99 > below(l.CommitP99))
+}
+
+// voting says whether the next run (next) is one of the answer's vote.
+func (s search) voting(ts []trial) bool {
+	return s.Vote && len(ts) > 0 && (slices.ContainsFunc(ts, func(t trial) bool { return t.Vote }) || s.searchNext(ts) == 0)
+}
+
+// nextVote is the rate of the vote's next run, or 0 when it is done:
+// the rate under vote until two runs of capsweep.Windows (the search's
+// own pass among them) agree, then, when it fell, the highest pass
+// below it, if that passed at its limit and the runs left allow a whole
+// vote.
+func (s search) nextVote(ts []trial) float64 {
+	var votes []trial
+	for _, t := range ts {
+		if t.Vote {
+			votes = append(votes, t)
+		}
+	}
+	majority := (capsweep.Windows + 1) / 2
+	if n := len(votes); n > 0 {
+		rate := votes[n-1].Rate
+		passes, fails := 1, 0 // the search's own pass at rate
+		for _, v := range votes {
+			switch {
+			case v.Rate != rate:
+			case v.Pass:
+				passes++
+			default:
+				fails++
+			}
+		}
+		switch {
+		case passes >= majority:
+			return 0
+		case fails < majority:
+			return rate
+		}
+	}
+	if len(votes)+capsweep.Windows-1 > capsweep.MaxRechecks {
+		return 0
+	}
+	lo, _ := bounds(ts)
+	for _, t := range ts {
+		if t.Rate == lo && t.Pass && t.AtLimit && !t.Vote && !slices.ContainsFunc(votes, func(v trial) bool { return v.Rate == lo }) {
+			return lo
+		}
+	}
+	return 0
 }
 
 // bounds are the highest passing rate below the lowest failing one (0
@@ -245,8 +322,17 @@ func confirms(ts []trial) bool {
 	return true
 }
 
-// next is the rate to try after ts, or 0 when the search is done.
+// next is the rate to try after ts, or 0 when the search (and the
+// answer's vote, search.Vote) is done.
 func (s search) next(ts []trial) float64 {
+	if s.voting(ts) {
+		return s.nextVote(ts)
+	}
+	return s.searchNext(ts)
+}
+
+// searchNext is the search's next rate, its vote aside.
+func (s search) searchNext(ts []trial) float64 {
 	if len(ts) == 0 {
 		return math.Round(s.Start)
 	}

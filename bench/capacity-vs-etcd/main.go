@@ -321,7 +321,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		}
 	}()
 	s := stepper{benchmark: bench, conns: o.Conns, clients: o.Clients, checkPerf: o.Shape == shapeCheckPerf, keySize: o.KeySize, valSize: o.ValSize, dur: o.step, lim: o.Limits}
-	srch := search{Start: o.Start, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000, Confirm: o.Paired}
+	srch := search{Start: o.Start, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000, Confirm: o.Paired, Vote: true}
 	fmt.Fprintf(stdout, "%s: %d storages, %d rounds, real etcds %s (device %s under %s)\n", name, len(stores), o.Rounds, o.Etcds, dev, env.Dir)
 	if o.Paired {
 		fmt.Fprintf(stdout, "paired: each round, one member per real etcd runs the truth's search and etcd capacity --endpoints (steps of %s), in alternating order\n", o.PairedStep)

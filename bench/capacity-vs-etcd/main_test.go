@@ -127,7 +127,7 @@ func TestSearch(t *testing.T) {
 		if len(ts) > 30 {
 			t.Fatalf("no end: %v", ts)
 		}
-		ts = append(ts, trial{r, r <= 730})
+		ts = append(ts, trial{Rate: r, Pass: r <= 730})
 	}
 	lo, hi := bounds(ts)
 	if lo > 730 || hi <= 730 || hi/lo > 1.1 {
@@ -139,13 +139,13 @@ func TestSearch(t *testing.T) {
 	// Nothing passes: the ladder goes down to Min and gives up.
 	ts = nil
 	for r := s.next(nil); r > 0; r = s.next(ts) {
-		ts = append(ts, trial{r, false})
+		ts = append(ts, trial{Rate: r, Pass: false})
 	}
 	if lo, _ := bounds(ts); lo != 0 || ts[len(ts)-1].Rate < 10 {
 		t.Errorf("nothing passing: %v", ts)
 	}
 	// A pass above a failure (noise) does not move the bounds.
-	if lo, hi := bounds([]trial{{100, true}, {200, false}, {400, true}}); lo != 100 || hi != 200 {
+	if lo, hi := bounds([]trial{{Rate: 100, Pass: true}, {Rate: 200}, {Rate: 400, Pass: true}}); lo != 100 || hi != 200 {
 		t.Errorf("bounds %g..%g, want 100..200", lo, hi)
 	}
 	// A busy machine: the low rates fail, 200-1,500 pass. The rungs above
@@ -156,7 +156,7 @@ func TestSearch(t *testing.T) {
 		if len(ts) > 30 {
 			t.Fatalf("no end: %v", ts)
 		}
-		ts = append(ts, trial{r, r >= 200 && r <= 1500})
+		ts = append(ts, trial{Rate: r, Pass: r >= 200 && r <= 1500})
 	}
 	if lo, hi := bounds(ts); lo > 1500 || hi <= 1500 || hi/lo > 1.1 || ts[1].Rate != 200 {
 		t.Errorf("busy: bounds %g..%g after %v, want around 1500 within 10%%", lo, hi, ts)
@@ -176,21 +176,72 @@ func TestSearch(t *testing.T) {
 		if r == 400 && !stalled {
 			pass, stalled = false, true
 		}
-		ts = append(ts, trial{r, pass})
+		ts = append(ts, trial{Rate: r, Pass: pass})
 	}
 	if lo, hi := bounds(ts); lo > 1000 || hi <= 1000 || hi/lo > 1.1 {
 		t.Errorf("confirm: bounds %g..%g after %v, want around 1000", lo, hi, ts)
 	}
-	if want := []trial{{100, true}, {200, true}, {400, false}, {400, true}, {800, true}, {1600, false}, {1600, false}}; !slices.Equal(ts[:7], want) {
+	if want := []trial{{Rate: 100, Pass: true}, {Rate: 200, Pass: true}, {Rate: 400}, {Rate: 400, Pass: true}, {Rate: 800, Pass: true}, {Rate: 1600}, {Rate: 1600}}; !slices.Equal(ts[:7], want) {
 		t.Errorf("confirm: trials %v, want %v first", ts, want)
 	}
 	// A cap under the start: two rungs up fail, then the descent.
 	ts = nil
 	for r := s.next(nil); r > 0; r = s.next(ts) {
-		ts = append(ts, trial{r, r <= 60})
+		ts = append(ts, trial{Rate: r, Pass: r <= 60})
 	}
 	if lo, hi := bounds(ts); lo > 60 || hi <= 60 || ts[1].Rate != 200 || ts[2].Rate != 400 || ts[3].Rate != 50 {
 		t.Errorf("cap at 60: bounds %g..%g after %v", lo, hi, ts)
+	}
+}
+
+// Vote: the answer, passed at its limit, is judged on the majority of
+// capsweep.Windows runs: a coin flip that passes one run in three falls
+// and the pass below it is voted on in turn; one that passes two stands.
+func TestSearchVote(t *testing.T) {
+	s := search{Start: 100, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000, Vote: true}
+	for _, tc := range []struct {
+		name string
+		// pass says whether the n-th run (from 0) at rate passes
+		pass     func(rate float64, n int) bool
+		wantVote int
+	}{
+		{"a clean knee: the answer passes twice", func(r float64, _ int) bool { return r <= 730 }, 1},
+		{"a coin flip at every passing rate that passes only its first run", func(r float64, n int) bool { return r <= 730 && n == 0 }, 4},
+		{"the answer stands on two of three", func(r float64, n int) bool { return r <= 730 && n != 1 }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ts []trial
+			runs := map[float64]int{}
+			for r := s.next(nil); r > 0; r = s.next(ts) {
+				if len(ts) > 40 {
+					t.Fatalf("no end: %v", ts)
+				}
+				vote := s.voting(ts)
+				pass := tc.pass(r, runs[r])
+				runs[r]++
+				ts = append(ts, trial{Rate: r, Pass: pass, AtLimit: pass, Vote: vote})
+			}
+			votes := 0
+			for _, tr := range ts {
+				if tr.Vote {
+					votes++
+				}
+			}
+			if votes != tc.wantVote {
+				t.Errorf("%d vote runs, want %d: %v", votes, tc.wantVote, ts)
+			}
+			lo, hi := bounds(ts)
+			switch tc.wantVote {
+			case 4: // two rates fell: the answer is the pass below both
+				if lo >= 700 || hi > 730 {
+					t.Errorf("bounds %g..%g after %v, want below the two fallen rates", lo, hi, ts)
+				}
+			default:
+				if lo > 730 || hi <= 730 || hi/lo > 1.1 {
+					t.Errorf("bounds %g..%g after %v, want around 730", lo, hi, ts)
+				}
+			}
+		})
 	}
 }
 

@@ -179,6 +179,7 @@ func searchOn(ctx context.Context, name string, srv server, p *zoo.Place, dev st
 	}
 	var ts []trial
 	for r := srch.next(nil); r > 0; r = srch.next(ts) {
+		vote := srch.voting(ts)
 		// A burstable volume's truth is its sustained rate: each step
 		// starts with its credits spent, so none runs on them (10 s on
 		// credits passed 800 puts/s on a bucket whose baseline carries
@@ -196,9 +197,13 @@ func searchOn(ctx context.Context, name string, srv server, p *zoo.Place, dev st
 		if st.Pass {
 			verdict = "pass"
 		}
+		if vote {
+			verdict += " (vote)"
+		}
 		fmt.Fprintf(progress, "    %s %6.0f puts/s: %s (%s)\n", name, r, verdict, st.Why)
 		t.Steps = append(t.Steps, st)
-		ts = append(ts, trial{Rate: r, Pass: st.Pass})
+		st.Vote = vote
+		ts = append(ts, trial{Rate: r, Pass: st.Pass, AtLimit: atLimit(st, s.lim), Vote: vote})
 	}
 	lo, hi := bounds(ts)
 	t.HighestPass = lo

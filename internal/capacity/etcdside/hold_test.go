@@ -145,3 +145,32 @@ func TestNearLimit(t *testing.T) {
 		}
 	}
 }
+
+// A pass is at its limit when its WAL fsync p99 is in the 10 ms limit's
+// own histogram bucket (over 8 ms) or its backend commit p99 in the
+// 25 ms limit's (over 16 ms): the answer's step is then judged on the
+// majority of sweep.Windows runs, whatever the side's step length.
+func TestAtLimit(t *testing.T) {
+	th := verdict.Defaults()
+	step := func(wal time.Duration, commit float64) result.CapacityStep {
+		return result.CapacityStep{SyncP99Ns: wal.Nanoseconds(), Extra: []result.Figure{{Name: backendCommitFigure, Value: commit, Unit: "s"}}}
+	}
+	for _, tc := range []struct {
+		name       string
+		st         result.CapacityStep
+		near, flip bool
+	}{
+		{"quiet", step(1700*time.Microsecond, 0.004), false, false},
+		{"WAL two buckets under", step(6*time.Millisecond, 0.004), true, false},
+		{"WAL in the limit's bucket", step(9*time.Millisecond, 0.004), true, true},
+		{"commits two buckets under", step(1700*time.Microsecond, 0.012), true, false},
+		{"commits in the limit's bucket", step(1700*time.Microsecond, 0.020), true, true},
+	} {
+		if got := nearLimit(tc.st, th); got != tc.near {
+			t.Errorf("%s: nearLimit = %v, want %v", tc.name, got, tc.near)
+		}
+		if got := atLimit(tc.st, th); got != tc.flip {
+			t.Errorf("%s: atLimit = %v, want %v", tc.name, got, tc.flip)
+		}
+	}
+}

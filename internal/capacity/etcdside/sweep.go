@@ -50,7 +50,11 @@ type CapacitySpec struct {
 	// Recheck, when set, runs the answer's step again for this long when
 	// it passed within two histogram buckets of a limit in a shorter,
 	// unheld step (check --quick): its answer is then judged on a real
-	// etcd's ten seconds, as capacity's held steps are.
+	// etcd's ten seconds, as capacity's held steps are. Whatever it is,
+	// an answer's step whose p99 passed in its limit's own bucket is a
+	// coin flip (atLimit) and is judged on the majority of
+	// sweep.Windows runs, each as long as a held step (Recheck or the
+	// longest hold).
 	Recheck time.Duration
 }
 
@@ -108,10 +112,13 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		// held.
 		var phase string
 		sc := s.Sweep
-		if s.Recheck > 0 {
-			sc.Recheck = func(st result.CapacityStep) bool {
-				return st.HeldFromNs == 0 && time.Duration(st.DurationNs) < s.Recheck && nearLimit(st, o.Thresholds)
-			}
+		recheckFor := s.Recheck
+		if recheckFor <= 0 {
+			recheckFor = s.longestHold()
+		}
+		sc.Recheck = func(st result.CapacityStep) bool {
+			short := s.Recheck > 0 && st.HeldFromNs == 0 && time.Duration(st.DurationNs) < s.Recheck
+			return short && nearLimit(st, o.Thresholds) || atLimit(st, o.Thresholds)
 		}
 		sc.OnStep = func(i int, rate float64, p string) {
 			phase = p
@@ -146,7 +153,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 		step := func(ctx context.Context, rate, _ float64) (result.CapacityStep, StepEvidence, error) {
 			first := s.Step
 			if phase == sweep.PhaseRecheck {
-				first = max(s.Step, bound(s.Recheck, rate)) // the answer's step again, longer
+				first = max(s.Step, bound(recheckFor, rate)) // the answer's step again, as long as a held one
 			}
 			out, traced, err := once(ctx, rate, first)
 			var heldFrom time.Duration

@@ -50,16 +50,24 @@ type Config struct {
 	// rate that passed) must be run again, longer, before it stands: a
 	// side whose short steps are not held (check --quick) passes near
 	// its limits where a real etcd's ten seconds fail. The step function
-	// runs a PhaseRecheck step for longer; one that fails takes the
-	// answer down to the highest pass below it, without a new bisection.
+	// runs a PhaseRecheck step for longer; the rate stands on a majority
+	// of Windows runs (recheck), and one that falls takes the answer down
+	// to the highest pass below it, without a new bisection.
 	Recheck func(result.CapacityStep) bool
 }
 
-// MaxRechecks bounds the answer's rechecks (Config.Recheck): a failed
-// one takes the answer down to the highest pass below it, which is
-// rechecked in turn; on a busy node each pass near the limit may fail
-// over ten seconds, and a quick budget stops there.
-const MaxRechecks = 3
+// Windows is how many runs at the answer's rate, its own step among
+// them, judge it when Config.Recheck asks: a pass near a limit is one
+// draw of a tail, and on a machine whose neighbours keep a real etcd's
+// p99 at its limit every ten-second window is a coin flip, so one run
+// decides nothing; the majority of three is the rate the etcd carries
+// more often than not.
+const Windows = 3
+
+// MaxRechecks bounds the rechecks' runs in all: the runs of a rate that
+// fell take the answer down to the highest pass below it, rechecked in
+// turn, and a budget stops there.
+const MaxRechecks = 4
 
 // ProbeFactor places the probe step above the lowest failing rate.
 const ProbeFactor = 2
@@ -83,8 +91,9 @@ const (
 	PhaseUp  = "up"
 	PhaseLow = "low"
 	// PhaseRecheck runs the answer's step again for longer
-	// (Config.Recheck); PhaseRechecked marks the short pass it failed:
-	// kept as evidence, not counted.
+	// (Config.Recheck); PhaseRechecked marks the runs the vote at its
+	// rate overruled (the passes of a rate that fell, the failure of one
+	// that stood): kept as evidence, not counted.
 	PhaseRecheck   = "recheck"
 	PhaseRechecked = "rechecked"
 )
@@ -284,22 +293,7 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 	if err == nil {
 		err = bisect(cfg, try, func() (float64, float64) { return rateOf(at(lo)), rateOf(at(hi)) })
 	}
-	for n := 0; err == nil && n < MaxRechecks && lo >= 0 && c.Steps[lo].Phase != PhaseRecheck && cfg.Recheck != nil && cfg.Recheck(c.Steps[lo]); n++ {
-		short := lo
-		var ok bool
-		if ok, err = try(c.Steps[short].Rate, PhaseRecheck); err != nil || ok {
-			break
-		}
-		// The longer run failed the rate: the short pass does not count,
-		// and the answer is the highest pass below it, rechecked in turn.
-		c.Steps[short].Phase = PhaseRechecked
-		lo = -1
-		for i, st := range c.Steps {
-			if Passed(st) && Counted(st) && st.Rate < c.Steps[short].Rate && (lo < 0 || st.Rate > c.Steps[lo].Rate) {
-				lo = i
-			}
-		}
-	}
+	err = recheck(cfg, c, try, &lo, &hi, err)
 	if err == nil && hi >= 0 && !cfg.NoProbe {
 		// One step well above the knee tells a rate cap (syncs per second
 		// stay flat) from queueing (sync time keeps growing). It fails
@@ -314,6 +308,56 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 	}
 	return c, evidence, err
 }
+
+// recheck judges the answer's step (lo) on a majority of Windows runs
+// at its rate when cfg.Recheck asks: it stands at two passes, the step
+// itself among them, and falls at two failures; a fallen rate takes the
+// answer down to the highest counted pass below it, itself rechecked in
+// turn, with no new bisection. The runs the vote overruled - the passes
+// of a fallen rate, the failure of one that stood - are marked
+// PhaseRechecked: kept as evidence, not counted. A rate is rechecked
+// only while MaxRechecks leaves room for its whole vote.
+func recheck(cfg Config, c *result.Capacity, try func(float64, string) (bool, error), lo, hi *int, err error) error {
+	runs := 0
+	for err == nil && runs+Windows-1 <= MaxRechecks && *lo >= 0 && c.Steps[*lo].Phase != PhaseRecheck && cfg.Recheck != nil && cfg.Recheck(c.Steps[*lo]) {
+		first, rate, prevHi := *lo, c.Steps[*lo].Rate, *hi
+		window := []int{first}
+		passes, fails := 1, 0
+		for passes < majority && fails < majority {
+			runs++
+			var ok bool
+			if ok, err = try(rate, PhaseRecheck); err != nil {
+				return err
+			}
+			window = append(window, len(c.Steps)-1)
+			if ok {
+				passes++
+			} else {
+				fails++
+			}
+		}
+		stood := passes >= majority
+		for _, i := range window {
+			if Passed(c.Steps[i]) != stood {
+				c.Steps[i].Phase = PhaseRechecked
+			}
+		}
+		if stood {
+			*hi = prevHi // a failed window of a rate that stood does not bound it
+			return nil
+		}
+		*lo = -1
+		for i, st := range c.Steps {
+			if Passed(st) && Counted(st) && st.Rate < rate && (*lo < 0 || st.Rate > c.Steps[*lo].Rate) {
+				*lo = i
+			}
+		}
+	}
+	return err
+}
+
+// majority is how many of a rechecked rate's Windows decide it.
+const majority = (Windows + 1) / 2
 
 func rateOf(s *result.CapacityStep) float64 {
 	if s == nil {
@@ -440,33 +484,58 @@ func finish(c *result.Capacity, cfg Config, lo, hi *result.CapacityStep) {
 	c.Bend, c.Evidence = b.Kind, BendWords(b)+RetriedNote(c)+LowNote(c)+UndecidedNote(c, cfg.LimitNs)+RecheckNote(c)
 }
 
-// RecheckNote says how the answer's step fared when run again for
-// longer (Config.Recheck), to end an evidence with, or "".
+// RecheckNote says how the rechecked rates (Config.Recheck) fared on
+// their vote of Windows runs, to end an evidence with, or "".
 func RecheckNote(c *result.Capacity) string {
-	var failed []string
-	var note string
+	type vote struct {
+		rate          float64
+		passes, fails int
+		long          time.Duration
+	}
+	var votes []vote // in the order the rates were rechecked
 	for _, s := range c.Steps {
-		switch {
-		case s.Phase != PhaseRecheck:
-		case !Passed(s):
-			failed = append(failed, fmt.Sprintf("%.0f", s.Rate))
-			note = fmt.Sprintf(" passed short but failed over %v", time.Duration(s.DurationNs).Round(time.Second))
-		case s.Rate == c.Rate:
-			return fmt.Sprintf("; the answer's step%s, %.0f %s, passed again over %v", failedWords(failed, note), s.Rate, c.Unit, time.Duration(s.DurationNs).Round(time.Second))
+		if s.Phase == PhaseRecheck && !slices.ContainsFunc(votes, func(v vote) bool { return v.rate == s.Rate }) {
+			votes = append(votes, vote{rate: s.Rate})
 		}
 	}
-	if len(failed) == 0 {
+	for _, s := range c.Steps {
+		i := slices.IndexFunc(votes, func(v vote) bool { return v.rate == s.Rate })
+		if i < 0 || s.Phase != PhaseRecheck && s.Phase != PhaseRechecked {
+			continue
+		}
+		if s.Phase == PhaseRecheck {
+			votes[i].long = max(votes[i].long, time.Duration(s.DurationNs).Round(time.Second))
+		}
+		if Passed(s) {
+			votes[i].passes++
+		} else {
+			votes[i].fails++
+		}
+	}
+	var words []string
+	for _, v := range votes {
+		// The rechecked step itself is a run of the vote whatever its
+		// phase: a rate that stood keeps it counted.
+		if v.rate == c.Rate && slices.ContainsFunc(c.Steps, func(s result.CapacityStep) bool {
+			return s.Rate == v.rate && Passed(s) && Counted(s) && s.Phase != PhaseRecheck
+		}) {
+			v.passes++
+		}
+		what := "not carried"
+		if v.passes >= majority {
+			what = "the answer"
+		}
+		words = append(words, fmt.Sprintf("%.0f %s passed %d of %d runs (%s)", v.rate, c.Unit, v.passes, v.passes+v.fails, what))
+	}
+	if len(words) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; the answer's step at %s %s%s: the answer is the highest rate below that passed", strings.Join(failed, ", then "), c.Unit, note)
-}
-
-// failedWords says which rechecks failed before one passed, or "".
-func failedWords(failed []string, note string) string {
-	if len(failed) == 0 {
-		return ""
+	below := ""
+	if last := votes[len(votes)-1]; last.passes < majority {
+		below = ": the answer is the highest rate below that passed"
 	}
-	return " (after " + strings.Join(failed, ", then ") + note + ")"
+	return fmt.Sprintf("; the answer's step passed near a limit, one draw of a tail, and was run again over %v, judged on the majority of %d runs: %s%s",
+		votes[0].long, Windows, strings.Join(words, "; "), below)
 }
 
 // LowNote says which low rates failed under a higher rate that passed

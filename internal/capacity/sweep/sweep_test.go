@@ -485,23 +485,31 @@ func TestSweepSeededStartFallsBack(t *testing.T) {
 	}
 }
 
-// The answer's step is run again when Recheck asks: a longer run that
-// fails takes the answer down to the highest pass below it and marks the
-// short pass rechecked (not counted); one that passes keeps it.
+// The answer's step is run again when Recheck asks and judged on the
+// majority of Windows runs: a rate whose longer runs fail twice falls,
+// taking the answer down to the highest pass below it (the passes of the
+// fallen rate marked rechecked, not counted); one that passes twice
+// stands, and a failed run among them does not bound it.
 func TestSweepRechecksTheAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		longKnee float64 // the longer runs fail above this; short ones above 1,000
+		flip     bool    // the longer runs alternate: fail, pass, fail, ...
 	}{
-		{"holds over the longer run", 1000},
-		{"fails over the longer run", 500}, // 951 and 800 fail over it; 400 stands
+		{"holds over the longer run", 1000, false},
+		{"fails over the longer run", 500, false}, // 951 and 800 fall; 400 is below
+		{"a coin flip stands on two of three", 1000, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var phase string
+			longRuns := 0
 			step := func(_ context.Context, rate, _ float64) (result.CapacityStep, error) {
 				k := 1000.0
 				if phase == PhaseRecheck {
 					k = tc.longKnee
+					if longRuns++; tc.flip && longRuns%2 == 1 {
+						k = 0
+					}
 				}
 				s := result.CapacityStep{Status: verdict.Pass, Decided: true, DurationNs: 1, SyncP99Ns: 5e6}
 				if rate > k {
@@ -517,34 +525,46 @@ func TestSweepRechecksTheAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rechecks < 1 || rechecks > MaxRechecks {
-				t.Fatalf("Recheck asked %d times, want 1 to %d", rechecks, MaxRechecks)
+			if rechecks < 1 || longRuns > MaxRechecks {
+				t.Fatalf("Recheck asked %d times, %d longer runs: want at least 1 and at most %d runs", rechecks, longRuns, MaxRechecks)
 			}
-			var short, long *result.CapacityStep
-			for i := range c.Steps {
-				switch c.Steps[i].Phase {
+			var overruled, long []result.CapacityStep
+			for _, s := range c.Steps {
+				switch s.Phase {
 				case PhaseRecheck:
-					long = &c.Steps[i]
+					long = append(long, s)
 				case PhaseRechecked:
-					short = &c.Steps[i]
+					overruled = append(overruled, s)
 				}
 			}
-			if long == nil {
+			if len(long) == 0 {
 				t.Fatalf("no recheck step: %+v", c.Steps)
 			}
-			if tc.longKnee >= 1000 {
-				if short != nil || c.Rate != long.Rate || c.Rate > 1000 || c.Upper <= 1000 {
-					t.Errorf("a recheck that passed moved the answer: %v..%v, rechecked %+v", c.Rate, c.Upper, short)
+			switch {
+			case tc.flip:
+				// fail, then pass: two passes of three, the failure overruled
+				if len(long) != 1 || len(overruled) != 1 || Passed(overruled[0]) || c.Rate != long[0].Rate || c.Upper <= c.Rate {
+					t.Errorf("a coin flip: answer %v..%v, rechecks %+v, overruled %+v", c.Rate, c.Upper, long, overruled)
 				}
-				return
-			}
-			// The pass below a failed recheck is rechecked in turn, until
-			// one stands (at most MaxRechecks).
-			if short == nil || Counted(*short) || c.Rate > tc.longKnee || c.Upper <= tc.longKnee {
-				t.Errorf("a failed recheck: answer %v..%v, recheck at %v, short pass %+v", c.Rate, c.Upper, long.Rate, short)
-			}
-			if !strings.Contains(c.Evidence, "passed short but failed") {
-				t.Errorf("evidence %q does not say the recheck failed", c.Evidence)
+				if !strings.Contains(c.Evidence, "passed 2 of 3 runs (the answer)") {
+					t.Errorf("evidence %q does not give the vote", c.Evidence)
+				}
+			case tc.longKnee >= 1000:
+				if len(overruled) != 0 || c.Rate != long[0].Rate || c.Rate > 1000 || c.Upper <= 1000 {
+					t.Errorf("a recheck that passed moved the answer: %v..%v, overruled %+v", c.Rate, c.Upper, overruled)
+				}
+				if !strings.Contains(c.Evidence, "passed 2 of 2 runs (the answer)") {
+					t.Errorf("evidence %q does not give the vote", c.Evidence)
+				}
+			default:
+				// The pass below a fallen rate is rechecked in turn, while
+				// the runs allow a whole vote.
+				if len(overruled) == 0 || Counted(overruled[0]) || c.Rate > tc.longKnee || c.Upper <= tc.longKnee {
+					t.Errorf("a failed recheck: answer %v..%v, rechecks %+v, overruled %+v", c.Rate, c.Upper, long, overruled)
+				}
+				if !strings.Contains(c.Evidence, "passed 1 of 3 runs (not carried)") || !strings.Contains(c.Evidence, "highest rate below that passed") {
+					t.Errorf("evidence %q does not say the rate fell", c.Evidence)
+				}
 			}
 		})
 	}
