@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"etcdbench/internal/inproc"
+	"etcdbench/internal/peernet"
 )
 
 // ErrNotReady is returned by Start when the members did not become
@@ -73,6 +74,13 @@ type Options struct {
 	// certificate signed by that CA (etcd's --client-cert-auth).
 	// Peers stay on plain HTTP.
 	ClientTLS TLSFiles
+	// PeerRTT, when set, is the round trip between every two members:
+	// each member's peers reach it through a link of this process
+	// (peernet) that holds every byte for half of it in each direction,
+	// so that the members, on one machine, talk as members PeerRTT apart
+	// do. PeerJitter (at most PeerRTT) spreads each round trip uniformly
+	// over PeerRTT ± PeerJitter. Three members only.
+	PeerRTT, PeerJitter time.Duration
 }
 
 // TLSFiles name the certificate files the members serve clients (and
@@ -101,6 +109,9 @@ type Cluster struct {
 	// stopGrace bounds each in-process member's Close (0:
 	// memberStopGrace).
 	stopGrace time.Duration
+	// links are the members' peer links (Options.PeerRTT), in member
+	// order; none without a round trip.
+	links []*peernet.Link
 	// opts and lg are what the members were started with, for a learner
 	// added later (AddLearner).
 	opts Options
@@ -184,22 +195,36 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 	if err != nil {
 		return err
 	}
+	// A member's peers reach it at its advertised peer address: its link
+	// when the members are PeerRTT apart, its own port otherwise.
+	advertised := make([]string, n)
+	for i := range n {
+		advertised[i] = fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])
+		if opts.PeerRTT > 0 {
+			l, err := peernet.Listen(advertised[i], opts.PeerRTT/2, opts.PeerJitter/2)
+			if err != nil {
+				return fmt.Errorf("embedded etcd: %s's peer link: %w", memberName(i), err)
+			}
+			c.links = append(c.links, l)
+			advertised[i] = l.Addr()
+		}
+	}
 	var initial []string
 	for i := range n {
-		initial = append(initial, fmt.Sprintf("%s=http://127.0.0.1:%d", memberName(i), ports[2*i+1]))
+		initial = append(initial, fmt.Sprintf("%s=http://%s", memberName(i), advertised[i]))
 	}
 	forked := n > 1 || opts.OwnProcess
 	if forked {
 		c.forker, c.changed = newForker(), make(chan struct{}, 1)
 	}
 	for i := range n {
-		cfg, err := memberConfig(opts, memberName(i), ports[2*i], ports[2*i+1], strings.Join(initial, ","))
+		cfg, err := memberConfig(opts, memberName(i), ports[2*i], ports[2*i+1], advertised[i], strings.Join(initial, ","))
 		if err != nil {
 			return err
 		}
 		c.endpoints = append(c.endpoints, cfg.AdvertiseClientUrls[0].String())
 		if forked {
-			spec := memberSpec{Options: opts, Index: i, ClientPort: ports[2*i], PeerPort: ports[2*i+1], InitialCluster: strings.Join(initial, ",")}
+			spec := memberSpec{Options: opts, Index: i, ClientPort: ports[2*i], PeerPort: ports[2*i+1], AdvertisedPeer: advertised[i], InitialCluster: strings.Join(initial, ",")}
 			p, err := startMemberProc(c.forker, spec, c.log, c.changed)
 			if err != nil {
 				return err
@@ -218,8 +243,9 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 	return c.waitReady(ctx, timer, timeout)
 }
 
-// memberConfig is one member's etcd configuration.
-func memberConfig(opts Options, name string, clientPort, peerPort int, initial string) (*embed.Config, error) {
+// memberConfig is one member's etcd configuration: it listens for peers
+// on peerPort and advertises advertised ("host:port"; "": that port).
+func memberConfig(opts Options, name string, clientPort, peerPort int, advertised, initial string) (*embed.Config, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = name
 	cfg.Dir = filepath.Join(opts.Dir, name)
@@ -239,7 +265,11 @@ func memberConfig(opts Options, name string, clientPort, peerPort int, initial s
 		return nil, err
 	}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*curl}, []url.URL{*curl}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*purl}, []url.URL{*purl}
+	aurl := *purl
+	if advertised != "" {
+		aurl.Host = advertised
+	}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*purl}, []url.URL{aurl}
 	cfg.InitialCluster = initial
 	cfg.InitialClusterToken = "etcdbench"
 	cfg.ClusterState = embed.ClusterStateFlagNew
@@ -423,6 +453,9 @@ func (c *Cluster) Close() error {
 			errs[i] = closeMember(i, c.members[i], grace)
 		}
 		c.closeErr = errors.Join(append(errs, c.stopProcs())...)
+		for _, l := range c.links {
+			_ = l.Close()
+		}
 		inproc.EtcdMembers.Add(-int32(len(c.members)))
 		if c.forker != nil {
 			c.forker.close()

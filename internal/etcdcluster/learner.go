@@ -73,7 +73,7 @@ func (c *Cluster) AddLearner(ctx context.Context) (*Learner, error) {
 			initial = append(initial, name+"="+u)
 		}
 	}
-	cfg, err := memberConfig(c.opts, learnerName, ports[0], ports[1], strings.Join(initial, ","))
+	cfg, err := memberConfig(c.opts, learnerName, ports[0], ports[1], "", strings.Join(initial, ","))
 	if err != nil {
 		return nil, errors.Join(err, l.remove(ctx))
 	}

@@ -28,6 +28,7 @@ type memberSpec struct {
 	Index          int
 	ClientPort     int
 	PeerPort       int
+	AdvertisedPeer string // host:port its peers reach it at ("": PeerPort)
 	InitialCluster string
 }
 
@@ -122,7 +123,7 @@ func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 	}
 	enc := zapcore.NewConsoleEncoder(zap.NewProductionEncoderConfig())
 	lg := zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(stderr)), level)).With(zap.String("member", name))
-	cfg, err := memberConfig(spec.Options, name, spec.ClientPort, spec.PeerPort, spec.InitialCluster)
+	cfg, err := memberConfig(spec.Options, name, spec.ClientPort, spec.PeerPort, spec.AdvertisedPeer, spec.InitialCluster)
 	if err != nil {
 		return fail(err)
 	}

@@ -50,6 +50,14 @@ func (o Options) Validate() error {
 	if n := o.Members; n != 0 && n != 1 && n != 3 {
 		return fmt.Errorf("%w: %d members: want 1 or 3", ErrBadOptions, n)
 	}
+	switch {
+	case o.PeerRTT < 0 || o.PeerJitter < 0:
+		return fmt.Errorf("%w: peer round trip %v, jitter %v: want positive durations", ErrBadOptions, o.PeerRTT, o.PeerJitter)
+	case o.PeerRTT > 0 && max(o.Members, 1) == 1:
+		return fmt.Errorf("%w: a peer round trip (%v) needs members to be apart: give 3 members", ErrBadOptions, o.PeerRTT)
+	case o.PeerJitter > o.PeerRTT:
+		return fmt.Errorf("%w: peer jitter %v over the round trip %v: want at most the round trip", ErrBadOptions, o.PeerJitter, o.PeerRTT)
+	}
 	if why := ElectionBreach(o.HeartbeatInterval, o.ElectionTimeout); why != "" {
 		return fmt.Errorf("%w: etcd refuses --election-timeout below 5 x --heartbeat-interval: %s (%s)", ErrBadOptions, why, ElectionRuleSource)
 	}

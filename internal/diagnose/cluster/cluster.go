@@ -87,6 +87,8 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	if logs != nil {
 		ev.Notes = append(ev.Notes, logs.Notes()...)
 	}
+	v.peerRTTs(ev, idx)
+	ev.Notes = append(ev.Notes, ownSlowApplies(&ev, idx, probes, v.labels)...)
 	metricRules := diagnose.Rules()
 	fs := diagnose.Diagnose(ev, verdict.DiagnoseDefaults(), metricRules)
 	for i := range fs {

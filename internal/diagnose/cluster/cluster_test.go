@@ -318,3 +318,43 @@ func writeThrough(t *testing.T, e *hostetcd.Etcd) (stop func()) {
 		}
 	}
 }
+
+// TestDebianClusterApart diagnoses a healthy, idle 3-member cluster of
+// Debian's etcd 3.4 whose members are 50 ms apart (peernet links): its
+// followers' linearizable reads wait for a round trip to the leader and
+// its own (ReadIndex), which is the network's, not a busy member's, and
+// the report's own reads are not the slow applies it judges.
+func TestDebianClusterApart(t *testing.T) {
+	var dirs []string
+	for range 3 {
+		dirs = append(dirs, filepath.Join(testutil.MemDir(t, "diagnose-apart"), "data"))
+	}
+	es := hostetcd.StartClusterApart(t, dirs, 50*time.Millisecond)
+	cfg := config(endpoints(es))
+	cfg.Window, cfg.Reads = 2*time.Second, 20
+	c, res, err, _ := report(t, cfg)
+	if err != nil {
+		t.Fatalf("diagnosis: %v\n%s", err, dump(c))
+	}
+	t.Logf("findings:\n%s", dump(c))
+	var network *result.ClusterFinding
+	for i, f := range c.Findings {
+		switch f.Kind {
+		case "cpu", "member":
+			t.Errorf("a %s finding on a healthy cluster 50 ms apart: %s %s: %s", f.Kind, f.Rule, f.Member, f.Evidence)
+		case "network":
+			network = &c.Findings[i]
+		}
+	}
+	if res.Failed() {
+		t.Errorf("a healthy cluster 50 ms apart failed its diagnosis")
+	}
+	if network == nil {
+		t.Fatalf("no network finding:\n%s", dump(c))
+	}
+	for _, want := range []string{"round trip", "--heartbeat-interval", "--election-timeout"} {
+		if !strings.Contains(network.Evidence+" "+network.Advice, want) {
+			t.Errorf("the network finding does not say %q: %s / %s", want, network.Evidence, network.Advice)
+		}
+	}
+}

@@ -35,6 +35,7 @@ func Rules() []*Rule {
 		{Rule: diagnose.Rule{ID: "alarm-nospace", Title: "etcd raised the NOSPACE alarm: writes are refused", Kind: finding.Database, Rank: 39, Source: "etcd op-guide/maintenance.md (space quota)"}, check: checkAlarm("NOSPACE")},
 		{Rule: diagnose.Rule{ID: "raft-lag", Title: "the member lags behind the leader", Kind: finding.Member, Rank: 47, Source: "etcdctl endpoint status (raft index, applied index)"}, check: checkLag},
 		{Rule: diagnose.Rule{ID: "slow-reads", Title: "the member serves reads slowly", Kind: finding.Member, Rank: 48, Source: "etcd-diagnosis read latency check; etcd benchmark (range)"}, check: checkReads},
+		{Rule: diagnose.Rule{ID: "network-reads", Title: "linearizable reads wait for the round trips between members", Kind: finding.Network, Rank: 46, Source: "etcd: ReadIndex (raft thesis 6.4); etcd docs tuning.md"}, check: checkNetworkReads},
 		{Rule: diagnose.Rule{ID: "leader-disagreement", Title: "the members do not agree on one leader", Kind: finding.Leader, Rank: 49, Source: "etcdctl endpoint status (leader)"}, check: checkLeaders},
 	}
 }
@@ -53,6 +54,9 @@ type view struct {
 	// quotas are the members' --quota-backend-bytes from their metrics
 	// (etcd_server_quota_backend_bytes), by place; 0 where unknown.
 	quotas []int64
+	// rtt is each member's round trip p99 to its peers (by peer ID) from
+	// etcd's prober over the window, by place; nil where none.
+	rtt []map[uint64]float64
 }
 
 func (v *view) answered() []int {
@@ -371,6 +375,9 @@ func checkReads(v *view, th Thresholds) []diagnose.Finding {
 	var out []diagnose.Finding
 	for _, i := range v.answered() {
 		p := v.probes[i]
+		if ok, _, _ := v.networkReads(i); ok && p99(p, true) >= th.ReadP99.Limit {
+			continue // the network's (checkNetworkReads)
+		}
 		if lin := p99(p, true); lin >= th.ReadP99.Limit {
 			out = append(out, diagnose.Finding{
 				Member: v.labels[i], Status: verdict.Fail, Threshold: th.ReadP99, Value: lin,

@@ -3,10 +3,12 @@ package cluster
 import (
 	"strings"
 	"testing"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
 )
 
@@ -70,5 +72,65 @@ func TestRulesOfAgreement(t *testing.T) {
 				t.Fatalf("findings %+v: want one %s saying %q, with advice", fs, tc.status, tc.words)
 			}
 		})
+	}
+}
+
+// The timeouts for a round trip: etcd's defaults up to a 100 ms round
+// trip, then a heartbeat near it and ten round trips' election timeout.
+func TestTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		rtt      time.Duration
+		hb, elec time.Duration
+	}{
+		{2 * time.Millisecond, 100 * time.Millisecond, time.Second},
+		{51 * time.Millisecond, 100 * time.Millisecond, time.Second},
+		{120 * time.Millisecond, 120 * time.Millisecond, 1200 * time.Millisecond},
+		{333 * time.Millisecond, 340 * time.Millisecond, 3400 * time.Millisecond},
+	} {
+		hb, elec := Timeouts(tc.rtt)
+		if hb != tc.hb || elec != tc.elec {
+			t.Errorf("Timeouts(%v) = %v, %v; want %v, %v", tc.rtt, hb, elec, tc.hb, tc.elec)
+		}
+		if elec < 5*hb {
+			t.Errorf("Timeouts(%v): election %v under five heartbeats %v (etcd refuses it)", tc.rtt, elec, hb)
+		}
+	}
+}
+
+// reads gives p n reads of each consistency: linearizable ones of lin,
+// serializable ones of ser.
+func reads(p *probe, lin, ser time.Duration, n int) *probe {
+	p.linearizable, p.serializable = stats.NewLatencyHistogram(), stats.NewLatencyHistogram()
+	for range n {
+		stats.Record(p.linearizable, lin)
+		stats.Record(p.serializable, ser)
+	}
+	return p
+}
+
+// Members 50 ms apart (etcd's prober): a follower's linearizable reads
+// of 105 ms are the network's (a round trip to the leader and the
+// leader's to its quorum), named so with the timeouts; a follower whose
+// reads wait far beyond what the round trips give is a slow member.
+func TestNetworkReads(t *testing.T) {
+	ps := healthy()
+	reads(ps[0], 52*time.Millisecond, time.Millisecond, 20)  // the leader
+	reads(ps[1], 105*time.Millisecond, time.Millisecond, 20) // a follower: the network
+	reads(ps[2], 400*time.Millisecond, time.Millisecond, 20) // a follower, busy
+	v := newView(ps)
+	v.rtt = []map[uint64]float64{{2: 0.051, 3: 0.050}, {1: 0.051, 3: 0.050}, {1: 0.050, 2: 0.050}}
+	if w := v.readWait(1); w < 0.100 || w > 0.102 {
+		t.Errorf("a follower's read wait %v, want its round trip to the leader and the leader's quorum's (0.101)", w)
+	}
+	if w := v.readWait(0); w != 0.050 {
+		t.Errorf("the leader's read wait %v, want its nearest voter's round trip (0.050)", w)
+	}
+	th := DefaultThresholds()
+	net, slow := checkNetworkReads(v, th), checkReads(v, th)
+	if len(net) != 1 || net[0].Member != v.labels[1] || net[0].Status != verdict.Warn || !strings.Contains(net[0].Advice, "--heartbeat-interval 100 --election-timeout 1000") {
+		t.Errorf("network findings %+v: want one WARN at the follower 50 ms apart, with etcd's default timeouts", net)
+	}
+	if len(slow) != 1 || slow[0].Member != v.labels[2] {
+		t.Errorf("slow-read findings %+v: want one, at the busy follower", slow)
 	}
 }

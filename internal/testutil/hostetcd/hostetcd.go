@@ -7,6 +7,7 @@
 package hostetcd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -23,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"etcdbench/internal/etcdload/metrics"
+	"etcdbench/internal/peernet"
 	"etcdbench/internal/testutil"
 )
 
@@ -30,7 +32,9 @@ import (
 type Etcd struct {
 	Name, DataDir, Endpoint string
 	bin, log, peer          string
-	args                    []string
+	// advertised is the peer URL the others reach it at ("": peer).
+	advertised string
+	args       []string
 	// initial is --initial-cluster, state --initial-cluster-state.
 	initial, state string
 	// learner: a learner rejects linearizable reads, so waiting for it
@@ -73,6 +77,33 @@ func StartCluster(t *testing.T, dataDirs []string, args ...string) []*Etcd {
 	for i := range es {
 		es[i] = newEtcd(t, fmt.Sprintf("etcd%d", i), dataDirs[i], args)
 		initial = append(initial, es[i].Name+"="+es[i].peer)
+	}
+	for _, e := range es {
+		e.initial = strings.Join(initial, ",")
+		e.spawn(t)
+	}
+	for _, e := range es {
+		e.wait(t)
+	}
+	return es
+}
+
+// StartClusterApart is StartCluster with every two members rtt apart:
+// each member's peers reach it through a peernet link of this process
+// that holds every byte for rtt/2 each way (closed when t ends).
+func StartClusterApart(t *testing.T, dataDirs []string, rtt time.Duration, args ...string) []*Etcd {
+	t.Helper()
+	es := make([]*Etcd, len(dataDirs))
+	var initial []string
+	for i := range es {
+		es[i] = newEtcd(t, fmt.Sprintf("etcd%d", i), dataDirs[i], args)
+		l, err := peernet.Listen(strings.TrimPrefix(es[i].peer, "http://"), rtt/2, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		es[i].advertised = "http://" + l.Addr()
+		initial = append(initial, es[i].Name+"="+es[i].advertised)
 	}
 	for _, e := range es {
 		e.initial = strings.Join(initial, ",")
@@ -150,7 +181,7 @@ func (e *Etcd) spawn(t *testing.T) {
 	defer logf.Close()
 	e.cmd = exec.Command(e.bin, append([]string{"--name", e.Name, "--data-dir", e.DataDir,
 		"--listen-client-urls", e.Endpoint, "--advertise-client-urls", e.Endpoint,
-		"--listen-peer-urls", e.peer, "--initial-advertise-peer-urls", e.peer,
+		"--listen-peer-urls", e.peer, "--initial-advertise-peer-urls", cmp.Or(e.advertised, e.peer),
 		"--initial-cluster", e.initial, "--initial-cluster-state", e.state}, e.args...)...)
 	e.cmd.Stdout, e.cmd.Stderr = logf, logf
 	for _, kv := range os.Environ() { // etcd reads ETCD_* as flags

@@ -1,0 +1,240 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"etcdbench/internal/diagnose"
+	"etcdbench/internal/verdict"
+)
+
+// slowApply is etcd's --warning-apply-duration default: a range request
+// that takes longer is counted in etcd_server_slow_apply_total (etcd
+// server/etcdserver/util.go warnOfExpensiveReadOnlyRangeRequest, its
+// clock started before a linearizable read waits for its ReadIndex).
+const slowApply = 100 * time.Millisecond
+
+// ownSlowApplies takes the report's own reads out of the members' slow
+// applies: each read of its probe that took slowApply or longer, as its
+// client saw it, may have been counted by the member, and a linearizable
+// read at a follower of members 50 ms apart takes about 110 ms with an
+// idle CPU. It returns a note for each member whose count it lowered.
+func ownSlowApplies(ev *diagnose.Evidence, idx []int, probes []*probe, labels []string) []string {
+	var notes []string
+	for k := range ev.Members {
+		m := &ev.Members[k]
+		own := float64(probes[idx[k]].ownSlow)
+		if own == 0 || math.IsNaN(m.SlowApplies) {
+			continue
+		}
+		was := m.SlowApplies
+		m.SlowApplies = max(0, was-own)
+		notes = append(notes, fmt.Sprintf("%s: etcd counted %.0f slow applies in the window; %.0f of this report's own reads took over %v (the member counts such a range request as a slow apply), so %.0f are judged",
+			labels[idx[k]], was, own, slowApply, m.SlowApplies))
+	}
+	return notes
+}
+
+// peerRTTs fills v.rtt, each member's round trip p99 to each peer by
+// peer ID, from etcd's own prober histogram over the window.
+func (v *view) peerRTTs(ev diagnose.Evidence, idx []int) {
+	v.rtt = make([]map[uint64]float64, len(v.probes))
+	for k, m := range ev.Members {
+		for peer, p99 := range m.PeerRTTP99 {
+			id, err := strconv.ParseUint(peer, 16, 64)
+			if err != nil || math.IsNaN(p99) || m.PeerRTTCount[peer] == 0 {
+				continue
+			}
+			if v.rtt[idx[k]] == nil {
+				v.rtt[idx[k]] = map[uint64]float64{}
+			}
+			v.rtt[idx[k]][id] = p99
+		}
+	}
+}
+
+// index is the place of the member whose ID is id among the probes (-1:
+// none answered as it).
+func (v *view) index(id uint64) int {
+	for i, p := range v.probes {
+		if p.status != nil && p.status.Header.MemberId == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// quorumRTT is the round trip a leader at i waits for a quorum's answer:
+// its round trip to the nearest voters that, with it, make a majority
+// (NaN when its round trips are not known).
+func (v *view) quorumRTT(i int) float64 {
+	self := v.probes[i].status.Header.MemberId
+	var rtts []float64
+	for id := range v.voters {
+		if id == self {
+			continue
+		}
+		r, ok := v.rtt[i][id]
+		if !ok {
+			return math.NaN()
+		}
+		rtts = append(rtts, r)
+	}
+	need := len(v.voters)/2 + 1 - 1 // the others a majority needs besides the leader
+	if need <= 0 || len(rtts) < need {
+		return math.NaN()
+	}
+	slices.Sort(rtts)
+	return rtts[need-1]
+}
+
+// readWait is what the network alone makes a linearizable read at member
+// i wait, by the members' round trips (etcd's prober): at the leader its
+// quorum's round trip (ReadIndex confirms its leadership with a
+// heartbeat), at a follower its round trip to the leader and the
+// leader's quorum's (NaN when they are not known).
+func (v *view) readWait(i int) float64 {
+	p := v.probes[i]
+	if p.status == nil {
+		return math.NaN()
+	}
+	leader := v.index(p.status.Leader)
+	if leader < 0 {
+		return math.NaN()
+	}
+	q := v.quorumRTT(leader)
+	if leader == i {
+		return q
+	}
+	toLeader, ok := v.rtt[i][p.status.Leader]
+	if !ok {
+		return math.NaN()
+	}
+	if math.IsNaN(q) {
+		q = toLeader // the leader's own view unknown: as far as this link
+	}
+	return toLeader + q
+}
+
+// networkReads says whether the network explains member i's slow
+// linearizable reads, and with what figures: their median wait over the
+// serializable reads' (what a read waits beyond serving itself) is at
+// least half their p99 (a steady wait, not a busy member's tail), and,
+// where etcd's prober measured the round trips, their p99 is within
+// what the round trips (readWait) give, with half again for the
+// prober's smoothing and the proxies' or kernel's queues.
+func (v *view) networkReads(i int) (explained bool, wait, expected float64) {
+	p := v.probes[i]
+	if p.linearizable == nil || p.serializable == nil || p.linearizable.TotalCount() == 0 || p.serializable.TotalCount() == 0 {
+		return false, math.NaN(), math.NaN()
+	}
+	lin50 := time.Duration(p.linearizable.ValueAtQuantile(50)).Seconds()
+	ser50 := time.Duration(p.serializable.ValueAtQuantile(50)).Seconds()
+	lin99, ser99 := p99(p, true), p99(p, false)
+	wait, expected = lin50-ser50, v.readWait(i)
+	steady := wait > 0 && wait >= 0.5*lin99
+	if math.IsNaN(expected) {
+		return steady, wait, expected
+	}
+	return steady && lin99 <= 1.5*expected+ser99+0.005 && wait >= 0.5*expected, wait, expected
+}
+
+// worstRTT is the largest round trip between members: etcd's prober's
+// p99 where it observed one in the window, else half the slowest
+// follower's steady read wait (a round trip to the leader and the
+// leader's to its quorum). from says which.
+func (v *view) worstRTT() (rtt float64, from string) {
+	rtt = math.NaN()
+	for _, m := range v.rtt {
+		for _, r := range m {
+			if math.IsNaN(rtt) || r > rtt {
+				rtt, from = r, "etcd_network_peer_round_trip_time_seconds p99"
+			}
+		}
+	}
+	if !math.IsNaN(rtt) {
+		return rtt, from
+	}
+	for _, i := range v.answered() {
+		p := v.probes[i]
+		if p.status == nil || p.status.Leader == p.status.Header.MemberId {
+			continue
+		}
+		if ok, wait, _ := v.networkReads(i); ok && (math.IsNaN(rtt) || wait/2 > rtt) {
+			rtt, from = wait/2, "half a follower's linearizable read wait (etcd's prober observed no round trip in the window: it does every 30 s)"
+		}
+	}
+	return rtt, from
+}
+
+// Timeouts are the heartbeat interval and election timeout etcd's tuning
+// guide gives for members rtt apart: a heartbeat near the largest round
+// trip, never under etcd's default 100 ms, and an election timeout of
+// ten round trips, at least five heartbeats (etcd refuses fewer) and
+// never under its default 1 s; each rounded up to 10 ms and 100 ms.
+func Timeouts(rtt time.Duration) (heartbeat, election time.Duration) {
+	heartbeat = max(100*time.Millisecond, roundUp(rtt, 10*time.Millisecond))
+	election = max(time.Second, roundUp(10*rtt, 100*time.Millisecond), roundUp(5*heartbeat, 100*time.Millisecond))
+	return heartbeat, election
+}
+
+func roundUp(d, to time.Duration) time.Duration { return (d + to - 1) / to * to }
+
+// TimeoutsSource says where Timeouts' rules come from.
+const TimeoutsSource = "etcd docs tuning.md (heartbeat near the round trip between members, election timeout about 10x it); etcd refuses an election timeout under 5 heartbeats; OpenShift's profiles 100/1000 ms and 500/2500 ms"
+
+// timeoutAdvice is the flags to set for the worst round trip.
+func (v *view) timeoutAdvice() string {
+	rtt, from := v.worstRTT()
+	if math.IsNaN(rtt) {
+		return ""
+	}
+	hb, et := Timeouts(time.Duration(rtt * float64(time.Second)))
+	words := fmt.Sprintf("for a round trip of %s between members (%s), run them with --heartbeat-interval %d --election-timeout %d (%s)",
+		secs(rtt), from, hb.Milliseconds(), et.Milliseconds(), TimeoutsSource)
+	if hb == 100*time.Millisecond && et == time.Second {
+		words += ": etcd's defaults"
+	}
+	return words
+}
+
+var networkReadTh = verdict.Threshold{ID: "linearizable_read_p99", Title: "linearizable read p99", Unit: "s",
+	Source: "etcd: a linearizable read waits for a ReadIndex from the leader (raft thesis 6.4), one round trip to the leader and the leader's to its quorum more than a serializable read"}
+
+// checkNetworkReads names the network where it explains a member's slow
+// linearizable reads (networkReads), with the timeouts for its round
+// trip: a WARN, the cluster being as fast as its network lets it.
+func checkNetworkReads(v *view, th Thresholds) []diagnose.Finding {
+	var out []diagnose.Finding
+	for _, i := range v.answered() {
+		p := v.probes[i]
+		lin := p99(p, true)
+		if !(lin >= th.ReadP99.Limit) {
+			continue
+		}
+		ok, wait, expected := v.networkReads(i)
+		if !ok {
+			continue
+		}
+		t := networkReadTh
+		t.Limit = th.ReadP99.Limit
+		by := "etcd's prober saw no round trip in the window (it observes one every 30 s per peer)"
+		if !math.IsNaN(expected) {
+			by = fmt.Sprintf("the members' round trips give %s (etcd's prober)", secs(expected))
+		}
+		role := "a follower's waits for its round trip to the leader and the leader's to its quorum"
+		if p.status.Leader == p.status.Header.MemberId {
+			role = "the leader's waits for its quorum's round trip"
+		}
+		out = append(out, diagnose.Finding{
+			Member: v.labels[i], Status: verdict.Warn, Threshold: t, Value: lin,
+			Evidence: fmt.Sprintf("linearizable read p99 %s at %s, p50 %s over the serializable reads' (p99 %s): a steady wait, as %s (ReadIndex); %s",
+				secs(lin), v.labels[i], secs(wait), secs(p99(p, false)), role, by),
+			Advice: "the network between members, not this member, sets these reads: read serializably where a stale read will do, keep the clients that need linearizable reads near the leader (etcdctl move-leader), or bring the members closer; " + v.timeoutAdvice(),
+		})
+	}
+	return out
+}
