@@ -61,6 +61,10 @@ func TestEtcdBadInput(t *testing.T) {
 		// would be over etcd's 50 s maximum instead).
 		{"bare milliseconds", []string{"etcd", "put", "--dir", dir, "--heartbeat-interval", "100", "--election-timeout", "300"}, "election-timeout 300 ms < 5 x heartbeat-interval 100 ms"},
 		{"heartbeat over a fifth of etcd's default election", []string{"etcd", "put", "--dir", dir, "--heartbeat-interval", "300ms"}, "(etcd's default)"},
+		{"peer round trip with one member", []string{"etcd", "put", "--dir", dir, "--peer-rtt", "50ms"}, "give 3 members"},
+		{"negative peer round trip", []string{"etcd", "put", "--dir", dir, "--members", "3", "--peer-rtt", "-5ms"}, "--peer-rtt"},
+		{"unparsable peer round trip", []string{"etcd", "put", "--dir", dir, "--members", "3", "--peer-rtt", "far"}, "--peer-rtt"},
+		{"jitter over the round trip", []string{"etcd", "put", "--dir", dir, "--members", "3", "--peer-rtt", "5ms", "--peer-jitter", "10ms"}, "at most the round trip"},
 		{"consistency on put", []string{"etcd", "put", "--dir", dir, "--consistency", "s"}, "consistency"},
 		{"bad consistency", []string{"etcd", "range", "--dir", dir, "--consistency", "x"}, "consistency"},
 		{"endless", []string{"etcd", "put", "--dir", dir, "--total", "0"}, "would not end"},

@@ -189,6 +189,7 @@ type embedFlags struct {
 	quotaBackendBytes   string
 	batchInterval       string
 	batchLimit          int
+	peerRTT, peerJitter string
 }
 
 func (f *embedFlags) register(fs *pflag.FlagSet) {
@@ -199,13 +200,15 @@ func (f *embedFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.quotaBackendBytes, "quota-backend-bytes", "", "embedded etcd's --quota-backend-bytes, e.g. 2g (default: etcd's)")
 	fs.StringVar(&f.batchInterval, "backend-batch-interval", "", "embedded etcd's --backend-batch-interval, e.g. 100ms (default: etcd's)")
 	fs.IntVar(&f.batchLimit, "backend-batch-limit", 0, "embedded etcd's --backend-batch-limit (default: etcd's)")
+	fs.StringVar(&f.peerRTT, "peer-rtt", "", "round trip between the embedded etcd's 3 members, e.g. 50ms: each member's peers reach it through a link of this process that holds every byte for half of it each way (default: none)")
+	fs.StringVar(&f.peerJitter, "peer-jitter", "", "spread of each round trip between the members (uniform over --peer-rtt +- it; default: none)")
 }
 
 // options turns the flags into the embedded etcd's Options, each value
 // checked by etcd's own rule as tune's --vary checks it.
 func (f *embedFlags) options() (etcdcluster.Options, error) {
 	c := tune.Config{Embedded: etcdcluster.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}}
-	for _, set := range [][2]string{{"members", strconv.Itoa(f.members)}, {"heartbeat-interval", f.heartbeat}, {"election-timeout", f.election}, {"backend-batch-interval", f.batchInterval}, {"quota-backend-bytes", f.quotaBackendBytes}} {
+	for _, set := range [][2]string{{"members", strconv.Itoa(f.members)}, {"heartbeat-interval", f.heartbeat}, {"election-timeout", f.election}, {"backend-batch-interval", f.batchInterval}, {"quota-backend-bytes", f.quotaBackendBytes}, {"peer-rtt", f.peerRTT}, {"peer-jitter", f.peerJitter}} {
 		if set[1] == "" {
 			continue
 		}

@@ -205,6 +205,10 @@ func TestOptionsValidate(t *testing.T) {
 		{"election under five heartbeats", Options{HeartbeatInterval: 100 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond}, "election-timeout 300 ms < 5 x heartbeat-interval 100 ms"},
 		{"heartbeat against etcd's default election", Options{HeartbeatInterval: 300 * time.Millisecond}, "election-timeout 1000 ms (etcd's default) < 5 x heartbeat-interval 300 ms"},
 		{"two members", Options{Members: 2}, "2 members"},
+		{"members apart", Options{Members: 3, PeerRTT: 50 * time.Millisecond, PeerJitter: 5 * time.Millisecond}, ""},
+		{"one member apart", Options{PeerRTT: 50 * time.Millisecond}, "give 3 members"},
+		{"a negative round trip", Options{Members: 3, PeerRTT: -time.Millisecond}, "want positive durations"},
+		{"jitter over the round trip", Options{Members: 3, PeerRTT: time.Millisecond, PeerJitter: 2 * time.Millisecond}, "at most the round trip"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,5 +336,58 @@ func TestEmbeddedUnsafeNoFsync(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Members PeerRTT apart: a put waits for a quorum, so for a round trip
+// from the leader to a follower; etcd's own prober sees the round trip
+// once it has observed one.
+func TestEmbeddedMembersApart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const rtt = 40 * time.Millisecond
+	c, err := Start(ctx, Options{Dir: t.TempDir(), Members: 3, PeerRTT: rtt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if len(c.links) != 3 {
+		t.Fatalf("%d peer links, want 3", len(c.links))
+	}
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := newClient(t, c.Endpoints()[leader:leader+1])
+	var took []time.Duration
+	for i := range 10 {
+		t0 := time.Now()
+		if _, err := cli.Put(ctx, fmt.Sprintf("/apart/%d", i), "v"); err != nil {
+			t.Fatal(err)
+		}
+		took = append(took, time.Since(t0))
+	}
+	for _, d := range took {
+		if d < rtt {
+			t.Errorf("a put took %v with members %v apart: want at least a round trip (%v)", d, rtt, took)
+			break
+		}
+	}
+	// etcd observes the round trip 5 s after a peer becomes active, then
+	// every 30 s.
+	var seen float64
+	if !testutil.Poll(20*time.Second, func() bool {
+		fams, err := metrics.Scrape(ctx, nil, c.MetricsURLs()[leader])
+		if err != nil {
+			return false
+		}
+		h, err := metrics.HistogramOf(fams, observe.PeerRTTMetric)
+		seen = metrics.Quantile(0.5, h)
+		return err == nil && h.Count > 0
+	}) {
+		t.Fatalf("the leader's prober observed no round trip")
+	}
+	if seen < rtt.Seconds()*0.8 || seen > 4*rtt.Seconds() {
+		t.Errorf("etcd's prober p50 %.3fs, want about %v (its buckets double)", seen, rtt)
 	}
 }

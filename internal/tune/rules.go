@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
@@ -34,6 +35,36 @@ var Rules = []Rule{
 		Source: etcdcluster.ElectionRuleSource,
 		broken: func(c Config) string {
 			return etcdcluster.ElectionBreach(c.Embedded.HeartbeatInterval, c.Embedded.ElectionTimeout)
+		},
+	},
+	{
+		ID:     "peer-rtt-members",
+		Text:   "a round trip between members needs members: peer-rtt and peer-jitter want 3",
+		Source: "etcdbench: one member has no peers",
+		broken: func(c Config) string {
+			if e := c.Embedded; (e.PeerRTT > 0 || e.PeerJitter > 0) && e.Members != 3 {
+				return fmt.Sprintf("peer-rtt %v with %d member(s)", e.PeerRTT, max(e.Members, 1))
+			}
+			if e := c.Embedded; e.PeerJitter > e.PeerRTT {
+				return fmt.Sprintf("peer-jitter %v over peer-rtt %v", e.PeerJitter, e.PeerRTT)
+			}
+			return ""
+		},
+	},
+	{
+		ID:     "rtt-over-election",
+		Text:   "a round trip between members at or over the election timeout: a follower's election timer runs out before a heartbeat and its answer can cross, so members campaign again and again and writes stall",
+		Source: "etcd docs tuning.md (election timeout about 10x the round trip)",
+		Warn:   true,
+		broken: func(c Config) string {
+			et := c.Embedded.ElectionTimeout
+			if et == 0 {
+				et = time.Second // etcd's default
+			}
+			if rtt := c.Embedded.PeerRTT + c.Embedded.PeerJitter; rtt >= et {
+				return fmt.Sprintf("peer-rtt %v (jitter included) >= election-timeout %v", rtt, et)
+			}
+			return ""
 		},
 	},
 	{

@@ -132,6 +132,18 @@ var Settings = []*Setting{
 		apply: func(c *Config, v Value) { c.Embedded.BackendBatchLimit = int(v.n) },
 	},
 	{
+		Name: "peer-rtt", Sets: "the round trip between the embedded etcd's members (each member's peers reach it through a link that holds every byte for half of it each way; 0: none)",
+		Limit: "a duration of 0 or more such as 50ms, with 3 members",
+		parse: nonNegativeDuration,
+		apply: func(c *Config, v Value) { c.Embedded.PeerRTT = v.d },
+	},
+	{
+		Name: "peer-jitter", Sets: "the spread of each round trip between the embedded etcd's members (uniform over peer-rtt +- it)",
+		Limit: "a duration from 0 to peer-rtt",
+		parse: nonNegativeDuration,
+		apply: func(c *Config, v Value) { c.Embedded.PeerJitter = v.d },
+	},
+	{
 		Name: "members", Sets: "the embedded etcd's members",
 		Limit: "1 or 3 (etcdbench's embedded etcd)",
 		parse: oneOf(1, 3),
@@ -231,6 +243,14 @@ func positiveDuration(s string) (Value, error) {
 	d, err := units.ParseDuration(s)
 	if err != nil || d <= 0 {
 		return Value{}, fmt.Errorf("want a positive duration such as 100ms")
+	}
+	return Value{Text: d.String(), d: d}, nil
+}
+
+func nonNegativeDuration(s string) (Value, error) {
+	d, err := units.ParseDuration(s)
+	if err != nil || d < 0 {
+		return Value{}, fmt.Errorf("want a duration of 0 or more such as 50ms")
 	}
 	return Value{Text: d.String(), d: d}, nil
 }
