@@ -181,31 +181,15 @@ func (v *view) worstRTT() (rtt float64, from string) {
 	return rtt, from
 }
 
-// Timeouts are the heartbeat interval and election timeout etcd's tuning
-// guide gives for members rtt apart: a heartbeat near the largest round
-// trip, never under etcd's default 100 ms, and an election timeout of
-// ten round trips, at least five heartbeats (etcd refuses fewer) and
-// never under its default 1 s; each rounded up to 10 ms and 100 ms.
-func Timeouts(rtt time.Duration) (heartbeat, election time.Duration) {
-	heartbeat = max(100*time.Millisecond, roundUp(rtt, 10*time.Millisecond))
-	election = max(time.Second, roundUp(10*rtt, 100*time.Millisecond), roundUp(5*heartbeat, 100*time.Millisecond))
-	return heartbeat, election
-}
-
-func roundUp(d, to time.Duration) time.Duration { return (d + to - 1) / to * to }
-
-// TimeoutsSource says where Timeouts' rules come from.
-const TimeoutsSource = "etcd docs tuning.md (heartbeat near the round trip between members, election timeout about 10x it); etcd refuses an election timeout under 5 heartbeats; OpenShift's profiles 100/1000 ms and 500/2500 ms"
-
 // timeoutAdvice is the flags to set for the worst round trip.
 func (v *view) timeoutAdvice() string {
 	rtt, from := v.worstRTT()
 	if math.IsNaN(rtt) {
 		return ""
 	}
-	hb, et := Timeouts(time.Duration(rtt * float64(time.Second)))
+	hb, et := verdict.Timeouts(time.Duration(rtt * float64(time.Second)))
 	words := fmt.Sprintf("for a round trip of %s between members (%s), run them with --heartbeat-interval %d --election-timeout %d (%s)",
-		secs(rtt), from, hb.Milliseconds(), et.Milliseconds(), TimeoutsSource)
+		secs(rtt), from, hb.Milliseconds(), et.Milliseconds(), verdict.TimeoutsSource)
 	if hb == 100*time.Millisecond && et == time.Second {
 		words += ": etcd's defaults"
 	}
