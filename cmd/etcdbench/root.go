@@ -67,7 +67,7 @@ on the same disk under load, in one verdict table.` + exitCodesHelp,
 	root.SetHelpFunc(helpWithoutRefusedFiles(root, root.HelpFunc()))
 	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr), newCapacityCmd(stdout, stderr))
 	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
-	root.AddCommand(newTuneCmd(stdout, stderr))
+	root.AddCommand(newTuneCmd(stdout, stderr), newNetCmd(stdout, stderr))
 	root.AddCommand(newReportCmd(stdout), newCompareCmd(stdout), newJudgeCmd(stdout, stderr))
 	root.AddCommand(newTraceCmd(stdout, stderr), newExporterCmd(stdout, stderr), newWholeCheckCmd(stdout, stderr))
 	return root
