@@ -96,6 +96,6 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 		return s, err
 	}
 	s.Space, s.Name = ec.Space(f.embed.members), "etcd-capacity"
-	s.Bench = ec.Bench(sc, len(f.endpoints) == 0, s.Embedded.HeartbeatInterval)
+	s.Bench = ec.Bench(sc, len(f.endpoints) == 0, s.Embedded.HeartbeatInterval, s.Embedded.PeerRTT)
 	return s, nil
 }

@@ -37,8 +37,9 @@ func (c Command) largest() etcdload.CheckPreset {
 func (c Command) Space(members int) int64 { return etcdrun.CheckSpace(c.largest(), c.Step, members) }
 
 // Bench is the sweep's Bench on a cluster, embedded on this machine or
-// not, whose members beat at heartbeat (0: etcd's default).
-func (c Command) Bench(sc sweep.Config, embedded bool, heartbeat time.Duration) func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error) {
+// not, whose members beat at heartbeat (0: etcd's default) and were put
+// peerRTT apart (0: none).
+func (c Command) Bench(sc sweep.Config, embedded bool, heartbeat, peerRTT time.Duration) func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error) {
 	return CapacityBench(CapacitySpec{Sweep: sc, Step: c.Step, Thresholds: verdict.CheckPerfDefaults(),
-		Embedded: embedded, Heartbeat: heartbeat, Limits: LimitDefaults(), Trace: c.Trace, MaxStepPuts: c.largest().Puts(c.Step)})
+		Embedded: embedded, Heartbeat: heartbeat, PeerRTT: peerRTT, Limits: LimitDefaults(), Trace: c.Trace, MaxStepPuts: c.largest().Puts(c.Step)})
 }

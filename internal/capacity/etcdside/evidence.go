@@ -43,6 +43,12 @@ type StepEvidence struct {
 	Pending, Unapplied float64
 	// PeerRTT is the worst member's peer round trip p99, seconds.
 	PeerRTT float64
+	// RequestP50 is the puts' median latency from their due time, and
+	// WALP50 the worst member's WAL fsync median (0: none observed).
+	RequestP50, WALP50 time.Duration
+	// Clients is how many clients sent the step's puts, each waiting for
+	// its answer before the next (0: not known).
+	Clients int
 	// Traced and TracedNoWait are the eBPF-traced WAL sync p99 of a
 	// single embedded member, with and without its waits for a CPU
 	// (seconds; NaN: not traced); TracedSyncs how many syncs were traced.
@@ -97,6 +103,7 @@ func stepOf(out *etcdload.Outcome) (result.CapacityStep, StepEvidence) {
 	}
 	s.SyncP50Ns, s.SyncP99Ns = units.FromSeconds(walP50).Nanoseconds(), units.FromSeconds(walP99).Nanoseconds()
 	e.WAL, e.Commit = time.Duration(s.SyncP99Ns), units.FromSeconds(commit)
+	e.RequestP50, e.WALP50 = time.Duration(s.CommitP50Ns), time.Duration(s.SyncP50Ns)
 	if secs := time.Duration(w.DurationNs).Seconds(); secs > 0 {
 		s.SyncsPerSec = float64(s.Syncs) / secs
 	}

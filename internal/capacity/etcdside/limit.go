@@ -62,6 +62,9 @@ type limitContext struct {
 	// where it comes from when it was not set.
 	heartbeat     time.Duration
 	heartbeatFrom string
+	// peerRTT is the round trip the members were put apart by (0: none
+	// given).
+	peerRTT time.Duration
 	th            LimitThresholds
 	// stepFlag lengthens the steps of the command that runs the sweep.
 	stepFlag string
@@ -213,12 +216,42 @@ func nameLimit(f result.CapacityStep, e StepEvidence, lc limitContext) finding.F
 		return at(finding.Client, "", busy)
 	case v.diskRule:
 		return at(finding.Disk, "", busy, share)
+	case lc.roundTrip(e) > 0:
+		rtt := lc.roundTrip(e)
+		return at(finding.Network, CaseLatency,
+			finding.Fact{Name: "request_p50", Value: e.RequestP50.Seconds(), Unit: "s"},
+			finding.Fact{Name: "round_trip", Value: rtt.Seconds(), Unit: "s"},
+			finding.Fact{Name: "clients", Value: float64(e.Clients), Unit: "count"},
+			finding.Fact{Name: "clients_bound", Value: float64(e.Clients) / e.RequestP50.Seconds(), Unit: "puts/s"})
 	case !math.IsNaN(e.PeerRTT) && e.PeerRTT >= rttLimit:
 		return at(finding.Network, "", finding.Fact{Name: "peer_rtt_p99", Value: e.PeerRTT, Unit: "s", Limit: rttLimit})
 	case e.LeaderChanges > 0 || e.SlowApplies > 0 || v.behind:
 		return at(finding.Leader, "", backlog...)
 	}
 	return at(finding.Unknown, "", append([]finding.Fact{busy, share}, backlog...)...)
+}
+
+// CaseLatency is a Network limit set by each put's wait for the round
+// trip: the clients, each waiting for its answer, send no faster than
+// clients / (round trip + commit).
+const CaseLatency = "latency"
+
+// roundTrip is the round trip that explains a step's put latency, or 0:
+// the puts' median wait beyond the leader's WAL sync is at least half
+// their median, and the round trip between members (the one they were
+// put apart by, else etcd's prober's p99) is at least half the median
+// too. A put waits for a quorum: its leader's sync and, at the same
+// time, a follower's round trip and sync.
+func (lc limitContext) roundTrip(e StepEvidence) time.Duration {
+	rtt := lc.peerRTT
+	if rtt == 0 && !math.IsNaN(e.PeerRTT) {
+		rtt = units.FromSeconds(e.PeerRTT)
+	}
+	p50 := e.RequestP50
+	if rtt <= 0 || p50 <= 0 || e.Clients == 0 || p50-e.WALP50 < p50/2 || rtt < p50/2 {
+		return 0
+	}
+	return rtt
 }
 
 // limitWords says a limit in words, with the evidence of its step.
@@ -260,6 +293,13 @@ func limitWords(lim finding.Finding, f result.CapacityStep, e StepEvidence, lc l
 	case lim.Kind == finding.Disk:
 		return fmt.Sprintf("%s the members' own disk histograms fail first: %s (%.0f syncs/s, %.1f puts a sync), with CPU to spare (%s)%s",
 			at, disk, e.SyncsPerSec, e.PerSync, cpu, backlog) + tracedNote
+	case lim.Kind == finding.Network && lim.Case == CaseLatency:
+		rtt, from := lc.roundTrip(e), "the members were put apart by it"
+		if lc.peerRTT == 0 {
+			from = "etcd's prober's p99"
+		}
+		return fmt.Sprintf("%s each put waited %v at the median, %v of it the round trip between members (%s) and %v the leader's WAL sync: a put waits for a quorum, so for a follower's round trip; %d clients, each waiting for its answer, send at most clients / (round trip + commit) = %d / %v = %.0f puts/s, and a faster rate fails %s (%s; %s)",
+			at, e.RequestP50.Round(100*time.Microsecond), rtt, from, e.WALP50.Round(10*time.Microsecond), e.Clients, e.Clients, e.RequestP50.Round(100*time.Microsecond), float64(e.Clients)/e.RequestP50.Seconds(), e.Failed, disk, cpu) + tracedNote
 	case lim.Kind == finding.Network:
 		return fmt.Sprintf("%s the peer round trip p99 was %v, at least %.0f %% of the %v heartbeat interval%s: the network between members delays every replicated put (%s failed; %s; %s)",
 			at, rtt, 100*th.PeerRTT.Limit, lc.heartbeat, lc.heartbeatFrom, e.Failed, disk, cpu) + tracedNote

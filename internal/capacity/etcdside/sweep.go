@@ -47,6 +47,11 @@ type CapacitySpec struct {
 	// MaxHold is the longest a held step runs (0: a real etcd's ten
 	// seconds); check's shorter budget holds its steps less long.
 	MaxHold time.Duration
+	// PeerRTT is the round trip the embedded members were put apart by
+	// (etcdcluster.Options.PeerRTT; 0: none, or not known): a put's wait
+	// beyond its leader's sync is named the network's when the round
+	// trip explains it.
+	PeerRTT time.Duration
 	// Recheck, when set, runs the answer's step again for this long when
 	// it passed within two histogram buckets of a limit in a shorter,
 	// unheld step (check --quick): its answer is then judged on a real
@@ -169,6 +174,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 				return result.CapacityStep{}, StepEvidence{}, err
 			}
 			st, ev := stepOf(out)
+			ev.Clients = etcdload.CheckPresetAt(rate).Clients
 			st.HeldFromNs = heldFrom.Nanoseconds()
 			ev.addTrace(traced)
 			st.Extra = ev.Figures()
@@ -179,7 +185,7 @@ func CapacityBench(s CapacitySpec) func(context.Context, etcdload.Load, etcdload
 			return nil, err
 		}
 		if !c.Interrupted {
-			lim, words := limitingResource(c, evidence, limitContext{embedded: s.Embedded || len(o.PIDs) > 0, started: s.Embedded, heartbeat: s.Heartbeat, th: s.Limits, stepFlag: s.StepFlag})
+			lim, words := limitingResource(c, evidence, limitContext{embedded: s.Embedded || len(o.PIDs) > 0, started: s.Embedded, heartbeat: s.Heartbeat, peerRTT: s.PeerRTT, th: s.Limits, stepFlag: s.StepFlag})
 			c.Bend, c.Evidence = lim.Kind, words+sweep.RetriedNote(c)+sweep.RecheckNote(c)
 		}
 		// Steps of fixed length judged by rules: no stop rule, no

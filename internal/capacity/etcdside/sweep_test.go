@@ -48,7 +48,7 @@ func TestStepOf(t *testing.T) {
 	}
 	want := StepEvidence{Failed: "wal_fsync_p99", WAL: 15920 * time.Microsecond, Commit: 31840 * time.Microsecond, SyncsPerSec: 330, PerSync: 3,
 		LeaderChanges: 1, SlowApplies: nan, ClientCPU: 0.5, Host: out.Host, Members: []MemberCPU{{"member0", 1.2}, {"member1", 0.4}},
-		Cores: 2, Pending: 40, Unapplied: 7, PeerRTT: 0.0004, Traced: nan, TracedNoWait: nan}
+		Cores: 2, Pending: 40, Unapplied: 7, PeerRTT: 0.0004, WALP50: 12 * time.Millisecond, Traced: nan, TracedNoWait: nan}
 	if fmt.Sprint(e) != fmt.Sprint(want) {
 		t.Fatalf("evidence\n got %+v\nwant %+v", e, want)
 	}
@@ -126,6 +126,14 @@ func TestLimitingResource(t *testing.T) {
 			finding.Client, "", map[string]float64{"host_cpu_busy": 0.95}},
 		{"peer round trip", []stepEv{ok, step(200, "check_perf_stddev", func(e *StepEvidence) { e.PeerRTT = 0.06 })}, false,
 			finding.Network, "", map[string]float64{"peer_rtt_p99": 0.06}},
+		{"the round trip sets each put's wait", []stepEv{ok, step(1000, "check_perf_throughput", func(e *StepEvidence) {
+			e.RequestP50, e.WALP50, e.Clients, e.PeerRTT = 55*time.Millisecond, time.Millisecond, 50, 0.051
+		})}, false,
+			finding.Network, CaseLatency, map[string]float64{"request_p50": 0.055, "round_trip": 0.051, "clients": 50, "clients_bound": 50 / 0.055}},
+		{"a slow put that the round trip does not explain", []stepEv{ok, step(1000, "check_perf_throughput", func(e *StepEvidence) {
+			e.RequestP50, e.WALP50, e.Clients, e.PeerRTT = 55*time.Millisecond, time.Millisecond, 50, 0.002
+		})}, false,
+			finding.Unknown, "", nil},
 		{"leader changes", []stepEv{ok, step(200, "check_perf_throughput", func(e *StepEvidence) { e.LeaderChanges = 2 })}, false,
 			finding.Leader, "", map[string]float64{"leader_changes": 2}},
 		{"slow applies", []stepEv{ok, step(200, "check_perf_slowest", func(e *StepEvidence) { e.SlowApplies = 3 })}, false,
