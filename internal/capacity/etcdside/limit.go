@@ -65,7 +65,7 @@ type limitContext struct {
 	// peerRTT is the round trip the members were put apart by (0: none
 	// given).
 	peerRTT time.Duration
-	th            LimitThresholds
+	th      LimitThresholds
 	// stepFlag lengthens the steps of the command that runs the sweep.
 	stepFlag string
 }
