@@ -19,6 +19,8 @@ import (
 	"etcdbench/internal/etcdload/observe"
 	"etcdbench/internal/etcdproc"
 	"etcdbench/internal/report"
+	"etcdbench/internal/netcheck"
+	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/tune"
 	"etcdbench/internal/units"
@@ -190,6 +192,7 @@ type embedFlags struct {
 	batchInterval       string
 	batchLimit          int
 	peerRTT, peerJitter string
+	peerRTTFrom         string
 }
 
 func (f *embedFlags) register(fs *pflag.FlagSet) {
@@ -202,12 +205,27 @@ func (f *embedFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.batchLimit, "backend-batch-limit", 0, "embedded etcd's --backend-batch-limit (default: etcd's)")
 	fs.StringVar(&f.peerRTT, "peer-rtt", "", "round trip between the embedded etcd's 3 members, e.g. 50ms: each member's peers reach it through a link of this process that holds every byte for half of it each way (default: none)")
 	fs.StringVar(&f.peerJitter, "peer-jitter", "", "spread of each round trip between the members (uniform over --peer-rtt +- it; default: none)")
+	fs.StringVar(&f.peerRTTFrom, "peer-rtt-from", "", "put the members as far apart as `etcdbench net -o json` measured in FILE: its worst peer's round trip p50, with the jitter of its p99 (instead of --peer-rtt)")
 }
 
 // options turns the flags into the embedded etcd's Options, each value
 // checked by etcd's own rule as tune's --vary checks it.
 func (f *embedFlags) options() (etcdcluster.Options, error) {
 	c := tune.Config{Embedded: etcdcluster.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}}
+	if f.peerRTTFrom != "" {
+		if f.peerRTT != "" || f.peerJitter != "" {
+			return c.Embedded, run.Usagef("--peer-rtt-from and --peer-rtt/--peer-jitter are alternatives: give one")
+		}
+		rs, err := result.ReadFiles([]string{f.peerRTTFrom})
+		if err != nil {
+			return c.Embedded, run.Usagef("--peer-rtt-from: %v", err)
+		}
+		rtt, jitter, _, err := netcheck.PeerNetwork(rs[0])
+		if err != nil {
+			return c.Embedded, run.Usagef("--peer-rtt-from %s: %v (save one with etcdbench net --peers ... -o json)", f.peerRTTFrom, err)
+		}
+		f.peerRTT, f.peerJitter = rtt.String(), jitter.String()
+	}
 	for _, set := range [][2]string{{"members", strconv.Itoa(f.members)}, {"heartbeat-interval", f.heartbeat}, {"election-timeout", f.election}, {"backend-batch-interval", f.batchInterval}, {"quota-backend-bytes", f.quotaBackendBytes}, {"peer-rtt", f.peerRTT}, {"peer-jitter", f.peerJitter}} {
 		if set[1] == "" {
 			continue

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,6 +49,21 @@ func TestNet(t *testing.T) {
 	}
 	if w.Stop.Outcome != "pass" {
 		t.Errorf("stop %+v: want decided", w.Stop)
+	}
+	// The check's result puts embedded members as far apart.
+	saved := filepath.Join(t.TempDir(), "net.json")
+	if err := os.WriteFile(saved, []byte(res.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBin(t, runOpts{}, "etcd", "put", "--dir", t.TempDir(), "--members", "3", "--peer-rtt-from", saved, "--total", "20", "--no-progress"); r.code != exitOK && r.code != exitFail {
+		t.Errorf("etcd put --peer-rtt-from: exit %d\n%s", r.code, r.stderr)
+	}
+	notNet := filepath.Join(t.TempDir(), "other.json")
+	if err := os.WriteFile(notNet, []byte(`{"schema":"`+result.SchemaID+`","workloads":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBin(t, runOpts{}, "etcd", "put", "--dir", t.TempDir(), "--members", "3", "--peer-rtt-from", notNet); r.code != exitUsage || !strings.Contains(r.stderr, "no `etcdbench net` check") {
+		t.Errorf("--peer-rtt-from a result without net: exit %d, %s", r.code, r.stderr)
 	}
 
 	closed := fmt.Sprintf("127.0.0.1:%d", freePort(t))

@@ -187,3 +187,20 @@ func TestServeBounds(t *testing.T) {
 		t.Errorf("served %+v: want one bad hello, one bad token, no more sent than read", s)
 	}
 }
+
+// A net result gives the members' network: the worst peer's round trip
+// p50, with the jitter that puts its p99 where it was.
+func TestPeerNetwork(t *testing.T) {
+	w := func(peer string, p50, p99 float64) result.Workload {
+		return result.Workload{Name: "net", Parameters: map[string]any{"peer": peer},
+			Figures: []result.Figure{{Name: "rtt_p50", Value: p50}, {Name: "rtt_p99", Value: p99}}}
+	}
+	r := &result.Result{Workloads: []result.Workload{w("a:1", 0.002, 0.003), w("b:1", 0.040, 0.046)}}
+	rtt, jitter, from, err := PeerNetwork(r)
+	if err != nil || rtt != 40*time.Millisecond || jitter != 12*time.Millisecond || from != "b:1" {
+		t.Errorf("PeerNetwork = %v, %v, %q, %v; want 40ms, 12ms, b:1", rtt, jitter, from, err)
+	}
+	if _, _, _, err := PeerNetwork(&result.Result{Workloads: []result.Workload{{Name: "wal"}}}); !errors.Is(err, ErrNoNet) {
+		t.Errorf("a result without net: %v", err)
+	}
+}

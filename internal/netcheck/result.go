@@ -1,6 +1,7 @@
 package netcheck
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -122,4 +123,42 @@ func judgeStream(th verdict.NetworkThresholds, bytes int64, took time.Duration, 
 		v.Detail = fmt.Sprintf("%.1f MB/s: a 1 GiB snapshot in %.0f s; a new or lagging member waits that long for it", v.Value/1e6, snapshotBytes/v.Value)
 	}
 	return v
+}
+
+// ErrNoNet is returned by PeerNetwork for a result with no net workload.
+var ErrNoNet = errors.New("no `etcdbench net` check in it")
+
+// PeerNetwork is the network a net result measured, as members put
+// apart on one machine would get it (etcdcluster.Options.PeerRTT and
+// PeerJitter): the worst peer's round trip p50, and a jitter that puts
+// the p99 where it was (each round trip is spread uniformly over rtt ±
+// jitter/2, so its p99 sits about jitter/2 over the median). from names
+// the peer.
+func PeerNetwork(r *result.Result) (rtt, jitter time.Duration, from string, err error) {
+	for _, w := range r.Workloads {
+		if w.Name != "net" {
+			continue
+		}
+		p50, p99 := figureOf(w, "rtt_p50"), figureOf(w, "rtt_p99")
+		if p50 <= 0 {
+			continue
+		}
+		if d := time.Duration(p50 * float64(time.Second)); d > rtt {
+			rtt, from = d, fmt.Sprint(w.Parameters["peer"])
+			jitter = min(rtt, time.Duration(2*max(0, p99-p50)*float64(time.Second)))
+		}
+	}
+	if rtt == 0 {
+		return 0, 0, "", ErrNoNet
+	}
+	return rtt.Round(100 * time.Microsecond), jitter.Round(100 * time.Microsecond), from, nil
+}
+
+func figureOf(w result.Workload, name string) float64 {
+	for _, f := range w.Figures {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return 0
 }
