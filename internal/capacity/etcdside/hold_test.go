@@ -123,33 +123,12 @@ func TestCapacityWorkloadUnstable(t *testing.T) {
 }
 
 // A pass is near its limits when its WAL fsync p99 is over 4 ms or its
-// backend commit p99 (the step's figure) over 8 ms: the answer's step is
-// then rechecked over ten seconds (check --quick).
-func TestNearLimit(t *testing.T) {
-	th := verdict.Defaults()
-	step := func(wal time.Duration, commit float64) result.CapacityStep {
-		return result.CapacityStep{SyncP99Ns: wal.Nanoseconds(), Extra: []result.Figure{{Name: backendCommitFigure, Value: commit, Unit: "s"}}}
-	}
-	for _, tc := range []struct {
-		name string
-		st   result.CapacityStep
-		want bool
-	}{
-		{"quiet", step(1700*time.Microsecond, 0.004), false},
-		{"WAL near", step(4100*time.Microsecond, 0.004), true},
-		{"commits near", step(1700*time.Microsecond, 0.0095), true},
-		{"no commit figure", result.CapacityStep{SyncP99Ns: (3 * time.Millisecond).Nanoseconds()}, false},
-	} {
-		if got := nearLimit(tc.st, th); got != tc.want {
-			t.Errorf("%s: nearLimit = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
-// A pass is at its limit when its WAL fsync p99 is in the 10 ms limit's
-// own histogram bucket (over 8 ms) or its backend commit p99 in the
-// 25 ms limit's (over 16 ms): the answer's step is then judged on the
-// majority of sweep.Windows runs, whatever the side's step length.
+// backend commit p99 (the step's figure) over 8 ms (check --quick's
+// answer is then rechecked over ten seconds), and at its limit when the
+// WAL's p99 is in the 10 ms limit's own histogram bucket (over 8 ms) or
+// the commits' in the 25 ms limit's (over 16 ms): the answer's step is
+// then judged on the majority of sweep.Windows runs, whatever the side's
+// step length.
 func TestAtLimit(t *testing.T) {
 	th := verdict.Defaults()
 	step := func(wal time.Duration, commit float64) result.CapacityStep {
@@ -165,6 +144,7 @@ func TestAtLimit(t *testing.T) {
 		{"WAL in the limit's bucket", step(9*time.Millisecond, 0.004), true, true},
 		{"commits two buckets under", step(1700*time.Microsecond, 0.012), true, false},
 		{"commits in the limit's bucket", step(1700*time.Microsecond, 0.020), true, true},
+		{"no commit figure", result.CapacityStep{SyncP99Ns: (3 * time.Millisecond).Nanoseconds()}, false, false},
 	} {
 		if got := nearLimit(tc.st, th); got != tc.near {
 			t.Errorf("%s: nearLimit = %v, want %v", tc.name, got, tc.near)

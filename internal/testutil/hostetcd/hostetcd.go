@@ -72,38 +72,27 @@ func Start(t *testing.T, name, dataDir string, args ...string) *Etcd {
 // are stopped when t ends.
 func StartCluster(t *testing.T, dataDirs []string, args ...string) []*Etcd {
 	t.Helper()
-	es := make([]*Etcd, len(dataDirs))
-	var initial []string
-	for i := range es {
-		es[i] = newEtcd(t, fmt.Sprintf("etcd%d", i), dataDirs[i], args)
-		initial = append(initial, es[i].Name+"="+es[i].peer)
-	}
-	for _, e := range es {
-		e.initial = strings.Join(initial, ",")
-		e.spawn(t)
-	}
-	for _, e := range es {
-		e.wait(t)
-	}
-	return es
+	return StartClusterApart(t, dataDirs, 0, args...)
 }
 
-// StartClusterApart is StartCluster with every two members rtt apart:
-// each member's peers reach it through a peernet link of this process
-// that holds every byte for rtt/2 each way (closed when t ends).
+// StartClusterApart is StartCluster with every two members rtt apart
+// (0: none): each member's peers reach it through a peernet link of this
+// process that holds every byte for rtt/2 each way (closed when t ends).
 func StartClusterApart(t *testing.T, dataDirs []string, rtt time.Duration, args ...string) []*Etcd {
 	t.Helper()
 	es := make([]*Etcd, len(dataDirs))
 	var initial []string
 	for i := range es {
 		es[i] = newEtcd(t, fmt.Sprintf("etcd%d", i), dataDirs[i], args)
-		l, err := peernet.Listen(strings.TrimPrefix(es[i].peer, "http://"), rtt/2, 0)
-		if err != nil {
-			t.Fatal(err)
+		if rtt > 0 {
+			l, err := peernet.Listen(strings.TrimPrefix(es[i].peer, "http://"), rtt/2, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			es[i].advertised = "http://" + l.Addr()
 		}
-		t.Cleanup(func() { l.Close() })
-		es[i].advertised = "http://" + l.Addr()
-		initial = append(initial, es[i].Name+"="+es[i].advertised)
+		initial = append(initial, es[i].Name+"="+cmp.Or(es[i].advertised, es[i].peer))
 	}
 	for _, e := range es {
 		e.initial = strings.Join(initial, ",")
