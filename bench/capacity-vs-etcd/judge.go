@@ -206,22 +206,34 @@ func atLimit(st step, l limits) bool {
 
 // voting says whether the next run (next) is one of the answer's vote.
 func (s search) voting(ts []trial) bool {
-	return s.Vote && len(ts) > 0 && (slices.ContainsFunc(ts, func(t trial) bool { return t.Vote }) || s.searchNext(ts) == 0)
+	_, vote := s.afterSearch(ts)
+	return vote && s.Vote && len(ts) > 0 && (hasVotes(ts) || s.searchNext(ts) == 0)
 }
 
-// nextVote is the rate of the vote's next run, or 0 when it is done:
-// the rate under vote until two runs of capsweep.Windows (the search's
-// own pass among them) agree, then, when it fell, the highest pass
-// below it, if that passed at its limit and the runs left allow a whole
-// vote.
-func (s search) nextVote(ts []trial) float64 {
+func hasVotes(ts []trial) bool { return slices.ContainsFunc(ts, func(t trial) bool { return t.Vote }) }
+
+// afterSearch is the next rate once the search is done (search.Vote),
+// and whether it is a run of a vote, as etcdbench's side goes on
+// (capsweep's recheck): the rate under vote until two runs of
+// capsweep.Windows (the search's own pass among them) agree; when it
+// fell, the highest pass below it if that passed at its limit and the
+// runs left allow a whole vote; else, once, the gap between that pass and
+// the fallen rate bisected again (runs that are not votes) when the runs
+// left allow a vote on its answer, then that answer voted on. 0 when
+// done.
+func (s search) afterSearch(ts []trial) (float64, bool) {
 	var votes []trial
-	for _, t := range ts {
+	first := -1
+	for i, t := range ts {
 		if t.Vote {
 			votes = append(votes, t)
+			if first < 0 {
+				first = i
+			}
 		}
 	}
 	majority := (capsweep.Windows + 1) / 2
+	fell := false
 	if n := len(votes); n > 0 {
 		rate := votes[n-1].Rate
 		passes, fails := 1, 0 // the search's own pass at rate
@@ -236,21 +248,62 @@ func (s search) nextVote(ts []trial) float64 {
 		}
 		switch {
 		case passes >= majority:
-			return 0
+			return 0, false
 		case fails < majority:
-			return rate
+			return rate, true
+		}
+		fell = true
+	}
+	if !fell {
+		// The search just ended: its answer, if it passed at its limit.
+		if lo, _ := bounds(ts); s.candidate(ts, votes, lo) {
+			return lo, true
+		}
+		return 0, false
+	}
+	// The last rate voted on fell. end is the last run of the gap's
+	// bisection after the first vote (-1: none yet).
+	end := -1
+	for i := first; i < len(ts); i++ {
+		if !ts[i].Vote {
+			end = i
 		}
 	}
-	if len(votes)+capsweep.Windows-1 > capsweep.MaxRechecks {
-		return 0
-	}
+	budget := len(votes)+capsweep.Windows-1 <= capsweep.MaxRechecks
 	lo, _ := bounds(ts)
-	for _, t := range ts {
-		if t.Rate == lo && t.Pass && t.AtLimit && !t.Vote && !slices.ContainsFunc(votes, func(v trial) bool { return v.Rate == lo }) {
-			return lo
+	switch {
+	case end < 0: // before any bisection: the pass below, then the gap
+		if s.candidate(ts, votes, lo) {
+			return lo, true
+		}
+		if budget {
+			if r := s.searchNext(ts); r > 0 {
+				return r, false
+			}
+		}
+	case !slices.ContainsFunc(ts[end:], func(t trial) bool { return t.Vote }): // bisecting
+		if r := s.searchNext(ts); r > 0 {
+			return r, false
+		}
+		if s.candidate(ts, votes, lo) {
+			return lo, true
+		}
+	default: // voting after the bisection: no second one
+		if s.candidate(ts, votes, lo) {
+			return lo, true
 		}
 	}
-	return 0
+	return 0, false
+}
+
+// candidate says whether rate, the answer now, is voted on: it passed
+// at its limit in a run of the search, was not voted on yet, and the
+// runs left allow a whole vote.
+func (s search) candidate(ts, votes []trial, rate float64) bool {
+	if len(votes)+capsweep.Windows-1 > capsweep.MaxRechecks || slices.ContainsFunc(votes, func(v trial) bool { return v.Rate == rate }) {
+		return false
+	}
+	return slices.ContainsFunc(ts, func(t trial) bool { return t.Rate == rate && t.Pass && t.AtLimit && !t.Vote })
 }
 
 // bounds are the highest passing rate below the lowest failing one (0
@@ -325,8 +378,9 @@ func confirms(ts []trial) bool {
 // next is the rate to try after ts, or 0 when the search (and the
 // answer's vote, search.Vote) is done.
 func (s search) next(ts []trial) float64 {
-	if s.voting(ts) {
-		return s.nextVote(ts)
+	if s.Vote && len(ts) > 0 && (hasVotes(ts) || s.searchNext(ts) == 0) {
+		r, _ := s.afterSearch(ts)
+		return r
 	}
 	return s.searchNext(ts)
 }

@@ -425,3 +425,30 @@ func TestTruthsRatios(t *testing.T) {
 		t.Errorf("truthsRatios = %v, want [1.29 1 2.18 +Inf]: the larger over the smaller, either way round, +Inf where one carried nothing, none without both", v)
 	}
 }
+
+// Vote, as etcdbench's side: a rate that fell with the pass below it not
+// at its limit has the gap bisected again once (runs that are not votes),
+// and the new answer voted on.
+func TestSearchVoteBisectsAgain(t *testing.T) {
+	s := search{Start: 100, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000, Vote: true}
+	// Up to 730 passes; above 650 only a rate's first run does, and only
+	// those are at the limit.
+	var ts []trial
+	runs := map[float64]int{}
+	for r := s.next(nil); r > 0; r = s.next(ts) {
+		if len(ts) > 40 {
+			t.Fatalf("no end: %v", ts)
+		}
+		vote := s.voting(ts)
+		pass := r <= 730 && (r <= 650 || runs[r] == 0)
+		runs[r]++
+		ts = append(ts, trial{Rate: r, Pass: pass, AtLimit: pass && r > 650, Vote: vote})
+	}
+	first := slices.IndexFunc(ts, func(t trial) bool { return t.Vote })
+	if first < 0 || !slices.ContainsFunc(ts[first:], func(t trial) bool { return !t.Vote }) {
+		t.Fatalf("no bisection after the fall: %v", ts)
+	}
+	if lo, hi := bounds(ts); lo > 650 || hi <= lo {
+		t.Errorf("bounds %g..%g after %v: want the answer at most 650, under the rates that fell", lo, hi, ts)
+	}
+}

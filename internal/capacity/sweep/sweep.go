@@ -293,7 +293,18 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 	if err == nil {
 		err = bisect(cfg, try, func() (float64, float64) { return rateOf(at(lo)), rateOf(at(hi)) })
 	}
-	err = recheck(cfg, c, try, &lo, &hi, err)
+	// A rate that fell leaves the answer a rung or more below its upper
+	// bound: the gap is bisected again once when the runs left allow a
+	// vote on the new answer (a short pass not voted on is not one to
+	// bisect towards), and that answer voted on.
+	runs := 0
+	for again := true; err == nil; again = false {
+		var fell bool
+		if fell, err = recheck(cfg, c, try, &lo, &hi, &runs); err != nil || !fell || !again || runs+Windows-1 > MaxRechecks {
+			break
+		}
+		err = bisect(cfg, try, func() (float64, float64) { return rateOf(at(lo)), rateOf(at(hi)) })
+	}
 	if err == nil && hi >= 0 && !cfg.NoProbe {
 		// One step well above the knee tells a rate cap (syncs per second
 		// stay flat) from queueing (sync time keeps growing). It fails
@@ -316,18 +327,18 @@ func SweepWith[E any](ctx context.Context, cfg Config, step EvidenceStepFunc[E])
 // turn, with no new bisection. The runs the vote overruled - the passes
 // of a fallen rate, the failure of one that stood - are marked
 // PhaseRechecked: kept as evidence, not counted. A rate is rechecked
-// only while MaxRechecks leaves room for its whole vote.
-func recheck(cfg Config, c *result.Capacity, try func(float64, string) (bool, error), lo, hi *int, err error) error {
-	runs := 0
-	for err == nil && runs+Windows-1 <= MaxRechecks && *lo >= 0 && c.Steps[*lo].Phase != PhaseRecheck && cfg.Recheck != nil && cfg.Recheck(c.Steps[*lo]) {
+// only while MaxRechecks (runs counts them) leaves room for its whole
+// vote. fell says the last rate voted on fell.
+func recheck(cfg Config, c *result.Capacity, try func(float64, string) (bool, error), lo, hi *int, runs *int) (fell bool, err error) {
+	for *runs+Windows-1 <= MaxRechecks && *lo >= 0 && c.Steps[*lo].Phase != PhaseRecheck && cfg.Recheck != nil && cfg.Recheck(c.Steps[*lo]) {
 		first, rate, prevHi := *lo, c.Steps[*lo].Rate, *hi
 		window := []int{first}
 		passes, fails := 1, 0
 		for passes < majority && fails < majority {
-			runs++
-			var ok bool
-			if ok, err = try(rate, PhaseRecheck); err != nil {
-				return err
+			*runs++
+			ok, err := try(rate, PhaseRecheck)
+			if err != nil {
+				return false, err
 			}
 			window = append(window, len(c.Steps)-1)
 			if ok {
@@ -344,8 +355,9 @@ func recheck(cfg Config, c *result.Capacity, try func(float64, string) (bool, er
 		}
 		if stood {
 			*hi = prevHi // a failed window of a rate that stood does not bound it
-			return nil
+			return false, nil
 		}
+		fell = true
 		*lo = -1
 		for i, st := range c.Steps {
 			if Passed(st) && Counted(st) && st.Rate < rate && (*lo < 0 || st.Rate > c.Steps[*lo].Rate) {
@@ -353,7 +365,7 @@ func recheck(cfg Config, c *result.Capacity, try func(float64, string) (bool, er
 			}
 		}
 	}
-	return err
+	return fell, nil
 }
 
 // majority is how many of a rechecked rate's Windows decide it.

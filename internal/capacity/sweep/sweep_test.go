@@ -499,6 +499,7 @@ func TestSweepRechecksTheAnswer(t *testing.T) {
 		{"holds over the longer run", 1000, false},
 		{"fails over the longer run", 500, false}, // 951 and 800 fall; 400 is below
 		{"a coin flip stands on two of three", 1000, true},
+		{"a fallen rate's gap bisected again", 900, false}, // the first answer falls; the new one stands
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var phase string
@@ -548,6 +549,10 @@ func TestSweepRechecksTheAnswer(t *testing.T) {
 				}
 				if !strings.Contains(c.Evidence, "passed 2 of 3 runs (the answer)") {
 					t.Errorf("evidence %q does not give the vote", c.Evidence)
+				}
+			case tc.longKnee == 900:
+				if c.Rate > 900 || c.Rate < 800 || c.Upper <= c.Rate || !strings.Contains(c.Evidence, "(not carried)") || !strings.Contains(c.Evidence, "(the answer)") {
+					t.Errorf("after a fall: answer %v..%v, evidence %q: want the gap bisected again to just under 900, voted on", c.Rate, c.Upper, c.Evidence)
 				}
 			case tc.longKnee >= 1000:
 				if len(overruled) != 0 || c.Rate != long[0].Rate || c.Rate > 1000 || c.Upper <= 1000 {
