@@ -94,6 +94,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	for i := range fs {
 		fs[i].Member = relabel(fs[i].Member, v.labels)
 	}
+	v.networkApplies(fs)
 	rules := Rules()
 	th := DefaultThresholds()
 	if cfg.Thresholds != nil {

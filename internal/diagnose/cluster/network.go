@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"etcdbench/internal/diagnose"
+	"etcdbench/internal/finding"
 	"etcdbench/internal/verdict"
 )
 
@@ -232,4 +233,30 @@ func checkNetworkReads(v *view, th Thresholds) []diagnose.Finding {
 		})
 	}
 	return out
+}
+
+// networkApplies names the network in the slow-applies findings of
+// members whose linearizable reads wait for the round trips
+// (networkReads) about as long as etcd's --warning-apply-duration or
+// more: etcd counts such a read as a slow apply with an idle CPU, so the
+// count there is no sign of CPU starvation (the report's own reads were
+// already taken out: ownSlowApplies).
+func (v *view) networkApplies(fs []diagnose.Finding) {
+	for k := range fs {
+		f := &fs[k]
+		if f.Rule == nil || f.Rule.ID != "slow-applies" {
+			continue
+		}
+		i := slices.Index(v.labels, f.Member)
+		if i < 0 {
+			continue
+		}
+		ok, wait, _ := v.networkReads(i)
+		if !ok || wait < 0.8*slowApply.Seconds() {
+			continue
+		}
+		f.Kind, f.Status = finding.Network, verdict.Warn
+		f.Evidence += fmt.Sprintf("; but a linearizable read at %s waits %s for the round trips to the leader (ReadIndex), near or over etcd's %v --warning-apply-duration: clients' linearizable reads there count as slow applies with an idle CPU", v.labels[i], secs(wait), slowApply)
+		f.Advice = "the network between members, not the CPU: read serializably where a stale read will do, or keep clients that need linearizable reads near the leader; " + v.timeoutAdvice()
+	}
 }

@@ -8,6 +8,8 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"etcdbench/internal/diagnose"
+	"etcdbench/internal/finding"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
 )
@@ -110,5 +112,28 @@ func TestNetworkReads(t *testing.T) {
 	}
 	if len(slow) != 1 || slow[0].Member != v.labels[2] {
 		t.Errorf("slow-read findings %+v: want one, at the busy follower", slow)
+	}
+}
+
+// A follower 50 ms apart whose clients' linearizable reads raise its
+// slow applies: the network's finding, not the CPU's.
+func TestNetworkApplies(t *testing.T) {
+	ps := healthy()
+	reads(ps[0], 52*time.Millisecond, time.Millisecond, 20)
+	reads(ps[1], 105*time.Millisecond, time.Millisecond, 20)
+	reads(ps[2], 2*time.Millisecond, time.Millisecond, 20)
+	v := newView(ps)
+	v.rtt = []map[uint64]float64{{2: 0.051, 3: 0.050}, {1: 0.051, 3: 0.050}, {1: 0.050, 2: 0.050}}
+	rule := &diagnose.Rule{ID: "slow-applies", Kind: finding.CPU}
+	fs := []diagnose.Finding{
+		{Finding: finding.Finding{Kind: finding.CPU}, Rule: rule, Member: v.labels[1], Status: verdict.Fail},
+		{Finding: finding.Finding{Kind: finding.CPU}, Rule: rule, Member: v.labels[2], Status: verdict.Fail},
+	}
+	v.networkApplies(fs)
+	if fs[0].Kind != finding.Network || fs[0].Status != verdict.Warn || !strings.Contains(fs[0].Evidence, "ReadIndex") {
+		t.Errorf("the far follower's slow applies: %+v, want the network's WARN", fs[0])
+	}
+	if fs[1].Kind != finding.CPU || fs[1].Status != verdict.Fail {
+		t.Errorf("a near member's slow applies: %+v, want the CPU's FAIL kept", fs[1])
 	}
 }
