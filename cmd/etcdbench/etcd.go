@@ -12,6 +12,7 @@ import (
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdrun"
 	"etcdbench/internal/run"
+	"etcdbench/internal/tune"
 )
 
 // etcdFlags are the flags every command that runs one etcd load shares:
@@ -25,7 +26,7 @@ type etcdFlags struct {
 	compact, defrag bool
 	out             outputFlags
 	prog            progressFlags
-	embed           embedFlags
+	embed           tune.EmbeddedFlags
 	security        securityFlags
 }
 
@@ -37,7 +38,7 @@ func (f *etcdFlags) register(fs *pflag.FlagSet) {
 	f.prog.register(fs)
 	fs.BoolVar(&f.compact, "compact-after", false, "compact the key history after the load (on a shared cluster this drops every key's older revisions)")
 	fs.BoolVar(&f.defrag, "defrag-after", false, "defragment each endpoint's member after the load (blocks that member while it runs)")
-	f.embed.register(fs)
+	f.embed.Register(fs)
 	f.security.register(fs)
 }
 
@@ -53,8 +54,8 @@ func (f *etcdFlags) where(cmd *cobra.Command) error {
 	} else if err := f.dir.require(dirWhat, "--endpoints for a running cluster"); err != nil {
 		return err
 	}
-	if f.embed.members != 1 && f.embed.members != 3 {
-		return run.Usagef("--members %d: want 1 or 3", f.embed.members)
+	if f.embed.Members() != 1 && f.embed.Members() != 3 {
+		return run.Usagef("--members %d: want 1 or 3", f.embed.Members())
 	}
 	return nil
 }
@@ -80,7 +81,7 @@ func (f *etcdFlags) spec(cmd *cobra.Command, stderr io.Writer, l etcdload.Load, 
 	if !external {
 		l.Client.Endpoints = nil
 	}
-	opts, err := f.embed.options()
+	opts, err := f.embed.Options()
 	if err != nil {
 		return s, err
 	}

@@ -95,7 +95,7 @@ func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *cap
 	if err != nil {
 		return s, err
 	}
-	s.Space, s.Name = ec.Space(f.embed.members), "etcd-capacity"
+	s.Space, s.Name = ec.Space(f.embed.Members()), "etcd-capacity"
 	s.Bench = ec.Bench(sc, len(f.endpoints) == 0, s.Embedded.HeartbeatInterval, s.Embedded.PeerRTT)
 	return s, nil
 }

@@ -133,7 +133,7 @@ func resolveCheck(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, c *checkFl
 	if err != nil {
 		return s, err
 	}
-	s.Space = etcdrun.CheckSpace(p, d, f.embed.members)
+	s.Space = etcdrun.CheckSpace(p, d, f.embed.Members())
 	s.Name = "etcd-check-" + p.Name
 	s.Bench = func(ctx context.Context, l etcdload.Load, o etcdload.BenchOptions) (*etcdload.Outcome, error) {
 		return etcdload.Check(ctx, etcdload.CheckSpec{Preset: p, Load: l, Thresholds: th}, o)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"etcdbench/internal/netcheck"
 	"etcdbench/internal/result"
 	"etcdbench/internal/testutil"
 )
@@ -21,7 +22,7 @@ import (
 // every bad input is one line with its exit code.
 func TestNet(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	l := start(t, runOpts{env: []string{tokenEnv + "=secret"}}, "net", "--listen", addr, "--for", "2m")
+	l := start(t, runOpts{env: []string{netcheck.TokenEnv + "=secret"}}, "net", "--listen", addr, "--for", "2m")
 	if !testutil.Poll(10*time.Second, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {

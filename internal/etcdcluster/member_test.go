@@ -214,9 +214,9 @@ func TestMemberSpecCarriesEveryOption(t *testing.T) {
 			Dir: "/d", Members: 3, SnapshotCount: 7, HeartbeatInterval: 3 * time.Millisecond,
 			ElectionTimeout: 40 * time.Millisecond, QuotaBackendBytes: 1 << 30, BackendBatchInterval: 5 * time.Millisecond,
 			BackendBatchLimit: 9, LogLevel: "debug", OwnProcess: true, StartTimeout: time.Minute, UnsafeNoFsync: true,
-			ClientTLS: TLSFiles{CACert: "ca", Cert: "c", Key: "k"},
+			ClientTLS: TLSFiles{CACert: "ca", Cert: "c", Key: "k"}, PeerRTT: 50 * time.Millisecond, PeerJitter: time.Millisecond,
 		},
-		Index: 2, ClientPort: 1, PeerPort: 2, InitialCluster: "member0=http://127.0.0.1:2",
+		Index: 2, ClientPort: 1, PeerPort: 2, AdvertisedPeer: "127.0.0.1:3", InitialCluster: "member0=http://127.0.0.1:3",
 	}
 	var zero func(v reflect.Value, path string)
 	zero = func(v reflect.Value, path string) {
