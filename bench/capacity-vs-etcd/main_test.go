@@ -210,17 +210,7 @@ func TestSearchVote(t *testing.T) {
 		{"the answer stands on two of three", func(r float64, n int) bool { return r <= 730 && n != 1 }, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var ts []trial
-			runs := map[float64]int{}
-			for r := s.next(nil); r > 0; r = s.next(ts) {
-				if len(ts) > 40 {
-					t.Fatalf("no end: %v", ts)
-				}
-				vote := s.voting(ts)
-				pass := tc.pass(r, runs[r])
-				runs[r]++
-				ts = append(ts, trial{Rate: r, Pass: pass, AtLimit: pass, Vote: vote})
-			}
+			ts := drive(t, s, func(r float64, n int) (bool, bool) { p := tc.pass(r, n); return p, p })
 			votes := 0
 			for _, tr := range ts {
 				if tr.Vote {
@@ -433,17 +423,10 @@ func TestSearchVoteBisectsAgain(t *testing.T) {
 	s := search{Start: 100, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000, Vote: true}
 	// Up to 730 passes; above 650 only a rate's first run does, and only
 	// those are at the limit.
-	var ts []trial
-	runs := map[float64]int{}
-	for r := s.next(nil); r > 0; r = s.next(ts) {
-		if len(ts) > 40 {
-			t.Fatalf("no end: %v", ts)
-		}
-		vote := s.voting(ts)
-		pass := r <= 730 && (r <= 650 || runs[r] == 0)
-		runs[r]++
-		ts = append(ts, trial{Rate: r, Pass: pass, AtLimit: pass && r > 650, Vote: vote})
-	}
+	ts := drive(t, s, func(r float64, n int) (bool, bool) {
+		pass := r <= 730 && (r <= 650 || n == 0)
+		return pass, pass && r > 650
+	})
 	first := slices.IndexFunc(ts, func(t trial) bool { return t.Vote })
 	if first < 0 || !slices.ContainsFunc(ts[first:], func(t trial) bool { return !t.Vote }) {
 		t.Fatalf("no bisection after the fall: %v", ts)
@@ -451,4 +434,22 @@ func TestSearchVoteBisectsAgain(t *testing.T) {
 	if lo, hi := bounds(ts); lo > 650 || hi <= lo {
 		t.Errorf("bounds %g..%g after %v: want the answer at most 650, under the rates that fell", lo, hi, ts)
 	}
+}
+
+// drive runs s to its end, each rate's n-th run (from 0) passing and at
+// its limit as step says, and returns the trials.
+func drive(t *testing.T, s search, step func(rate float64, n int) (pass, atLimit bool)) []trial {
+	t.Helper()
+	var ts []trial
+	runs := map[float64]int{}
+	for r := s.next(nil); r > 0; r = s.next(ts) {
+		if len(ts) > 40 {
+			t.Fatalf("no end: %v", ts)
+		}
+		vote := s.voting(ts)
+		pass, at := step(r, runs[r])
+		runs[r]++
+		ts = append(ts, trial{Rate: r, Pass: pass, AtLimit: at, Vote: vote})
+	}
+	return ts
 }
