@@ -110,7 +110,7 @@ func Check(ctx context.Context, s Spec) (*result.Result, error) {
 	return res, nil
 }
 
-// sent is a message's sequence number and send time, at its start.
+// stamp writes a message's sequence number and send time at its start.
 func stamp(b []byte, seq uint64, at time.Time) {
 	binary.BigEndian.PutUint64(b, seq)
 	binary.BigEndian.PutUint64(b[8:], uint64(at.UnixNano()))
