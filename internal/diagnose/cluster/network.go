@@ -260,3 +260,42 @@ func (v *view) networkApplies(fs []diagnose.Finding) {
 		f.Advice = "the network between members, not the CPU: read serializably where a stale read will do, or keep clients that need linearizable reads near the leader; " + v.timeoutAdvice()
 	}
 }
+
+// leaderPlaceTh is how much lower another member's quorum round trip
+// must be than the leader's for a move to be worth naming.
+var leaderPlaceTh = verdict.Threshold{ID: "leader_quorum_rtt", Title: "the leader's quorum round trip", Unit: "s", Limit: 0.5,
+	Source: "etcd: a put waits for the leader's quorum (raft); etcdctl move-leader hands leadership to another member; etcd's prober histogram doubles its buckets, so only a member at half the leader's quorum round trip or less is named"}
+
+// checkLeaderPlace names a better place for the leader: a member whose
+// quorum round trip (etcd's prober, over the window) is at most half
+// the leader's, and what each put would save there.
+func checkLeaderPlace(v *view, _ Thresholds) []diagnose.Finding {
+	leader := -1
+	for _, i := range v.answered() {
+		if p := v.probes[i]; p.status != nil && p.status.Leader == p.status.Header.MemberId {
+			leader = i
+		}
+	}
+	if leader < 0 {
+		return nil
+	}
+	here := v.quorumRTT(leader)
+	best, at := here, -1
+	for _, i := range v.answered() {
+		if i == leader || !v.voters[v.probes[i].status.Header.MemberId] {
+			continue
+		}
+		if q := v.quorumRTT(i); q < best {
+			best, at = q, i
+		}
+	}
+	if math.IsNaN(here) || at < 0 || !(best <= leaderPlaceTh.Limit*here) {
+		return nil
+	}
+	return []diagnose.Finding{{
+		Member: v.labels[leader], Status: verdict.Warn, Threshold: leaderPlaceTh, Value: best / here,
+		Evidence: fmt.Sprintf("the leader %s waits %s for its quorum's round trip (etcd's prober p99), %s would wait %s: every put and linearizable read would save about %s there",
+			v.labels[leader], secs(here), v.labels[at], secs(best), secs(here-best)),
+		Advice: fmt.Sprintf("move the leader: etcdctl move-leader %x (a member in a far zone is best kept a follower)", v.probes[at].status.Header.MemberId),
+	}}
+}

@@ -137,3 +137,22 @@ func TestNetworkApplies(t *testing.T) {
 		t.Errorf("a near member's slow applies: %+v, want the CPU's FAIL kept", fs[1])
 	}
 }
+
+// The leader far from its quorum (members 1 and 2 are 2 ms apart, member
+// 3 is 40 ms from both) is named with the member to move it to; a leader
+// among the near members is not.
+func TestLeaderPlace(t *testing.T) {
+	far := func(leader uint64) *view {
+		ps := []*probe{member(1, 9, leader, "3.5.17", 1, 2, 3), member(2, 9, leader, "3.5.17", 1, 2, 3), member(3, 9, leader, "3.5.17", 1, 2, 3)}
+		v := newView(ps)
+		v.rtt = []map[uint64]float64{{2: 0.002, 3: 0.040}, {1: 0.002, 3: 0.040}, {1: 0.040, 2: 0.040}}
+		return v
+	}
+	fs := checkLeaderPlace(far(3), DefaultThresholds())
+	if len(fs) != 1 || fs[0].Status != verdict.Warn || !strings.Contains(fs[0].Advice, "move-leader 1") || !strings.Contains(fs[0].Evidence, "save") {
+		t.Errorf("a far leader: %+v, want one WARN naming member 1", fs)
+	}
+	if fs := checkLeaderPlace(far(1), DefaultThresholds()); len(fs) != 0 {
+		t.Errorf("a near leader: %+v, want none", fs)
+	}
+}
