@@ -49,8 +49,6 @@ type Spec struct {
 	Timeout    time.Duration
 	Thresholds verdict.NetworkThresholds
 	Args       []string
-	// OnSecond, if set, is told each second's round trips.
-	OnSecond func(peer string, n int64, p99 time.Duration)
 }
 
 // DefaultSpec is a check's defaults.
@@ -122,6 +120,7 @@ type echoer struct {
 	c       net.Conn
 	r       *bufio.Reader
 	size    int
+	frame   []byte // the message being sent, its header included
 	mu      sync.Mutex
 	h       *hdr.Histogram
 	series  *stats.Series
@@ -131,11 +130,18 @@ type echoer struct {
 	lastErr error
 }
 
+// send writes one stamped message as a single frame in one write (its
+// buffer reused: send runs on one goroutine per connection).
 func (e *echoer) send(seq uint64) error {
-	b := make([]byte, e.size)
-	stamp(b, seq, time.Now())
-	_ = e.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if err := writeFrame(e.c, framePing, b); err != nil {
+	if e.frame == nil {
+		e.frame = make([]byte, headerLen+e.size)
+		e.frame[0] = framePing
+		binary.BigEndian.PutUint32(e.frame[1:], uint32(e.size))
+	}
+	now := time.Now()
+	stamp(e.frame[headerLen:], seq, now)
+	_ = e.c.SetWriteDeadline(now.Add(5 * time.Second))
+	if _, err := e.c.Write(e.frame); err != nil {
 		return err
 	}
 	e.mu.Lock()
@@ -235,9 +241,6 @@ loop:
 			n, k := hb.h.TotalCount(), exceeded(hb.h, limit)
 			deff := stats.DesignEffect(hb.series.Batches())
 			hb.mu.Unlock()
-			if s.OnSecond != nil {
-				s.OnSecond(peer, n, time.Duration(hb.h.ValueAtQuantile(99)))
-			}
 			elapsed := time.Since(start)
 			looks++
 			decision = rule.Decide(n, k, deff, elapsed)
