@@ -80,7 +80,10 @@ func TestEtcdCapacityEmbedded(t *testing.T) {
 
 // capacity with its etcd side: the disk's sweep, then an embedded etcd
 // on the same storage swept up to the disk's limit, and the estimate of etcd's
-// rate from the two, with the cluster sizes it fits; nothing left behind.
+// rate from the two, with the cluster sizes it fits; then, with --members 3
+// --peer-rtt, the same side on three members 20 ms apart, whose row is the
+// answer, with the prediction for three machines from the single member's
+// estimate; nothing left behind.
 func TestCapacityCPUSide(t *testing.T) {
 	// The disk side must carry its rate for the CPU side to run: in
 	// memory (/dev/shm) its syncs cost nothing, so a busy machine's disk
@@ -92,7 +95,7 @@ func TestCapacityCPUSide(t *testing.T) {
 	writePrecious(t, d)
 	before := snapshot(t, d)
 	res := runBin(t, runOpts{timeout: 4 * time.Minute}, "capacity", "--dir", d, "--quick", "--start", "150", "--max-rate", "150",
-		"--step-runtime", "20s", "--cpu-step", "1s", "--no-progress", "-o", "json")
+		"--step-runtime", "20s", "--cpu-step", "1s", "--members", "3", "--peer-rtt", "20ms", "--no-progress", "-o", "json")
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit code %d; stderr:\n%s", res.code, res.stderr)
 	}
@@ -100,8 +103,8 @@ func TestCapacityCPUSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Workloads) != 2 || r.Workloads[0].Name != "capacity" || r.Workloads[1].Name != "cpu-capacity" {
-		t.Fatalf("workloads %d: want capacity then cpu-capacity; stderr:\n%s", len(r.Workloads), res.stderr)
+	if len(r.Workloads) != 3 || r.Workloads[0].Name != "capacity" || r.Workloads[1].Name != "cpu-capacity" || r.Workloads[2].Name != "cluster-capacity" {
+		t.Fatalf("workloads %d: want capacity, cpu-capacity, cluster-capacity; stderr:\n%s", len(r.Workloads), res.stderr)
 	}
 	dc, cc := r.Workloads[0].Capacity, r.Workloads[1].Capacity
 	if dc == nil || cc == nil || len(cc.Steps) == 0 || cc.Steps[0].Achieved <= 0 {
@@ -117,9 +120,24 @@ func TestCapacityCPUSide(t *testing.T) {
 			t.Errorf("cpu side step at %v/s, above the disk's %v/s (x2 for the probe)", s.Rate, top)
 		}
 	}
+	// The answer is the row's: the lower of the disk's model and the
+	// sweep of the members apart; the single member's estimate is where
+	// the prediction starts.
+	kc := r.Workloads[2].Capacity
 	e := dc.Etcd
-	if e == nil || e.Evidence == "" || e.DiskRate != dc.Rate || e.CPURate != cc.Rate || e.Rate > min(dc.Rate, cc.Rate) && e.LimitedBy != "none" {
-		t.Fatalf("estimate %+v from disk %v and cpu %v", e, dc.Rate, cc.Rate)
+	if kc == nil || kc.Cluster == nil || kc.Etcd == nil || e == nil {
+		t.Fatalf("cluster row %+v, answer %+v", kc, e)
+	}
+	row := kc.Cluster
+	if e.Evidence == "" || e.DiskRate != dc.Rate || e.CPURate != kc.Rate || e.Rate != row.Rate || e.Rate > min(dc.Rate, kc.Rate) && e.LimitedBy != "none" ||
+		!strings.HasPrefix(e.Evidence, "3 members 20ms apart on this machine") {
+		t.Fatalf("answer %+v from disk %v and the row's sweep %v (row %+v)", e, dc.Rate, kc.Rate, row)
+	}
+	if row.Members != 3 || row.PeerRTTNs != int64(20*time.Millisecond) || row.Rate > 0 && row.RequestP50Ns < int64(20*time.Millisecond) {
+		t.Errorf("row %+v: want 3 members 20ms apart, puts slower than the round trip", row)
+	}
+	if m := row.Machines; cc.Rate > 0 && (m == nil || m.OneMember != min(dc.Rate, cc.Rate) || !strings.Contains(m.Evidence, "predicted, not measured")) {
+		t.Errorf("prediction %+v: want it from the single member's %v", m, min(dc.Rate, cc.Rate))
 	}
 	if len(dc.Sizes) != len(sweep.ClusterSizes) {
 		t.Fatalf("cluster sizes %+v", dc.Sizes)
@@ -127,11 +145,21 @@ func TestCapacityCPUSide(t *testing.T) {
 	checkNoScratch(t, d)
 	checkSnapshot(t, d, before)
 
-	bad := runBin(t, runOpts{}, "capacity", "--dir", d, "--cpu-step", "0.5s")
-	if bad.code != exitUsage {
-		t.Fatalf("--cpu-step 0.5s: exit %d, want %d", bad.code, exitUsage)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cpu-step", "0.5s"}, "--cpu-step"},
+		{[]string{"--peer-rtt", "50ms"}, "give 3 members"},
+		{[]string{"--members", "3", "--cpu=false"}, "they need it (--cpu)"},
+		{[]string{"--members", "3", "--peer-rtt", "2ms,far"}, "--peer-rtt \"far\""},
+	} {
+		bad := runBin(t, runOpts{}, append([]string{"capacity", "--dir", d}, c.args...)...)
+		if bad.code != exitUsage || !strings.Contains(bad.stderr, c.want) {
+			t.Errorf("capacity %v: exit %d, want %d with %q; stderr:\n%s", c.args, bad.code, exitUsage, c.want, bad.stderr)
+		}
+		checkOneErrorLine(t, bad.stderr)
 	}
-	checkOneErrorLine(t, bad.stderr)
 }
 
 // Ctrl-C in the middle of `etcd capacity` on a cluster: the steps done so
@@ -157,12 +185,12 @@ func TestEtcdCapacityInterruptedExternal(t *testing.T) {
 	checkNoKeys(ctx, t, c.Endpoints())
 }
 
-// etcd capacity on three embedded members: every member's CPU is in
+// etcd capacity on three embedded members 10 ms apart: every member's CPU is in
 // every step's evidence, with the cluster's backlog, the machine's CPU and
 // the load generator's, and the answer is one of the named limits.
 func TestEtcdCapacityThreeMembers(t *testing.T) {
 	d := t.TempDir()
-	res := runBin(t, runOpts{}, "etcd", "capacity", "--dir", d, "--members", "3", "--step", "1s", "--start", "100", "--max-rate", "200",
+	res := runBin(t, runOpts{}, "etcd", "capacity", "--dir", d, "--members", "3", "--peer-rtt", "10ms", "--step", "1s", "--start", "100", "--max-rate", "200",
 		"--resolution", "0.5", "--no-progress", "-o", "json")
 	if res.code != exitOK && res.code != exitFail {
 		t.Fatalf("exit code %d; stderr:\n%s", res.code, res.stderr)
@@ -171,11 +199,20 @@ func TestEtcdCapacityThreeMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := r.Workloads[0].Capacity
-	if c == nil || len(c.Steps) == 0 || c.Interrupted {
-		t.Fatalf("etcd capacity result: %+v", c)
+	// One member first, then the row of three 10 ms apart, whose
+	// prediction starts from the one member's answer.
+	if len(r.Workloads) != 2 {
+		t.Fatalf("%d workloads, want one member's and the row's", len(r.Workloads))
 	}
+	one, c := r.Workloads[0].Capacity, r.Workloads[1].Capacity
+	if one == nil || one.Cluster != nil || c == nil || len(c.Steps) == 0 || c.Interrupted || c.Cluster == nil {
+		t.Fatalf("etcd capacity result: one member %+v, row %+v", one, c)
+	}
+	checkEvidence(t, one, 1)
 	checkEvidence(t, c, 3)
+	if row := c.Cluster; row.Rate != c.Rate || row.PeerRTTNs != int64(10*time.Millisecond) || one.Rate > 0 && (row.Machines == nil || row.Machines.OneMember != one.Rate) {
+		t.Errorf("row %+v: want the sweep's %v and a prediction from the one member's %v", row, c.Rate, one.Rate)
+	}
 	checkNoScratch(t, d)
 	if left := memberPIDs(t, d); len(left) > 0 {
 		t.Errorf("member processes %v still run after etcdbench exited", left)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"etcdbench/internal/capacity"
 	"etcdbench/internal/capacity/etcdside"
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdload"
@@ -30,28 +31,20 @@ func newEtcdCapacityCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "capacity --dir DIR | --endpoints URLS --yes",
 		Short: "Find the highest put rate an etcd sustains within check perf's rules, and what limits it",
-		Long: `Sweeps the put rate of an open loop shaped like etcdctl check perf (new
-random 256-byte keys, 1024-byte values, the clients of the smallest check perf
-load asking for that rate): a ladder from --start doubling until the first step
-fails, a bisection around the knee and a probe above it, each step --step long
-with its own keys, deleted after it. A step passes when etcdctl check perf's
-rules pass (no failed put, throughput above 90 % of the rate, slowest put at
-most 0.5 s, stddev at most 0.1 s, latencies from each put's due time) and the
-members' own WAL fsync and backend commit p99 (their /metrics) are within
-etcd's limits. Reports the highest passing rate, the rule that failed first,
-and the limiting resource named from that step's evidence (each member's CPU
-and the machine's, the load generator's, the proposal backlog, leader
-changes, the peer round trip): cpu, disk, network, leader, client (an
-external cluster's load generator saturated) or unknown, with its figures.` + exitCodesHelp,
+		Long:  etcdside.Help + exitCodesHelp,
 		Example: `  etcdbench etcd capacity --dir /var/lib/etcd
   etcdbench etcd capacity --endpoints https://10.0.0.1:2379 --yes --cacert ca.pem`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := resolveCapacity(cmd, stderr, f, cf)
+			s, apart, err := resolveCapacity(cmd, stderr, f, cf)
 			if err != nil {
 				return err
 			}
-			return runEtcd(cmd.Context(), s, f.out.output, stdout)
+			if apart == nil {
+				return runEtcd(cmd.Context(), s, f.out.output, stdout)
+			}
+			res, err := capacity.EtcdApart(cmd.Context(), s, apart)
+			return conclude(cmd.Context(), stdout, f.out.output, res, err)
 		},
 	}
 	fs := cmd.Flags()
@@ -62,40 +55,52 @@ external cluster's load generator saturated) or unknown, with its figures.` + ex
 	fs.Float64Var(&cf.resolution, "resolution", cf.resolution, "the bisection stops when the failing rate is within this fraction above the passing one")
 	fs.BoolVar(&cf.noTrace, "no-trace", false, "do not time a single embedded member's WAL syncs with eBPF in each step (done by default when allowed: it tells the disk's time from the wait for a CPU)")
 	f.register(fs)
+	f.embed.Rows = true
 	return cmd
 }
 
-func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *capacityFlags) (etcdrun.Spec, error) {
+// resolveCapacity is the run of etcd capacity's flags; with members put
+// apart (--peer-rtt), the run is one member's and apart one for each
+// round trip (capacity.EtcdApart).
+func resolveCapacity(cmd *cobra.Command, stderr io.Writer, f *etcdFlags, cf *capacityFlags) (s etcdrun.Spec, apart []etcdrun.Spec, err error) {
 	start, err := disk.ParseRate(cf.start)
 	if err != nil {
-		return etcdrun.Spec{}, run.Usagef("--start: %v", err)
+		return s, nil, run.Usagef("--start: %v", err)
 	}
 	maxRate, err := disk.ParseRate(cf.maxRate)
 	if err != nil {
-		return etcdrun.Spec{}, run.Usagef("--max-rate: %v", err)
+		return s, nil, run.Usagef("--max-rate: %v", err)
 	}
 	step, err := units.ParseDuration(cf.step)
 	if err != nil || step < time.Second {
-		return etcdrun.Spec{}, run.Usagef("--step %q: want a duration of at least 1s, such as 10s", cf.step)
+		return s, nil, run.Usagef("--step %q: want a duration of at least 1s, such as 10s", cf.step)
 	}
 	ec := etcdside.Command{Start: start, Max: maxRate, Factor: cf.factor, Resolution: cf.resolution, Step: step, Trace: !cf.noTrace}
 	sc, err := ec.Config()
 	if err != nil {
-		return etcdrun.Spec{}, run.Usage(err)
+		return s, nil, run.Usage(err)
 	}
 	if err := f.refuseWrites(fmt.Sprintf("etcd capacity sends puts at rising rates up to %.0f/s for %v a step (deleted after each step)", maxRate, step)); err != nil {
-		return etcdrun.Spec{}, err
+		return s, nil, err
 	}
 	if err := f.where(cmd); err != nil {
-		return etcdrun.Spec{}, err
+		return s, nil, err
 	}
 	l := etcdload.CheckPresets[0].Load()
 	l.Total, l.Duration = 0, step
-	s, err := f.spec(cmd, stderr, l, "")
-	if err != nil {
-		return s, err
+	if s, err = f.spec(cmd, stderr, l, ""); err != nil {
+		return s, nil, err
 	}
 	s.Space, s.Name = ec.Space(f.embed.Members()), "etcd-capacity"
 	s.Bench = ec.Bench(sc, len(f.endpoints) == 0, s.Embedded.HeartbeatInterval, s.Embedded.PeerRTT)
-	return s, nil
+	each, err := f.embed.Apart()
+	if err != nil || each == nil || len(f.endpoints) > 0 {
+		return s, nil, err
+	}
+	for _, o := range each {
+		apart = append(apart, ec.Spec(s, sc, o))
+	}
+	one := s.Embedded
+	one.Members, one.PeerRTT, one.PeerJitter = 1, 0, 0
+	return ec.Spec(s, sc, one), apart, nil
 }

@@ -40,6 +40,11 @@ type Config struct {
 	// RunLonger is the command's flag for a longer run, for the advice of
 	// an undecided verdict (verdict.Thresholds.RunLonger).
 	RunLonger string
+	// Apart are members put apart (--members 3 --peer-rtt R1,R2...): after
+	// the single member's side, the etcd side runs again on each, a
+	// cluster-capacity workload a round trip, and the answer is the first
+	// one's (ClusterRows).
+	Apart []etcdcluster.Options
 }
 
 // NoSideNote says why the etcd side did not run after a disk sweep that
@@ -81,7 +86,10 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 	total := 1
 	if c.CPU {
 		need = max(need, cpuSpace(c.CPUStep))
-		total = 2
+		total = 2 + len(c.Apart)
+		for _, o := range c.Apart {
+			need = max(need, etcdrun.CheckSpace(spacePreset(), c.CPUStep, o.Members))
+		}
 	}
 	s, err := session.Open(session.Options{Dir: c.Dir, Need: need, Hint: "free some space, or use --quick", Args: c.Args, Progress: c.Progress, Steps: total, RunLonger: c.RunLonger})
 	if err != nil {
@@ -108,9 +116,14 @@ func Run(ctx context.Context, c Config) (res *result.Result, err error) {
 		if side, err = SideDone(ctx, &wls[0], w, err); side != nil {
 			wls = append(wls, *side)
 		}
+		if err == nil && len(c.Apart) > 0 && d.Etcd != nil && len(wls) > 1 {
+			var rows []result.Workload
+			rows, err = clusterSides(ctx, s, &wls[0], wls[1].Capacity, c.CPUStep, c.Apart)
+			wls = append(wls, rows...)
+		}
 	}
 	if d != nil && !d.Interrupted {
-		Answer(&wls[0], etcdSide(wls), others)
+		Answer(&wls[0], answerSide(wls), others)
 	}
 	if err != nil && !run.Interrupted(ctx, err) {
 		return nil, err
@@ -157,8 +170,15 @@ func SideDone(ctx context.Context, disk *result.Workload, w result.Workload, err
 	return &w, err
 }
 
-// etcdSide is the etcd side's sweep, or nil when it did not run.
-func etcdSide(wls []result.Workload) *result.Capacity {
+// answerSide is the etcd side whose answer is the run's: the first
+// cluster row's sweep when members were put apart (ClusterRows), else the
+// single member's; nil when none ran.
+func answerSide(wls []result.Workload) *result.Capacity {
+	for _, w := range wls {
+		if w.Name == ClusterCapacityName && w.Capacity != nil && w.Capacity.Cluster != nil {
+			return w.Capacity
+		}
+	}
 	if len(wls) > 1 {
 		return wls[1].Capacity
 	}
@@ -337,6 +357,10 @@ type Side struct {
 	// a higher one that fails falls back to a climb from 150
 	// (sweep.Config.From).
 	Start float64
+	// PeerRTT and Heartbeat are the members' round trip apart and
+	// heartbeat interval (0: none, etcd's default), which the side's
+	// limits are named against (etcdside.CapacitySpec).
+	PeerRTT, Heartbeat time.Duration
 }
 
 // CapacitySide is `capacity`'s etcd side with steps of step (--cpu-step).
@@ -406,7 +430,8 @@ func EtcdSide(ctx context.Context, s *session.Session, cluster *etcdcluster.Clus
 	l.Client.Endpoints, l.OnSecond = cluster.Endpoints(), s.Progress.Requests()
 	bo := etcdload.BenchOptions{Targets: observe.EmbeddedTargets(cluster.MetricsURLs()), PIDs: cluster.PIDs(), Thresholds: verdict.Defaults()}
 	bench := etcdside.CapacityBench(etcdside.CapacitySpec{Sweep: sc, Step: side.Step, Thresholds: verdict.CheckPerfDefaults(), Embedded: true,
-		MaxStepPuts: spacePreset().Puts(side.Step), StepFlag: side.StepFlag, MaxHold: side.MaxHold, Recheck: side.Recheck, Trace: side.Trace})
+		MaxStepPuts: spacePreset().Puts(side.Step), StepFlag: side.StepFlag, MaxHold: side.MaxHold, Recheck: side.Recheck, Trace: side.Trace,
+		PeerRTT: side.PeerRTT, Heartbeat: side.Heartbeat})
 	o, err := bench(ctx, l, bo)
 	if o == nil {
 		return result.Workload{}, err

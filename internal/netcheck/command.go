@@ -35,7 +35,7 @@ decided against the limit (OpenShift's 50 ms; etcd alerts at 150 ms) at
 (--stream-for, at most 256 MiB): its MB/s and the time a 1 GiB snapshot
 takes. The report gives the round trip p50/p99/max with its confidence
 interval, messages lost, and the --heartbeat-interval and
---election-timeout to run etcd with (docs/net.md).
+--election-timeout to run etcd with (docs/network.md).
 
 The listener binds only the address given, answers only its own protocol
 to a peer that proves the token (an HMAC of nonces: the token is not sent),

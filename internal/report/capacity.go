@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"etcdbench/internal/finding"
 	"etcdbench/internal/result"
 	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
@@ -156,6 +157,33 @@ func EstimateSummary(e *result.CapacityEstimate) string {
 	return fmt.Sprintf("etcd on this disk and machine: %s puts/s, limited by %s", r, e.LimitedBy)
 }
 
+// ClusterSummary is a row of members put apart in one line: what they
+// carried on this machine, their puts' latency there, and the prediction
+// for as many machines like this one.
+func ClusterSummary(r *result.ClusterCapacity) string {
+	apart := fmt.Sprintf("%d members %v apart", r.Members, time.Duration(r.PeerRTTNs))
+	if r.PeerRTTNs == 0 {
+		apart = fmt.Sprintf("%d members, no round trip added", r.Members)
+	}
+	s := fmt.Sprintf("%s, on this machine: %s puts/s, limited by %s", apart, rangeOf(r.Rate, r.Upper), r.LimitedBy)
+	if r.RequestP99Ns > 0 {
+		s += fmt.Sprintf(" (puts p50 %s, p99 %s there)", units.FormatDuration(time.Duration(r.RequestP50Ns)), units.FormatDuration(time.Duration(r.RequestP99Ns)))
+	}
+	if m := r.Machines; m != nil {
+		s += fmt.Sprintf("; predicted on %d machines like this one: %s, limited by %s", r.Members, PredictionWords(m), m.LimitedBy)
+	}
+	return s
+}
+
+// PredictionWords is a prediction's rate in words: "up to B puts/s"
+// when the round trip's bound sets it, else the single member's answer.
+func PredictionWords(p *result.ClusterPrediction) string {
+	if p.LimitedBy == finding.Network {
+		return "up to " + fmtRate(p.Rate) + " puts/s"
+	}
+	return rangeOf(p.Rate, p.Upper) + " puts/s"
+}
+
 func fmtRate(r float64) string {
 	if r >= 10_000 {
 		// 14.7k, not 15k: a rounded-up rate would claim one not tried.
@@ -175,6 +203,12 @@ func textCapacity(ew *errWriter, c *result.Capacity) {
 	ew.printf("  what bends it: %s: %s\n", c.Bend, c.Evidence)
 	if e := c.Etcd; e != nil {
 		ew.printf("  %s: %s\n", EstimateSummary(e), e.Evidence)
+	}
+	if r := c.Cluster; r != nil {
+		ew.printf("  %s\n    %s\n", ClusterSummary(r), r.Evidence)
+		if m := r.Machines; m != nil {
+			ew.printf("    %s\n", m.Evidence)
+		}
 	}
 	if v := VolumeSummary(c); v != "" {
 		ew.printf("  %s\n", v)
@@ -412,6 +446,12 @@ func capacityCharts(idPrefix string, wl *result.Workload) []*chart {
 	}
 	if e := c.Etcd; e != nil {
 		lat.note += ". " + EstimateSummary(e) + ": " + e.Evidence
+	}
+	if r := c.Cluster; r != nil {
+		lat.note += ". " + ClusterSummary(r) + ". " + r.Evidence
+		if m := r.Machines; m != nil {
+			lat.note += ". " + m.Evidence
+		}
 	}
 
 	plo, phi := rlo, rhi

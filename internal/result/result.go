@@ -316,6 +316,65 @@ type Capacity struct {
 	// processes, in the idle second before the disk sweep (the disk
 	// sweep only); the budgets' cost per put is net of it.
 	BackgroundWriteIOPS float64 `json:"background_write_iops,omitempty"`
+	// Cluster is what members put apart on this machine carried (a
+	// sweep of members apart, --peer-rtt): the row's answer, its put
+	// latency and the prediction for members on machines of their own;
+	// nil for a sweep of members not put apart.
+	Cluster *ClusterCapacity `json:"cluster,omitempty"`
+}
+
+// ClusterCapacity is one row of "what members R apart carry": the
+// sweep of members whose peer links hold every byte for half the round
+// trip each way, on this machine (they share its disk and CPUs), and a
+// prediction for as many machines like this one, each with its own
+// member.
+type ClusterCapacity struct {
+	Members      int   `json:"members"`
+	PeerRTTNs    int64 `json:"peer_rtt_ns"`
+	PeerJitterNs int64 `json:"peer_jitter_ns,omitempty"`
+	// Rate and Upper are what the emulated cluster carried (Upper 0: at
+	// least Rate): `etcd capacity`'s sweep, or `capacity`'s estimate
+	// (the lower of the disk's model and the sweep); LimitedBy what bends
+	// it ("network" when each put's wait for the round trip sets it).
+	Rate      float64      `json:"rate"`
+	Upper     float64      `json:"upper,omitempty"`
+	LimitedBy finding.Kind `json:"limited_by"`
+	// Clients are check perf's clients at Rate; RequestP50Ns and
+	// RequestP99Ns the puts' latency from their due time at Rate (0: no
+	// rate passed).
+	Clients      int   `json:"clients"`
+	RequestP50Ns int64 `json:"request_p50_ns"`
+	RequestP99Ns int64 `json:"request_p99_ns"`
+	// Evidence says what the row measured and on what, in words.
+	Evidence string `json:"evidence"`
+	// Machines is the prediction for Members machines like this one;
+	// nil when no single member was measured.
+	Machines *ClusterPrediction `json:"machines,omitempty"`
+}
+
+// ClusterPrediction is what members PeerRTT apart, each on a machine like
+// this one, are predicted to carry: this machine's single member's
+// answer, bounded by what check perf's clients send when each put also
+// waits for the round trip.
+type ClusterPrediction struct {
+	// Rate is the prediction (Upper 0: at least Rate; Upper = Rate: at
+	// most, the network's bound).
+	Rate  float64 `json:"rate"`
+	Upper float64 `json:"upper,omitempty"`
+	// OneMember and OneMemberUpper are this machine's single member's
+	// answer; OneMemberP50Ns its put p50 there.
+	OneMember      float64 `json:"one_member"`
+	OneMemberUpper float64 `json:"one_member_upper,omitempty"`
+	OneMemberP50Ns int64   `json:"one_member_p50_ns"`
+	// NetworkBound is the highest rate whose check perf clients, each
+	// waiting the round trip plus OneMemberP50Ns for every put, send it
+	// (0: a put would wait longer than check perf's slowest request
+	// allows); LimitedBy is "network" when it sets Rate, else the single
+	// member's limit.
+	NetworkBound float64      `json:"network_bound"`
+	LimitedBy    finding.Kind `json:"limited_by"`
+	// Evidence says which measured figure each number comes from.
+	Evidence string `json:"evidence"`
 }
 
 // CapacityBudget is what a volume must give etcd for one reference load:

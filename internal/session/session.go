@@ -91,8 +91,17 @@ func (s *Session) EtcdDir() string { return filepath.Join(s.Run.Scratch.Path, "e
 // deployed: sharing the load generator's Go runtime, etcd's WAL syncs
 // would wait for CPU behind the clients (see docs/check.md,
 // Prediction). Close stops it if StopEtcd has not.
+//
+// A session runs one embedded etcd at a time: a second start (capacity's
+// sides, one after another) stops the first and removes its data.
 func (s *Session) StartEtcd(ctx context.Context, o etcdcluster.Options) (*etcdcluster.Cluster, error) {
 	o.Dir = s.EtcdDir()
+	if s.cluster != nil {
+		_ = s.StopEtcd() // closed by its user already, who had its error
+		if err := os.RemoveAll(o.Dir); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.Mkdir(o.Dir, 0o700); err != nil {
 		return nil, err
 	}

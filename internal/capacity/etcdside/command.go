@@ -2,6 +2,7 @@ package etcdside
 
 import (
 	"context"
+	"etcdbench/internal/etcdcluster"
 	"time"
 
 	"etcdbench/internal/capacity/sweep"
@@ -42,4 +43,13 @@ func (c Command) Space(members int) int64 { return etcdrun.CheckSpace(c.largest(
 func (c Command) Bench(sc sweep.Config, embedded bool, heartbeat, peerRTT time.Duration) func(context.Context, etcdload.Load, etcdload.BenchOptions) (*etcdload.Outcome, error) {
 	return CapacityBench(CapacitySpec{Sweep: sc, Step: c.Step, Thresholds: verdict.CheckPerfDefaults(),
 		Embedded: embedded, Heartbeat: heartbeat, PeerRTT: peerRTT, Limits: LimitDefaults(), Trace: c.Trace, MaxStepPuts: c.largest().Puts(c.Step)})
+}
+
+// Spec is the sweep's run s (the command's) on the embedded members o:
+// their options, the space they need and the Bench that names limits
+// against their heartbeat and round trip.
+func (c Command) Spec(s etcdrun.Spec, sc sweep.Config, o etcdcluster.Options) etcdrun.Spec {
+	s.Embedded, s.Space = o, c.Space(o.Members)
+	s.Bench = c.Bench(sc, true, o.HeartbeatInterval, o.PeerRTT)
+	return s
 }

@@ -1,0 +1,64 @@
+package tune
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// parsed registers EmbeddedFlags on a flag set and parses args.
+func parsed(t *testing.T, rows bool, args ...string) *EmbeddedFlags {
+	t.Helper()
+	f := &EmbeddedFlags{Rows: rows}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	f.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// A list of round trips gives members apart by each, in its order, with
+// the other settings on every one; a command without rows refuses it in
+// one line; a bad entry is named.
+func TestPeerRTTList(t *testing.T) {
+	f := parsed(t, true, "--members", "3", "--peer-rtt", "0, 2ms,50ms", "--heartbeat-interval", "200")
+	each, err := f.Apart()
+	if err != nil || len(each) != 3 {
+		t.Fatalf("Apart: %v, %v", each, err)
+	}
+	if err == nil {
+		for i, want := range []time.Duration{0, 2 * time.Millisecond, 50 * time.Millisecond} {
+			if each[i].PeerRTT != want || each[i].Members != 3 || each[i].HeartbeatInterval != 200*time.Millisecond {
+				t.Errorf("row %d: %+v, want %v apart, 3 members, heartbeat 200ms", i, each[i], want)
+			}
+		}
+	}
+	// A jitter over one row's round trip is refused, as for one.
+	if _, err := parsed(t, true, "--members", "3", "--peer-rtt", "0,2ms", "--peer-jitter", "1ms").Apart(); err == nil || !strings.Contains(err.Error(), "at most the round trip") {
+		t.Errorf("jitter over a row's round trip: %v", err)
+	}
+	if o, err := f.Options(); err != nil || o.PeerRTT != 0 {
+		t.Errorf("Options with rows: %+v, %v; want the first row", o, err)
+	}
+	if _, err := parsed(t, false, "--members", "3", "--peer-rtt", "2ms,50ms").Options(); err == nil || !strings.Contains(err.Error(), "a row each in capacity and etcd capacity") {
+		t.Errorf("a list on a command without rows: %v", err)
+	}
+	if _, err := parsed(t, true, "--members", "3", "--peer-rtt", "2ms,far").Apart(); err == nil || !strings.Contains(err.Error(), `--peer-rtt "far"`) {
+		t.Errorf("a bad entry: %v", err)
+	}
+	if each, err := parsed(t, true, "--members", "3").Apart(); each != nil || err != nil {
+		t.Errorf("no --peer-rtt: %v, %v; want nothing apart", each, err)
+	}
+	var a ApartFlags
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	a.Register(fs)
+	if err := fs.Parse([]string{"--members", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if each, err := a.Each(); err != nil || len(each) != 1 || each[0].Members != 3 || each[0].PeerRTT != 0 {
+		t.Errorf("capacity --members 3: %v, %v; want one row with no round trip", each, err)
+	}
+}
