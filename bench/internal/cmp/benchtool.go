@@ -102,6 +102,11 @@ type ToolReport struct {
 	// Percentiles are latency percentiles by p (50, 99, ...).
 	Percentiles map[float64]time.Duration
 	Errors      int64 // failed requests
+	// Slowest and Stddev are benchmark's own over every request (its
+	// "Slowest:" and "Stddev:" lines; 0 when absent): what etcdctl check
+	// perf judges beside the rate (slowest at most 0.5 s, stddev at most
+	// 0.1 s).
+	Slowest, Stddev time.Duration
 }
 
 // ParseBenchmark reads the text etcd's tools/benchmark prints after a put
@@ -151,12 +156,19 @@ func ParseBenchmark(b []byte) (ToolReport, error) {
 					return r, fmt.Errorf("benchmark's Requests/sec %q: %w", v, err)
 				}
 				r.OpsPerSec, haveRate = x, true
-			case "Total":
+			case "Total", "Slowest", "Stddev":
 				d, err := parseSecs(v)
 				if err != nil {
-					return r, fmt.Errorf("benchmark's Total %q: %w", v, err)
+					return r, fmt.Errorf("benchmark's %s %q: %w", k, v, err)
 				}
-				r.Total = d
+				switch k {
+				case "Total":
+					r.Total = d
+				case "Slowest":
+					r.Slowest = d
+				default:
+					r.Stddev = d
+				}
 			}
 		case "Response time histogram":
 			// "0.0015 [123]	|∎∎∎"
