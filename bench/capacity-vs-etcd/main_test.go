@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/bench/internal/cmp/cmptest"
 	"etcdbench/bench/internal/search"
 	"etcdbench/internal/etcdload/metrics"
 )
@@ -78,31 +79,14 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// promHist is Prometheus text of a histogram with etcd's disk buckets.
-func promHist(name string, counts ...int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# TYPE %s histogram\n", name)
-	for i, le := range []string{"0.001", "0.002", "0.004", "0.008", "0.016", "0.032", "+Inf"} {
-		fmt.Fprintf(&b, "%s_bucket{le=%q} %d\n", name, le, counts[i])
-	}
-	fmt.Fprintf(&b, "%s_sum 0\n%s_count %d\n", name, name, counts[len(counts)-1])
-	return b.String()
-}
-
 func TestEvidence(t *testing.T) {
-	parse := func(s string) metrics.Families {
-		f, err := metrics.Parse([]byte(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	parse := func(s string) metrics.Families { return cmptest.Metrics(t, s) }
 	cpu := func(sec float64) string {
 		return fmt.Sprintf("# TYPE %s counter\n%s %g\n", processCPU, processCPU, sec)
 	}
-	before := parse(promHist(search.WALFsync, 0, 0, 0, 0, 0, 0, 0) + promHist(search.BackendCommit, 0, 0, 0, 0, 0, 0, 0) + cpu(12.5))
+	before := parse(cmptest.PromHist(search.WALFsync, 0, 0, 0, 0, 0, 0, 0) + cmptest.PromHist(search.BackendCommit, 0, 0, 0, 0, 0, 0, 0) + cpu(12.5))
 	// 100 fsyncs, all under 2 ms; 10 commits, one over 16 ms; 8.5 s of CPU.
-	after := parse(promHist(search.WALFsync, 50, 100, 100, 100, 100, 100, 100) + promHist(search.BackendCommit, 0, 0, 5, 9, 9, 10, 10) + cpu(21))
+	after := parse(cmptest.PromHist(search.WALFsync, 50, 100, 100, 100, 100, 100, 100) + cmptest.PromHist(search.BackendCommit, 0, 0, 5, 9, 9, 10, 10) + cpu(21))
 	var s step
 	s.evidence(before, after)
 	if s.WALFsyncs != 100 || s.Commits != 10 || s.EtcdCPU != 8.5 {
@@ -110,7 +94,7 @@ func TestEvidence(t *testing.T) {
 	}
 	// An etcd without the process collector: no CPU, not a negative one.
 	var none step
-	none.evidence(before, parse(promHist(search.WALFsync, 50, 100, 100, 100, 100, 100, 100)))
+	none.evidence(before, parse(cmptest.PromHist(search.WALFsync, 50, 100, 100, 100, 100, 100, 100)))
 	if none.EtcdCPU != 0 {
 		t.Errorf("no process_cpu_seconds_total after the step: CPU %g, want 0 (not measured)", none.EtcdCPU)
 	}

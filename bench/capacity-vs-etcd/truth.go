@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -75,37 +74,18 @@ func (s stepper) run(ctx context.Context, srv server, p *zoo.Place, dev string, 
 			return st, err
 		}
 	}
-	total := int64(rate * s.dur.Seconds())
 	st.Conns, st.Clients = s.shapeAt(rate)
-	args := []string{"--endpoints", srv.URL(), "--conns", strconv.Itoa(st.Conns), "--clients", strconv.Itoa(st.Clients), "--precise",
-		"put", "--rate", strconv.Itoa(int(rate)), "--total", strconv.FormatInt(total, 10),
-		"--key-size", strconv.Itoa(s.keySize), "--val-size", strconv.Itoa(s.valSize), "--key-space-size", "1000000000"}
-	// A rate far past what the storage carries would take total/achieved
-	// seconds: stop it at twice the step's time.
-	sctx, cancel := context.WithTimeout(ctx, 2*s.dur+10*time.Second)
-	defer cancel()
-	start := time.Now()
-	ch, err := cmp.RunChild(sctx, nil, s.benchmark, args...)
-	st.Seconds = time.Since(start).Seconds()
-	switch {
-	case ctx.Err() != nil:
-		return st, ctx.Err()
-	case sctx.Err() != nil:
-		st.TimedOut = true
-		st.Broken = "benchmark did not finish in time"
-		st.Puts = total
-		st.Achieved = 0
-	case err != nil:
+	put := cmp.RatePut{Endpoint: srv.URL(), Conns: st.Conns, Clients: st.Clients, Rate: rate, Dur: s.dur, KeySize: s.keySize, ValSize: s.valSize}
+	pr, err := cmp.RunRatePut(ctx, s.benchmark, put)
+	if err != nil {
 		return st, err
-	default:
-		st.BenchmarkCPU = ch.CPU.Seconds()
-		rep, err := cmp.ParseBenchmark(ch.Stdout)
-		st.Achieved, st.Puts, st.Errors = rep.OpsPerSec, rep.Requests, rep.Errors
-		if err != nil && rep.OpsPerSec == 0 {
-			// benchmark prints only the percentiles its requests fill (no
-			// 99 % line under 100 requests): only a missing rate matters.
-			st.Broken = fmt.Sprintf("benchmark's summary: %v%s", err, cmp.Tail(ch.Stdout))
-		}
+	}
+	st.Seconds, st.TimedOut, st.Broken = pr.Wall.Seconds(), pr.TimedOut, pr.Broken
+	if pr.TimedOut {
+		st.Puts = put.Total()
+	} else {
+		st.BenchmarkCPU = pr.CPU.Seconds()
+		st.Achieved, st.Puts, st.Errors = pr.Report.OpsPerSec, pr.Report.Requests, pr.Report.Errors
 	}
 	after, err := metrics.Scrape(ctx, nil, srv.URL()+"/metrics")
 	if err != nil {
