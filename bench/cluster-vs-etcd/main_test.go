@@ -237,3 +237,15 @@ func TestRatios(t *testing.T) {
 		t.Error("within's bounds")
 	}
 }
+
+// Neither side carried a rate: the rates agree, and there is no p99 to
+// hold to the goal ("n/a", not a miss).
+func TestNothingCarried(t *testing.T) {
+	rtt := 120 * time.Millisecond
+	sum := summarize([]measurement{at(1, rtt, 0, 0, 0, 0, -1, 0)}, []time.Duration{rtt}, 1.25)
+	var out strings.Builder
+	printTable(&out, sum, 1.25)
+	if s := sum[0].Sides[0]; !s.RateWithin || s.P99Within || s.Met || !strings.Contains(out.String(), "yes, n/a") {
+		t.Errorf("%+v\n%s", s, out.String())
+	}
+}

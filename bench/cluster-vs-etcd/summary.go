@@ -196,8 +196,13 @@ func fmtP99(d time.Duration) string {
 	return fmtMs(d.Seconds())
 }
 
-func yesNo(b bool) string {
-	if b {
+// withinWord is whether a median ratio lies within the goal: "n/a"
+// when there is no ratio (neither side has a p99, say).
+func withinWord(s spread, in bool) string {
+	switch {
+	case math.IsNaN(float64(s.Median)):
+		return "n/a"
+	case in:
 		return "yes"
 	}
 	return "no"
@@ -218,7 +223,7 @@ func printTable(w io.Writer, sum []rttSummary, goal float64) {
 		}
 		for _, ss := range s.Sides {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s, %s\t%s\n", lead, sideTitle[ss.Side], fmtSpread(ss.Rate, fmtRate), fmtSpread(ss.RateRatio, fmtRatio),
-				fmtSpread(ss.P99, fmtMs), fmtSpread(ss.P99Ratio, fmtRatio), yesNo(ss.RateWithin), yesNo(ss.P99Within), fmtSpread(ss.Machines, fmtRate))
+				fmtSpread(ss.P99, fmtMs), fmtSpread(ss.P99Ratio, fmtRatio), withinWord(ss.RateRatio, ss.RateWithin), withinWord(ss.P99Ratio, ss.P99Within), fmtSpread(ss.Machines, fmtRate))
 		}
 	}
 	tw.Flush()
