@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/bench/internal/search"
 	"etcdbench/internal/testutil/zoo"
 )
 
@@ -66,12 +67,12 @@ type params struct {
 	// Shape is how the truth's clients are set: "fixed" (Conns and
 	// Clients; absent in older results) or "check-perf" (check perf's at
 	// each rate, etcdload.CheckPresetAt).
-	Shape      string `json:"shape,omitempty"`
-	KeySize    int    `json:"key_size"`
-	ValSize    int    `json:"val_size"`
-	EntryBytes int    `json:"capacity_entry_bytes"`
-	EtcdStep   string `json:"etcd_capacity_step"`
-	Limits     limits `json:"limits"`
+	Shape      string        `json:"shape,omitempty"`
+	KeySize    int           `json:"key_size"`
+	ValSize    int           `json:"val_size"`
+	EntryBytes int           `json:"capacity_entry_bytes"`
+	EtcdStep   string        `json:"etcd_capacity_step"`
+	Limits     search.Limits `json:"limits"`
 	// RAMDisk is the size of the RAM disk the storages are made on (0:
 	// --dir's disk).
 	RAMDisk int64 `json:"ramdisk_bytes,omitempty"`
@@ -130,7 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	c.NoFio, c.Rounds = true, 1
 	o := options{Common: c, Debian: "/usr/bin/etcd", params: params{
 		Storages: "all", Etcds: strings.Join(kindNames, ","), Sweeps: strings.Join(sweepNames, ","), Step: "10s", Start: 100,
-		Conns: 50, Clients: 50, Shape: shapeFixed, KeySize: 256, ValSize: 1024, EntryBytes: 1400, EtcdStep: "3s", Limits: defaultLimits, FirstRound: 1, Seed: 1}}
+		Conns: 50, Clients: 50, Shape: shapeFixed, KeySize: 256, ValSize: 1024, EntryBytes: 1400, EtcdStep: "3s", Limits: search.DefaultLimits, FirstRound: 1, Seed: 1}}
 	versions := strings.Join(cmp.DefaultBenchmarkVersions, ",")
 	var names []string
 	for _, s := range zoo.Default() {
@@ -321,7 +322,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		}
 	}()
 	s := stepper{benchmark: bench, conns: o.Conns, clients: o.Clients, checkPerf: o.Shape == shapeCheckPerf, keySize: o.KeySize, valSize: o.ValSize, dur: o.step, lim: o.Limits}
-	srch := search{Start: o.Start, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000, Confirm: o.Paired, Vote: true}
+	srch := search.Search{Start: o.Start, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000, Confirm: o.Paired, Vote: true}
 	fmt.Fprintf(stdout, "%s: %d storages, %d rounds, real etcds %s (device %s under %s)\n", name, len(stores), o.Rounds, o.Etcds, dev, env.Dir)
 	if o.Paired {
 		fmt.Fprintf(stdout, "paired: each round, one member per real etcd runs the truth's search and etcd capacity --endpoints (steps of %s), in alternating order\n", o.PairedStep)

@@ -7,12 +7,13 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/bench/internal/cmp/cmptest"
+	"etcdbench/bench/internal/search"
 	"etcdbench/internal/etcdload/metrics"
 )
 
@@ -65,12 +66,12 @@ func TestJudge(t *testing.T) {
 		{"errors", func(s *step) { s.Errors = 2 }, false, "2 errors"},
 		{"timed out", func(s *step) { s.TimedOut, s.Broken, s.Achieved = true, "benchmark did not finish in time", 0 }, false, "did not finish in time"},
 		{"no summary", func(s *step) { s.Broken = "benchmark's summary: no 99% line" }, false, "no 99% line"},
-		{"no fsync observed", func(s *step) { s.WALP99 = time.Duration(math.MaxInt64) }, false, "none observed"},
+		{"no fsync observed", func(s *step) { s.WALP99 = search.NoneObserved }, false, "none observed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := ok
 			tc.mod(&s)
-			s.judge(defaultLimits)
+			s.judge(search.DefaultLimits)
 			if s.Pass != tc.pass || !strings.Contains(s.Why, tc.why) {
 				t.Errorf("pass %v (%s), want %v with %q", s.Pass, s.Why, tc.pass, tc.why)
 			}
@@ -78,31 +79,14 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// promHist is Prometheus text of a histogram with etcd's disk buckets.
-func promHist(name string, counts ...int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# TYPE %s histogram\n", name)
-	for i, le := range []string{"0.001", "0.002", "0.004", "0.008", "0.016", "0.032", "+Inf"} {
-		fmt.Fprintf(&b, "%s_bucket{le=%q} %d\n", name, le, counts[i])
-	}
-	fmt.Fprintf(&b, "%s_sum 0\n%s_count %d\n", name, name, counts[len(counts)-1])
-	return b.String()
-}
-
 func TestEvidence(t *testing.T) {
-	parse := func(s string) metrics.Families {
-		f, err := metrics.Parse([]byte(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	parse := func(s string) metrics.Families { return cmptest.Metrics(t, s) }
 	cpu := func(sec float64) string {
 		return fmt.Sprintf("# TYPE %s counter\n%s %g\n", processCPU, processCPU, sec)
 	}
-	before := parse(promHist(walFsync, 0, 0, 0, 0, 0, 0, 0) + promHist(backendCommit, 0, 0, 0, 0, 0, 0, 0) + cpu(12.5))
+	before := parse(cmptest.PromHist(search.WALFsync, 0, 0, 0, 0, 0, 0, 0) + cmptest.PromHist(search.BackendCommit, 0, 0, 0, 0, 0, 0, 0) + cpu(12.5))
 	// 100 fsyncs, all under 2 ms; 10 commits, one over 16 ms; 8.5 s of CPU.
-	after := parse(promHist(walFsync, 50, 100, 100, 100, 100, 100, 100) + promHist(backendCommit, 0, 0, 5, 9, 9, 10, 10) + cpu(21))
+	after := parse(cmptest.PromHist(search.WALFsync, 50, 100, 100, 100, 100, 100, 100) + cmptest.PromHist(search.BackendCommit, 0, 0, 5, 9, 9, 10, 10) + cpu(21))
 	var s step
 	s.evidence(before, after)
 	if s.WALFsyncs != 100 || s.Commits != 10 || s.EtcdCPU != 8.5 {
@@ -110,128 +94,12 @@ func TestEvidence(t *testing.T) {
 	}
 	// An etcd without the process collector: no CPU, not a negative one.
 	var none step
-	none.evidence(before, parse(promHist(walFsync, 50, 100, 100, 100, 100, 100, 100)))
+	none.evidence(before, parse(cmptest.PromHist(search.WALFsync, 50, 100, 100, 100, 100, 100, 100)))
 	if none.EtcdCPU != 0 {
 		t.Errorf("no process_cpu_seconds_total after the step: CPU %g, want 0 (not measured)", none.EtcdCPU)
 	}
 	if s.WALP99 > 2*time.Millisecond || s.CommitP99 < 16*time.Millisecond || s.CommitP99 > 32*time.Millisecond {
 		t.Errorf("p99s %v and %v, want under 2ms and in 16-32ms", s.WALP99, s.CommitP99)
-	}
-}
-
-func TestSearch(t *testing.T) {
-	s := search{Start: 100, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000}
-	// A storage whose etcd passes up to 730 puts/s.
-	var ts []trial
-	for r := s.next(nil); r > 0; r = s.next(ts) {
-		if len(ts) > 30 {
-			t.Fatalf("no end: %v", ts)
-		}
-		ts = append(ts, trial{Rate: r, Pass: r <= 730})
-	}
-	lo, hi := bounds(ts)
-	if lo > 730 || hi <= 730 || hi/lo > 1.1 {
-		t.Errorf("bounds %g..%g after %v, want around 730 within 10%%", lo, hi, ts)
-	}
-	if ts[0].Rate != 100 || ts[1].Rate != 200 {
-		t.Errorf("ladder %v, want 100, 200, ...", ts)
-	}
-	// Nothing passes: the ladder goes down to Min and gives up.
-	ts = nil
-	for r := s.next(nil); r > 0; r = s.next(ts) {
-		ts = append(ts, trial{Rate: r, Pass: false})
-	}
-	if lo, _ := bounds(ts); lo != 0 || ts[len(ts)-1].Rate < 10 {
-		t.Errorf("nothing passing: %v", ts)
-	}
-	// A pass above a failure (noise) does not move the bounds.
-	if lo, hi := bounds([]trial{{Rate: 100, Pass: true}, {Rate: 200}, {Rate: 400, Pass: true}}); lo != 100 || hi != 200 {
-		t.Errorf("bounds %g..%g, want 100..200", lo, hi)
-	}
-	// A busy machine: the low rates fail, 200-1,500 pass. The rungs above
-	// the failing start find the passes, and the low failures do not
-	// bound them.
-	ts = nil
-	for r := s.next(nil); r > 0; r = s.next(ts) {
-		if len(ts) > 30 {
-			t.Fatalf("no end: %v", ts)
-		}
-		ts = append(ts, trial{Rate: r, Pass: r >= 200 && r <= 1500})
-	}
-	if lo, hi := bounds(ts); lo > 1500 || hi <= 1500 || hi/lo > 1.1 || ts[1].Rate != 200 {
-		t.Errorf("busy: bounds %g..%g after %v, want around 1500 within 10%%", lo, hi, ts)
-	}
-	// Confirm (--paired): a stall at 400 fails once and passes when
-	// repeated, and the climb goes on; the limit at 1,000 fails twice;
-	// bisection steps are not repeated.
-	c := s
-	c.Confirm = true
-	stalled := false
-	ts = nil
-	for r := c.next(nil); r > 0; r = c.next(ts) {
-		if len(ts) > 30 {
-			t.Fatalf("no end: %v", ts)
-		}
-		pass := r <= 1000
-		if r == 400 && !stalled {
-			pass, stalled = false, true
-		}
-		ts = append(ts, trial{Rate: r, Pass: pass})
-	}
-	if lo, hi := bounds(ts); lo > 1000 || hi <= 1000 || hi/lo > 1.1 {
-		t.Errorf("confirm: bounds %g..%g after %v, want around 1000", lo, hi, ts)
-	}
-	if want := []trial{{Rate: 100, Pass: true}, {Rate: 200, Pass: true}, {Rate: 400}, {Rate: 400, Pass: true}, {Rate: 800, Pass: true}, {Rate: 1600}, {Rate: 1600}}; !slices.Equal(ts[:7], want) {
-		t.Errorf("confirm: trials %v, want %v first", ts, want)
-	}
-	// A cap under the start: two rungs up fail, then the descent.
-	ts = nil
-	for r := s.next(nil); r > 0; r = s.next(ts) {
-		ts = append(ts, trial{Rate: r, Pass: r <= 60})
-	}
-	if lo, hi := bounds(ts); lo > 60 || hi <= 60 || ts[1].Rate != 200 || ts[2].Rate != 400 || ts[3].Rate != 50 {
-		t.Errorf("cap at 60: bounds %g..%g after %v", lo, hi, ts)
-	}
-}
-
-// Vote: the answer, passed at its limit, is judged on the majority of
-// capsweep.Windows runs: a coin flip that passes one run in three falls
-// and the pass below it is voted on in turn; one that passes two stands.
-func TestSearchVote(t *testing.T) {
-	s := search{Start: 100, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000, Vote: true}
-	for _, tc := range []struct {
-		name string
-		// pass says whether the n-th run (from 0) at rate passes
-		pass     func(rate float64, n int) bool
-		wantVote int
-	}{
-		{"a clean knee: the answer passes twice", func(r float64, _ int) bool { return r <= 730 }, 1},
-		{"a coin flip at every passing rate that passes only its first run", func(r float64, n int) bool { return r <= 730 && n == 0 }, 4},
-		{"the answer stands on two of three", func(r float64, n int) bool { return r <= 730 && n != 1 }, 2},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ts := drive(t, s, func(r float64, n int) (bool, bool) { p := tc.pass(r, n); return p, p })
-			votes := 0
-			for _, tr := range ts {
-				if tr.Vote {
-					votes++
-				}
-			}
-			if votes != tc.wantVote {
-				t.Errorf("%d vote runs, want %d: %v", votes, tc.wantVote, ts)
-			}
-			lo, hi := bounds(ts)
-			switch tc.wantVote {
-			case 4: // two rates fell: the answer is the pass below both
-				if lo >= 700 || hi > 730 {
-					t.Errorf("bounds %g..%g after %v, want below the two fallen rates", lo, hi, ts)
-				}
-			default:
-				if lo > 730 || hi <= 730 || hi/lo > 1.1 {
-					t.Errorf("bounds %g..%g after %v, want around 730", lo, hi, ts)
-				}
-			}
-		})
 	}
 }
 
@@ -414,42 +282,4 @@ func TestTruthsRatios(t *testing.T) {
 	if len(v) != 4 || math.Abs(v[0]-168.0/130) > 1e-9 || v[1] != 1 || math.Abs(v[2]-436.0/200) > 1e-9 || !math.IsInf(v[3], 1) {
 		t.Errorf("truthsRatios = %v, want [1.29 1 2.18 +Inf]: the larger over the smaller, either way round, +Inf where one carried nothing, none without both", v)
 	}
-}
-
-// Vote, as etcdbench's side: a rate that fell with the pass below it not
-// at its limit has the gap bisected again once (runs that are not votes),
-// and the new answer voted on.
-func TestSearchVoteBisectsAgain(t *testing.T) {
-	s := search{Start: 100, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000, Vote: true}
-	// Up to 730 passes; above 650 only a rate's first run does, and only
-	// those are at the limit.
-	ts := drive(t, s, func(r float64, n int) (bool, bool) {
-		pass := r <= 730 && (r <= 650 || n == 0)
-		return pass, pass && r > 650
-	})
-	first := slices.IndexFunc(ts, func(t trial) bool { return t.Vote })
-	if first < 0 || !slices.ContainsFunc(ts[first:], func(t trial) bool { return !t.Vote }) {
-		t.Fatalf("no bisection after the fall: %v", ts)
-	}
-	if lo, hi := bounds(ts); lo > 650 || hi <= lo {
-		t.Errorf("bounds %g..%g after %v: want the answer at most 650, under the rates that fell", lo, hi, ts)
-	}
-}
-
-// drive runs s to its end, each rate's n-th run (from 0) passing and at
-// its limit as step says, and returns the trials.
-func drive(t *testing.T, s search, step func(rate float64, n int) (pass, atLimit bool)) []trial {
-	t.Helper()
-	var ts []trial
-	runs := map[float64]int{}
-	for r := s.next(nil); r > 0; r = s.next(ts) {
-		if len(ts) > 40 {
-			t.Fatalf("no end: %v", ts)
-		}
-		vote := s.voting(ts)
-		pass, at := step(r, runs[r])
-		runs[r]++
-		ts = append(ts, trial{Rate: r, Pass: pass, AtLimit: at, Vote: vote})
-	}
-	return ts
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/bench/internal/search"
 	"etcdbench/internal/result"
 	"etcdbench/internal/testutil/zoo"
 )
@@ -61,7 +62,7 @@ type measurer struct {
 	o        options
 	kinds    []etcdKind
 	step     stepper
-	search   search
+	search   search.Search
 	progress io.Writer
 }
 

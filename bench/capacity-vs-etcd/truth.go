@@ -7,11 +7,11 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
+	"etcdbench/bench/internal/search"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/metrics"
 	"etcdbench/internal/testutil/zoo"
@@ -53,7 +53,7 @@ type stepper struct {
 	keySize   int
 	valSize   int
 	dur       time.Duration
-	lim       limits
+	lim       search.Limits
 }
 
 // run offers rate puts/s for s.dur and judges the step from etcd's
@@ -74,37 +74,18 @@ func (s stepper) run(ctx context.Context, srv server, p *zoo.Place, dev string, 
 			return st, err
 		}
 	}
-	total := int64(rate * s.dur.Seconds())
 	st.Conns, st.Clients = s.shapeAt(rate)
-	args := []string{"--endpoints", srv.URL(), "--conns", strconv.Itoa(st.Conns), "--clients", strconv.Itoa(st.Clients), "--precise",
-		"put", "--rate", strconv.Itoa(int(rate)), "--total", strconv.FormatInt(total, 10),
-		"--key-size", strconv.Itoa(s.keySize), "--val-size", strconv.Itoa(s.valSize), "--key-space-size", "1000000000"}
-	// A rate far past what the storage carries would take total/achieved
-	// seconds: stop it at twice the step's time.
-	sctx, cancel := context.WithTimeout(ctx, 2*s.dur+10*time.Second)
-	defer cancel()
-	start := time.Now()
-	ch, err := cmp.RunChild(sctx, nil, s.benchmark, args...)
-	st.Seconds = time.Since(start).Seconds()
-	switch {
-	case ctx.Err() != nil:
-		return st, ctx.Err()
-	case sctx.Err() != nil:
-		st.TimedOut = true
-		st.Broken = "benchmark did not finish in time"
-		st.Puts = total
-		st.Achieved = 0
-	case err != nil:
+	put := cmp.RatePut{Endpoint: srv.URL(), Conns: st.Conns, Clients: st.Clients, Rate: rate, Dur: s.dur, KeySize: s.keySize, ValSize: s.valSize}
+	pr, err := cmp.RunRatePut(ctx, s.benchmark, put)
+	if err != nil {
 		return st, err
-	default:
-		st.BenchmarkCPU = ch.CPU.Seconds()
-		rep, err := cmp.ParseBenchmark(ch.Stdout)
-		st.Achieved, st.Puts, st.Errors = rep.OpsPerSec, rep.Requests, rep.Errors
-		if err != nil && rep.OpsPerSec == 0 {
-			// benchmark prints only the percentiles its requests fill (no
-			// 99 % line under 100 requests): only a missing rate matters.
-			st.Broken = fmt.Sprintf("benchmark's summary: %v%s", err, cmp.Tail(ch.Stdout))
-		}
+	}
+	st.Seconds, st.TimedOut, st.Broken = pr.Wall.Seconds(), pr.TimedOut, pr.Broken
+	if pr.TimedOut {
+		st.Puts = put.Total()
+	} else {
+		st.BenchmarkCPU = pr.CPU.Seconds()
+		st.Achieved, st.Puts, st.Errors = pr.Report.OpsPerSec, pr.Report.Requests, pr.Report.Errors
 	}
 	after, err := metrics.Scrape(ctx, nil, srv.URL()+"/metrics")
 	if err != nil {
@@ -155,7 +136,7 @@ type truth struct {
 
 // bisect starts k in p, searches its highest passing rate (searchOn) and
 // stops it: the truth on a member of its own.
-func bisect(ctx context.Context, k etcdKind, p *zoo.Place, dev string, s stepper, srch search, progress io.Writer) (truth, error) {
+func bisect(ctx context.Context, k etcdKind, p *zoo.Place, dev string, s stepper, srch search.Search, progress io.Writer) (truth, error) {
 	start := time.Now()
 	srv, err := k.start(ctx, p)
 	if err != nil {
@@ -170,28 +151,26 @@ func bisect(ctx context.Context, k etcdKind, p *zoo.Place, dev string, s stepper
 // name already running in p, and leaves it running: the caller starts and
 // stops it, so that other measurements can share the member (--paired).
 // Wall is the search's time.
-func searchOn(ctx context.Context, name string, srv server, p *zoo.Place, dev string, s stepper, srch search, progress io.Writer) (truth, error) {
+func searchOn(ctx context.Context, name string, srv server, p *zoo.Place, dev string, s stepper, srch search.Search, progress io.Writer) (truth, error) {
 	t := truth{Etcd: name}
 	start := time.Now()
 	done := func(err error) (truth, error) {
 		t.Wall = time.Since(start).Seconds()
 		return t, err
 	}
-	var ts []trial
-	for r := srch.next(nil); r > 0; r = srch.next(ts) {
-		vote := srch.voting(ts)
+	ts, err := srch.Run(ctx, func(ctx context.Context, r float64, vote bool) (bool, bool, error) {
 		// A burstable volume's truth is its sustained rate: each step
 		// starts with its credits spent, so none runs on them (10 s on
 		// credits passed 800 puts/s on a bucket whose baseline carries
 		// 218).
 		if p.Spend != nil {
 			if err := p.Spend(ctx); err != nil {
-				return done(err)
+				return false, false, err
 			}
 		}
 		st, err := s.run(ctx, srv, p, dev, r)
 		if err != nil {
-			return done(err)
+			return false, false, err
 		}
 		verdict := "FAIL"
 		if st.Pass {
@@ -201,11 +180,14 @@ func searchOn(ctx context.Context, name string, srv server, p *zoo.Place, dev st
 			verdict += " (vote)"
 		}
 		fmt.Fprintf(progress, "    %s %6.0f puts/s: %s (%s)\n", name, r, verdict, st.Why)
-		t.Steps = append(t.Steps, st)
 		st.Vote = vote
-		ts = append(ts, trial{Rate: r, Pass: st.Pass, AtLimit: atLimit(st, s.lim), Vote: vote})
+		t.Steps = append(t.Steps, st)
+		return st.Pass, st.Pass && s.lim.AtLimit(st.WALP99, st.CommitP99), nil
+	})
+	if err != nil {
+		return done(err)
 	}
-	lo, hi := bounds(ts)
+	lo, hi := search.Bounds(ts)
 	t.HighestPass = lo
 	if hi < 1e18 {
 		t.LowestFail = hi

@@ -13,20 +13,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"etcdbench/bench/internal/cmp"
@@ -34,9 +28,6 @@ import (
 )
 
 const name = "net-vs-proxy"
-
-// toxiproxyPkg is the proxy's server, built with go install.
-const toxiproxyPkg = "github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0"
 
 type options struct {
 	cmp.Common
@@ -59,14 +50,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err != nil {
 		return o, err
 	}
-	for _, s := range strings.Split(rtts, ",") {
-		d, err := units.ParseDuration(strings.TrimSpace(s))
-		if err != nil || d < 0 {
-			return o, cmp.UsageError{Err: fmt.Errorf("--rtts %q: want durations of 0 or more", s)}
-		}
-		o.RTTs = append(o.RTTs, d)
-	}
-	return o, nil
+	o.RTTs, err = cmp.ParseDurations("rtts", rtts)
+	return o, err
 }
 
 // row is one round trip's measurement in one round.
@@ -91,34 +76,34 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "building toxiproxy (%s) ...\n", toxiproxyPkg)
-	build := exec.CommandContext(ctx, "go", "install", toxiproxyPkg)
-	build.Env = append(os.Environ(), "GOBIN="+bin, "GOFLAGS=-mod=mod")
-	build.Dir = bin
-	if b, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go install %s: %v%s", toxiproxyPkg, err, cmp.Tail(b))
-	}
-	api, listen, upstream := freeAddr(), freeAddr(), freeAddr()
-	host, port, _ := net.SplitHostPort(api)
-	tp := exec.CommandContext(ctx, filepath.Join(bin, "server"), "-host", host, "-port", port)
-	tp.Stdout, tp.Stderr = io.Discard, io.Discard
-	if err := tp.Start(); err != nil {
+	fmt.Fprintf(stderr, "building toxiproxy (%s) ...\n", cmp.ToxiproxyPkg)
+	server, err := cmp.BuildToxiproxy(ctx, bin)
+	if err != nil {
 		return err
 	}
-	defer func() { _ = tp.Process.Kill(); _ = tp.Wait() }()
+	listen, err := cmp.FreeAddr()
+	if err != nil {
+		return err
+	}
+	upstream, err := cmp.FreeAddr()
+	if err != nil {
+		return err
+	}
+	tp, err := cmp.StartToxiproxy(ctx, server)
+	if err != nil {
+		return err
+	}
+	defer tp.Stop()
 	ln := exec.CommandContext(ctx, eb, "net", "--listen", upstream, "--token", "bench", "--for", "1h")
 	ln.Stdout, ln.Stderr = io.Discard, io.Discard
 	if err := ln.Start(); err != nil {
 		return err
 	}
 	defer func() { _ = ln.Process.Signal(os.Interrupt); _ = ln.Wait() }()
-	if err := waitListening(ctx, api); err != nil {
-		return fmt.Errorf("toxiproxy's API: %w", err)
-	}
-	if err := waitListening(ctx, upstream); err != nil {
+	if err := cmp.WaitListening(ctx, upstream); err != nil {
 		return fmt.Errorf("etcdbench net --listen: %w", err)
 	}
-	if err := apiCall(ctx, api, "POST", "/proxies", map[string]any{"name": "net", "listen": listen, "upstream": upstream, "enabled": true}); err != nil {
+	if err := tp.AddProxy(ctx, "net", listen, upstream); err != nil {
 		return err
 	}
 	var rows []row
@@ -128,7 +113,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			slices.Reverse(order)
 		}
 		for _, rtt := range order {
-			if err := setLatency(ctx, api, rtt); err != nil {
+			if err := tp.SetLatency(ctx, "net", rtt); err != nil {
 				return err
 			}
 			start := time.Now()
@@ -155,7 +140,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	}
 	report(stdout, o.RTTs, rows)
 	if o.JSON != "" {
-		b, _ := json.MarshalIndent(map[string]any{"bench": name, "proxy": toxiproxyPkg, "rounds": o.Rounds, "rows": rows}, "", "  ")
+		b, _ := json.MarshalIndent(map[string]any{"bench": name, "proxy": cmp.ToxiproxyPkg, "rounds": o.Rounds, "rows": rows}, "", "  ")
 		return os.WriteFile(o.Abs(o.JSON), append(b, '\n'), 0o644)
 	}
 	return nil
@@ -196,69 +181,4 @@ func report(w io.Writer, rtts []time.Duration, rows []row) {
 		fmt.Fprintf(w, "| %v | %v | %v (%v-%v) | %.3f | %v | %v |\n", rtt, want, got.Round(10*time.Microsecond),
 			slices.Min(p50s).Round(10*time.Microsecond), slices.Max(p50s).Round(10*time.Microsecond), float64(got)/float64(want), diff.Round(10*time.Microsecond), ok)
 	}
-}
-
-// setLatency gives the proxy a latency toxic of half rtt each way (none
-// at 0).
-func setLatency(ctx context.Context, api string, rtt time.Duration) error {
-	for _, stream := range []string{"upstream", "downstream"} {
-		_ = apiCall(ctx, api, "DELETE", "/proxies/net/toxics/latency_"+stream, nil)
-		if rtt == 0 {
-			continue
-		}
-		if err := apiCall(ctx, api, "POST", "/proxies/net/toxics", map[string]any{
-			"name": "latency_" + stream, "type": "latency", "stream": stream, "toxicity": 1.0,
-			"attributes": map[string]any{"latency": (rtt / 2).Milliseconds(), "jitter": 0},
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func apiCall(ctx context.Context, api, method, path string, body any) error {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+api+path, rd)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 && method != "DELETE" {
-		b, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("toxiproxy %s %s: %s %s", method, path, resp.Status, b)
-	}
-	return nil
-}
-
-func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func waitListening(ctx context.Context, addr string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return errors.New("nothing listened within 30 s")
 }

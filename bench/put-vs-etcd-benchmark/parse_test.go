@@ -18,9 +18,11 @@ func TestParseBenchmark(t *testing.T) {
 		total    time.Duration
 		rate     float64
 		p50, p99 time.Duration
+		slowest  time.Duration
+		stddev   time.Duration
 	}{
-		{"benchmark-put.txt", 300, 328400 * time.Microsecond, 913.5430, 1 * time.Millisecond, 2700 * time.Microsecond},
-		{"benchmark-put-precise.txt", 2000, 192239552, 10403.686334017257, 9021530, 18228469},
+		{"benchmark-put.txt", 300, 328400 * time.Microsecond, 913.5430, 1 * time.Millisecond, 2700 * time.Microsecond, 3900 * time.Microsecond, 400 * time.Microsecond},
+		{"benchmark-put-precise.txt", 2000, 192239552, 10403.686334017257, 9021530, 18228469, 19661866, 3399980},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -29,7 +31,7 @@ func TestParseBenchmark(t *testing.T) {
 				t.Fatal(err)
 			}
 			if r.Requests != tc.requests || r.Total != tc.total || r.OpsPerSec != tc.rate ||
-				r.Percentiles[50] != tc.p50 || r.Percentiles[99] != tc.p99 || r.Errors != 0 {
+				r.Percentiles[50] != tc.p50 || r.Percentiles[99] != tc.p99 || r.Errors != 0 || r.Slowest != tc.slowest || r.Stddev != tc.stddev {
 				t.Errorf("got %+v", r)
 			}
 		})

@@ -9,6 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
+
+	"etcdbench/internal/units"
 )
 
 // Exit codes of every comparison: measured (whatever the figures), a tool
@@ -238,4 +242,18 @@ func (e *Env) Release(err *error) {
 	if cerr := e.Close(); cerr != nil && *err == nil {
 		*err = cerr
 	}
+}
+
+// ParseDurations parses the list s of --flag (durations of 0 or more,
+// comma-separated, "2ms" or etcdbench's units) into durations.
+func ParseDurations(flag, s string) ([]time.Duration, error) {
+	var ds []time.Duration
+	for _, f := range strings.Split(s, ",") {
+		d, err := units.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d < 0 {
+			return nil, UsageError{Err: fmt.Errorf("--%s %q: want durations of 0 or more, comma-separated", flag, f)}
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
 }

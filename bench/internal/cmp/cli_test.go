@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseAndCheck(t *testing.T) {
@@ -146,5 +147,17 @@ func TestSetupGivenTools(t *testing.T) {
 	env.Release(&err) // nothing left to remove
 	if err != nil {
 		t.Errorf("second Release: %v", err)
+	}
+}
+
+func TestParseDurations(t *testing.T) {
+	ds, err := ParseDurations("rtts", "0, 2ms,120ms")
+	if err != nil || len(ds) != 3 || ds[0] != 0 || ds[1] != 2*time.Millisecond || ds[2] != 120*time.Millisecond {
+		t.Errorf("got %v, %v", ds, err)
+	}
+	for _, s := range []string{"", "2ms,,", "-1ms", "soon"} {
+		if _, err := ParseDurations("rtts", s); !errors.As(err, new(UsageError)) {
+			t.Errorf("%q: %v, want a usage error", s, err)
+		}
 	}
 }

@@ -53,10 +53,6 @@ type EtcdBinary struct {
 // new directory under dir, through wrap (a zoo place's cgroup; nil:
 // none), and waits until it is healthy.
 func StartEtcdBinary(ctx context.Context, wrap func(*exec.Cmd), dir, path string) (*EtcdBinary, error) {
-	data, err := os.MkdirTemp(dir, "etcd-")
-	if err != nil {
-		return nil, err
-	}
 	caddr, err := FreeAddr()
 	if err != nil {
 		return nil, err
@@ -66,11 +62,29 @@ func StartEtcdBinary(ctx context.Context, wrap func(*exec.Cmd), dir, path string
 		return nil, err
 	}
 	curl, purl := "http://"+caddr, "http://"+paddr
-	cmd := exec.Command(path, "--name", "zoo", "--data-dir", data,
+	e, err := startEtcd(wrap, dir, path, curl, "--name", "zoo",
 		"--listen-client-urls", curl, "--advertise-client-urls", curl,
 		"--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
-		"--initial-cluster", "zoo="+purl, "--logger", "zap", "--log-level", "warn")
-	e := &EtcdBinary{URL: curl, DataDir: data, cmd: cmd, out: &lockedBuffer{}, done: make(chan error, 1)}
+		"--initial-cluster", "zoo="+purl)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.waitHealthy(ctx); err != nil {
+		return nil, errors.Join(err, e.Stop())
+	}
+	return e, nil
+}
+
+// startEtcd starts the etcd at path with its data in a new directory
+// under dir and args beside it (logging warnings only), through wrap
+// (nil: none); url is its client URL.
+func startEtcd(wrap func(*exec.Cmd), dir, path, url string, args ...string) (*EtcdBinary, error) {
+	data, err := os.MkdirTemp(dir, "etcd-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path, append([]string{"--data-dir", data, "--logger", "zap", "--log-level", "warn"}, args...)...)
+	e := &EtcdBinary{URL: url, DataDir: data, cmd: cmd, out: &lockedBuffer{}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = e.out, e.out
 	if wrap != nil {
 		wrap(cmd)
@@ -79,13 +93,19 @@ func StartEtcdBinary(ctx context.Context, wrap func(*exec.Cmd), dir, path string
 		return nil, errors.Join(fmt.Errorf("starting %s: %w", path, err), os.RemoveAll(data))
 	}
 	go func() { e.done <- cmd.Wait() }()
+	return e, nil
+}
+
+// waitHealthy waits until e's /health says true (a leader elected and
+// the member serving), or e exits, for at most a minute.
+func (e *EtcdBinary) waitHealthy(ctx context.Context) error {
 	healthy := func(status int, body []byte) bool {
 		return status == http.StatusOK && bytes.Contains(body, []byte(`"true"`))
 	}
-	if err := WaitHTTP(ctx, curl+"/health", healthy, e.done); err != nil {
-		return nil, errors.Join(fmt.Errorf("%s: %w%s", path, err, Tail(e.out.Bytes())), e.Stop())
+	if err := WaitHTTP(ctx, e.URL+"/health", healthy, e.done); err != nil {
+		return fmt.Errorf("%s: %w%s", e.cmd.Path, err, Tail(e.out.Bytes()))
 	}
-	return e, nil
+	return nil
 }
 
 // Stop stops etcd with SIGTERM (SIGKILL after 30 s) and removes its data.
