@@ -8,7 +8,9 @@
 //     URL a toxiproxy (Shopify's, built from its module: independent of
 //     etcdbench's own peer links) with a latency toxic of half the round
 //     trip each way, so that every message to a member waits R/2 and a
-//     round trip R. etcd's own benchmark drives the leader open-loop
+//     round trip R. etcd's own benchmark drives every member's endpoint
+//     (--drive all, its clients spread over them as etcdbench's sweep's
+//     are; --drive leader: the leader's alone) open-loop
 //     (`benchmark put --rate R`, check perf's clients and connections at
 //     each rate, 256-byte new keys, 1 KiB values) for --step a rate. A
 //     rate passes when benchmark had no errors and achieved 90 % of it,
@@ -74,6 +76,10 @@ type params struct {
 	// Goal is the ratio side/truth the medians must lie within (and its
 	// inverse).
 	Goal float64 `json:"goal"`
+	// Drive is where the truth's puts go: "all" the members' endpoints
+	// (benchmark's clients spread over them, as etcdbench's sweep's and
+	// check perf's over a cluster's endpoints do), or "leader".
+	Drive string `json:"drive"`
 }
 
 type options struct {
@@ -96,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	c.NoFio, c.Rounds, c.FewestRounds = true, 3, 1
 	o := options{Common: c, Debian: "/usr/bin/etcd", params: params{Members: 3, Start: 150, KeySize: 256, ValSize: 1024,
-		Limits: search.DefaultLimits, Latency: checkPerfLatency(), Goal: 1.25}}
+		Limits: search.DefaultLimits, Latency: checkPerfLatency(), Goal: 1.25, Drive: "all"}}
 	rtts, sides, step := defaultRTTs, strings.Join(sideNames, ","), "10s"
 	versions := strings.Join(cmp.DefaultBenchmarkVersions, ",")
 	err = cmp.ParseFlags(name, "Holds `etcdbench etcd capacity` and `etcdbench capacity` with --members 3 --peer-rtt R to a real etcd 3.4 cluster whose peer links go through toxiproxy, driven by etcd's benchmark.", &o.Common, args, stderr, func(fs *flag.FlagSet) {
@@ -105,6 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fs.StringVar(&step, "step", step, "length of each fixed-rate step of the truth")
 		fs.Float64Var(&o.Start, "start", o.Start, "the truth's first rate (puts/s); the ladder doubles it")
 		fs.StringVar(&o.SideStep, "side-step", "", "etcd capacity's --step (default: its own)")
+		fs.StringVar(&o.Drive, "drive", o.Drive, "where the truth's puts go: all (every member's endpoint, as etcdbench's sweep sends) or leader")
 		fs.StringVar(&o.Debian, "debian-etcd", o.Debian, "Debian's etcd 3.4 binary")
 		fs.StringVar(&o.Benchmark, "benchmark", "", "etcd's benchmark binary; default: build go.etcd.io/etcd/v3/tools/benchmark")
 		fs.StringVar(&versions, "benchmark-versions", versions, "etcd versions to try, in order, when building benchmark")
@@ -117,6 +124,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.RTTs, err = cmp.ParseDurations("rtts", rtts); err != nil {
 		return o, err
+	}
+	if o.Drive != "all" && o.Drive != "leader" {
+		return bad("--drive %q: want all or leader", o.Drive)
 	}
 	for _, s := range strings.Split(sides, ",") {
 		if s = strings.TrimSpace(s); s == "" {

@@ -106,7 +106,7 @@ func (m *measurer) truth(ctx context.Context, rtt time.Duration) (truth, error) 
 	if err != nil {
 		return truth{}, err
 	}
-	s := stepper{benchmark: m.benchmark, keySize: m.o.KeySize, valSize: m.o.ValSize, dur: m.o.Step, lim: m.o.Limits, lat: m.o.Latency}
+	s := stepper{benchmark: m.benchmark, keySize: m.o.KeySize, valSize: m.o.ValSize, dur: m.o.Step, lim: m.o.Limits, lat: m.o.Latency, all: m.o.Drive == "all"}
 	srch := search.Search{Start: m.o.Start, Factor: 2, Resolution: 1.1, Min: 10, Max: 100_000, Vote: true}
 	t, err := searchOn(ctx, c, s, srch, m.progress)
 	if serr := c.stop(); err == nil {

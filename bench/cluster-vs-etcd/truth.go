@@ -118,6 +118,9 @@ type stepper struct {
 	dur              time.Duration
 	lim              search.Limits
 	lat              latencyLimits
+	// all sends to every member's endpoint (benchmark's clients spread
+	// over them), not only the leader's.
+	all bool
 }
 
 // run offers rate puts/s to the leader for s.dur and judges the step from
@@ -130,7 +133,15 @@ func (s stepper) run(ctx context.Context, c *cluster, leader int, rate float64) 
 	}
 	p := etcdload.CheckPresetAt(rate)
 	st.Conns, st.Clients = p.Conns, p.Clients
-	put := cmp.RatePut{Endpoint: c.members[leader].URL, Conns: st.Conns, Clients: st.Clients, Rate: rate, Dur: s.dur, KeySize: s.keySize, ValSize: s.valSize}
+	ep := c.members[leader].URL
+	if s.all {
+		var urls []string
+		for _, m := range c.members {
+			urls = append(urls, m.URL)
+		}
+		ep = strings.Join(urls, ",")
+	}
+	put := cmp.RatePut{Endpoint: ep, Conns: st.Conns, Clients: st.Clients, Rate: rate, Dur: s.dur, KeySize: s.keySize, ValSize: s.valSize}
 	pr, err := cmp.RunRatePut(ctx, s.benchmark, put)
 	if err != nil {
 		return st, err
