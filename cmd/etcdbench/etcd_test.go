@@ -64,6 +64,7 @@ func TestEtcdBadInput(t *testing.T) {
 		{"peer round trip with one member", []string{"etcd", "put", "--dir", dir, "--peer-rtt", "50ms"}, "give 3 members"},
 		{"negative peer round trip", []string{"etcd", "put", "--dir", dir, "--members", "3", "--peer-rtt", "-5ms"}, "--peer-rtt"},
 		{"unparsable peer round trip", []string{"etcd", "put", "--dir", dir, "--members", "3", "--peer-rtt", "far"}, "--peer-rtt"},
+		{"a member out of range", []string{"etcd", "put", "--dir", dir, "--members", "3", "--peer-rtt", "m4=40ms"}, "N from 1 to 3"},
 		{"a list of round trips", []string{"etcd", "put", "--dir", dir, "--members", "3", "--peer-rtt", "2ms,50ms"}, "a row each in capacity and etcd capacity"},
 		{"jitter over the round trip", []string{"etcd", "put", "--dir", dir, "--members", "3", "--peer-rtt", "5ms", "--peer-jitter", "10ms"}, "at most the round trip"},
 		{"consistency on put", []string{"etcd", "put", "--dir", dir, "--consistency", "s"}, "consistency"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,17 @@ const ClusterCapacityDescription = "what members put apart by a round trip carry
 // apartWords names members put apart: "3 members 50ms apart" (with
 // "+-5ms" for a jitter), or "3 members" when they are not.
 func apartWords(o etcdcluster.Options) string {
+	var far []string
+	for i, d := range o.MemberRTT {
+		if d > 0 {
+			far = append(far, fmt.Sprintf("member %d %v from the others", i+1, d))
+		}
+	}
+	if len(far) > 0 {
+		base := o
+		base.MemberRTT = nil
+		return apartWords(base) + ", " + strings.Join(far, ", ")
+	}
 	switch {
 	case o.PeerRTT == 0:
 		return fmt.Sprintf("%d members with no round trip added", o.Members)
@@ -57,7 +69,11 @@ func answerStep(c *result.Capacity, rate float64) *result.CapacityStep {
 // whose answer (c's own, or capacity's estimate on it) is rate, upper,
 // limited: the put latency at that rate comes from c's step there.
 func ClusterRow(c *result.Capacity, o etcdcluster.Options, rate, upper float64, limited finding.Kind) *result.ClusterCapacity {
-	row := &result.ClusterCapacity{Members: o.Members, PeerRTTNs: o.PeerRTT.Nanoseconds(), PeerJitterNs: o.PeerJitter.Nanoseconds(),
+	var own []int64
+	for _, d := range o.MemberRTT {
+		own = append(own, d.Nanoseconds())
+	}
+	row := &result.ClusterCapacity{Members: o.Members, PeerRTTNs: o.PeerRTT.Nanoseconds(), PeerJitterNs: o.PeerJitter.Nanoseconds(), MemberRTTNs: own,
 		Rate: rate, Upper: upper, LimitedBy: limited, Clients: verdict.CheckPerfLoadAt(max(rate, 1)).Clients}
 	lat := "no rate passed, so there is no put latency at it"
 	if s := answerStep(c, rate); s != nil {
@@ -128,15 +144,15 @@ func Machines(o etcdcluster.Options, one *result.Capacity, rate, upper float64, 
 	}
 	p50 := time.Duration(s.CommitP50Ns)
 	n := max(o.Members, 1)
-	trips := 1 + float64(n-1)/float64(n)
-	wait := p50 + time.Duration(trips*float64(o.PeerRTT))
+	quorum, net := networkWait(o)
+	wait := p50 + net
 	bound, clients := NetworkBound(wait)
 	p := &result.ClusterPrediction{OneMember: rate, OneMemberUpper: upper, OneMemberP50Ns: s.CommitP50Ns, LimitedBy: oneLimit, Rate: rate, Upper: upper}
 	if !math.IsInf(bound, 1) {
 		p.NetworkBound = bound
 	}
-	boundWords := fmt.Sprintf("check perf's %d clients, spread over the %d members (a put at the leader waits one round trip, at a follower two: %.2f on average), each waiting %.2f x %v + %v = %v for a put, send at most %d / %v = %.0f puts/s",
-		clients, n, trips, trips, o.PeerRTT, p50.Round(10*time.Microsecond), wait.Round(10*time.Microsecond), clients, wait.Round(10*time.Microsecond), bound)
+	boundWords := fmt.Sprintf("check perf's %d clients, spread over the %d members (a put at the leader waits its quorum's round trip, %v, one at a follower its own round trip to the leader too: %v on average), each waiting %v + %v = %v for a put, send at most %d / %v = %.0f puts/s",
+		clients, n, quorum, net.Round(10*time.Microsecond), net.Round(10*time.Microsecond), p50.Round(10*time.Microsecond), wait.Round(10*time.Microsecond), clients, wait.Round(10*time.Microsecond), bound)
 	switch {
 	case o.PeerRTT == 0:
 		boundWords = "no round trip was added, so the network bounds nothing"
@@ -157,6 +173,42 @@ func Machines(o etcdcluster.Options, one *result.Capacity, rate, upper float64, 
 	p.Evidence = fmt.Sprintf("predicted, not measured: %d machines like this one, each with its own member, %v apart, carry %s (limited by %s). This machine's single member carried %s puts/s (%s), its puts %v at the median there; %s; the lower, %s, is the prediction. Not measured: the leader's CPU for its followers' streams and the network's bandwidth",
 		o.Members, o.PeerRTT, report.PredictionWords(p), p.LimitedBy, rangeWords(rate, upper), from, p50.Round(10*time.Microsecond), boundWords, which)
 	return p
+}
+
+// networkWait is what members apart by o add to a put on average, with
+// the clients spread over every member, and the quorum round trip in it:
+// the leader (the member whose quorum is nearest: etcd does not choose
+// it so, and diagnose --endpoints names a better place) waits for the
+// round trip to the nearest followers a majority needs; a put at a
+// follower also for its own round trip to the leader (it hands the
+// proposal over, and learns of the commit a round trip later). Members R
+// apart add (1 + (n-1)/n) R: 5/3 R for three.
+func networkWait(o etcdcluster.Options) (quorum, mean time.Duration) {
+	n := max(o.Members, 1)
+	if n == 1 {
+		return 0, 0
+	}
+	best := -1
+	for l := range n {
+		var to []time.Duration
+		for j := range n {
+			if j != l {
+				to = append(to, o.PairRTT(l, j))
+			}
+		}
+		slices.Sort(to)
+		q := to[n/2-1] // the leader and n/2 followers are a majority
+		var sum time.Duration
+		for j := range n {
+			if j != l {
+				sum += o.PairRTT(l, j)
+			}
+		}
+		if m := q + sum/time.Duration(n); best < 0 || m < mean {
+			best, quorum, mean = l, q, m
+		}
+	}
+	return quorum, mean
 }
 
 // EtcdApart is `etcd capacity --members 3 --peer-rtt R1,R2...`: the sweep

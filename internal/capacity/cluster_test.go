@@ -76,7 +76,7 @@ func TestClusterRowAndMachines(t *testing.T) {
 	if m == nil || m.LimitedBy != finding.Network || math.Abs(m.Rate-500/0.402) > 1 || m.Upper != m.Rate || m.OneMember != 3000 {
 		t.Fatalf("members 240ms apart: %+v, want the network's bound 1244", m)
 	}
-	for _, w := range []string{"predicted, not measured", "1.67 x 240ms + 2ms = 402ms", "500 / 402ms = 1244", "the round trip's bound", "carry up to 1244 puts/s"} {
+	for _, w := range []string{"predicted, not measured", "400ms on average", "400ms + 2ms = 402ms", "500 / 402ms = 1244", "the round trip's bound", "carry up to 1244 puts/s"} {
 		if !strings.Contains(m.Evidence, w) {
 			t.Errorf("prediction's evidence lacks %q: %s", w, m.Evidence)
 		}
@@ -92,6 +92,16 @@ func TestClusterRowAndMachines(t *testing.T) {
 		t.Errorf("members 96ms apart: %+v, want 3000 up to the bound 3086", m)
 	}
 	// Too far for check perf's slowest request.
+	// A far member (m3 90 ms from the others, 2 ms between the two near
+	// ones): the leader near, its quorum 2 ms; puts at member 1 wait
+	// 2 ms more, at member 3 90 ms more: 2 + (2 + 90) / 3 ms on average.
+	zone := etcdcluster.Options{Members: 3, PeerRTT: 2 * time.Millisecond, MemberRTT: []time.Duration{0, 0, 90 * time.Millisecond}}
+	if q, w := networkWait(zone); q != 2*time.Millisecond || w != 2*time.Millisecond+92*time.Millisecond/3 {
+		t.Errorf("a far member: quorum %v, mean wait %v; want 2ms and %v", q, w, 2*time.Millisecond+92*time.Millisecond/3)
+	}
+	if q, w := networkWait(etcdcluster.Options{Members: 3, PeerRTT: 30 * time.Millisecond}); q != 30*time.Millisecond || w != 50*time.Millisecond {
+		t.Errorf("30ms apart: quorum %v, mean wait %v; want 30ms and 5/3 of it", q, w)
+	}
 	if m := Machines(etcdcluster.Options{Members: 3, PeerRTT: 400 * time.Millisecond}, one, one.Rate, one.Upper, one.Bend, "the test's"); m == nil || m.Rate != 0 || !strings.Contains(m.Evidence, "no rate passes") {
 		t.Errorf("members 400ms apart: %+v, want nothing carried", m)
 	}

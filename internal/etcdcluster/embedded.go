@@ -9,12 +9,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/types"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/membership"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -81,6 +84,29 @@ type Options struct {
 	// do. PeerJitter (at most PeerRTT) spreads each round trip uniformly
 	// over PeerRTT ± PeerJitter. Three members only.
 	PeerRTT, PeerJitter time.Duration
+	// MemberRTT, when set, puts members further: MemberRTT[i] (0: none)
+	// is member i's round trip to every other member (a far zone). The
+	// round trip between two members is the largest of PeerRTT and their
+	// own; each connection's delay is its pair's, by the member that
+	// opened it (peernet.Link.SetFrom). Three members only.
+	MemberRTT []time.Duration
+}
+
+// apart says whether the members' peers reach them through links.
+func (o Options) apart() bool {
+	return o.PeerRTT > 0 || slices.ContainsFunc(o.MemberRTT, func(d time.Duration) bool { return d > 0 })
+}
+
+// PairRTT is the round trip between members i and j: the largest of
+// PeerRTT and their own MemberRTT.
+func (o Options) PairRTT(i, j int) time.Duration {
+	rtt := o.PeerRTT
+	for _, m := range []int{i, j} {
+		if m < len(o.MemberRTT) {
+			rtt = max(rtt, o.MemberRTT[m])
+		}
+	}
+	return rtt
 }
 
 // TLSFiles name the certificate files the members serve clients (and
@@ -179,6 +205,25 @@ func start(ctx context.Context, opts Options, pickPorts func(n int) ([]int, erro
 // portAttempts is how often Start tries new ports.
 const portAttempts = 3
 
+// memberIDs are the members' IDs (as their requests' X-Server-From
+// carries them, in hex) by index: etcd's own computation for a member of
+// an initial cluster (membership.NewMember), from its advertised peer
+// address and the cluster's token.
+func memberIDs(advertised []string) (map[string]int, error) {
+	ids := map[string]int{}
+	for i, a := range advertised {
+		u, err := types.NewURLs([]string{"http://" + a})
+		if err != nil {
+			return nil, err
+		}
+		ids[membership.NewMember(memberName(i), u, clusterToken, nil).ID.String()] = i
+	}
+	return ids, nil
+}
+
+// clusterToken is the members' --initial-cluster-token.
+const clusterToken = "etcdbench"
+
 func memberName(i int) string { return fmt.Sprintf("member%d", i) }
 
 // memberDir is member i's data directory.
@@ -200,13 +245,31 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 	advertised := make([]string, n)
 	for i := range n {
 		advertised[i] = fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])
-		if opts.PeerRTT > 0 {
-			l, err := peernet.Listen(advertised[i], opts.PeerRTT/2, opts.PeerJitter/2)
+		if opts.apart() {
+			// A connection whose opener is not known (etcd's prober's)
+			// gets this member's own distance.
+			own := opts.PairRTT(i, i)
+			l, err := peernet.Listen(advertised[i], own/2, min(opts.PeerJitter, own)/2)
 			if err != nil {
 				return fmt.Errorf("embedded etcd: %s's peer link: %w", memberName(i), err)
 			}
 			c.links = append(c.links, l)
 			advertised[i] = l.Addr()
+		}
+	}
+	if len(opts.MemberRTT) > 0 && len(c.links) == n {
+		// Each connection gets its pair's delay, by the member ID its
+		// requests carry (etcd's own, computed as etcd does for an
+		// initial cluster).
+		ids, err := memberIDs(advertised)
+		if err != nil {
+			return err
+		}
+		for j, l := range c.links {
+			l.SetFrom(func(sender string) (time.Duration, bool) {
+				i, ok := ids[sender]
+				return opts.PairRTT(i, j) / 2, ok
+			})
 		}
 	}
 	var initial []string
@@ -271,7 +334,7 @@ func memberConfig(opts Options, name string, clientPort, peerPort int, advertise
 	}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*purl}, []url.URL{aurl}
 	cfg.InitialCluster = initial
-	cfg.InitialClusterToken = "etcdbench"
+	cfg.InitialClusterToken = clusterToken
 	cfg.ClusterState = embed.ClusterStateFlagNew
 	cfg.Logger = "zap"
 	if opts.SnapshotCount > 0 {

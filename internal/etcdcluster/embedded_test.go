@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -389,5 +390,73 @@ func TestEmbeddedMembersApart(t *testing.T) {
 	}
 	if seen < rtt.Seconds()*0.8 || seen > 4*rtt.Seconds() {
 		t.Errorf("etcd's prober p50 %.3fs, want about %v (its buckets double)", seen, rtt)
+	}
+}
+
+// One member far from the others (MemberRTT): the IDs the links tell
+// senders by are the members' own, a leader with a near member commits
+// without waiting for the far one, and a far leader waits its round trip
+// for every put.
+func TestEmbeddedMemberFar(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const far = 60 * time.Millisecond
+	c, err := Start(ctx, Options{Dir: t.TempDir(), Members: 3, MemberRTT: []time.Duration{0, 0, far}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var advertised []string
+	for _, l := range c.links {
+		advertised = append(advertised, l.Addr())
+	}
+	ids, err := memberIDs(advertised)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := newClient(t, c.Endpoints())
+	ml, err := cli.MemberList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]uint64{}
+	for _, m := range ml.Members {
+		byName[m.Name] = m.ID
+	}
+	for id, i := range ids {
+		if got := fmt.Sprintf("%x", byName[memberName(i)]); got != id {
+			t.Errorf("%s: computed ID %s, the member's own %s", memberName(i), id, got)
+		}
+	}
+	// puts is the median of 9 puts at member i, made the leader.
+	puts := func(i int) time.Duration {
+		t.Helper()
+		leader, err := c.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leader != i {
+			lc := newClient(t, c.Endpoints()[leader:leader+1])
+			if _, err := lc.MoveLeader(ctx, byName[memberName(i)]); err != nil {
+				t.Fatalf("moving the leader to %s: %v", memberName(i), err)
+			}
+		}
+		mc := newClient(t, c.Endpoints()[i:i+1])
+		var took []time.Duration
+		for k := range 9 {
+			t0 := time.Now()
+			if _, err := mc.Put(ctx, fmt.Sprintf("/far/%d/%d", i, k), "v"); err != nil {
+				t.Fatal(err)
+			}
+			took = append(took, time.Since(t0))
+		}
+		slices.Sort(took)
+		return took[len(took)/2]
+	}
+	if d := puts(0); d >= far/2 {
+		t.Errorf("a put at a near leader took %v at the median: want under %v (its near follower is its quorum)", d, far/2)
+	}
+	if d := puts(2); d < far {
+		t.Errorf("a put at the far leader took %v at the median: want at least its round trip %v", d, far)
 	}
 }

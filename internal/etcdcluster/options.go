@@ -57,6 +57,15 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: a peer round trip (%v) needs members to be apart: give 3 members", ErrBadOptions, o.PeerRTT)
 	case o.PeerJitter > o.PeerRTT:
 		return fmt.Errorf("%w: peer jitter %v over the round trip %v: want at most the round trip", ErrBadOptions, o.PeerJitter, o.PeerRTT)
+	case len(o.MemberRTT) > 0 && max(o.Members, 1) != 3:
+		return fmt.Errorf("%w: a member's own round trip needs members to be apart: give 3 members", ErrBadOptions)
+	case len(o.MemberRTT) > max(o.Members, 1):
+		return fmt.Errorf("%w: round trips for %d members of %d", ErrBadOptions, len(o.MemberRTT), o.Members)
+	}
+	for i, d := range o.MemberRTT {
+		if d < 0 {
+			return fmt.Errorf("%w: member %d's round trip %v: want a positive duration", ErrBadOptions, i+1, d)
+		}
 	}
 	if why := ElectionBreach(o.HeartbeatInterval, o.ElectionTimeout); why != "" {
 		return fmt.Errorf("%w: etcd refuses --election-timeout below 5 x --heartbeat-interval: %s (%s)", ErrBadOptions, why, ElectionRuleSource)

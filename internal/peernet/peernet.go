@@ -16,11 +16,14 @@
 package peernet
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,9 +44,12 @@ type Link struct {
 	release chan struct{} // closed and replaced when held ends
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{}
-	wg      sync.WaitGroup
-	closed  chan struct{}
-	once    sync.Once
+	// from, when set, gives a connection the one-way delay of the member
+	// that opened it (SetFrom).
+	from   func(sender string) (time.Duration, bool)
+	wg     sync.WaitGroup
+	closed chan struct{}
+	once   sync.Once
 }
 
 // Listen starts a link to the member at to ("127.0.0.1:port") whose
@@ -75,6 +81,19 @@ func (l *Link) OneWay() time.Duration { return time.Duration(l.delay.Load()) }
 func (l *Link) SetDelay(oneWay, jitter time.Duration) {
 	l.delay.Store(int64(oneWay))
 	l.jitter.Store(int64(min(jitter, oneWay)))
+}
+
+// SetFrom makes each connection's delay the one to the member that
+// opened it: sender is the X-Server-From header of the connection's first
+// request, which etcd's rafthttp sets on every stream and message it
+// opens (its member ID in hex), and oneWay the delay for that pair; a
+// connection whose first request does not say (etcd's prober's) or whose
+// sender f does not know keeps the link's own delay. Set before members
+// dial the link.
+func (l *Link) SetFrom(f func(sender string) (oneWay time.Duration, ok bool)) {
+	l.mu.Lock()
+	l.from = f
+	l.mu.Unlock()
 }
 
 // Hold holds (true) the link's traffic undelivered, or delivers what it
@@ -155,15 +174,61 @@ func (l *Link) forward(in net.Conn) {
 		case <-ctx.Done():
 		}
 	}()
+	src, oneWay := l.sender(in)
 	out, err := d.DialContext(ctx, "tcp", l.to)
 	if err != nil || !l.track(out) {
 		return
 	}
 	defer l.untrack(out)
 	var wg sync.WaitGroup
-	wg.Go(func() { l.pipe(out, in); closeWrite(out) })
-	wg.Go(func() { l.pipe(in, out); closeWrite(in) })
+	wg.Go(func() { l.pipe(out, src, oneWay); closeWrite(out) })
+	wg.Go(func() { l.pipe(in, out, oneWay); closeWrite(in) })
 	wg.Wait()
+}
+
+// headerLimit is the most of a connection's first bytes read for its
+// request's headers.
+const headerLimit = 16 << 10
+
+// sender is what to read in from (its first bytes peeked, not consumed)
+// and the connection's one-way delay by the member that opened it (-1:
+// the link's own), when SetFrom is set.
+func (l *Link) sender(in net.Conn) (io.Reader, time.Duration) {
+	l.mu.Lock()
+	f := l.from
+	l.mu.Unlock()
+	if f == nil {
+		return in, -1
+	}
+	br := bufio.NewReaderSize(in, headerLimit)
+	// An HTTP request's headers arrive at once; a connection that sends
+	// none within a second keeps the link's delay.
+	_ = in.SetReadDeadline(time.Now().Add(time.Second))
+	// What was peeked goes first, then the connection itself: not the
+	// buffer, which would keep a deadline's error.
+	rest := func() io.Reader {
+		_ = in.SetReadDeadline(time.Time{})
+		b, _ := br.Peek(br.Buffered())
+		return io.MultiReader(bytes.NewReader(append([]byte(nil), b...)), in)
+	}
+	for k := 1; k <= headerLimit; k = br.Buffered() + 1 {
+		// Peek(k) waits for one byte more than is buffered, and reads
+		// what has arrived.
+		_, err := br.Peek(k)
+		b, _ := br.Peek(br.Buffered())
+		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+			if req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:i+4]))); err == nil {
+				if d, ok := f(req.Header.Get("X-Server-From")); ok {
+					return rest(), d
+				}
+			}
+			return rest(), -1
+		}
+		if err != nil {
+			break
+		}
+	}
+	return rest(), -1
 }
 
 func closeWrite(c net.Conn) {
@@ -181,7 +246,10 @@ type chunk struct {
 // pipe copies src to dst, each chunk written at its arrival plus the
 // link's delay (in order: a chunk is never due before the one ahead of
 // it), while the next chunks are read.
-func (l *Link) pipe(dst io.Writer, src io.Reader) {
+//
+// oneWay, when not negative, is the connection's own delay (SetFrom),
+// with the link's jitter.
+func (l *Link) pipe(dst io.Writer, src io.Reader, oneWay time.Duration) {
 	q := make(chan chunk, 256)
 	done := make(chan struct{})
 	go func() {
@@ -208,7 +276,7 @@ func (l *Link) pipe(dst io.Writer, src io.Reader) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			due := time.Now().Add(l.sample())
+			due := time.Now().Add(l.sample(oneWay))
 			if due.Before(last) {
 				due = last
 			}
@@ -242,9 +310,13 @@ func (l *Link) wait() {
 	}
 }
 
-// sample is one chunk's delay: uniform in delay ± jitter.
-func (l *Link) sample() time.Duration {
+// sample is one chunk's delay: uniform in delay ± jitter, delay the
+// connection's own (oneWay, when not negative) or the link's.
+func (l *Link) sample(oneWay time.Duration) time.Duration {
 	d, j := l.delay.Load(), l.jitter.Load()
+	if oneWay >= 0 {
+		d, j = int64(oneWay), min(j, int64(oneWay))
+	}
 	if j > 0 {
 		d += rand.Int64N(2*j+1) - j
 	}

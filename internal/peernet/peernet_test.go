@@ -149,3 +149,44 @@ func TestListenBadDelay(t *testing.T) {
 		}
 	}
 }
+
+// A connection whose first request names its sender (etcd's
+// X-Server-From) gets that pair's delay; one that names none, or one the
+// link does not know, keeps the link's own; the request's bytes pass
+// whole.
+func TestDelayBySender(t *testing.T) {
+	l, err := Listen(echo(t), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.SetFrom(func(sender string) (time.Duration, bool) { return 40 * time.Millisecond, sender == "8e9e05c52164694d" })
+	// first sends a request with header h and times its echo.
+	first := func(h string) time.Duration {
+		t.Helper()
+		c, err := net.Dial("tcp", l.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		req := "GET /raft/stream/msgapp/1 HTTP/1.1\r\nHost: x\r\n" + h + "\r\n"
+		t0 := time.Now()
+		if _, err := c.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(req))
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(c, got); err != nil || string(got) != req {
+			t.Fatalf("echo %q, %v; want the request back whole", got, err)
+		}
+		return time.Since(t0)
+	}
+	if d := first("X-Server-From: 8e9e05c52164694d\r\n"); d < 80*time.Millisecond || d > 500*time.Millisecond {
+		t.Errorf("a known sender's request came back in %v: want its pair's 80ms round trip", d)
+	}
+	for _, h := range []string{"", "X-Server-From: 1\r\n"} {
+		if d := first(h); d >= 40*time.Millisecond {
+			t.Errorf("header %q: came back in %v, want the link's own 0 delay", h, d)
+		}
+	}
+}

@@ -165,6 +165,11 @@ func ClusterSummary(r *result.ClusterCapacity) string {
 	if r.PeerRTTNs == 0 {
 		apart = fmt.Sprintf("%d members, no round trip added", r.Members)
 	}
+	for i, d := range r.MemberRTTNs {
+		if d > 0 {
+			apart += fmt.Sprintf(", member %d %v from the others", i+1, time.Duration(d))
+		}
+	}
 	s := fmt.Sprintf("%s, on this machine: %s puts/s, limited by %s", apart, rangeOf(r.Rate, r.Upper), r.LimitedBy)
 	if r.RequestP99Ns > 0 {
 		s += fmt.Sprintf(" (puts p50 %s, p99 %s there)", units.FormatDuration(time.Duration(r.RequestP50Ns)), units.FormatDuration(time.Duration(r.RequestP99Ns)))

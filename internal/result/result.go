@@ -332,6 +332,9 @@ type ClusterCapacity struct {
 	Members      int   `json:"members"`
 	PeerRTTNs    int64 `json:"peer_rtt_ns"`
 	PeerJitterNs int64 `json:"peer_jitter_ns,omitempty"`
+	// MemberRTTNs is each member's own round trip to the others (--peer-rtt
+	// m3=40ms; 0: none): a pair's is the larger of theirs and PeerRTTNs.
+	MemberRTTNs []int64 `json:"member_rtt_ns,omitempty"`
 	// Rate and Upper are what the emulated cluster carried (Upper 0: at
 	// least Rate): `etcd capacity`'s sweep, or `capacity`'s estimate
 	// (the lower of the disk's model and the sweep); LimitedBy what bends

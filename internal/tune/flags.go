@@ -3,6 +3,7 @@ package tune
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,7 +29,7 @@ func (f *ApartFlags) Members() int { return f.members }
 // Register adds the flags to fs.
 func (f *ApartFlags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.members, "members", 1, "embedded etcd members: 1 or 3")
-	fs.StringVar(&f.peerRTT, "peer-rtt", "", "round trip between the embedded etcd's 3 members, e.g. 50ms: each member's peers reach it through a link of this process that holds every byte for half of it each way (default: none); capacity and etcd capacity take a list, 0,2ms,10ms,50ms, and give a row each")
+	fs.StringVar(&f.peerRTT, "peer-rtt", "", "round trip between the embedded etcd's 3 members, e.g. 50ms: each member's peers reach it through a link of this process that holds every byte for half of it each way (default: none); capacity and etcd capacity take a list, 0,2ms,10ms,50ms, and give a row each; mN=DURATION puts member N (1-3) that far from the others (a far zone), for every row: 1ms,m3=40ms")
 	fs.StringVar(&f.peerJitter, "peer-jitter", "", "spread of each round trip between the members (uniform over --peer-rtt +- it; default: none)")
 	fs.StringVar(&f.peerRTTFrom, "peer-rtt-from", "", "put the members as far apart as `etcdbench net -o json` measured in FILE: its worst peer's round trip p50, with the jitter of its p99 (instead of --peer-rtt)")
 }
@@ -46,6 +47,35 @@ func (f *ApartFlags) rtts() (rtts []string, jitter string, err error) {
 		}
 	}
 	return strings.Split(rtt, ","), jitter, nil
+}
+
+// memberRTT takes --peer-rtt's entries mN=D out of rtts: member N's (from
+// 1) round trip to every other member, for every row.
+func memberRTT(rtts []string) (rows []string, own []time.Duration, err error) {
+	for _, e := range rtts {
+		e = strings.TrimSpace(e)
+		name, d, ok := strings.Cut(e, "=")
+		if !ok {
+			rows = append(rows, e)
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(name, "m"))
+		if !strings.HasPrefix(name, "m") || err != nil || n < 1 || n > 3 {
+			return nil, nil, run.Usagef("--peer-rtt %q: a member's own round trip is mN=DURATION, N from 1 to 3 (m3=40ms)", e)
+		}
+		v, err := Lookup("peer-rtt").ParseFlag(d)
+		if err != nil {
+			return nil, nil, run.Usage(err)
+		}
+		for len(own) < n {
+			own = append(own, 0)
+		}
+		own[n-1] = v.d
+	}
+	if len(rows) == 0 {
+		rows = []string{""}
+	}
+	return rows, own, nil
 }
 
 // set applies the members and one round trip to c, each value checked by
@@ -77,12 +107,17 @@ func (f *ApartFlags) each(base etcdcluster.Options) ([]etcdcluster.Options, erro
 	if err != nil {
 		return nil, err
 	}
-	if f.members <= 1 && len(rtts) == 1 && rtts[0] == "" && jitter == "" {
+	rtts, own, err := memberRTT(rtts)
+	if err != nil {
+		return nil, err
+	}
+	if f.members <= 1 && len(rtts) == 1 && rtts[0] == "" && jitter == "" && own == nil {
 		return nil, nil
 	}
 	var each []etcdcluster.Options
 	for _, rtt := range rtts {
 		c := Config{Embedded: base}
+		c.Embedded.MemberRTT = own
 		if err := f.set(&c, strings.TrimSpace(rtt), jitter); err != nil {
 			return nil, err
 		}

@@ -62,3 +62,28 @@ func TestPeerRTTList(t *testing.T) {
 		t.Errorf("capacity --members 3: %v, %v; want one row with no round trip", each, err)
 	}
 }
+
+// mN=D puts member N that far from the others in every row; a bad one is
+// named.
+func TestPeerRTTFarMember(t *testing.T) {
+	each, err := parsed(t, true, "--members", "3", "--peer-rtt", "0,2ms,m3=40ms").Apart()
+	if err != nil || len(each) != 2 {
+		t.Fatalf("Apart: %v, %v; want two rows", each, err)
+	}
+	for _, o := range each {
+		if len(o.MemberRTT) != 3 || o.MemberRTT[2] != 40*time.Millisecond || o.MemberRTT[0] != 0 {
+			t.Errorf("row %v apart: member round trips %v, want m3 40ms", o.PeerRTT, o.MemberRTT)
+		}
+	}
+	if each, err := parsed(t, true, "--members", "3", "--peer-rtt", "m2=30ms").Apart(); err != nil || len(each) != 1 || each[0].PeerRTT != 0 || each[0].MemberRTT[1] != 30*time.Millisecond {
+		t.Errorf("m2=30ms alone: %v, %v; want one row, the others not apart", each, err)
+	}
+	for _, bad := range []string{"m4=10ms", "x=10ms", "m1=far"} {
+		if _, err := parsed(t, true, "--members", "3", "--peer-rtt", bad).Apart(); err == nil {
+			t.Errorf("--peer-rtt %s: no error", bad)
+		}
+	}
+	if _, err := parsed(t, true, "--peer-rtt", "m3=40ms").Apart(); err == nil || !strings.Contains(err.Error(), "give 3 members") {
+		t.Errorf("m3=40ms with one member: %v", err)
+	}
+}

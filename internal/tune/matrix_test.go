@@ -84,7 +84,7 @@ func TestExpandEverySetting(t *testing.T) {
 		Members: 3, SnapshotCount: 10000, HeartbeatInterval: 50 * time.Millisecond, ElectionTimeout: 2 * time.Second,
 		QuotaBackendBytes: 4 << 30, BackendBatchInterval: time.Second, BackendBatchLimit: 10000,
 	}}
-	if last.Dir != want.Dir || last.Embedded != want.Embedded || last.Load.Clients != 32 || last.Load.Conns != 4 || last.Load.ValSize != 4096 {
+	if last.Dir != want.Dir || !reflect.DeepEqual(last.Embedded, want.Embedded) || last.Load.Clients != 32 || last.Load.Conns != 4 || last.Load.ValSize != 4096 {
 		t.Errorf("last combination %+v %+v\nwant %+v, 32 clients, 4 conns, 4096-byte values", last.Dir, last.Embedded, want)
 	}
 }

@@ -61,8 +61,12 @@ var Rules = []Rule{
 			if et == 0 {
 				et = time.Second // etcd's default
 			}
-			if rtt := c.Embedded.PeerRTT + c.Embedded.PeerJitter; rtt >= et {
-				return fmt.Sprintf("peer-rtt %v (jitter included) >= election-timeout %v", rtt, et)
+			rtt := c.Embedded.PeerRTT
+			for _, d := range c.Embedded.MemberRTT {
+				rtt = max(rtt, d)
+			}
+			if rtt += c.Embedded.PeerJitter; rtt >= et {
+				return fmt.Sprintf("peer-rtt %v (the largest pair's, jitter included) >= election-timeout %v", rtt, et)
 			}
 			return ""
 		},
