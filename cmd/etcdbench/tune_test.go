@@ -201,3 +201,39 @@ func TestTuneInterrupted(t *testing.T) {
 	}
 	checkNoScratch(t, dir)
 }
+
+// tune of three members apart: every run kills its leader after the
+// load, and the table shows, beside leader changes, the late heartbeats
+// and the time to a new leader (about the 500 ms election timeout to
+// twice it, with the round trips of the vote).
+func TestTuneMembersApart(t *testing.T) {
+	dir := t.TempDir()
+	res := runBin(t, runOpts{}, "tune", "--dir", dir, "--vary", "members=3", "--vary", "peer-rtt=0,30ms", "--vary", "heartbeat-interval=50",
+		"--vary", "election-timeout=500", "--rounds", "1", "--total", "100", "--clients", "4", "--no-progress", "-o", "json")
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	r, err := result.Read(strings.NewReader(res.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := r.Workloads[len(r.Workloads)-1]
+	for _, c := range []string{"c1", "c2"} {
+		f := sum.Figure(c + "_failover_median")
+		if f == nil || f.Value < 0.4 || f.Value > 5 {
+			t.Errorf("%s's time to a new leader: %+v, want 0.4-5 s", c, f)
+		}
+		if f := sum.Figure(c + "_late_heartbeats_max"); f == nil {
+			t.Errorf("%s has no late heartbeats figure", c)
+		}
+	}
+	for _, w := range r.Workloads[:len(r.Workloads)-1] {
+		if w.Figure("failover_seconds") == nil {
+			t.Errorf("run %v has no failover_seconds: %v", w.Parameters["tune_combination"], w.Notes)
+		}
+	}
+	checkNoScratch(t, dir)
+	if left := memberPIDs(t, dir); len(left) > 0 {
+		t.Errorf("member processes %v still run", left)
+	}
+}

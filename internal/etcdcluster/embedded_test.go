@@ -460,3 +460,29 @@ func TestEmbeddedMemberFar(t *testing.T) {
 		t.Errorf("a put at the far leader took %v at the median: want at least its round trip %v", d, far)
 	}
 }
+
+// Killing the leader: another member leads within the election timeout
+// and its randomized extra (etcd's [1, 2) x --election-timeout) plus the
+// vote, and Close does not count the killed member a failure.
+func TestKillLeader(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), Members: 3, HeartbeatInterval: 50 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.KillLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a new leader %v after killing member%d", f.Took, f.Killed)
+	if f.Took < 400*time.Millisecond || f.Took > 5*time.Second {
+		t.Errorf("a new leader %v after the kill: want about the 500ms election timeout to twice it", f.Took)
+	}
+	if lead, err := c.Leader(ctx); err == nil {
+		t.Errorf("Leader after a kill: %d, want the killed member's exit named", lead)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close after a kill: %v", err)
+	}
+}

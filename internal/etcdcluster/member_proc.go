@@ -37,6 +37,9 @@ type memberProc struct {
 	// is closed.
 	failure string
 	waitErr error
+	// killed says the process was killed on purpose (Cluster.KillLeader):
+	// its end is not a failure.
+	killed atomic.Bool
 }
 
 // startMemberProc starts the member described by spec in a child process
@@ -143,6 +146,8 @@ func (p *memberProc) exitErr() error {
 // endErr is the failure of a process that exited: nil after a clean stop.
 func (p *memberProc) endErr() error {
 	switch {
+	case p.killed.Load():
+		return nil
 	case p.failure != "":
 		return errors.New(p.failure)
 	case p.waitErr != nil:

@@ -39,6 +39,10 @@ type Spec struct {
 	Space int64
 	// Name is the progress line's name for the run (empty: the load's).
 	Name string
+	// Failover, for three embedded members, kills the leader after the
+	// load and times until another leads (etcdcluster.KillLeader): the
+	// figure failover_seconds, and Measurement.Failover.
+	Failover bool
 }
 
 // Measure starts the embedded etcd when there are no endpoints, runs the
@@ -60,6 +64,9 @@ type Measurement struct {
 	// Request is the load's request latency (etcdload.Outcome.Request).
 	Request *stats.Summary
 	Members []observe.Member
+	// Failover is the time a new leader took after the leader was
+	// killed (Spec.Failover); nil when not measured.
+	Failover *etcdcluster.Failover
 }
 
 // MeasureRun is Measure that also returns what the load measured, typed
@@ -140,7 +147,34 @@ func measure(ctx context.Context, s Spec, m *Measurement) (res *result.Result, e
 	if cluster != nil && wentWrong(out) {
 		out.Workload.Notes = append(out.Workload.Notes, logNotes(cluster.Log())...)
 	}
+	if s.Failover && cluster != nil && s.Embedded.Members == 3 && runErr == nil {
+		f := failover(ctx, cluster, &out.Workload)
+		if m != nil {
+			m.Failover = f
+		}
+	}
 	return ses.Finish(ctx, []result.Workload{out.Workload}, runErr)
+}
+
+// failoverWait is the longest a new leader is waited for after the
+// leader is killed: etcd's largest election timeout is 50 s.
+const failoverWait = 60 * time.Second
+
+// failover kills cluster's leader after the load and records how long
+// the others took to elect a new one on w (nil when it could not be
+// measured: a note says why).
+func failover(ctx context.Context, cluster *etcdcluster.Cluster, w *result.Workload) *etcdcluster.Failover {
+	fctx, cancel := context.WithTimeout(ctx, failoverWait)
+	defer cancel()
+	f, err := cluster.KillLeader(fctx)
+	if err != nil {
+		w.Notes = append(w.Notes, "the time to a new leader was not measured: "+err.Error())
+		return nil
+	}
+	w.Figures = append(w.Figures, result.Figure{Name: "failover_seconds", Value: f.Took.Seconds(), Unit: "s",
+		Description: "after the load, the leader's process was killed (a crash): the time until another member led, its election timeout and the round trips of the vote"})
+	w.Notes = append(w.Notes, fmt.Sprintf("after the load the leader, member%d, was killed: another member led %v later", f.Killed, f.Took.Round(time.Millisecond)))
+	return &f
 }
 
 // wentWrong reports whether a load had failed requests or a verdict that

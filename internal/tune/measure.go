@@ -60,7 +60,9 @@ func (p Plan) Measure(ctx context.Context, o Options) (Summary, *result.Result, 
 		if o.Progress != nil {
 			fmt.Fprintf(o.Progress, "tune: run %d of %d: round %d, %s (%s)\n", started, total, sl.Round, c.ID(), c.Label())
 		}
-		return etcdrun.MeasureRun(ctx, etcdrun.Spec{Load: l, Embedded: c.Config.Embedded, Dir: c.Config.Dir, Args: o.Args, Progress: o.Progress})
+		// Three members: after the load, the leader is killed and the
+		// time to a new one measured (the timeouts' worth).
+		return etcdrun.MeasureRun(ctx, etcdrun.Spec{Load: l, Embedded: c.Config.Embedded, Dir: c.Config.Dir, Args: o.Args, Progress: o.Progress, Failover: c.Config.Embedded.Members == 3})
 	}
 	done := func(r Run) error {
 		if o.SaveDir == "" {

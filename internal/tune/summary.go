@@ -34,6 +34,15 @@ var Metrics = []Metric{
 	{ID: "wal_fsync_p99", Title: "WAL fsync p99", Unit: "s", of: maxOverMembers(func(m observe.Member) float64 { return m.WALFsyncP(0.99) })},
 	{ID: "backend_commit_p99", Title: "backend commit p99", Unit: "s", of: maxOverMembers(func(m observe.Member) float64 { return m.BackendCommitP(0.99) })},
 	{ID: "leader_changes", Title: "leader changes", Unit: "count", of: maxOverMembers(func(m observe.Member) float64 { return m.LeaderChanges })},
+	{ID: "late_heartbeats", Title: "late heartbeats", Unit: "count", of: maxOverMembers(func(m observe.Member) float64 { return m.LateHeartbeats })},
+	// failover is the time to a new leader after the leader was killed
+	// (three members, after the load).
+	{ID: "failover", Title: "new leader after a kill", Unit: "s", of: func(r Run) (float64, bool) {
+		if r.Failover == nil {
+			return 0, false
+		}
+		return r.Failover.Took.Seconds(), true
+	}},
 }
 
 // latencyAt reads percentile p of the load's request latency, in seconds.

@@ -13,6 +13,8 @@ import (
 // WriteText writes the comparison table: the combinations, then per
 // combination each figure's median and range over the rounds, the worst
 // verdict, the differences larger than the noise and the notes.
+// A figure no run gave (the time to a new leader, with one member) has
+// no column.
 func WriteText(w io.Writer, s Summary) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "etcdbench tune: %s\n", s.Load)
@@ -25,14 +27,15 @@ func WriteText(w io.Writer, s Summary) error {
 	b.WriteString("\nmedian [min..max] over the rounds; disk figures from etcd's own histograms, the slowest member\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	head := []string{"", "runs"}
-	for _, m := range Metrics {
-		head = append(head, m.Title+unitSuffix(m.Unit))
+	cols := shownMetrics(s)
+	for _, m := range cols {
+		head = append(head, Metrics[m].Title+unitSuffix(Metrics[m].Unit))
 	}
 	fmt.Fprintln(tw, strings.Join(append(head, "verdicts"), "\t"))
 	for c, combo := range s.Combinations {
 		row := []string{combo.ID(), fmt.Sprint(runsOf(s, c))}
-		for m, met := range Metrics {
-			row = append(row, cell(s.Cells[c][m], met.Unit))
+		for _, m := range cols {
+			row = append(row, cell(s.Cells[c][m], Metrics[m].Unit))
 		}
 		v := "-"
 		if s.Worst[c] != nil {
@@ -149,4 +152,18 @@ func WriteTrailer(w io.Writer, saveDir string, interrupted, failed bool, done, t
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shownMetrics are the indexes of the Metrics that some run gave.
+func shownMetrics(s Summary) []int {
+	var cols []int
+	for m := range Metrics {
+		for c := range s.Combinations {
+			if len(s.Cells[c][m].Values) > 0 {
+				cols = append(cols, m)
+				break
+			}
+		}
+	}
+	return cols
 }

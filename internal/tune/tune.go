@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"etcdbench/internal/etcdcluster"
 	"fmt"
 
 	"etcdbench/internal/etcdload/observe"
@@ -27,6 +28,9 @@ type Run struct {
 	Request *stats.Summary
 	// Members are the run's etcd members as observed around its load.
 	Members []observe.Member
+	// Failover is the time to a new leader after the leader was killed,
+	// after the load (three members), or nil.
+	Failover *etcdcluster.Failover
 	// Saved is the file the run was saved to, if any.
 	Saved string
 }
@@ -80,7 +84,7 @@ func (p Plan) Execute(ctx context.Context, run RunFunc, done func(Run) error) ([
 		m, err := run(ctx, c, slot)
 		r := Run{Slot: slot, Order: i + 1}
 		if m != nil {
-			r.Result, r.Load, r.Request, r.Members = m.Result, m.Load, m.Request, m.Members
+			r.Result, r.Load, r.Request, r.Members, r.Failover = m.Result, m.Load, m.Request, m.Members, m.Failover
 		}
 		res := r.Result
 		if w := r.Workload(); w != nil {

@@ -56,6 +56,7 @@ func Figures(ms []Member) []result.Figure {
 		add(n+"_cores", m.Cores, "count", "CPUs the member's Go runtime runs on at once (GOMAXPROCS, go_sched_gomaxprocs_threads)")
 		add(n+"_slow_applies", m.SlowApplies, "count", "applies slower than --warning-apply-duration (100 ms) during the load")
 		add(n+"_leader_changes", m.LeaderChanges, "count", "leader changes seen during the load")
+		add(n+"_late_heartbeats", m.LateHeartbeats, "count", "heartbeats this member, leading, sent later than twice the heartbeat interval during the load (etcd_server_heartbeat_send_failures_total: its warning \"leader failed to send out heartbeat on time\")")
 		add(n+"_db_size", m.DBSize, "B", "backend database file size after the load")
 		add(n+"_apply_p99", m.ApplyP99, "s", "apply duration p99 during the load (etcd's histogram, 0.1 ms buckets at the bottom)")
 		add(n+"_peer_rtt_p99", m.PeerRTTP99, "s", "peer round-trip time p99 during the load (etcd's histogram, 0.1 ms buckets at the bottom)")

@@ -20,8 +20,12 @@ const (
 	ApplyMetric         = "etcd_server_apply_duration_seconds"
 	SlowApplyMetric     = "etcd_server_slow_apply_total"
 	LeaderChangesMetric = "etcd_server_leader_changes_seen_total"
-	DBSizeMetric        = "etcd_mvcc_db_total_size_in_bytes"
-	PeerRTTMetric       = "etcd_network_peer_round_trip_time_seconds"
+	// LateHeartbeatsMetric counts the heartbeats a leader sent later than
+	// twice the heartbeat interval (etcd's warning "leader failed to send
+	// out heartbeat on time").
+	LateHeartbeatsMetric = "etcd_server_heartbeat_send_failures_total"
+	DBSizeMetric         = "etcd_mvcc_db_total_size_in_bytes"
+	PeerRTTMetric        = "etcd_network_peer_round_trip_time_seconds"
 
 	// ProcessCPUMetric is the Prometheus client's CPU time of the
 	// member's process (user and system, from /proc/self/stat).
@@ -50,8 +54,9 @@ type Member struct {
 	// ApplyP99 and PeerRTTP99 are in seconds (etcd's histograms, 0.1 ms
 	// buckets at the bottom).
 	ApplyP99, PeerRTTP99 float64
-	// LeaderChanges and SlowApplies count what happened during the load.
-	LeaderChanges, SlowApplies float64
+	// LeaderChanges, SlowApplies and LateHeartbeats count what happened
+	// during the load.
+	LeaderChanges, SlowApplies, LateHeartbeats float64
 	// DBSize is the backend database file's size after the load, bytes.
 	DBSize float64
 	// CPU is the CPUs the member's process used between the scrapes;
@@ -80,7 +85,7 @@ func (m Member) BackendCommitP(q float64) float64 { return metrics.Quantile(q, m
 // observeOthers reads the optional metrics of one member, whose scrapes
 // were window apart.
 func observeOthers(m *Member, before, after metrics.Families, window time.Duration) {
-	m.ApplyP99, m.PeerRTTP99, m.LeaderChanges, m.SlowApplies = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	m.ApplyP99, m.PeerRTTP99, m.LeaderChanges, m.SlowApplies, m.LateHeartbeats = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	m.DBSize, m.CPU, m.Cores = math.NaN(), math.NaN(), math.NaN()
 	counter := func(metric string) float64 {
 		b, berr := metrics.ValueOf(before, metric)
@@ -96,7 +101,7 @@ func observeOthers(m *Member, before, after metrics.Families, window time.Durati
 	if v, err := metrics.ValueOf(after, GOMAXPROCSMetric); err == nil && v > 0 {
 		m.Cores = v
 	}
-	m.SlowApplies, m.LeaderChanges = counter(SlowApplyMetric), counter(LeaderChangesMetric)
+	m.SlowApplies, m.LeaderChanges, m.LateHeartbeats = counter(SlowApplyMetric), counter(LeaderChangesMetric), counter(LateHeartbeatsMetric)
 	if v, err := metrics.ValueOf(after, DBSizeMetric); err == nil {
 		m.DBSize = v
 	}
