@@ -256,6 +256,32 @@ func (lc limitContext) roundTrip(e StepEvidence) time.Duration {
 
 // limitWords says a limit in words, with the evidence of its step.
 func limitWords(lim finding.Finding, f result.CapacityStep, e StepEvidence, lc limitContext) string {
+	w := limitWordsOf(lim, f, e, lc)
+	if lim.Case != CaseLatency {
+		w += lc.latencyNote(e)
+	}
+	return w
+}
+
+// latencyNote says, for a limit other than the round trip's, that the
+// round trip was still most of each put's wait (roundTrip), "" when it
+// was not: on a cluster 50 ms apart bent by its disk, each put took
+// 108 ms at the median, nearly all of it the round trip.
+func (lc limitContext) latencyNote(e StepEvidence) string {
+	rtt := lc.roundTrip(e)
+	if rtt == 0 {
+		return ""
+	}
+	from := "the members were put apart by it"
+	if lc.peerRTT == 0 {
+		from = "etcd's prober's p99"
+	}
+	return fmt.Sprintf(". Each put waited %v at the median, most of it the round trip between members (%v, %s; the leader's WAL sync %v): the network, not this limit, sets each put's latency, and %d clients send at most %.0f puts/s that way",
+		e.RequestP50.Round(100*time.Microsecond), rtt, from, e.WALP50.Round(10*time.Microsecond), e.Clients, float64(e.Clients)/e.RequestP50.Seconds())
+}
+
+// limitWordsOf is limitWords before its latency note.
+func limitWordsOf(lim finding.Finding, f result.CapacityStep, e StepEvidence, lc limitContext) string {
 	th, v := lc.th, lc.view(e)
 	at := fmt.Sprintf("at %.0f puts/s", f.Rate)
 	disk := fmt.Sprintf("WAL fsync p99 %v, backend commit p99 %v", e.WAL.Round(time.Microsecond), e.Commit.Round(time.Microsecond))

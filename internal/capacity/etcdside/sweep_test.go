@@ -130,6 +130,10 @@ func TestLimitingResource(t *testing.T) {
 			e.RequestP50, e.WALP50, e.Clients, e.PeerRTT = 55*time.Millisecond, time.Millisecond, 50, 0.051
 		})}, false,
 			finding.Network, CaseLatency, map[string]float64{"request_p50": 0.055, "round_trip": 0.051, "clients": 50, "clients_bound": 50 / 0.055}},
+		{"the disk bends it, the round trip is each put's wait", []stepEv{ok, step(714, "backend_commit_p99", func(e *StepEvidence) {
+			e.RequestP50, e.WALP50, e.Clients, e.PeerRTT, e.Commit = 108*time.Millisecond, 2*time.Millisecond, 200, 0.1024, 28*time.Millisecond
+		})}, false,
+			finding.Disk, "", nil},
 		{"a slow put that the round trip does not explain", []stepEv{ok, step(1000, "check_perf_throughput", func(e *StepEvidence) {
 			e.RequestP50, e.WALP50, e.Clients, e.PeerRTT = 55*time.Millisecond, time.Millisecond, 50, 0.002
 		})}, false,
@@ -164,6 +168,9 @@ func TestLimitingResource(t *testing.T) {
 			t.Logf("%s: %s", got.Kind, words)
 			if got.Kind != tc.kind || got.Case != tc.fcase || words == "" {
 				t.Fatalf("limitingResource = %+v, want %q case %q", got, tc.kind, tc.fcase)
+			}
+			if note := strings.Contains(words, "most of it the round trip between members"); note != strings.HasPrefix(tc.name, "the disk bends it, the round trip") {
+				t.Errorf("latency note %v in %q", note, words)
 			}
 			for name, want := range tc.facts {
 				if f, ok := got.Fact(name); !ok || math.Abs(f.Value-want) > 1e-12 {
