@@ -233,6 +233,12 @@ type ClusterMember struct {
 	// HashKV is the hash of the key space at HashRevision.
 	HashKV       uint32 `json:"hash_kv,omitempty"`
 	HashRevision int64  `json:"hash_revision,omitempty"`
+	// HeartbeatIntervalNs and ElectionTimeoutNs are the timeouts the
+	// member runs with, where its process on this machine told them;
+	// TimeoutsFrom says where (absent: not known, the member is elsewhere).
+	HeartbeatIntervalNs int64  `json:"heartbeat_interval_ns,omitempty"`
+	ElectionTimeoutNs   int64  `json:"election_timeout_ns,omitempty"`
+	TimeoutsFrom        string `json:"timeouts_from,omitempty"`
 	// Reads are the serializable and linearizable read latencies.
 	SerializableRead *ReadLatency `json:"serializable_read,omitempty"`
 	LinearizableRead *ReadLatency `json:"linearizable_read,omitempty"`

@@ -76,6 +76,12 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	}
 
 	v := newView(probes)
+	v.timeouts = make([]*timeouts, len(probes))
+	for i, p := range probes {
+		if t, ok := memberTimeouts("/proc", p.endpoint); ok {
+			v.timeouts[i] = &t
+		}
+	}
 	ev, idx := sc.evidence(float64(runtime.NumCPU()))
 	ev.Logs = logs
 	v.quotas = make([]int64, len(probes))

@@ -357,4 +357,11 @@ func TestDebianClusterApart(t *testing.T) {
 			t.Errorf("the network finding does not say %q: %s / %s", want, network.Evidence, network.Advice)
 		}
 	}
+	// The members run here: their timeouts are read from their processes
+	// (etcd's defaults: none is given).
+	for _, m := range c.Members {
+		if m.HeartbeatIntervalNs != int64(100*time.Millisecond) || m.ElectionTimeoutNs != int64(time.Second) || !strings.HasPrefix(m.TimeoutsFrom, "etcd's defaults") {
+			t.Errorf("%s: timeouts %d/%d from %q, want etcd's defaults read from its process", m.Name, m.HeartbeatIntervalNs, m.ElectionTimeoutNs, m.TimeoutsFrom)
+		}
+	}
 }

@@ -70,6 +70,10 @@ func (v *view) member(i int, p *probe) result.ClusterMember {
 		m.HashKV, m.HashRevision, m.CompactRevision = p.hash.Hash, p.hash.HashRevision, p.hash.CompactRevision
 	}
 	m.SerializableRead, m.LinearizableRead = readLatency(p.serializable), readLatency(p.linearizable)
+	if i < len(v.timeouts) && v.timeouts[i] != nil {
+		t := v.timeouts[i]
+		m.HeartbeatIntervalNs, m.ElectionTimeoutNs, m.TimeoutsFrom = t.heartbeat.Nanoseconds(), t.election.Nanoseconds(), t.from
+	}
 	return m
 }
 
@@ -173,6 +177,11 @@ func (v *view) notes(sc scrapes, idx []int) []string {
 		}
 		if len(m.Alarms) > 0 {
 			line += ", alarms " + strings.Join(m.Alarms, " ")
+		}
+		if m.ElectionTimeoutNs > 0 {
+			line += fmt.Sprintf(", --heartbeat-interval %d --election-timeout %d (%s)", time.Duration(m.HeartbeatIntervalNs).Milliseconds(), time.Duration(m.ElectionTimeoutNs).Milliseconds(), m.TimeoutsFrom)
+		} else {
+			line += ", its timeouts not known (its process is not on this machine, and etcd's /metrics do not expose them)"
 		}
 		out = append(out, line)
 		for _, n := range p.notes {

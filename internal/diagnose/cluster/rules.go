@@ -35,6 +35,7 @@ func Rules() []*Rule {
 		{Rule: diagnose.Rule{ID: "alarm-nospace", Title: "etcd raised the NOSPACE alarm: writes are refused", Kind: finding.Database, Rank: 39, Source: "etcd op-guide/maintenance.md (space quota)"}, check: checkAlarm("NOSPACE")},
 		{Rule: diagnose.Rule{ID: "raft-lag", Title: "the member lags behind the leader", Kind: finding.Member, Rank: 47, Source: "etcdctl endpoint status (raft index, applied index)"}, check: checkLag},
 		{Rule: diagnose.Rule{ID: "slow-reads", Title: "the member serves reads slowly", Kind: finding.Member, Rank: 48, Source: "etcd-diagnosis read latency check; etcd benchmark (range)"}, check: checkReads},
+		{Rule: diagnose.Rule{ID: "timeouts", Title: "the member's timeouts are short for the round trip between members", Kind: finding.Network, Rank: 44, Source: "etcd docs tuning.md (heartbeat about the round trip, election timeout about ten times it)"}, check: checkTimeouts},
 		{Rule: diagnose.Rule{ID: "leader-place", Title: "another member would lead with a nearer quorum", Kind: finding.Network, Rank: 45, Source: "raft: a put waits for the leader's quorum; etcdctl move-leader"}, check: checkLeaderPlace},
 		{Rule: diagnose.Rule{ID: "network-reads", Title: "linearizable reads wait for the round trips between members", Kind: finding.Network, Rank: 46, Source: "etcd: ReadIndex (raft thesis 6.4); etcd docs tuning.md"}, check: checkNetworkReads},
 		{Rule: diagnose.Rule{ID: "leader-disagreement", Title: "the members do not agree on one leader", Kind: finding.Leader, Rank: 49, Source: "etcdctl endpoint status (leader)"}, check: checkLeaders},
@@ -58,6 +59,10 @@ type view struct {
 	// rtt is each member's round trip p99 to its peers (by peer ID) from
 	// etcd's prober over the window, by place; nil where none.
 	rtt []map[uint64]float64
+	// timeouts are the timeouts each member runs with, by place, where
+	// its process on this machine told them (memberTimeouts); nil where
+	// not known.
+	timeouts []*timeouts
 }
 
 func (v *view) answered() []int {

@@ -156,3 +156,23 @@ func TestLeaderPlace(t *testing.T) {
 		t.Errorf("a near leader: %+v, want none", fs)
 	}
 }
+
+// The timeouts a member runs with against the recommendation for the
+// worst round trip: a WARN with the flags to set for a member whose
+// election timeout is under ten round trips or whose heartbeat is under
+// one; none for etcd's defaults at 40 ms, or where they are not known.
+func TestTimeoutsRule(t *testing.T) {
+	ps := []*probe{member(1, 9, 1, "3.5.17", 1, 2, 3), member(2, 9, 1, "3.5.17", 1, 2, 3), member(3, 9, 1, "3.5.17", 1, 2, 3)}
+	v := newView(ps)
+	v.rtt = []map[uint64]float64{{2: 0.2, 3: 0.2}, {1: 0.2, 3: 0.2}, {1: 0.2, 2: 0.2}}
+	v.timeouts = []*timeouts{{heartbeat: 100 * time.Millisecond, election: time.Second, from: "etcd's defaults"}, nil,
+		{heartbeat: 300 * time.Millisecond, election: 3 * time.Second, from: "its command line"}}
+	fs := checkTimeouts(v, DefaultThresholds())
+	if len(fs) != 1 || fs[0].Status != verdict.Warn || !strings.Contains(fs[0].Advice, "--heartbeat-interval 200 --election-timeout 2000") || !strings.Contains(fs[0].Evidence, "etcd's defaults") {
+		t.Fatalf("members 200ms apart, one at etcd's defaults: %+v, want one WARN with 200/2000", fs)
+	}
+	v.rtt = []map[uint64]float64{{2: 0.04, 3: 0.04}, {1: 0.04, 3: 0.04}, {1: 0.04, 2: 0.04}}
+	if fs := checkTimeouts(v, DefaultThresholds()); len(fs) != 0 {
+		t.Errorf("members 40ms apart at etcd's defaults: %+v, want none", fs)
+	}
+}
