@@ -64,7 +64,8 @@ func TestClusterRowAndMachines(t *testing.T) {
 	if row.RequestP50Ns != int64(60*time.Millisecond) || row.RequestP99Ns != int64(120*time.Millisecond) || row.Clients != 200 || row.PeerRTTNs != int64(50*time.Millisecond) {
 		t.Errorf("row %+v: want the 600 puts/s step's p50 60ms, p99 120ms, m's 200 clients", row)
 	}
-	if !strings.Contains(row.Evidence, "shared this machine's disk and CPUs") || !strings.Contains(row.Evidence, "50ms apart") {
+	if !strings.Contains(row.Evidence, "shared this machine's disk and CPUs") || !strings.Contains(row.Evidence, "50ms apart") ||
+		!strings.Contains(row.Evidence, "run them with --heartbeat-interval 100 --election-timeout 1000") {
 		t.Errorf("row's evidence: %s", row.Evidence)
 	}
 

@@ -115,6 +115,9 @@ func measure(ctx context.Context, s Spec, m *Measurement) (res *result.Result, e
 		s.Load.Client.Endpoints = cluster.Endpoints()
 		bo.Targets, bo.PIDs = observe.EmbeddedTargets(cluster.MetricsURLs()), cluster.PIDs()
 		notes = append(notes, fmt.Sprintf("embedded etcd: %d member(s) with data in %s", s.Embedded.Members, ses.EtcdDir()))
+		if w := timeoutWords(s.Embedded); w != "" {
+			notes = append(notes, w)
+		}
 	} else {
 		ses = session.External(s.Args, s.Progress, 1)
 		defer ses.Close(&err)
@@ -154,6 +157,33 @@ func measure(ctx context.Context, s Spec, m *Measurement) (res *result.Result, e
 		}
 	}
 	return ses.Finish(ctx, []result.Workload{out.Workload}, runErr)
+}
+
+// timeoutWords recommends the timeouts for embedded members put apart
+// ("" when they are not): the round trip is known, so the report says
+// which timeouts it needs (verdict.Timeouts) and which the members ran
+// with.
+func timeoutWords(o etcdcluster.Options) string {
+	rtt := o.PeerRTT
+	for _, d := range o.MemberRTT {
+		rtt = max(rtt, d)
+	}
+	if rtt == 0 {
+		return ""
+	}
+	rtt += o.PeerJitter
+	hb, et := verdict.Timeouts(rtt)
+	var ran []string
+	if o.HeartbeatInterval > 0 {
+		ran = append(ran, fmt.Sprintf("--heartbeat-interval %d", o.HeartbeatInterval.Milliseconds()))
+	}
+	if o.ElectionTimeout > 0 {
+		ran = append(ran, fmt.Sprintf("--election-timeout %d", o.ElectionTimeout.Milliseconds()))
+	}
+	if len(ran) < 2 {
+		ran = append(ran, "etcd's defaults for the rest (100 ms, 1 s)")
+	}
+	return fmt.Sprintf("the members were put %v apart (the largest round trip, jitter included): members that far apart want --heartbeat-interval %d --election-timeout %d (%s); these ran with %s", rtt, hb.Milliseconds(), et.Milliseconds(), verdict.TimeoutsSource, strings.Join(ran, ", "))
 }
 
 // failoverWait is the longest a new leader is waited for after the

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
 	"etcdbench/internal/verdict"
@@ -40,5 +42,19 @@ func TestLogNotes(t *testing.T) {
 	}
 	if got := logNotes(""); len(got) != 1 || !strings.Contains(got[0], "nothing") {
 		t.Errorf("empty log: %q", got)
+	}
+}
+
+// Members put apart: the report recommends the timeouts for their round
+// trip and says which they ran with; none when they are not apart.
+func TestTimeoutWords(t *testing.T) {
+	if w := timeoutWords(etcdcluster.Options{Members: 3}); w != "" {
+		t.Errorf("members not apart: %q", w)
+	}
+	w := timeoutWords(etcdcluster.Options{Members: 3, PeerRTT: 150 * time.Millisecond, PeerJitter: 10 * time.Millisecond, HeartbeatInterval: 50 * time.Millisecond})
+	for _, want := range []string{"160ms apart", "--heartbeat-interval 160 --election-timeout 1600", "ran with --heartbeat-interval 50, etcd's defaults for the rest"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("%q lacks %q", w, want)
+		}
 	}
 }
