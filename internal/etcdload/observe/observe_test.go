@@ -52,7 +52,7 @@ func TestObserveCounters(t *testing.T) {
 	after := families(t, "# TYPE etcd_server_leader_changes_seen_total counter\netcd_server_leader_changes_seen_total 3\n# TYPE etcd_mvcc_db_total_size_in_bytes gauge\netcd_mvcc_db_total_size_in_bytes 4096\n")
 	var m Member
 	observeOthers(&m, before, after, time.Second)
-	if m.LeaderChanges != 2 || m.DBSize != 4096 || !math.IsNaN(m.SlowApplies) || !math.IsNaN(m.ApplyP99) {
+	if m.LeaderChanges != 2 || m.DBSize != 4096 || !math.IsNaN(m.SlowApplies) || !math.IsNaN(m.ApplyP99) || !math.IsNaN(m.LateHeartbeats) {
 		t.Errorf("member %+v: want 2 leader changes, a 4096 B db, no slow applies or apply p99", m)
 	}
 }
@@ -70,11 +70,11 @@ func TestBacklogObserve(t *testing.T) {
 func TestFigures(t *testing.T) {
 	nan := math.NaN()
 	m := Member{Target: Target{Name: "member0"}, WALFsync: metrics.DiskHistogram(0, 0, 0, 50, 50), BackendCommit: metrics.DiskHistogram(),
-		ApplyP99: nan, PeerRTTP99: nan, LeaderChanges: 0, SlowApplies: nan, DBSize: nan, CPU: 0.5, Cores: nan,
+		ApplyP99: nan, PeerRTTP99: nan, LeaderChanges: 0, LateHeartbeats: 2, SlowApplies: nan, DBSize: nan, CPU: 0.5, Cores: nan,
 		Backlog: Backlog{Pending: 3, Unapplied: 1, Samples: 4}}
 	w := result.Workload{Figures: Figures([]Member{m})}
 	want := map[string]float64{"member0_wal_fsyncs": 100, "member0_wal_fsync_p50": 0.008, "member0_wal_fsync_p99": 0.01584,
-		"member0_backend_commits": 0, "member0_cpu": 0.5, "member0_leader_changes": 0,
+		"member0_backend_commits": 0, "member0_cpu": 0.5, "member0_leader_changes": 0, "member0_late_heartbeats": 2,
 		"member0_proposals_pending_max": 3, "member0_proposals_unapplied_max": 1, "member0_backlog_samples": 4}
 	for name, v := range want {
 		if f := w.Figure(name); f == nil || math.Abs(f.Value-v) > 1e-12 {
