@@ -27,7 +27,8 @@ const ClusterCapacityName = "cluster-capacity"
 const ClusterCapacityDescription = "what members put apart by a round trip carry: the etcd side's sweep on embedded members whose peer links hold every byte for half the round trip each way, on this storage and machine (they share its disk and CPUs)"
 
 // apartWords names members put apart: "3 members 50ms apart" (with
-// "+-5ms" for a jitter), or "3 members" when they are not.
+// "+-5ms" for a jitter, and each far member), or "3 members with no
+// round trip added".
 func apartWords(o etcdcluster.Options) string {
 	var far []string
 	for i, d := range o.MemberRTT {
