@@ -87,22 +87,11 @@ func ClusterRow(c *result.Capacity, o etcdcluster.Options, rate, upper float64, 
 		links = "The members"
 	}
 	row.Evidence = fmt.Sprintf("%s on this machine carried %s puts/s, limited by %s; %s, the clients spread over every member (a put at a follower waits for its leader too). %s shared this machine's disk and CPUs, which members on machines of their own do not",
-		apartWords(o), rangeWords(rate, upper), limited, lat, links) + TimeoutWords(o)
+		apartWords(o), rangeWords(rate, upper), limited, lat, links)
+	if w := etcdrun.TimeoutWords(o); w != "" {
+		row.Evidence += ". " + strings.ToUpper(w[:1]) + w[1:]
+	}
 	return row
-}
-
-// TimeoutWords recommends the timeouts for members apart by o (their
-// largest round trip, verdict.Timeouts), "" when they are not apart.
-func TimeoutWords(o etcdcluster.Options) string {
-	rtt := o.PeerRTT + o.PeerJitter
-	for i := range o.MemberRTT {
-		rtt = max(rtt, o.MemberRTT[i]+o.PeerJitter)
-	}
-	if rtt == 0 {
-		return ""
-	}
-	hb, et := verdict.Timeouts(rtt)
-	return fmt.Sprintf(". For members %v apart (the largest round trip, jitter included), run them with --heartbeat-interval %d --election-timeout %d (%s)", rtt, hb.Milliseconds(), et.Milliseconds(), verdict.TimeoutsSource)
 }
 
 // rangeWords is an answer: "R-U", or "at least R" when nothing failed.

@@ -65,7 +65,7 @@ func TestClusterRowAndMachines(t *testing.T) {
 		t.Errorf("row %+v: want the 600 puts/s step's p50 60ms, p99 120ms, m's 200 clients", row)
 	}
 	if !strings.Contains(row.Evidence, "shared this machine's disk and CPUs") || !strings.Contains(row.Evidence, "50ms apart") ||
-		!strings.Contains(row.Evidence, "run them with --heartbeat-interval 100 --election-timeout 1000") {
+		!strings.Contains(row.Evidence, "want --heartbeat-interval 100 --election-timeout 1000") {
 		t.Errorf("row's evidence: %s", row.Evidence)
 	}
 

@@ -97,6 +97,19 @@ func (o Options) apart() bool {
 	return o.PeerRTT > 0 || slices.ContainsFunc(o.MemberRTT, func(d time.Duration) bool { return d > 0 })
 }
 
+// LargestRTT is the largest round trip between two members, jitter
+// included (0: the members are not apart).
+func (o Options) LargestRTT() time.Duration {
+	if !o.apart() {
+		return 0
+	}
+	rtt := o.PeerRTT
+	for _, d := range o.MemberRTT {
+		rtt = max(rtt, d)
+	}
+	return rtt + o.PeerJitter
+}
+
 // PairRTT is the round trip between members i and j: the largest of
 // PeerRTT and their own MemberRTT.
 func (o Options) PairRTT(i, j int) time.Duration {

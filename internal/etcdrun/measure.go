@@ -115,7 +115,7 @@ func measure(ctx context.Context, s Spec, m *Measurement) (res *result.Result, e
 		s.Load.Client.Endpoints = cluster.Endpoints()
 		bo.Targets, bo.PIDs = observe.EmbeddedTargets(cluster.MetricsURLs()), cluster.PIDs()
 		notes = append(notes, fmt.Sprintf("embedded etcd: %d member(s) with data in %s", s.Embedded.Members, ses.EtcdDir()))
-		if w := timeoutWords(s.Embedded); w != "" {
+		if w := TimeoutWords(s.Embedded); w != "" {
 			notes = append(notes, w)
 		}
 	} else {
@@ -159,19 +159,15 @@ func measure(ctx context.Context, s Spec, m *Measurement) (res *result.Result, e
 	return ses.Finish(ctx, []result.Workload{out.Workload}, runErr)
 }
 
-// timeoutWords recommends the timeouts for embedded members put apart
+// TimeoutWords recommends the timeouts for embedded members put apart
 // ("" when they are not): the round trip is known, so the report says
 // which timeouts it needs (verdict.Timeouts) and which the members ran
 // with.
-func timeoutWords(o etcdcluster.Options) string {
-	rtt := o.PeerRTT
-	for _, d := range o.MemberRTT {
-		rtt = max(rtt, d)
-	}
+func TimeoutWords(o etcdcluster.Options) string {
+	rtt := o.LargestRTT()
 	if rtt == 0 {
 		return ""
 	}
-	rtt += o.PeerJitter
 	hb, et := verdict.Timeouts(rtt)
 	var ran []string
 	if o.HeartbeatInterval > 0 {

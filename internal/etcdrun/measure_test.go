@@ -48,10 +48,10 @@ func TestLogNotes(t *testing.T) {
 // Members put apart: the report recommends the timeouts for their round
 // trip and says which they ran with; none when they are not apart.
 func TestTimeoutWords(t *testing.T) {
-	if w := timeoutWords(etcdcluster.Options{Members: 3}); w != "" {
+	if w := TimeoutWords(etcdcluster.Options{Members: 3}); w != "" {
 		t.Errorf("members not apart: %q", w)
 	}
-	w := timeoutWords(etcdcluster.Options{Members: 3, PeerRTT: 150 * time.Millisecond, PeerJitter: 10 * time.Millisecond, HeartbeatInterval: 50 * time.Millisecond})
+	w := TimeoutWords(etcdcluster.Options{Members: 3, PeerRTT: 150 * time.Millisecond, PeerJitter: 10 * time.Millisecond, HeartbeatInterval: 50 * time.Millisecond})
 	for _, want := range []string{"160ms apart", "--heartbeat-interval 160 --election-timeout 1600", "ran with --heartbeat-interval 50, etcd's defaults for the rest"} {
 		if !strings.Contains(w, want) {
 			t.Errorf("%q lacks %q", w, want)

@@ -61,11 +61,7 @@ var Rules = []Rule{
 			if et == 0 {
 				et = time.Second // etcd's default
 			}
-			rtt := c.Embedded.PeerRTT
-			for _, d := range c.Embedded.MemberRTT {
-				rtt = max(rtt, d)
-			}
-			if rtt += c.Embedded.PeerJitter; rtt >= et {
+			if rtt := c.Embedded.LargestRTT(); rtt >= et {
 				return fmt.Sprintf("peer-rtt %v (the largest pair's, jitter included) >= election-timeout %v", rtt, et)
 			}
 			return ""
