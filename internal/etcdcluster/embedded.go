@@ -90,12 +90,19 @@ type Options struct {
 	// own; each connection's delay is its pair's, by the member that
 	// opened it (peernet.Link.SetFrom). Three members only.
 	MemberRTT []time.Duration
+	// Links puts a link in front of every member's peer port even when
+	// the members are not apart, so that a member can be cut off from
+	// the others (Cluster.Partition). Three members only.
+	Links bool
 }
 
 // apart says whether the members' peers reach them through links.
 func (o Options) apart() bool {
 	return o.PeerRTT > 0 || slices.ContainsFunc(o.MemberRTT, func(d time.Duration) bool { return d > 0 })
 }
+
+// linked says whether the members' peers reach them through links.
+func (o Options) linked() bool { return o.apart() || o.Links }
 
 // LargestRTT is the largest round trip between two members, jitter
 // included (0: the members are not apart).
@@ -151,6 +158,11 @@ type Cluster struct {
 	// links are the members' peer links (Options.PeerRTT), in member
 	// order; none without a round trip.
 	links []*peernet.Link
+	// ids are the members' IDs in hex (as their peer requests'
+	// X-Server-From carries them), in member order, when there are links.
+	ids []string
+	// specs are the member processes' specs, for a restart (Restart).
+	specs []memberSpec
 	// opts and lg are what the members were started with, for a learner
 	// added later (AddLearner).
 	opts Options
@@ -258,7 +270,7 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 	advertised := make([]string, n)
 	for i := range n {
 		advertised[i] = fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])
-		if opts.apart() {
+		if opts.linked() {
 			// A connection whose opener is not known (etcd's prober's)
 			// gets this member's own distance.
 			own := opts.PairRTT(i, i)
@@ -270,13 +282,18 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 			advertised[i] = l.Addr()
 		}
 	}
-	if len(opts.MemberRTT) > 0 && len(c.links) == n {
+	if len(c.links) == n {
 		// Each connection gets its pair's delay, by the member ID its
 		// requests carry (etcd's own, computed as etcd does for an
-		// initial cluster).
+		// initial cluster); a partition holds a member's connections by
+		// it.
 		ids, err := memberIDs(advertised)
 		if err != nil {
 			return err
+		}
+		c.ids = make([]string, n)
+		for id, i := range ids {
+			c.ids[i] = id
 		}
 		for j, l := range c.links {
 			l.SetFrom(func(sender string) (time.Duration, bool) {
@@ -306,6 +323,7 @@ func (c *Cluster) start(ctx context.Context, opts Options, n int, lg *zap.Logger
 				return err
 			}
 			c.procs = append(c.procs, p)
+			c.specs = append(c.specs, spec)
 			continue
 		}
 		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg.With(zap.String("member", memberName(i))))
@@ -520,31 +538,14 @@ func (c *Cluster) KillLeader(ctx context.Context) (Failover, error) {
 	if err != nil {
 		return Failover{}, err
 	}
-	p := c.procs[old]
-	p.killed.Store(true)
 	t0 := time.Now()
-	if err := p.cmd.Process.Kill(); err != nil {
+	if err := c.Kill(ctx, old); err != nil {
 		return Failover{}, err
 	}
-	select {
-	case <-p.exited:
-	case <-ctx.Done():
-		return Failover{}, ctx.Err()
+	if _, err := c.WaitLeader(ctx, old); err != nil {
+		return Failover{Killed: old}, fmt.Errorf("embedded etcd: no member led within %v of killing %s: %w", time.Since(t0).Round(time.Millisecond), memberName(old), err)
 	}
-	tick := time.NewTicker(leaderPollInterval)
-	defer tick.Stop()
-	for {
-		for i, q := range c.procs {
-			if i != old && q.leader.Load() {
-				return Failover{Killed: old, Took: time.Since(t0)}, nil
-			}
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return Failover{Killed: old}, fmt.Errorf("embedded etcd: no member led within %v of killing %s: %w", time.Since(t0).Round(time.Millisecond), memberName(old), ctx.Err())
-		}
-	}
+	return Failover{Killed: old, Took: time.Since(t0)}, nil
 }
 
 // Close stops every member. It can be called more than once, also on a

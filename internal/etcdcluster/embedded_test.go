@@ -210,6 +210,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"one member apart", Options{PeerRTT: 50 * time.Millisecond}, "give 3 members"},
 		{"a negative round trip", Options{Members: 3, PeerRTT: -time.Millisecond}, "want positive durations"},
 		{"jitter over the round trip", Options{Members: 3, PeerRTT: time.Millisecond, PeerJitter: 2 * time.Millisecond}, "at most the round trip"},
+		{"links", Options{Members: 3, Links: true}, ""},
+		{"links of one member", Options{Links: true}, "need 3 members"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,6 +59,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: peer jitter %v over the round trip %v: want at most the round trip", ErrBadOptions, o.PeerJitter, o.PeerRTT)
 	case len(o.MemberRTT) > 0 && max(o.Members, 1) != 3:
 		return fmt.Errorf("%w: a member's own round trip needs members to be apart: give 3 members", ErrBadOptions)
+	case o.Links && max(o.Members, 1) != 3:
+		return fmt.Errorf("%w: links between members need 3 members", ErrBadOptions)
 	case len(o.MemberRTT) > max(o.Members, 1):
 		return fmt.Errorf("%w: round trips for %d members of %d", ErrBadOptions, len(o.MemberRTT), o.Members)
 	}

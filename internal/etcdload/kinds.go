@@ -63,7 +63,7 @@ func CommonParams() []Param {
 	return []Param{
 		{"conns", "gRPC connections; connection i talks to endpoint i mod n (see --target)", func(l *Load) any { return &l.Conns }},
 		{"clients", "concurrent clients, spread over the connections", func(l *Load) any { return &l.Clients }},
-		{"target", "which members the connections talk to: all (spread over the endpoints) or leader (all to the current leader)", func(l *Load) any { return &l.Target }},
+		{"target", "which members the connections talk to: all (spread over the endpoints), leader (all to the current leader) or balanced (every connection balances its requests over every endpoint, as kube-apiserver's one client does)", func(l *Load) any { return &l.Target }},
 		{"total", "requests to send (unless --duration is given)", func(l *Load) any { return &l.Total }},
 		{"rate", "requests per second over all clients: an open loop whose latencies count from each request's due time; 0: closed loop", func(l *Load) any { return &l.Rate }},
 		{"key-size", "key bytes after the /etcdbench/<run-id>/ prefix", func(l *Load) any { return &l.KeySize }},

@@ -51,6 +51,10 @@ const (
 	// TargetLeader sends every connection to the current leader, found
 	// with a Status call to each endpoint before the load.
 	TargetLeader = "leader"
+	// TargetBalanced gives every connection every endpoint, as
+	// kube-apiserver's one etcd client has them: clientv3 balances each
+	// request over the endpoints it can reach and leaves the others.
+	TargetBalanced = "balanced"
 )
 
 // Range consistencies, as etcd's benchmark tool names them.
@@ -101,8 +105,13 @@ type Load struct {
 	// Consistency of ranges (range and mixed): Linearizable or
 	// Serializable.
 	Consistency string
-	// Target is TargetAll (the default when empty) or TargetLeader.
+	// Target is TargetAll (the default when empty), TargetLeader or
+	// TargetBalanced.
 	Target string
+	// RequestTimeout, when set, ends each request that has not returned
+	// after it as failed (DeadlineExceeded); 0 waits as long as etcd
+	// takes, as etcd's benchmark does.
+	RequestTimeout time.Duration
 	// TxnOps is the number of puts in each transaction of OpTxn.
 	TxnOps int
 	// ReadRatio is the share of ranges among OpMixed's requests, 0..1.
@@ -119,6 +128,10 @@ type Load struct {
 	// CleanupTimeout bounds the deletion of the prefix (default 30 s); it
 	// runs on a fresh context, so it also happens after ctx is cancelled.
 	CleanupTimeout time.Duration
+	// OnRequest, if set, is told of every request when it ends: when it
+	// was due, when it returned and its error. It is called from the
+	// clients' goroutines, concurrently.
+	OnRequest func(due, done time.Time, err error)
 	// OnSecond, if set, is called once a second during the timed load,
 	// from a goroutine of its own, with the time since the start and the
 	// requests sent so far.
@@ -177,8 +190,10 @@ func (l Load) Validate() error {
 		return bad("value size %d: want 0 or more", l.ValSize)
 	case l.KeySize < len(strconv.Itoa(l.KeySpaceSize-1)):
 		return bad("key size %d cannot number %d keys: want at least %d", l.KeySize, l.KeySpaceSize, len(strconv.Itoa(l.KeySpaceSize-1)))
-	case l.Target != "" && l.Target != TargetAll && l.Target != TargetLeader:
-		return bad("target %q: want all or leader", l.Target)
+	case l.Target != "" && l.Target != TargetAll && l.Target != TargetLeader && l.Target != TargetBalanced:
+		return bad("target %q: want all, leader or balanced", l.Target)
+	case l.RequestTimeout < 0:
+		return bad("request timeout %v: want 0 (none) or more", l.RequestTimeout)
 	}
 	if k := KindOf(l.Op); k.check != nil {
 		if msg := k.check(l); msg != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -181,6 +182,8 @@ func TestLoadValidate(t *testing.T) {
 		{"negative rate", func(l *Load) { l.Rate = -1 }},
 		{"key too short", func(l *Load) { l.KeySize, l.KeySpaceSize = 2, 1000 }},
 		{"bad consistency", func(l *Load) { l.Op, l.Consistency = OpRange, "x" }},
+		{"bad target", func(l *Load) { l.Target = "followers" }},
+		{"negative request timeout", func(l *Load) { l.RequestTimeout = -time.Second }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -254,6 +257,44 @@ func TestRequestContext(t *testing.T) {
 				if closed := c.Ctx().Err() != nil; closed != tc.interrupt {
 					t.Errorf("connection %d closed: %v, want %v", i, closed, tc.interrupt)
 				}
+			}
+		})
+	}
+}
+
+// OnRequest hears of every request, in time or failed; a request that
+// outlives RequestTimeout fails; balanced connections reach etcd.
+func TestRunOnRequestAndTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		fail    bool
+	}{{"in time", time.Minute, false}, {"timed out", time.Nanosecond, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := testLoad(t, OpPut)
+			l.Total, l.Clients, l.Conns, l.Target, l.RequestTimeout = 200, 4, 2, TargetBalanced, tc.timeout
+			var mu sync.Mutex
+			var heard, failed int64
+			l.OnRequest = func(due, done time.Time, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				heard++
+				if err != nil {
+					failed++
+				}
+				if done.Before(due) {
+					t.Errorf("a request done at %v before its due time %v", done, due)
+				}
+			}
+			out, err := Run(context.Background(), l)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if heard != l.Total {
+				t.Errorf("OnRequest heard %d requests of %d", heard, l.Total)
+			}
+			if want := map[bool]int64{true: l.Total, false: 0}[tc.fail]; failed != want || out.Failed() != want {
+				t.Errorf("%d failed (outcome %d): want %d", failed, out.Failed(), want)
 			}
 		})
 	}

@@ -385,8 +385,19 @@ func drive(ctx context.Context, l Load, conns []*clientv3.Client) (*Outcome, err
 					// minutes; the requests left are counted as unsent.
 					return
 				}
-				kind, err := send(reqCtx, n, due)
+				var kind int
+				var err error
+				if l.RequestTimeout > 0 {
+					rctx, cancel := context.WithTimeout(reqCtx, l.RequestTimeout)
+					kind, err = send(rctx, n, due)
+					cancel()
+				} else {
+					kind, err = send(reqCtx, n, due)
+				}
 				done := time.Now()
+				if l.OnRequest != nil {
+					l.OnRequest(due, done, err)
+				}
 				if err != nil {
 					if ctx.Err() != nil {
 						return

@@ -19,6 +19,9 @@ var ErrNoLeader = errors.New("no endpoint is the cluster's leader")
 // which, for the result.
 func assignEndpoints(ctx context.Context, l Load) (assign [][]string, note string, err error) {
 	eps := l.Client.Endpoints
+	if l.Target == TargetBalanced {
+		return [][]string{eps}, fmt.Sprintf("target balanced: %d connection(s), each balancing its requests over %s", l.Conns, strings.Join(eps, ", ")), nil
+	}
 	if l.Target != TargetLeader {
 		for _, ep := range eps {
 			assign = append(assign, []string{ep})

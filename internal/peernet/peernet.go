@@ -39,11 +39,14 @@ type Link struct {
 	to     string
 	delay  atomic.Int64 // one-way, ns
 	jitter atomic.Int64 // ns: each chunk's delay is uniform in delay ± jitter
-	// held holds the link's traffic, undelivered, until released.
-	held    atomic.Bool
-	release chan struct{} // closed and replaced when held ends
-	mu      sync.Mutex
-	conns   map[net.Conn]struct{}
+	// held holds the link's traffic, undelivered, until released;
+	// heldFrom holds only the connections the members it names opened
+	// (HoldFrom). release is closed and replaced when either ends.
+	held     atomic.Bool
+	heldFrom map[string]bool
+	release  chan struct{}
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
 	// from, when set, gives a connection the one-way delay of the member
 	// that opened it (SetFrom).
 	from   func(sender string) (time.Duration, bool)
@@ -97,7 +100,9 @@ func (l *Link) SetFrom(f func(sender string) (oneWay time.Duration, ok bool)) {
 }
 
 // Hold holds (true) the link's traffic undelivered, or delivers what it
-// held and passes again (false).
+// held and passes again (false). Held bytes are neither dropped nor
+// refused: the connections stay open, their senders' writes back up, as
+// over a network that loses every packet until it heals.
 func (l *Link) Hold(on bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -106,9 +111,36 @@ func (l *Link) Hold(on bool) {
 	}
 	l.held.Store(on)
 	if !on {
-		close(l.release)
-		l.release = make(chan struct{})
+		l.releaseHeld()
 	}
+}
+
+// HoldFrom holds (true) or releases (false) the traffic, both ways, of
+// the connections the member sender opened (its X-Server-From, as
+// SetFrom reads it; new connections too), so that one member is cut off
+// from the member behind this link while the others still reach it.
+// It needs SetFrom.
+func (l *Link) HoldFrom(sender string, on bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.heldFrom[sender] == on {
+		return
+	}
+	if on {
+		if l.heldFrom == nil {
+			l.heldFrom = map[string]bool{}
+		}
+		l.heldFrom[sender] = true
+		return
+	}
+	delete(l.heldFrom, sender)
+	l.releaseHeld()
+}
+
+// releaseHeld wakes every held write to look again (l.mu held).
+func (l *Link) releaseHeld() {
+	close(l.release)
+	l.release = make(chan struct{})
 }
 
 // Close stops listening and closes every connection.
@@ -174,15 +206,15 @@ func (l *Link) forward(in net.Conn) {
 		case <-ctx.Done():
 		}
 	}()
-	src, oneWay := l.sender(in)
+	src, sender, oneWay := l.sender(in)
 	out, err := d.DialContext(ctx, "tcp", l.to)
 	if err != nil || !l.track(out) {
 		return
 	}
 	defer l.untrack(out)
 	var wg sync.WaitGroup
-	wg.Go(func() { l.pipe(out, src, oneWay); closeWrite(out) })
-	wg.Go(func() { l.pipe(in, out, oneWay); closeWrite(in) })
+	wg.Go(func() { l.pipe(out, src, sender, oneWay); closeWrite(out) })
+	wg.Go(func() { l.pipe(in, out, sender, oneWay); closeWrite(in) })
 	wg.Wait()
 }
 
@@ -190,15 +222,16 @@ func (l *Link) forward(in net.Conn) {
 // request's headers.
 const headerLimit = 16 << 10
 
-// sender is what to read in from (its first bytes peeked, not consumed)
-// and the connection's one-way delay by the member that opened it (-1:
-// the link's own), when SetFrom is set.
-func (l *Link) sender(in net.Conn) (io.Reader, time.Duration) {
+// sender is what to read in from (its first bytes peeked, not consumed),
+// the member that opened the connection ("": not known) and the
+// connection's one-way delay by it (-1: the link's own), when SetFrom is
+// set.
+func (l *Link) sender(in net.Conn) (io.Reader, string, time.Duration) {
 	l.mu.Lock()
 	f := l.from
 	l.mu.Unlock()
 	if f == nil {
-		return in, -1
+		return in, "", -1
 	}
 	br := bufio.NewReaderSize(in, headerLimit)
 	// An HTTP request's headers arrive at once; a connection that sends
@@ -218,17 +251,19 @@ func (l *Link) sender(in net.Conn) (io.Reader, time.Duration) {
 		b, _ := br.Peek(br.Buffered())
 		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
 			if req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:i+4]))); err == nil {
-				if d, ok := f(req.Header.Get("X-Server-From")); ok {
-					return rest(), d
+				from := req.Header.Get("X-Server-From")
+				if d, ok := f(from); ok {
+					return rest(), from, d
 				}
+				return rest(), from, -1
 			}
-			return rest(), -1
+			return rest(), "", -1
 		}
 		if err != nil {
 			break
 		}
 	}
-	return rest(), -1
+	return rest(), "", -1
 }
 
 func closeWrite(c net.Conn) {
@@ -248,8 +283,8 @@ type chunk struct {
 // it), while the next chunks are read.
 //
 // oneWay, when not negative, is the connection's own delay (SetFrom),
-// with the link's jitter.
-func (l *Link) pipe(dst io.Writer, src io.Reader, oneWay time.Duration) {
+// with the link's jitter; sender is the member that opened it (HoldFrom).
+func (l *Link) pipe(dst io.Writer, src io.Reader, sender string, oneWay time.Duration) {
 	q := make(chan chunk, 256)
 	done := make(chan struct{})
 	go func() {
@@ -264,7 +299,7 @@ func (l *Link) pipe(dst io.Writer, src io.Reader, oneWay time.Duration) {
 					return
 				}
 			}
-			l.wait()
+			l.wait(sender)
 			if _, err := dst.Write(c.b); err != nil {
 				return
 			}
@@ -293,11 +328,11 @@ func (l *Link) pipe(dst io.Writer, src io.Reader, oneWay time.Duration) {
 	}
 }
 
-// wait blocks while the link is held.
-func (l *Link) wait() {
+// wait blocks while the link, or the connections of sender, are held.
+func (l *Link) wait(sender string) {
 	for {
 		l.mu.Lock()
-		held, rel := l.held.Load(), l.release
+		held, rel := l.held.Load() || (sender != "" && l.heldFrom[sender]), l.release
 		l.mu.Unlock()
 		if !held {
 			return

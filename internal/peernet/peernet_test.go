@@ -190,3 +190,59 @@ func TestDelayBySender(t *testing.T) {
 		}
 	}
 }
+
+// HoldFrom holds both ways of the connections one member opened, new
+// ones too, while another member's pass; the release delivers what was
+// held.
+func TestHoldFrom(t *testing.T) {
+	l, err := Listen(echo(t), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.SetFrom(func(string) (time.Duration, bool) { return 0, false })
+	open := func(from string) (net.Conn, string) {
+		t.Helper()
+		c, err := net.Dial("tcp", l.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		req := "GET /raft/stream/message/1 HTTP/1.1\r\nHost: x\r\nX-Server-From: " + from + "\r\n\r\n"
+		if _, err := c.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		return c, req
+	}
+	read := func(c net.Conn, n int, within time.Duration) (string, error) {
+		got := make([]byte, n)
+		c.SetReadDeadline(time.Now().Add(within))
+		_, err := io.ReadFull(c, got)
+		return string(got), err
+	}
+	a, reqA := open("a")
+	if got, err := read(a, len(reqA), 5*time.Second); err != nil || got != reqA {
+		t.Fatalf("before the hold: %q, %v", got, err)
+	}
+	l.HoldFrom("a", true)
+	if _, err := a.Write([]byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	a2, reqA2 := open("a") // a connection opened while held
+	b, reqB := open("b")
+	if got, err := read(b, len(reqB), 5*time.Second); err != nil || got != reqB {
+		t.Errorf("another member's connection while a's were held: %q, %v", got, err)
+	}
+	for _, c := range []net.Conn{a, a2} {
+		if got, err := read(c, 1, 200*time.Millisecond); err == nil {
+			t.Errorf("a held member's connection delivered %q", got)
+		}
+	}
+	l.HoldFrom("a", false)
+	if got, err := read(a, 4, 5*time.Second); err != nil || got != "late" {
+		t.Errorf("after the release: %q, %v; want what was held", got, err)
+	}
+	if got, err := read(a2, len(reqA2), 5*time.Second); err != nil || got != reqA2 {
+		t.Errorf("the connection opened while held, after the release: %q, %v", got, err)
+	}
+}
