@@ -1,0 +1,79 @@
+package drill
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"etcdbench/internal/etcdcluster"
+	"etcdbench/internal/etcdload"
+)
+
+func TestMain(m *testing.M) {
+	// The members are this test binary, re-executed.
+	if code, ok := etcdcluster.MaybeRunMember(); ok {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// Each fault on three real members under check perf's small load: a new
+// leader, a write outage that clients saw and that ended, and the puts
+// around it.
+func TestDrillFaults(t *testing.T) {
+	const election = 500 * time.Millisecond
+	for _, fault := range Faults {
+		t.Run(fault, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: t.TempDir(), Members: 3, Links: true, HeartbeatInterval: 50 * time.Millisecond, ElectionTimeout: election})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			l := etcdload.CheckPresetAt(150).Load()
+			l.Target, l.RequestTimeout = etcdload.TargetBalanced, 3*time.Second
+			o, err := Run(ctx, c, Config{Fault: fault, Load: l, Before: time.Second, FaultFor: 1500 * time.Millisecond, After: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %s -> %s after %v; outage %v, late until %v (%d failed, %d slow), %d terms; p99 %v / %v / %v; restart %v; %d puts",
+				fault, o.Leader, o.NewLeader, o.NewLeaderAfter, o.Outage.Length(), o.Outage.LateUntil.Sub(o.At), o.Outage.Failed, o.Outage.Slow, o.Terms, o.P99Before, o.P99During, o.P99After, o.Restart, len(o.Requests))
+			if o.NewLeader == "" || o.NewLeader == o.Leader {
+				t.Errorf("leader %s before, %q after: want another", o.Leader, o.NewLeader)
+			}
+			if n := len(o.Requests); n < 150*6 {
+				t.Errorf("%d puts in 6.5 s at 150/s", n)
+			}
+			if o.Outage.Open {
+				t.Errorf("the outage had not ended when the load did")
+			}
+			if o.Terms < 1 {
+				t.Errorf("the raft term advanced by %d: want at least one election", o.Terms)
+			}
+			switch fault {
+			case MoveLeader:
+				if o.NewLeaderAfter > election || o.Outage.Length() > time.Second {
+					t.Errorf("a moved leader: new leader after %v, outage %v: want a hand-over under the election timeout", o.NewLeaderAfter, o.Outage.Length())
+				}
+			default:
+				// A put a follower forwarded to the lost leader waits for
+				// its timeout: the outage may last as long.
+				if o.NewLeaderAfter < election*4/5 || o.Outage.Length() < election/2 || o.Outage.Length() > l.RequestTimeout+2*time.Second {
+					t.Errorf("new leader after %v, outage %v: want about the %v election timeout or more, and at most the %v request timeout and a little", o.NewLeaderAfter, o.Outage.Length(), election, l.RequestTimeout)
+				}
+			}
+			if fault == KillLeader && o.Restart <= 0 {
+				t.Errorf("the killed member's restart took %v", o.Restart)
+			}
+		})
+	}
+}
+
+func TestRunUnknownFault(t *testing.T) {
+	if _, err := Run(context.Background(), nil, Config{Fault: "kill-everything"}); !errors.Is(err, ErrUnknownFault) {
+		t.Errorf("Run: %v, want ErrUnknownFault", err)
+	}
+}
