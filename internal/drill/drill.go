@@ -115,7 +115,7 @@ func Run(ctx context.Context, c *etcdcluster.Cluster, cfg Config) (*Outcome, err
 	if err := wait(cfg.Before); err != nil {
 		return nil, err
 	}
-	lead, err := c.Leader(ctx)
+	lead, err := c.SteadyLeader(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 // The faults a drill injects into member processes. None of these may
@@ -151,4 +154,58 @@ func (c *Cluster) WaitLeader(ctx context.Context, except int) (int, error) {
 			return -1, ctx.Err()
 		}
 	}
+}
+
+// SteadyLeader waits until the members agree: every one says the same
+// member leads, in the same raft term, and that member reports that it
+// leads - no election under way, so that a fault struck now is the
+// cause of the next one. It returns that member, or ctx's error.
+func (c *Cluster) SteadyLeader(ctx context.Context) (int, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return -1, err
+	}
+	defer cli.Close()
+	tick := time.NewTicker(leaderPollInterval)
+	defer tick.Stop()
+	for {
+		if lead, ok := c.agreed(ctx, cli); ok {
+			return lead, nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return -1, fmt.Errorf("embedded etcd: the members do not agree on a leader: %w", ctx.Err())
+		}
+	}
+}
+
+// agreed is the member every member says leads, in one term, when they
+// agree and it says so too.
+func (c *Cluster) agreed(ctx context.Context, cli *clientv3.Client) (int, bool) {
+	actx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var leader, term uint64
+	for i, ep := range c.endpoints {
+		st, err := cli.Status(actx, ep)
+		if err != nil || st.Leader == 0 || (i > 0 && (st.Leader != leader || st.RaftTerm != term)) {
+			return -1, false
+		}
+		leader, term = st.Leader, st.RaftTerm
+	}
+	ml, err := cli.MemberList(actx)
+	if err != nil {
+		return -1, false
+	}
+	for _, m := range ml.Members {
+		if m.ID != leader {
+			continue
+		}
+		for i := range c.endpoints {
+			if m.Name == memberName(i) && (i >= len(c.procs) || c.procs[i].leader.Load()) {
+				return i, true
+			}
+		}
+	}
+	return -1, false
 }

@@ -60,7 +60,7 @@ func TestFaults(t *testing.T) {
 		{"freeze", c.Freeze, c.Thaw},
 		{"partition", func(i int) error { return c.Partition(i, true) }, func(i int) error { return c.Partition(i, false) }},
 	} {
-		old, err := c.Leader(ctx)
+		old, err := c.SteadyLeader(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -215,7 +215,7 @@ func TestMemberSpecCarriesEveryOption(t *testing.T) {
 			ElectionTimeout: 40 * time.Millisecond, QuotaBackendBytes: 1 << 30, BackendBatchInterval: 5 * time.Millisecond,
 			BackendBatchLimit: 9, LogLevel: "debug", OwnProcess: true, StartTimeout: time.Minute, UnsafeNoFsync: true,
 			ClientTLS: TLSFiles{CACert: "ca", Cert: "c", Key: "k"}, PeerRTT: 50 * time.Millisecond, PeerJitter: time.Millisecond,
-			MemberRTT: []time.Duration{0, 0, 80 * time.Millisecond},
+			MemberRTT: []time.Duration{0, 0, 80 * time.Millisecond}, Links: true,
 		},
 		Index: 2, ClientPort: 1, PeerPort: 2, AdvertisedPeer: "127.0.0.1:3", InitialCluster: "member0=http://127.0.0.1:3",
 	}
