@@ -14,6 +14,7 @@ import (
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/verdict"
 )
 
 // The faults, by name.
@@ -235,4 +236,13 @@ func follower(ctx context.Context, cli *clientv3.Client, c *etcdcluster.Cluster,
 		}
 	}
 	return 0, 0, fmt.Errorf("no member named %s in the member list", c.Name(to))
+}
+
+// Judge judges what the fault cost against what Kubernetes builds on
+// etcd's writes and raft's expectation of a new leader, for a cluster
+// with this election timeout and largest round trip between members.
+func (o *Outcome) Judge(election, rtt time.Duration) []verdict.Verdict {
+	return verdict.JudgeDrill(verdict.DrillDefaults(), verdict.DrillFigures{
+		Outage: o.Outage.Length(), P99During: o.P99During, NewLeader: o.NewLeaderAfter, Election: election, RTT: rtt,
+	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/verdict"
 )
 
 func TestMain(m *testing.M) {
@@ -63,6 +64,13 @@ func TestDrillFaults(t *testing.T) {
 				// its timeout: the outage may last as long.
 				if o.NewLeaderAfter < election*4/5 || o.Outage.Length() < election/2 || o.Outage.Length() > l.RequestTimeout+2*time.Second {
 					t.Errorf("new leader after %v, outage %v: want about the %v election timeout or more, and at most the %v request timeout and a little", o.NewLeaderAfter, o.Outage.Length(), election, l.RequestTimeout)
+				}
+			}
+			for _, v := range o.Judge(election, 0) {
+				// Faults of 1.5 s keep every lease; a leader moved by
+				// hand is not an election.
+				if v.Check != "put_p99_during_fault" && v.Status != verdict.Pass {
+					t.Errorf("%s: %v, %s", v.Check, v.Status, v.Detail)
 				}
 			}
 			if fault == KillLeader && o.Restart <= 0 {
