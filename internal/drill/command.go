@@ -73,7 +73,7 @@ func (c *Command) Register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.Faults, "faults", slices.Clone(Faults), "the faults to inject, each on a fresh cluster: "+strings.Join(Faults, ", "))
 	fs.IntVar(&c.Rounds, "rounds", 1, "times each fault runs (the report gives the median)")
 	fs.Float64Var(&c.Rate, "rate", small.Rate, "puts per second of the steady load (check perf's "+small.Alias+")")
-	fs.IntVar(&c.Clients, "clients", 0, "clients of the steady load, over check perf's connections (default: check perf's for the rate, plus one for every put due within a request timeout, so that puts stuck on a lost member hold back no others)")
+	fs.IntVar(&c.Clients, "clients", 0, "clients of the steady load, a connection each (default: check perf's for the rate); the drill adds one for every put due within a request timeout, so that puts stuck on a lost member hold back no others")
 	fs.StringVar(&c.FaultFor, "fault-for", "10s", "how long a frozen or cut-off leader stays so")
 	fs.StringVar(&c.Before, "before", "5s", "the load before each fault")
 	fs.StringVar(&c.After, "after", "5s", "the load after each fault has ended")
@@ -179,11 +179,11 @@ func (c *Command) Resolve() (Setting, error) {
 	rt := s.Load.RequestTimeout
 	s.Load = etcdload.CheckPresetAt(c.Rate).Load()
 	s.Load.Rate, s.Load.RequestTimeout, s.Load.Target = c.Rate, rt, etcdload.TargetBalanced
-	s.Load.Clients = c.Clients
-	if c.Clients == 0 {
-		s.Load.Clients = InFlight(s.Load.Clients, c.Rate, rt)
+	if c.Clients > 0 {
+		s.Load.Clients = c.Clients
 	}
 	s.Load.Conns = min(s.Load.Conns, s.Load.Clients)
+	s.Load.Clients = InFlight(s.Load.Clients, c.Rate, rt)
 	return s, nil
 }
 
