@@ -95,6 +95,7 @@ func TestDrillBadInput(t *testing.T) {
 		{"one member", []string{"--members", "1"}, "three members"},
 		{"no rounds", []string{"--rounds", "0"}, "--rounds 0"},
 		{"bad fault length", []string{"--fault-for", "soon"}, "--fault-for"},
+		{"bad db size", []string{"--faults", "defrag-leader", "--db-size", "big"}, "--db-size"},
 		{"election under five heartbeats", []string{"--heartbeat-interval", "100", "--election-timeout", "200"}, "5 x --heartbeat-interval"},
 		{"no dir", nil, "--dir is required"},
 	} {

@@ -34,6 +34,7 @@ after --before, the fault strikes:
   stop-leader       the leader frozen (SIGSTOP) for --fault-for, then thawed
   partition-leader  the leader cut off from its peers for --fault-for (its
                     clients still reach it), then healed
+  defrag-leader     the leader defragmented, its db filled to --db-size first
   move-leader       the leadership handed over with etcd's MoveLeader
 
 Each fault reports the write outage (from the first put that failed or
@@ -57,6 +58,7 @@ type Command struct {
 	// Clients is 0 for check perf's at Rate.
 	Clients                                 int
 	FaultFor, Before, After, RequestTimeout string
+	DBSize                                  string
 	Embedded                                tune.EmbeddedFlags
 	Args                                    []string
 	// Progress is a terminal for the live line, or nil.
@@ -77,6 +79,7 @@ func (c *Command) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.FaultFor, "fault-for", "10s", "how long a frozen or cut-off leader stays so")
 	fs.StringVar(&c.Before, "before", "5s", "the load before each fault")
 	fs.StringVar(&c.After, "after", "5s", "the load after each fault has ended")
+	fs.StringVar(&c.DBSize, "db-size", "100MB", "defrag-leader: the live data the db is filled with before the load, what the defragmentation copies")
 	fs.StringVar(&c.RequestTimeout, "request-timeout", "5s", "each put's timeout (etcdctl's --command-timeout); a put the fault caught fails after it")
 	c.Embedded.Register(fs)
 	// A drill needs a leader to lose and a quorum left: three members.
@@ -102,6 +105,10 @@ type Setting struct {
 	// Config is each fault's, but its Fault.
 	Config
 }
+
+// Space is the free space a drill needs: three members, and with
+// defrag-leader each one's db twice (the defragmentation writes a copy).
+func (s Setting) Space() int64 { return session.EmbeddedSpace(3) + 3*2*s.DBSize }
 
 // Election is the cluster's election timeout (etcd's default when not
 // set).
@@ -167,6 +174,13 @@ func (c *Command) Resolve() (Setting, error) {
 		}
 		*d.to = v
 	}
+	if slices.Contains(s.Faults, DefragLeader) {
+		n, err := units.ParseSize(c.DBSize)
+		if err != nil || n <= 0 {
+			return s, run.Usagef("--db-size %q: want a positive size such as 100MB", c.DBSize)
+		}
+		s.DBSize = n
+	}
 	if n := c.Embedded.Members(); n != 3 {
 		return s, run.Usagef("--members %d: a drill runs three members (a leader to lose and a quorum left)", n)
 	}
@@ -200,7 +214,7 @@ func (c *Command) Run(ctx context.Context, args []string, progress, _ io.Writer)
 		return nil, run.Usagef("--dir is required: the directory on the disk whose members are drilled, e.g. --dir /var/lib/etcd")
 	}
 	ses, err := session.Open(session.Options{
-		Dir: c.Dir, Need: session.EmbeddedSpace(3), Hint: "a drill's three members need it",
+		Dir: c.Dir, Need: s.Space(), Hint: "a drill's three members need it (with defrag-leader, a smaller --db-size needs less)",
 		Args: c.Args, Progress: c.Progress, Steps: len(s.Faults) * s.Rounds,
 	})
 	if err != nil {

@@ -22,11 +22,12 @@ const (
 	KillLeader      = "kill-leader"
 	StopLeader      = "stop-leader"
 	PartitionLeader = "partition-leader"
+	DefragLeader    = "defrag-leader"
 	MoveLeader      = "move-leader"
 )
 
 // Faults are the faults a drill injects, in the order it runs them.
-var Faults = []string{KillLeader, StopLeader, PartitionLeader, MoveLeader}
+var Faults = []string{KillLeader, StopLeader, PartitionLeader, DefragLeader, MoveLeader}
 
 // ErrUnknownFault is the error of a fault not in Faults.
 var ErrUnknownFault = errors.New("unknown fault")
@@ -49,6 +50,9 @@ type Config struct {
 	Before, After time.Duration
 	// FaultFor is how long a frozen or cut-off leader stays so.
 	FaultFor time.Duration
+	// DBSize is what the cluster's db is filled to before the load of a
+	// defrag-leader drill (Fill).
+	DBSize int64
 }
 
 // Outcome is what one fault cost, as clients saw it.
@@ -73,6 +77,10 @@ type Outcome struct {
 	// Restart is how long the killed member took to serve clients again
 	// on its data (kill-leader).
 	Restart time.Duration
+	// Defrag is how long the leader's defragmentation took, and DBSize
+	// its db's size before it (defrag-leader).
+	Defrag time.Duration
+	DBSize int64
 	// Requests are the puts, for a timeline.
 	Requests []Request
 }
@@ -88,6 +96,11 @@ func Run(ctx context.Context, c *etcdcluster.Cluster, cfg Config) (*Outcome, err
 		return nil, err
 	}
 	defer cli.Close()
+	if cfg.Fault == DefragLeader {
+		if err := Fill(ctx, cli, cfg.DBSize); err != nil {
+			return nil, err
+		}
+	}
 	termBefore := term(ctx, cli, c.Endpoints())
 	var mu sync.Mutex
 	var reqs []Request
@@ -171,6 +184,24 @@ func Run(ctx context.Context, c *etcdcluster.Cluster, cfg Config) (*Outcome, err
 		}
 		if werr != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+	case DefragLeader:
+		ep := c.Endpoints()[lead]
+		if st, err := cli.Status(ctx, ep); err == nil {
+			o.DBSize = st.DbSize
+		}
+		o.At = time.Now()
+		if _, err := cli.Defragment(ctx, ep); err != nil {
+			return nil, fmt.Errorf("defragmenting the leader %s: %w", c.Name(lead), err)
+		}
+		o.Defrag = time.Since(o.At)
+		if st, err := cli.Status(ctx, ep); err == nil && st.Leader != st.Header.MemberId {
+			if next, err := c.WaitLeader(ctx, lead); err == nil {
+				o.NewLeader, o.NewLeaderAfter = c.Name(next), time.Since(o.At)
+			}
+		}
+		if o.NewLeader == "" {
+			o.NewLeader = o.Leader // it kept its place
 		}
 	case MoveLeader:
 		to, id, err := follower(ctx, cli, c, lead)

@@ -9,6 +9,7 @@ import (
 
 	"etcdbench/internal/result"
 	"etcdbench/internal/stats"
+	"etcdbench/internal/units"
 	"etcdbench/internal/verdict"
 )
 
@@ -20,6 +21,7 @@ var descriptions = map[string]string{
 	KillLeader:      "the leader's process killed (SIGKILL), then restarted on its data",
 	StopLeader:      "the leader's process frozen (SIGSTOP) for the fault's length, then thawed",
 	PartitionLeader: "the leader cut off from its peers both ways for the fault's length (its clients still reach it), then healed",
+	DefragLeader:    "the leader's db, filled beforehand, defragmented with etcd's Maintenance API",
 	MoveLeader:      "the leadership handed to a follower with etcd's MoveLeader",
 }
 
@@ -31,7 +33,7 @@ func (o *Outcome) Run() result.DrillRun {
 		NewLeaderSeconds: o.NewLeaderAfter.Seconds(), Elections: o.Terms,
 		FailedRequests: o.Outage.Failed, SlowRequests: o.Outage.Slow,
 		P99BeforeSeconds: o.P99Before.Seconds(), P99DuringSeconds: o.P99During.Seconds(), P99AfterSeconds: o.P99After.Seconds(),
-		RestartSeconds: o.Restart.Seconds(), Puts: int64(len(o.Requests)),
+		RestartSeconds: o.Restart.Seconds(), DefragSeconds: o.Defrag.Seconds(), DBSizeBytes: o.DBSize, Puts: int64(len(o.Requests)),
 	}
 	if !o.Outage.LateUntil.IsZero() {
 		r.LateUntilSeconds = o.Outage.LateUntil.Sub(o.At).Seconds()
@@ -145,6 +147,8 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 	d.P99DuringSeconds = med(func(r result.DrillRun) float64 { return r.P99DuringSeconds })
 	d.P99AfterSeconds = med(func(r result.DrillRun) float64 { return r.P99AfterSeconds })
 	d.RestartSeconds = med(func(r result.DrillRun) float64 { return r.RestartSeconds })
+	d.DefragSeconds = med(func(r result.DrillRun) float64 { return r.DefragSeconds })
+	d.DBSizeBytes = med(func(r result.DrillRun) float64 { return float64(r.DBSizeBytes) })
 
 	w := result.Workload{
 		Name: "drill-" + fault, Description: descriptions[fault] + ", under a steady put load",
@@ -182,8 +186,12 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 		sec("put_p99_during", d.P99DuringSeconds, "put p99 from the fault to the end of the outage or of the fault"),
 		sec("put_p99_after", d.P99AfterSeconds, "put p99 after"),
 	}
-	if fault == KillLeader {
+	switch fault {
+	case KillLeader:
 		w.Figures = append(w.Figures, sec("restart", d.RestartSeconds, "the killed member's restart on its data, to serving clients"))
+	case DefragLeader:
+		w.Figures = append(w.Figures, sec("defrag", d.DefragSeconds, "the leader's defragmentation"),
+			result.Figure{Name: "db_size", Value: d.DBSizeBytes, Unit: "B", Description: "the leader's db before it" + rounds})
 	}
 	w.Verdicts = verdict.JudgeDrill(verdict.DrillDefaults(), verdict.DrillFigures{
 		Outage:    time.Duration(d.OutageSeconds * float64(time.Second)),
@@ -231,6 +239,9 @@ func (s Setting) notes(fault string, d *result.Drill) []string {
 	case (fault == StopLeader || fault == PartitionLeader) && d.LateUntilSeconds > d.OutageSeconds:
 		ns = append(ns, fmt.Sprintf("clients of the %s leader waited until %.1f s after the fault (its end, or their %v timeout), while the others were served again after %v",
 			map[string]string{StopLeader: "frozen", PartitionLeader: "cut-off"}[fault], d.LateUntilSeconds, rt, outage.Round(time.Millisecond)))
+	case fault == DefragLeader:
+		ns = append(ns, fmt.Sprintf("the leader's defragmentation of %s took %.2f s, and the writes of its clients waited for it (outage %v): move the leader off a member before defragmenting it (a hand-over costs less: see move-leader), as etcd-defrag does",
+			units.FormatBytes(int64(d.DBSizeBytes)), d.DefragSeconds, outage.Round(time.Millisecond)))
 	case fault == MoveLeader:
 		ns = append(ns, fmt.Sprintf("a hand-over cost %v of writes: move the leader off a member before its maintenance (a defragmentation blocks it) instead of letting it be lost", outage.Round(time.Millisecond)))
 	}

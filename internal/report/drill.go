@@ -13,7 +13,7 @@ import (
 )
 
 // drillHead is the head of the table of faults, text and HTML.
-var drillHead = []string{"fault", "outage", "new leader", "elections", "failed", "slow", "late until", "p99 during", "restart", "verdict"}
+var drillHead = []string{"fault", "outage", "new leader", "elections", "failed", "slow", "late until", "p99 during", "restart/defrag", "verdict"}
 
 // drillHeadline is a drill's answer: the longest outage and what it
 // puts at risk, one line; "" for a result with no drill.
@@ -63,10 +63,17 @@ func drillRows(wls []result.Workload) [][]string {
 			outage = "≥" + outage
 		}
 		restart := "-"
-		if d.RestartSeconds > 0 {
+		switch {
+		case d.RestartSeconds > 0:
 			restart = sec(d.RestartSeconds)
+		case d.DefragSeconds > 0:
+			restart = "defrag " + sec(d.DefragSeconds)
 		}
-		rows = append(rows, []string{d.Fault, outage, sec(d.NewLeaderSeconds), trimZero(d.Elections), trimZero(d.FailedRequests), trimZero(d.SlowRequests),
+		newLeader := "kept"
+		if d.NewLeaderSeconds > 0 {
+			newLeader = sec(d.NewLeaderSeconds)
+		}
+		rows = append(rows, []string{d.Fault, outage, newLeader, trimZero(d.Elections), trimZero(d.FailedRequests), trimZero(d.SlowRequests),
 			sec(d.LateUntilSeconds), sec(d.P99DuringSeconds), restart, verdict.Worst(wl.Verdicts).String()})
 	}
 	return rows

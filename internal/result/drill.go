@@ -18,6 +18,10 @@ type Drill struct {
 	P99DuringSeconds float64 `json:"p99_during_seconds"`
 	P99AfterSeconds  float64 `json:"p99_after_seconds"`
 	RestartSeconds   float64 `json:"restart_seconds,omitempty"`
+	// DefragSeconds is how long the leader's defragmentation took, of a
+	// db of DBSizeBytes (defrag-leader).
+	DefragSeconds float64 `json:"defrag_seconds,omitempty"`
+	DBSizeBytes   float64 `json:"db_size_bytes,omitempty"`
 	// OutageOpen says that in some round writes had not come back when
 	// the load ended: the outage is at least OutageSeconds.
 	OutageOpen bool       `json:"outage_open,omitempty"`
@@ -60,7 +64,11 @@ type DrillRun struct {
 	// RestartSeconds is how long the killed member took to serve clients
 	// again on its data (kill-leader).
 	RestartSeconds float64 `json:"restart_seconds,omitempty"`
-	Puts           int64   `json:"puts"`
+	// DefragSeconds is how long the leader's defragmentation took, its
+	// db DBSizeBytes before it (defrag-leader).
+	DefragSeconds float64 `json:"defrag_seconds,omitempty"`
+	DBSizeBytes   int64   `json:"db_size_bytes,omitempty"`
+	Puts          int64   `json:"puts"`
 }
 
 // DrillInterval is the puts due in one slice of a drill's timeline.
