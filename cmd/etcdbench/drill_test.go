@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"etcdbench/internal/result"
 	"etcdbench/internal/testutil"
+	"etcdbench/internal/testutil/hostetcd"
 )
 
 // drillFast is a drill's windows short enough for a test, on members
@@ -145,4 +149,86 @@ func firstFile(t *testing.T, dir string) string {
 		t.Fatalf("no file in %s: %v", dir, err)
 	}
 	return filepath.Join(dir, ents[0].Name())
+}
+
+// TestDrillEndpoints drills a cluster of Debian's etcd as a user's:
+// the leader moved to the named member and back, another member
+// defragmented, the load's keys deleted; every other fault refused.
+func TestDrillEndpoints(t *testing.T) {
+	es := hostetcd.StartCluster(t, []string{"", "", ""}, "--heartbeat-interval", "50", "--election-timeout", "500")
+	var eps []string
+	for _, e := range es {
+		eps = append(eps, e.Endpoint)
+	}
+	ep := strings.Join(eps, ",")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	leader := func() uint64 {
+		st, err := cli.Status(ctx, eps[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Leader
+	}
+	before := leader()
+	var to string // a follower, by name
+	ml, err := cli.MemberList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ml.Members {
+		if m.ID != before && to == "" {
+			to = m.Name
+		}
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"without --yes", nil, "without --yes"},
+		{"a fault that breaks a member", []string{"--yes", "--faults", "kill-leader"}, "breaks a member"},
+		{"--dir too", []string{"--yes", "--dir", t.TempDir()}, "alternatives"},
+	} {
+		res := runBin(t, runOpts{}, append([]string{"drill", "--endpoints", ep, "--no-progress"}, c.args...)...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, c.want) {
+			t.Errorf("%s: exit %d, %q: want 2 and %q", c.name, res.code, res.stderr, c.want)
+		}
+		checkOneErrorLine(t, res.stderr)
+	}
+	res := runBin(t, runOpts{}, "drill", "--endpoints", ep, "--yes", "--member", to, "--before", "1s", "--after", "1s", "--request-timeout", "2s",
+		"--election-timeout", "500", "--heartbeat-interval", "50", "--no-progress", "-o", "json")
+	if res.code != exitOK && res.code != exitFail {
+		t.Fatalf("drill --endpoints: exit %d\n%s", res.code, res.stderr)
+	}
+	var r result.Result
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil || len(r.Workloads) != 2 {
+		t.Fatalf("result: %v\n%s", err, res.stdout)
+	}
+	for _, w := range r.Workloads {
+		d := w.Drill
+		switch w.Name {
+		case "drill-defrag-member":
+			if d.DefragSeconds <= 0 || d.Runs[0].Member != to || d.Runs[0].NewLeader != d.Runs[0].Leader {
+				t.Errorf("defrag-member: %+v", d.Runs[0])
+			}
+		case "drill-move-leader":
+			if d.Runs[0].NewLeader != to || d.NewLeaderSeconds <= 0 || d.NewLeaderSeconds > 1 {
+				t.Errorf("move-leader: %+v, want the leadership at %s within a second", d.Runs[0], to)
+			}
+		default:
+			t.Errorf("workload %s", w.Name)
+		}
+	}
+	if after := leader(); after != before {
+		t.Errorf("leader %x after the drill, %x before: want it moved back", after, before)
+	}
+	if n, err := cli.Get(ctx, "", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || n.Count != 0 {
+		t.Errorf("keys left after the drill: %v, %v", n, err)
+	}
 }

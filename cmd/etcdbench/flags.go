@@ -182,20 +182,12 @@ func (f *loadFlags) apply(cmd *cobra.Command, l *etcdload.Load) error {
 // https.
 type tlsFlags struct{ files etcdload.TLSFiles }
 
-// tlsFlagNames are the flags of tlsFlags.
-var tlsFlagNames = []string{"cacert", "cert", "key", "insecure-skip-tls-verify"}
-
-func (f *tlsFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.files.CACert, "cacert", "", "verify the members' certificates with this CA bundle (PEM)")
-	fs.StringVar(&f.files.Cert, "cert", "", "client certificate (PEM), with --key")
-	fs.StringVar(&f.files.Key, "key", "", "client key (PEM), with --cert")
-	fs.BoolVar(&f.files.InsecureSkipVerify, "insecure-skip-tls-verify", false, "accept any server certificate (TLS without verification)")
-}
+func (f *tlsFlags) register(fs *pflag.FlagSet) { f.files.Register(fs) }
 
 // given says which TLS flags the command line of cmd gives.
 func (f *tlsFlags) given(cmd *cobra.Command) []string {
 	var out []string
-	for _, n := range tlsFlagNames {
+	for _, n := range etcdload.TLSFlags {
 		if cmd.Flags().Changed(n) {
 			out = append(out, "--"+n)
 		}

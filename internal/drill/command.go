@@ -35,6 +35,7 @@ after --before, the fault strikes:
   partition-leader  the leader cut off from its peers for --fault-for (its
                     clients still reach it), then healed
   defrag-leader     the leader defragmented, its db filled to --db-size first
+  defrag-member     a follower (or --member) defragmented, likewise
   move-leader       the leadership handed over with etcd's MoveLeader
 
 Each fault reports the write outage (from the first put that failed or
@@ -47,7 +48,11 @@ lease, the apiserver's 1 s p99) and against raft's expectation of a new
 leader within 2 x --election-timeout plus the round trip. A put a
 follower had forwarded to a lost leader fails only at the clients'
 --request-timeout: the outage depends on it as much as on etcd's flags.
-See docs/drill.md.`
+
+On a cluster of yours (--endpoints URLS --yes) a drill only moves the
+leader (to --member, then back) and defragments one member (--member,
+never the leader unless named), under the same load, under its own
+prefix, deleted after; every other fault is refused. See docs/drill.md.`
 
 // Command is `etcdbench drill`'s flags, as given.
 type Command struct {
@@ -59,6 +64,12 @@ type Command struct {
 	Clients                                 int
 	FaultFor, Before, After, RequestTimeout string
 	DBSize                                  string
+	// Endpoints, Yes, TLS and Member: a cluster of the user's, the
+	// consent to write to it, how to reach it, and the member drilled.
+	Endpoints                               []string
+	Yes                                     bool
+	TLS                                     etcdload.TLSFiles
+	Member                                  string
 	Embedded                                tune.EmbeddedFlags
 	Args                                    []string
 	// Progress is a terminal for the live line, or nil.
@@ -72,7 +83,11 @@ const Short = "Time what clients see when an etcd member fails: killed, frozen, 
 func (c *Command) Register(fs *pflag.FlagSet) {
 	small := etcdload.CheckPresets[0]
 	fs.StringVar(&c.Dir, "dir", "", "directory on the disk to test: the members' data go in a scratch directory inside it, removed afterwards")
-	fs.StringSliceVar(&c.Faults, "faults", slices.Clone(Faults), "the faults to inject, each on a fresh cluster: "+strings.Join(Faults, ", "))
+	fs.StringSliceVar(&c.Faults, "faults", nil, "the faults to inject, each on a fresh cluster: "+strings.Join(Faults, ", ")+" (default: all; with --endpoints: "+strings.Join(External, ", ")+")")
+	fs.StringSliceVar(&c.Endpoints, "endpoints", nil, "drill a running cluster of yours instead (one client URL per member): only "+strings.Join(External, " and ")+", with --yes")
+	fs.BoolVar(&c.Yes, "yes", false, "with --endpoints: write the load's puts (under its own prefix, deleted after), move the leader (and back) and defragment a member")
+	fs.StringVar(&c.Member, "member", "", "the member defrag-member defragments and move-leader hands the leadership to, by name (default: the first follower; the leader only when named)")
+	c.TLS.Register(fs)
 	fs.IntVar(&c.Rounds, "rounds", 1, "times each fault runs (the report gives the median)")
 	fs.Float64Var(&c.Rate, "rate", small.Rate, "puts per second of the steady load (check perf's "+small.Alias+")")
 	fs.IntVar(&c.Clients, "clients", 0, "clients of the steady load, a connection each (default: check perf's for the rate); the drill adds one for every put due within a request timeout, so that puts stuck on a lost member hold back no others")
@@ -145,7 +160,15 @@ func (s Setting) parameters(fault string) map[string]any {
 // errors are usage errors.
 func (c *Command) Resolve() (Setting, error) {
 	s := Setting{Rounds: c.Rounds}
-	for _, f := range c.Faults {
+	s.Member, s.MoveBack = c.Member, len(c.Endpoints) > 0
+	faults := c.Faults
+	if len(faults) == 0 {
+		faults = Faults
+		if len(c.Endpoints) > 0 {
+			faults = External
+		}
+	}
+	for _, f := range faults {
 		f = strings.TrimSpace(f)
 		if !slices.Contains(Faults, f) {
 			return s, run.Usagef("--faults: unknown fault %q: want %s", f, strings.Join(Faults, ", "))
@@ -174,7 +197,10 @@ func (c *Command) Resolve() (Setting, error) {
 		}
 		*d.to = v
 	}
-	if slices.Contains(s.Faults, DefragLeader) {
+	if len(c.Endpoints) > 0 {
+		return s, c.resolveRemote(&s)
+	}
+	if slices.Contains(s.Faults, DefragLeader) || slices.Contains(s.Faults, DefragMember) {
 		n, err := units.ParseSize(c.DBSize)
 		if err != nil || n <= 0 {
 			return s, run.Usagef("--db-size %q: want a positive size such as 100MB", c.DBSize)
@@ -190,6 +216,12 @@ func (c *Command) Resolve() (Setting, error) {
 	}
 	o.Links = true // every fault may need to cut a member off
 	s.Cluster = o
+	c.load(&s)
+	return s, nil
+}
+
+// load sets s's steady put load from the flags.
+func (c *Command) load(s *Setting) {
 	rt := s.Load.RequestTimeout
 	s.Load = etcdload.CheckPresetAt(c.Rate).Load()
 	s.Load.Rate, s.Load.RequestTimeout, s.Load.Target = c.Rate, rt, etcdload.TargetBalanced
@@ -198,7 +230,48 @@ func (c *Command) Resolve() (Setting, error) {
 	}
 	s.Load.Conns = min(s.Load.Conns, s.Load.Clients)
 	s.Load.Clients = InFlight(s.Load.Clients, c.Rate, rt)
-	return s, nil
+}
+
+// resolveRemote checks the flags of a drill of the user's cluster.
+func (c *Command) resolveRemote(s *Setting) error {
+	eps := strings.Join(c.Endpoints, ",")
+	for _, f := range s.Faults {
+		if !slices.Contains(External, f) {
+			return run.Usagef("--faults %s: on a cluster of yours a drill only moves the leader and defragments one member (%s): %s breaks a member; drill it on the drill's own cluster (--dir)", f, strings.Join(External, ", "), f)
+		}
+	}
+	switch {
+	case c.Dir != "":
+		return run.Usagef("--dir and --endpoints are alternatives: the drill's own cluster on a disk, or yours")
+	case !c.Yes:
+		return run.Usagef("not writing to %s without --yes: the drill puts check perf's load under its own prefix (deleted after), moves the leader and back, and defragments one member", eps)
+	}
+	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
+		return run.Usagef("--cert and --key go together: give both or neither")
+	}
+	tlsOn := !c.TLS.Empty()
+	for _, ep := range c.Endpoints {
+		if !strings.Contains(ep, "://") {
+			ep = map[bool]string{false: "http://", true: "https://"}[tlsOn] + ep
+		}
+		s.Load.Client.Endpoints = append(s.Load.Client.Endpoints, ep)
+	}
+	if tlsOn {
+		cfg, err := c.TLS.Config()
+		if err != nil {
+			return run.Usage(err)
+		}
+		s.Load.Client.TLS = cfg
+	}
+	o, err := c.Embedded.Options() // the timeouts the cluster runs with, if given, for the judgements
+	if err != nil {
+		return err
+	}
+	s.Cluster = etcdcluster.Options{HeartbeatInterval: o.HeartbeatInterval, ElectionTimeout: o.ElectionTimeout}
+	client := s.Load.Client
+	c.load(s)
+	s.Load.Client = client
+	return nil
 }
 
 // Run runs every fault --rounds times, each on a fresh cluster, in a
@@ -210,8 +283,11 @@ func (c *Command) Run(ctx context.Context, args []string, progress, _ io.Writer)
 	if err != nil {
 		return nil, err
 	}
+	if len(c.Endpoints) > 0 {
+		return c.runRemote(ctx, s)
+	}
 	if c.Dir == "" {
-		return nil, run.Usagef("--dir is required: the directory on the disk whose members are drilled, e.g. --dir /var/lib/etcd")
+		return nil, run.Usagef("--dir is required: the directory on the disk whose members are drilled, e.g. --dir /var/lib/etcd (or --endpoints: a cluster of yours)")
 	}
 	ses, err := session.Open(session.Options{
 		Dir: c.Dir, Need: s.Space(), Hint: "a drill's three members need it (with defrag-leader, a smaller --db-size needs less)",
@@ -234,13 +310,47 @@ func (c *Command) Run(ctx context.Context, args []string, progress, _ io.Writer)
 			outs[f] = append(outs[f], o)
 		}
 	}
+	return ses.Finish(ctx, s.workloads(outs), err)
+}
+
+// runRemote drills the user's cluster: each fault in turn, --rounds
+// times, on the cluster as it is.
+func (c *Command) runRemote(ctx context.Context, s Setting) (res *result.Result, err error) {
+	ses := session.External(c.Args, c.Progress, len(s.Faults)*s.Rounds)
+	defer ses.Close(&err)
+	rc, err := Dial(ctx, s.Load.Client)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	outs := map[string][]*Outcome{}
+	step := 0
+	for r := 0; r < s.Rounds && err == nil; r++ {
+		for _, f := range s.Faults {
+			ses.Progress.Start(step, fmt.Sprintf("drill %s (round %d of %d)", f, r+1, s.Rounds))
+			step++
+			cfg := s.Config
+			cfg.Fault = f
+			var o *Outcome
+			if o, err = Run(ctx, rc, cfg); err != nil {
+				err = fmt.Errorf("drill %s: %w", f, err)
+				break
+			}
+			outs[f] = append(outs[f], o)
+		}
+	}
+	return ses.Finish(ctx, s.workloads(outs), err)
+}
+
+// workloads are a workload per fault that ran.
+func (s Setting) workloads(outs map[string][]*Outcome) []result.Workload {
 	var wls []result.Workload
 	for _, f := range s.Faults {
 		if len(outs[f]) > 0 {
 			wls = append(wls, Fault(f, outs[f], s))
 		}
 	}
-	return ses.Finish(ctx, wls, err)
+	return wls
 }
 
 // once runs fault f on a fresh cluster.

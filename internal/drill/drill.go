@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -23,11 +24,12 @@ const (
 	StopLeader      = "stop-leader"
 	PartitionLeader = "partition-leader"
 	DefragLeader    = "defrag-leader"
+	DefragMember    = "defrag-member"
 	MoveLeader      = "move-leader"
 )
 
 // Faults are the faults a drill injects, in the order it runs them.
-var Faults = []string{KillLeader, StopLeader, PartitionLeader, DefragLeader, MoveLeader}
+var Faults = []string{KillLeader, StopLeader, PartitionLeader, DefragLeader, DefragMember, MoveLeader}
 
 // ErrUnknownFault is the error of a fault not in Faults.
 var ErrUnknownFault = errors.New("unknown fault")
@@ -53,6 +55,12 @@ type Config struct {
 	// DBSize is what the cluster's db is filled to before the load of a
 	// defrag-leader drill (Fill).
 	DBSize int64
+	// Member names the member defrag-member defragments and move-leader
+	// hands the leadership to; empty: the first follower.
+	Member string
+	// MoveBack gives the leadership back after move-leader, where the
+	// drill found it (on a cluster of the user's).
+	MoveBack bool
 }
 
 // Outcome is what one fault cost, as clients saw it.
@@ -81,22 +89,53 @@ type Outcome struct {
 	// its db's size before it (defrag-leader).
 	Defrag time.Duration
 	DBSize int64
+	// Member is the member defragmented, or the leadership moved to.
+	Member string
 	// Requests are the puts, for a timeline.
 	Requests []Request
 }
 
+// Target is the cluster a drill runs on: its members' client endpoints
+// and names, and who leads. The embedded cluster (*etcdcluster.Cluster)
+// takes every fault; a cluster of the user's (Dial) only those that
+// break nothing (External).
+type Target interface {
+	Endpoints() []string
+	Name(i int) string
+	// SteadyLeader waits until every member names one leader in one term.
+	SteadyLeader(ctx context.Context) (int, error)
+	// WaitLeader waits until a member other than except leads.
+	WaitLeader(ctx context.Context, except int) (int, error)
+}
+
+// External are the faults a drill injects into a cluster of the user's:
+// a leader transfer (moved back afterwards) and a defragmentation of one
+// member; the others would break a member.
+var External = []string{MoveLeader, DefragMember}
+
+// ErrEmbeddedOnly is the error of a fault that breaks a member, asked of
+// a cluster that is not the drill's own.
+var ErrEmbeddedOnly = errors.New("drill: this fault breaks a member: only on the drill's own cluster")
+
 // Run holds c under cfg.Load and injects cfg.Fault into it once the
-// Before window is over.
-func Run(ctx context.Context, c *etcdcluster.Cluster, cfg Config) (*Outcome, error) {
+// Before window is over; the load goes on until a request timeout and
+// the After window have passed since the fault ended.
+func Run(ctx context.Context, c Target, cfg Config) (*Outcome, error) {
 	if !slices.Contains(Faults, cfg.Fault) {
 		return nil, fmt.Errorf("%w %q: want one of %s", ErrUnknownFault, cfg.Fault, strings.Join(Faults, ", "))
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	emb, _ := c.(*etcdcluster.Cluster)
+	if emb == nil && !slices.Contains(External, cfg.Fault) {
+		return nil, fmt.Errorf("%w: %s", ErrEmbeddedOnly, cfg.Fault)
+	}
+	cc := cfg.Load.Client
+	cc.Endpoints, cc.DialTimeout, cc.Logger = c.Endpoints(), 5*time.Second, zap.NewNop()
+	cli, err := clientv3.New(cc)
 	if err != nil {
 		return nil, err
 	}
 	defer cli.Close()
-	if cfg.Fault == DefragLeader {
+	if (cfg.Fault == DefragLeader || cfg.Fault == DefragMember) && emb != nil {
 		if err := Fill(ctx, cli, cfg.DBSize); err != nil {
 			return nil, err
 		}
@@ -104,16 +143,22 @@ func Run(ctx context.Context, c *etcdcluster.Cluster, cfg Config) (*Outcome, err
 	termBefore := term(ctx, cli, c.Endpoints())
 	var mu sync.Mutex
 	var reqs []Request
+	var stopped atomic.Bool
 	l := cfg.Load
 	l.Client.Endpoints = c.Endpoints()
-	l.Duration = cfg.Before + cfg.FaultFor + l.RequestTimeout + cfg.After
+	l.Duration = maxLoad // the drill ends it (stopLoad)
 	l.OnRequest = func(due, done time.Time, err error) {
+		if err != nil && stopped.Load() {
+			return // ended by the drill's own stop
+		}
 		mu.Lock()
 		reqs = append(reqs, Request{Due: due, Done: done, Failed: err != nil})
 		mu.Unlock()
 	}
+	lctx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
 	loadDone := make(chan error, 1)
-	go func() { _, err := etcdload.Run(ctx, l); loadDone <- err }()
+	go func() { _, err := etcdload.Run(lctx, l); loadDone <- err }()
 	wait := func(d time.Duration) error {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -145,20 +190,20 @@ func Run(ctx context.Context, c *etcdcluster.Cluster, cfg Config) (*Outcome, err
 	switch cfg.Fault {
 	case KillLeader:
 		o.At = time.Now()
-		if err := c.Kill(ctx, lead); err != nil {
+		if err := emb.Kill(ctx, lead); err != nil {
 			return nil, err
 		}
 		if err := newLeader(); err != nil {
 			return nil, err
 		}
-		if o.Restart, err = c.Restart(ctx, lead); err != nil {
+		if o.Restart, err = emb.Restart(ctx, lead); err != nil {
 			return nil, err
 		}
 	case StopLeader, PartitionLeader:
-		cut, heal := c.Freeze, c.Thaw
+		cut, heal := emb.Freeze, emb.Thaw
 		if cfg.Fault == PartitionLeader {
-			cut = func(i int) error { return c.Partition(i, true) }
-			heal = func(i int) error { return c.Partition(i, false) }
+			cut = func(i int) error { return emb.Partition(i, true) }
+			heal = func(i int) error { return emb.Partition(i, false) }
 		}
 		o.At = time.Now()
 		if err := cut(lead); err != nil {
@@ -185,45 +230,58 @@ func Run(ctx context.Context, c *etcdcluster.Cluster, cfg Config) (*Outcome, err
 		if werr != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-	case DefragLeader:
-		ep := c.Endpoints()[lead]
+	case DefragLeader, DefragMember:
+		m := lead
+		if cfg.Fault == DefragMember {
+			if m, err = member(c, cfg.Member, lead, true); err != nil {
+				return nil, err
+			}
+		}
+		o.Member = c.Name(m)
+		ep := c.Endpoints()[m]
 		if st, err := cli.Status(ctx, ep); err == nil {
 			o.DBSize = st.DbSize
 		}
 		o.At = time.Now()
 		if _, err := cli.Defragment(ctx, ep); err != nil {
-			return nil, fmt.Errorf("defragmenting the leader %s: %w", c.Name(lead), err)
+			return nil, fmt.Errorf("defragmenting %s: %w", o.Member, err)
 		}
 		o.Defrag = time.Since(o.At)
-		if st, err := cli.Status(ctx, ep); err == nil && st.Leader != st.Header.MemberId {
-			if next, err := c.WaitLeader(ctx, lead); err == nil {
-				o.NewLeader, o.NewLeaderAfter = c.Name(next), time.Since(o.At)
-			}
-		}
-		if o.NewLeader == "" {
+		if next, err := c.SteadyLeader(ctx); err == nil && next != lead {
+			o.NewLeader, o.NewLeaderAfter = c.Name(next), time.Since(o.At)
+		} else {
 			o.NewLeader = o.Leader // it kept its place
 		}
 	case MoveLeader:
-		to, id, err := follower(ctx, cli, c, lead)
+		to, err := member(c, cfg.Member, lead, false)
 		if err != nil {
 			return nil, err
 		}
-		lc, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints()[lead : lead+1], DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-		if err != nil {
-			return nil, err
-		}
-		defer lc.Close()
+		o.Member = c.Name(to)
 		o.At = time.Now()
-		if _, err := lc.MoveLeader(ctx, id); err != nil {
-			return nil, fmt.Errorf("moving the leader to %s: %w", c.Name(to), err)
+		if err := moveLeader(ctx, cc, c, lead, to); err != nil {
+			return nil, err
 		}
 		if err := newLeader(); err != nil {
 			return nil, err
 		}
 	}
 	faultEnd := time.Now()
-	if err := <-loadDone; err != nil {
+	if err := wait(l.RequestTimeout + cfg.After); err != nil {
+		return nil, err
+	}
+	stopped.Store(true)
+	stopLoad()
+	if err := <-loadDone; err != nil && !errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("the drill's load: %w", err)
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if cfg.Fault == MoveLeader && cfg.MoveBack {
+		if err := moveBack(ctx, cc, c, lead); err != nil {
+			return nil, err
+		}
 	}
 	o.Terms = term(ctx, cli, c.Endpoints()) - termBefore
 	mu.Lock()
@@ -240,6 +298,83 @@ func Run(ctx context.Context, c *etcdcluster.Cluster, cfg Config) (*Outcome, err
 	return o, nil
 }
 
+// maxLoad bounds a drill's load, which the drill ends itself: no fault
+// takes this long.
+const maxLoad = time.Hour
+
+// member is the member named name (not the leader lead, unless
+// leaderToo), or when name is empty the first follower.
+func member(c Target, name string, lead int, leaderToo bool) (int, error) {
+	for i := range c.Endpoints() {
+		switch {
+		case name == "" && i != lead:
+			return i, nil
+		case name != "" && c.Name(i) == name:
+			if i == lead && !leaderToo {
+				return -1, fmt.Errorf("drill: %s leads already: name a follower with --member", name)
+			}
+			return i, nil
+		}
+	}
+	if name == "" {
+		return -1, errors.New("drill: no follower to take the fault")
+	}
+	return -1, fmt.Errorf("drill: no member named %q answered", name)
+}
+
+// moveLeader hands the leadership from member from to member to, asked
+// of from (etcd's MoveLeader is answered by the leader).
+func moveLeader(ctx context.Context, cc clientv3.Config, c Target, from, to int) error {
+	ids, err := memberIDs(ctx, cc, c)
+	if err != nil {
+		return err
+	}
+	cc.Endpoints = c.Endpoints()[from : from+1]
+	lc, err := clientv3.New(cc)
+	if err != nil {
+		return err
+	}
+	defer lc.Close()
+	if _, err := lc.MoveLeader(ctx, ids[to]); err != nil {
+		return fmt.Errorf("moving the leader from %s to %s: %w", c.Name(from), c.Name(to), err)
+	}
+	return nil
+}
+
+// moveBack gives the leadership back to member lead, where the drill
+// found it, once the members agree on who leads now.
+func moveBack(ctx context.Context, cc clientv3.Config, c Target, lead int) error {
+	now, err := c.SteadyLeader(ctx)
+	if err != nil || now == lead {
+		return err
+	}
+	if err := moveLeader(ctx, cc, c, now, lead); err != nil {
+		return fmt.Errorf("giving the leadership back: %w", err)
+	}
+	_, err = c.SteadyLeader(ctx)
+	return err
+}
+
+// memberIDs are the raft IDs of c's members, by endpoint.
+func memberIDs(ctx context.Context, cc clientv3.Config, c Target) ([]uint64, error) {
+	cli, err := clientv3.New(cc)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	ids := make([]uint64, len(c.Endpoints()))
+	for i, ep := range c.Endpoints() {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := cli.Status(sctx, ep)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("asking %s for its ID: %w", ep, err)
+		}
+		ids[i] = st.Header.MemberId
+	}
+	return ids, nil
+}
+
 // term is the highest raft term any member reports (0: none answered).
 func term(ctx context.Context, cli *clientv3.Client, eps []string) uint64 {
 	var t uint64
@@ -252,21 +387,6 @@ func term(ctx context.Context, cli *clientv3.Client, eps []string) uint64 {
 		}
 	}
 	return t
-}
-
-// follower is a member other than lead, by index and raft ID.
-func follower(ctx context.Context, cli *clientv3.Client, c *etcdcluster.Cluster, lead int) (int, uint64, error) {
-	ml, err := cli.MemberList(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	to := (lead + 1) % len(c.Endpoints())
-	for _, m := range ml.Members {
-		if m.Name == c.Name(to) {
-			return to, m.ID, nil
-		}
-	}
-	return 0, 0, fmt.Errorf("no member named %s in the member list", c.Name(to))
 }
 
 // Judge judges what the fault cost against what Kubernetes builds on

@@ -21,14 +21,15 @@ var descriptions = map[string]string{
 	KillLeader:      "the leader's process killed (SIGKILL), then restarted on its data",
 	StopLeader:      "the leader's process frozen (SIGSTOP) for the fault's length, then thawed",
 	PartitionLeader: "the leader cut off from its peers both ways for the fault's length (its clients still reach it), then healed",
-	DefragLeader:    "the leader's db, filled beforehand, defragmented with etcd's Maintenance API",
+	DefragLeader:    "the leader's db defragmented with etcd's Maintenance API (on the drill's own cluster, filled beforehand)",
+	DefragMember:    "a follower's db (or the member named) defragmented with etcd's Maintenance API",
 	MoveLeader:      "the leadership handed to a follower with etcd's MoveLeader",
 }
 
 // Run turns an Outcome into the round's figures.
 func (o *Outcome) Run() result.DrillRun {
 	r := result.DrillRun{
-		Leader: o.Leader, NewLeader: o.NewLeader,
+		Leader: o.Leader, NewLeader: o.NewLeader, Member: o.Member,
 		OutageSeconds: o.Outage.Length().Seconds(), OutageOpen: o.Outage.Open,
 		NewLeaderSeconds: o.NewLeaderAfter.Seconds(), Elections: o.Terms,
 		FailedRequests: o.Outage.Failed, SlowRequests: o.Outage.Slow,
@@ -189,9 +190,9 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 	switch fault {
 	case KillLeader:
 		w.Figures = append(w.Figures, sec("restart", d.RestartSeconds, "the killed member's restart on its data, to serving clients"))
-	case DefragLeader:
-		w.Figures = append(w.Figures, sec("defrag", d.DefragSeconds, "the leader's defragmentation"),
-			result.Figure{Name: "db_size", Value: d.DBSizeBytes, Unit: "B", Description: "the leader's db before it" + rounds})
+	case DefragLeader, DefragMember:
+		w.Figures = append(w.Figures, sec("defrag", d.DefragSeconds, "the defragmentation"),
+			result.Figure{Name: "db_size", Value: d.DBSizeBytes, Unit: "B", Description: "the member's db before it" + rounds})
 	}
 	w.Verdicts = verdict.JudgeDrill(verdict.DrillDefaults(), verdict.DrillFigures{
 		Outage:    time.Duration(d.OutageSeconds * float64(time.Second)),
@@ -242,6 +243,8 @@ func (s Setting) notes(fault string, d *result.Drill) []string {
 	case fault == DefragLeader:
 		ns = append(ns, fmt.Sprintf("the leader's defragmentation of %s took %.2f s, and the writes of its clients waited for it (outage %v): move the leader off a member before defragmenting it (a hand-over costs less: see move-leader), as etcd-defrag does",
 			units.FormatBytes(int64(d.DBSizeBytes)), d.DefragSeconds, outage.Round(time.Millisecond)))
+	case fault == DefragMember:
+		ns = append(ns, fmt.Sprintf("the defragmentation of %s took %.2f s; its own clients' requests waited for it (late until %.1f s after it began), the others' did not", units.FormatBytes(int64(d.DBSizeBytes)), d.DefragSeconds, d.LateUntilSeconds))
 	case fault == MoveLeader:
 		ns = append(ns, fmt.Sprintf("a hand-over cost %v of writes: move the leader off a member before its maintenance (a defragmentation blocks it) instead of letting it be lost", outage.Round(time.Millisecond)))
 	}

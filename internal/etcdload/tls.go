@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"etcdbench/internal/etcdload/metrics"
 )
 
@@ -38,6 +40,18 @@ type TLSFiles struct {
 	// InsecureSkipVerify accepts any server certificate
 	// (--insecure-skip-tls-verify).
 	InsecureSkipVerify bool
+}
+
+// TLSFlags are the names of the flags Register adds, as etcdctl's.
+var TLSFlags = []string{"cacert", "cert", "key", "insecure-skip-tls-verify"}
+
+// Register adds etcdctl's TLS flags to fs, bound to f: every command
+// that reaches members over TLS takes them so.
+func (f *TLSFiles) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.CACert, "cacert", "", "verify the members' certificates with this CA bundle (PEM)")
+	fs.StringVar(&f.Cert, "cert", "", "client certificate (PEM), with --key")
+	fs.StringVar(&f.Key, "key", "", "client key (PEM), with --cert")
+	fs.BoolVar(&f.InsecureSkipVerify, "insecure-skip-tls-verify", false, "accept any server certificate (TLS without verification)")
 }
 
 // Empty reports whether no TLS setting is given.

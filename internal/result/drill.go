@@ -38,6 +38,9 @@ type DrillRun struct {
 	// member when it kept its place).
 	Leader    string `json:"leader"`
 	NewLeader string `json:"new_leader"`
+	// Member is the member defragmented (defrag-member) or handed the
+	// leadership (move-leader).
+	Member string `json:"member,omitempty"`
 	// OutageSeconds is the write outage: from the first put at or after
 	// the fault that failed or took longer than check perf's slowest-put
 	// limit (0.5 s) from its due time, to the completion of the first
