@@ -66,12 +66,12 @@ type Command struct {
 	DBSize                                  string
 	// Endpoints, Yes, TLS and Member: a cluster of the user's, the
 	// consent to write to it, how to reach it, and the member drilled.
-	Endpoints                               []string
-	Yes                                     bool
-	TLS                                     etcdload.TLSFiles
-	Member                                  string
-	Embedded                                tune.EmbeddedFlags
-	Args                                    []string
+	Endpoints []string
+	Yes       bool
+	TLS       etcdload.TLSFiles
+	Member    string
+	Embedded  tune.EmbeddedFlags
+	Args      []string
 	// Progress is a terminal for the live line, or nil.
 	Progress io.Writer
 }
