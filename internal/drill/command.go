@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"etcdbench/internal/diagnose/data/cost"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/result"
@@ -361,10 +362,21 @@ func (s Setting) once(ctx context.Context, ses *session.Session, f string) (*Out
 	}
 	cfg := s.Config
 	cfg.Fault = f
+	cfg.Sizes = f == KillLeader
 	o, err := Run(ctx, cl, cfg)
 	_ = ses.StopEtcd() // a member stopped the hard way does not change what the fault cost
 	if err != nil {
 		return nil, fmt.Errorf("drill %s: %w", f, err)
+	}
+	if o.Sizes != nil {
+		// The members are gone: the probes have the disk to themselves.
+		sz := *o.Sizes
+		sz.Rejoin = s.Heartbeat() // it restarts into a cluster that has a leader
+		p, err := cost.Predict(ctx, ses.Run.Scratch.Path, sz)
+		if err != nil {
+			return nil, fmt.Errorf("drill %s: predicting the restart: %w", f, err)
+		}
+		o.RestartPredicted = p.Restart
 	}
 	return o, nil
 }

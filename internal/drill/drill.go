@@ -13,6 +13,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"etcdbench/internal/diagnose/data"
+	"etcdbench/internal/diagnose/data/cost"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/verdict"
@@ -61,6 +63,9 @@ type Config struct {
 	// MoveBack gives the leadership back after move-leader, where the
 	// drill found it (on a cluster of the user's).
 	MoveBack bool
+	// Sizes reads the killed member's data dir before its restart, for
+	// the prediction of that restart (kill-leader).
+	Sizes bool
 }
 
 // Outcome is what one fault cost, as clients saw it.
@@ -91,6 +96,12 @@ type Outcome struct {
 	DBSize int64
 	// Member is the member defragmented, or the leadership moved to.
 	Member string
+	// Sizes are the killed member's data as its restart found it
+	// (Config.Sizes), for diagnose data's prediction of the restart.
+	Sizes *cost.Sizes
+	// RestartPredicted is diagnose data's prediction of the restart from
+	// Sizes, on the disk under the drill's directory.
+	RestartPredicted cost.Prediction
 	// Requests are the puts, for a timeline.
 	Requests []Request
 }
@@ -195,6 +206,13 @@ func Run(ctx context.Context, c Target, cfg Config) (*Outcome, error) {
 		}
 		if err := newLeader(); err != nil {
 			return nil, err
+		}
+		if cfg.Sizes {
+			sz, err := data.DataDirSizes(ctx, emb.DataDir(lead))
+			if err != nil {
+				return nil, fmt.Errorf("reading the killed member's data: %w", err)
+			}
+			o.Sizes = &sz
 		}
 		if o.Restart, err = emb.Restart(ctx, lead); err != nil {
 			return nil, err

@@ -34,7 +34,8 @@ func (o *Outcome) Run() result.DrillRun {
 		NewLeaderSeconds: o.NewLeaderAfter.Seconds(), Elections: o.Terms,
 		FailedRequests: o.Outage.Failed, SlowRequests: o.Outage.Slow,
 		P99BeforeSeconds: o.P99Before.Seconds(), P99DuringSeconds: o.P99During.Seconds(), P99AfterSeconds: o.P99After.Seconds(),
-		RestartSeconds: o.Restart.Seconds(), DefragSeconds: o.Defrag.Seconds(), DBSizeBytes: o.DBSize, Puts: int64(len(o.Requests)),
+		RestartSeconds: o.Restart.Seconds(), RestartPredictedSeconds: o.RestartPredicted.Seconds, RestartPredictedFrom: o.RestartPredicted.From,
+		DefragSeconds: o.Defrag.Seconds(), DBSizeBytes: o.DBSize, Puts: int64(len(o.Requests)),
 	}
 	if !o.Outage.LateUntil.IsZero() {
 		r.LateUntilSeconds = o.Outage.LateUntil.Sub(o.At).Seconds()
@@ -148,6 +149,7 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 	d.P99DuringSeconds = med(func(r result.DrillRun) float64 { return r.P99DuringSeconds })
 	d.P99AfterSeconds = med(func(r result.DrillRun) float64 { return r.P99AfterSeconds })
 	d.RestartSeconds = med(func(r result.DrillRun) float64 { return r.RestartSeconds })
+	d.RestartPredictedSeconds = med(func(r result.DrillRun) float64 { return r.RestartPredictedSeconds })
 	d.DefragSeconds = med(func(r result.DrillRun) float64 { return r.DefragSeconds })
 	d.DBSizeBytes = med(func(r result.DrillRun) float64 { return float64(r.DBSizeBytes) })
 
@@ -190,6 +192,13 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 	switch fault {
 	case KillLeader:
 		w.Figures = append(w.Figures, sec("restart", d.RestartSeconds, "the killed member's restart on its data, to serving clients"))
+		if d.RestartPredictedSeconds > 0 {
+			w.Figures = append(w.Figures, sec("restart_predicted", d.RestartPredictedSeconds, "diagnose data's prediction of that restart from the killed member's data dir, on this disk"))
+			if r := d.Runs[0]; r.RestartPredictedFrom != "" {
+				w.Notes = append(w.Notes, fmt.Sprintf("the restart took %.2f s, diagnose data predicted %.2f s (%.2fx) from %s",
+					d.RestartSeconds, d.RestartPredictedSeconds, d.RestartSeconds/d.RestartPredictedSeconds, r.RestartPredictedFrom))
+			}
+		}
 	case DefragLeader, DefragMember:
 		w.Figures = append(w.Figures, sec("defrag", d.DefragSeconds, "the defragmentation"),
 			result.Figure{Name: "db_size", Value: d.DBSizeBytes, Unit: "B", Description: "the member's db before it" + rounds})

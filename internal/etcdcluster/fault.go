@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -34,6 +35,9 @@ func (c *Cluster) member(i int) (*memberProc, error) {
 // Name is member i's name (member0, member1, ...), as its log lines and
 // --initial-cluster say it.
 func (c *Cluster) Name(i int) string { return memberName(i) }
+
+// DataDir is member i's --data-dir.
+func (c *Cluster) DataDir(i int) string { return filepath.Join(c.opts.Dir, memberName(i)) }
 
 // Kill kills member i's process (SIGKILL: a crash, not a stop, which
 // would hand its leadership over first) and waits until it is reaped.

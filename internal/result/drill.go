@@ -18,6 +18,9 @@ type Drill struct {
 	P99DuringSeconds float64 `json:"p99_during_seconds"`
 	P99AfterSeconds  float64 `json:"p99_after_seconds"`
 	RestartSeconds   float64 `json:"restart_seconds,omitempty"`
+	// RestartPredictedSeconds is diagnose data's prediction of that
+	// restart from the killed member's data (kill-leader).
+	RestartPredictedSeconds float64 `json:"restart_predicted_seconds,omitempty"`
 	// DefragSeconds is how long the leader's defragmentation took, of a
 	// db of DBSizeBytes (defrag-leader).
 	DefragSeconds float64 `json:"defrag_seconds,omitempty"`
@@ -67,6 +70,11 @@ type DrillRun struct {
 	// RestartSeconds is how long the killed member took to serve clients
 	// again on its data (kill-leader).
 	RestartSeconds float64 `json:"restart_seconds,omitempty"`
+	// RestartPredictedSeconds is diagnose data's prediction of it from
+	// the killed member's data dir, RestartPredictedFrom the measured
+	// figure it comes from.
+	RestartPredictedSeconds float64 `json:"restart_predicted_seconds,omitempty"`
+	RestartPredictedFrom    string  `json:"restart_predicted_from,omitempty"`
 	// DefragSeconds is how long the leader's defragmentation took, its
 	// db DBSizeBytes before it (defrag-leader).
 	DefragSeconds float64 `json:"defrag_seconds,omitempty"`

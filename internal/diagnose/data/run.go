@@ -135,20 +135,9 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	d.Path, _ = filepath.Abs(path)
 	fill(d, a)
 	if cfg.Predict {
-		var s cost.Sizes
-		s.DBBytes, s.InUseBytes, s.Keys, s.Revisions = a.DB.FileBytes, a.DB.InUseBytes, a.Keys, a.Revisions // a restart reads the whole file
-		if walDir != "" {
-			var since cost.WAL
-			if s.WALDir, since, s.WALReplay, err = walSince(walDir); err != nil {
-				return nil, fmt.Errorf("reading the WAL in %s: %w", walDir, err)
-			}
-			s.WALBytes, s.WALEntries = since.Bytes, since.Entries
-			if s.FullElection, err = cost.WaitsFullElection(path); err != nil {
-				return nil, fmt.Errorf("reading %s's snapshots: %w", cfg.DataDir, err)
-			}
-			if s.RestoresTwice, err = cost.RestoresTwice(path); err != nil {
-				return nil, fmt.Errorf("reading %s's snapshots: %w", cfg.DataDir, err)
-			}
+		s, err := sizesOf(a, path, walDir)
+		if err != nil {
+			return nil, err
 		}
 		p, err := cost.Predict(ctx, cfg.Dir, s)
 		if err != nil {
@@ -187,6 +176,43 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	res.Workloads = []result.Workload{w}
 	res.Finish(time.Now().UTC())
 	return res, nil
+}
+
+// sizesOf are the figures a's db (at path) and the WAL in walDir (""
+// for none) give the predictions.
+func sizesOf(a *Analysis, path, walDir string) (cost.Sizes, error) {
+	var s cost.Sizes
+	s.DBBytes, s.InUseBytes, s.Keys, s.Revisions = a.DB.FileBytes, a.DB.InUseBytes, a.Keys, a.Revisions // a restart reads the whole file
+	if walDir == "" {
+		return s, nil
+	}
+	var since cost.WAL
+	var err error
+	if s.WALDir, since, s.WALReplay, err = walSince(walDir); err != nil {
+		return s, fmt.Errorf("reading the WAL in %s: %w", walDir, err)
+	}
+	s.WALBytes, s.WALEntries = since.Bytes, since.Entries
+	if s.FullElection, err = cost.WaitsFullElection(path); err != nil {
+		return s, fmt.Errorf("reading %s's snapshots: %w", path, err)
+	}
+	if s.RestoresTwice, err = cost.RestoresTwice(path); err != nil {
+		return s, fmt.Errorf("reading %s's snapshots: %w", path, err)
+	}
+	return s, nil
+}
+
+// DataDirSizes reads a stopped member's data directory (read-only) for
+// the figures its restart's prediction scales with (cost.Predict).
+func DataDirSizes(ctx context.Context, dataDir string) (cost.Sizes, error) {
+	db, wal, err := findDB(dataDir)
+	if err != nil {
+		return cost.Sizes{}, err
+	}
+	a, err := Analyze(ctx, db, 0)
+	if err != nil {
+		return cost.Sizes{}, err
+	}
+	return sizesOf(a, db, wal)
 }
 
 // within says whether dir is parent or below it (symbolic links

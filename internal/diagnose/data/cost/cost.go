@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // Sizes are the figures of a member's data the predictions scale with.
@@ -31,6 +32,10 @@ type Sizes struct {
 	// RestoresTwice says the member rebuilds its index twice at start
 	// (see RestoresTwice).
 	RestoresTwice bool
+	// Rejoin, when set, is the heartbeat interval of a cluster that has a
+	// leader while the member restarts: it rejoins on the leader's next
+	// heartbeat instead of waiting out an election of its own.
+	Rejoin time.Duration
 }
 
 // WAL is an amount of WAL: its entry records' bytes and their count.

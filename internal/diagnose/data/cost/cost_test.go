@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"etcdbench/internal/etcdcluster"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,6 +74,20 @@ func TestPredictionsGrowWithSize(t *testing.T) {
 	a, b := m.predict(base), m.predict(grow["db"](grow["revisions"](base)))
 	if b.Defrag.Seconds <= a.Defrag.Seconds || b.SnapshotSend.Seconds <= a.SnapshotSend.Seconds {
 		t.Errorf("defrag or snapshot did not grow with the db: %+v -> %+v", a, b)
+	}
+}
+
+// A member that rejoins a cluster with a leader waits for its next
+// heartbeat, not for an election of its own.
+func TestPredictRejoin(t *testing.T) {
+	m := measured{ReadBW: 100e6, WriteBW: 80e6, SendBW: 40e6, Starts: 3, StartSeconds: 0.5, RestorePerRev: 2e-6,
+		DefragPerByte: 1e-8, WALPerEntry: 1e-6, ReadBytes: 1e8, WriteBytes: 1e8}
+	alone := Sizes{DBBytes: 100 << 20, InUseBytes: 80 << 20, Keys: 10_000, Revisions: 100_000, WALBytes: 10 << 20, WALEntries: 10_000}
+	rejoin := alone
+	rejoin.Rejoin = 50 * time.Millisecond
+	a, r := m.predict(alone).Restart, m.predict(rejoin).Restart
+	if d := a.Seconds - r.Seconds; math.Abs(d-(electionWait-0.025)) > 1e-9 || !strings.Contains(r.From, "next heartbeat") {
+		t.Errorf("alone %v s, rejoining %v s (%s): want the election's %v s less a half heartbeat", a.Seconds, r.Seconds, r.From, electionWait)
 	}
 }
 

@@ -94,7 +94,11 @@ func (m measured) predict(s Sizes) Predicted {
 	election := electionWait
 	electionWords := fmt.Sprintf(" + %.2f s of election, the mean of 1 to %d ticks of %.0f ms (etcd's defaults, %d of %d ticks fast-forwarded by a member alone)",
 		electionWait, electionTicks, tickSeconds*1000, electionTicks-1, electionTicks)
-	if s.FullElection {
+	switch {
+	case s.Rejoin > 0:
+		election = s.Rejoin.Seconds() / 2
+		electionWords = fmt.Sprintf(" + %.0f ms for the leader's next heartbeat (half the %v interval on average: it rejoins a cluster that has a leader, no election of its own)", election*1000, s.Rejoin)
+	case s.FullElection:
 		election += fullElectionExtra
 		electionWords += fmt.Sprintf(" + %.1f s of election ticks it cannot fast-forward (no snapshot tells it it is alone)", fullElectionExtra)
 	}
