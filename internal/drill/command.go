@@ -37,6 +37,8 @@ after --before, the fault strikes:
                     clients still reach it), then healed
   defrag-leader     the leader defragmented, its db filled to --db-size first
   defrag-member     a follower (or --member) defragmented, likewise
+  add-member        a fourth member added as a learner, caught up from the
+                    leader's whole db (--db-size), then promoted
   move-leader       the leadership handed over with etcd's MoveLeader
 
 Each fault reports the write outage (from the first put that failed or
@@ -95,7 +97,7 @@ func (c *Command) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.FaultFor, "fault-for", "10s", "how long a frozen or cut-off leader stays so")
 	fs.StringVar(&c.Before, "before", "5s", "the load before each fault")
 	fs.StringVar(&c.After, "after", "5s", "the load after each fault has ended")
-	fs.StringVar(&c.DBSize, "db-size", "100MB", "defrag-leader: the live data the db is filled with before the load, what the defragmentation copies")
+	fs.StringVar(&c.DBSize, "db-size", "100MB", "defrag-leader, defrag-member, add-member: the live data the db is filled with before the load: what a defragmentation copies, what a new member receives")
 	fs.StringVar(&c.RequestTimeout, "request-timeout", "5s", "each put's timeout (etcdctl's --command-timeout); a put the fault caught fails after it")
 	c.Embedded.Register(fs)
 	// A drill needs a leader to lose and a quorum left: three members.
@@ -122,9 +124,16 @@ type Setting struct {
 	Config
 }
 
-// Space is the free space a drill needs: three members, and with
-// defrag-leader each one's db twice (the defragmentation writes a copy).
-func (s Setting) Space() int64 { return session.EmbeddedSpace(3) + 3*2*s.DBSize }
+// Space is the free space a drill needs: three members (four with
+// add-member), each one's filled db twice (a defragmentation writes a
+// copy; a new member receives the db beside the one it replaces).
+func (s Setting) Space() int64 {
+	n := int64(3)
+	if slices.Contains(s.Faults, AddMember) {
+		n = 4
+	}
+	return session.EmbeddedSpace(int(n)) + n*2*s.DBSize
+}
 
 // Election is the cluster's election timeout (etcd's default when not
 // set).
@@ -201,7 +210,7 @@ func (c *Command) Resolve() (Setting, error) {
 	if len(c.Endpoints) > 0 {
 		return s, c.resolveRemote(&s)
 	}
-	if slices.Contains(s.Faults, DefragLeader) || slices.Contains(s.Faults, DefragMember) {
+	if slices.ContainsFunc(s.Faults, func(f string) bool { return slices.Contains(filled, f) }) {
 		n, err := units.ParseSize(c.DBSize)
 		if err != nil || n <= 0 {
 			return s, run.Usagef("--db-size %q: want a positive size such as 100MB", c.DBSize)
@@ -354,9 +363,31 @@ func (s Setting) workloads(outs map[string][]*Outcome) []result.Workload {
 	return wls
 }
 
+// catchUpEntries is what an add-member drill's members keep of their raft
+// log after a snapshot (etcd keeps 5,000): a member added later lacks
+// what the log no longer holds and gets the whole db, as on a cluster
+// that has run long.
+const catchUpEntries = 100
+
+// snapshotted are the options of an add-member drill's cluster: a
+// snapshot within the fill (at half its puts, unless --snapshot-count is
+// lower), its log compacted to catchUpEntries after it.
+func (s Setting) snapshotted(o etcdcluster.Options) etcdcluster.Options {
+	half := uint64(max(100, s.DBSize/fillValue/2))
+	if o.SnapshotCount == 0 || o.SnapshotCount > half {
+		o.SnapshotCount = half
+	}
+	o.SnapshotCatchUpEntries = catchUpEntries
+	return o
+}
+
 // once runs fault f on a fresh cluster.
 func (s Setting) once(ctx context.Context, ses *session.Session, f string) (*Outcome, error) {
-	cl, err := ses.StartEtcd(ctx, s.Cluster)
+	opts := s.Cluster
+	if f == AddMember {
+		opts = s.snapshotted(opts)
+	}
+	cl, err := ses.StartEtcd(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -27,11 +27,16 @@ const (
 	PartitionLeader = "partition-leader"
 	DefragLeader    = "defrag-leader"
 	DefragMember    = "defrag-member"
+	AddMember       = "add-member"
 	MoveLeader      = "move-leader"
 )
 
 // Faults are the faults a drill injects, in the order it runs them.
-var Faults = []string{KillLeader, StopLeader, PartitionLeader, DefragLeader, DefragMember, MoveLeader}
+var Faults = []string{KillLeader, StopLeader, PartitionLeader, DefragLeader, DefragMember, AddMember, MoveLeader}
+
+// filled are the faults whose cluster's db is filled to Config.DBSize
+// first: what a defragmentation copies, what a new member receives.
+var filled = []string{DefragLeader, DefragMember, AddMember}
 
 // ErrUnknownFault is the error of a fault not in Faults.
 var ErrUnknownFault = errors.New("unknown fault")
@@ -94,8 +99,12 @@ type Outcome struct {
 	// its db's size before it (defrag-leader).
 	Defrag time.Duration
 	DBSize int64
-	// Member is the member defragmented, or the leadership moved to.
+	// Member is the member defragmented, added, or the leadership moved
+	// to.
 	Member string
+	// CatchUp is the time from a member's addition to its promotion: the
+	// leader brought it up to date (add-member).
+	CatchUp time.Duration
 	// Sizes are the killed member's data as its restart found it
 	// (Config.Sizes), for diagnose data's prediction of the restart.
 	Sizes *cost.Sizes
@@ -146,7 +155,7 @@ func Run(ctx context.Context, c Target, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	defer cli.Close()
-	if (cfg.Fault == DefragLeader || cfg.Fault == DefragMember) && emb != nil {
+	if slices.Contains(filled, cfg.Fault) && emb != nil {
 		if err := Fill(ctx, cli, cfg.DBSize); err != nil {
 			return nil, err
 		}
@@ -269,6 +278,15 @@ func Run(ctx context.Context, c Target, cfg Config) (*Outcome, error) {
 			o.NewLeader, o.NewLeaderAfter = c.Name(next), time.Since(o.At)
 		} else {
 			o.NewLeader = o.Leader // it kept its place
+		}
+	case AddMember:
+		a, err := emb.AddMember(ctx)
+		if err != nil {
+			return nil, err
+		}
+		o.At, o.CatchUp, o.Member, o.NewLeader = a.At, a.CaughtUp, c.Name(a.Index), o.Leader
+		if st, err := cli.Status(ctx, c.Endpoints()[lead]); err == nil {
+			o.DBSize = st.DbSize
 		}
 	case MoveLeader:
 		to, err := member(c, cfg.Member, lead, false)

@@ -29,7 +29,11 @@ func TestDrillFaults(t *testing.T) {
 		t.Run(fault, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			c, err := etcdcluster.Start(ctx, etcdcluster.Options{Dir: t.TempDir(), Members: 3, Links: true, HeartbeatInterval: 50 * time.Millisecond, ElectionTimeout: election})
+			opts := etcdcluster.Options{Dir: t.TempDir(), Members: 3, Links: true, HeartbeatInterval: 50 * time.Millisecond, ElectionTimeout: election}
+			if fault == AddMember {
+				opts = Setting{Config: Config{DBSize: 20 << 20}}.snapshotted(opts)
+			}
+			c, err := etcdcluster.Start(ctx, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,6 +47,12 @@ func TestDrillFaults(t *testing.T) {
 			}
 			t.Logf("%s: %s -> %s after %v; outage %v, late until %v (%d failed, %d slow), %d terms; p99 %v / %v / %v; restart %v; %d puts",
 				fault, o.Leader, o.NewLeader, o.NewLeaderAfter, o.Outage.Length(), o.Outage.LateUntil.Sub(o.At), o.Outage.Failed, o.Outage.Slow, o.Terms, o.P99Before, o.P99During, o.P99After, o.Restart, len(o.Requests))
+			if fault == AddMember {
+				if o.NewLeader != o.Leader || o.CatchUp <= 0 || o.Member != "member3" || o.DBSize < 20<<20 {
+					t.Errorf("leader %s before, %s after; %s added, up to date after %v on a %d-byte db: want the leader kept, member3 caught up on 20 MiB or more", o.Leader, o.NewLeader, o.Member, o.CatchUp, o.DBSize)
+				}
+				return
+			}
 			if fault == DefragLeader || fault == DefragMember {
 				// A defragmentation blocks the leader's applies, not its
 				// heartbeats: it keeps its place.

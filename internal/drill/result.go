@@ -23,6 +23,7 @@ var descriptions = map[string]string{
 	PartitionLeader: "the leader cut off from its peers both ways for the fault's length (its clients still reach it), then healed",
 	DefragLeader:    "the leader's db defragmented with etcd's Maintenance API (on the drill's own cluster, filled beforehand)",
 	DefragMember:    "a follower's db (or the member named) defragmented with etcd's Maintenance API",
+	AddMember:       "a fourth member added as a learner, brought up to date with the leader's whole db (the members' log compacted past it) and promoted",
 	MoveLeader:      "the leadership handed to a follower with etcd's MoveLeader",
 }
 
@@ -35,7 +36,7 @@ func (o *Outcome) Run() result.DrillRun {
 		FailedRequests: o.Outage.Failed, SlowRequests: o.Outage.Slow,
 		P99BeforeSeconds: o.P99Before.Seconds(), P99DuringSeconds: o.P99During.Seconds(), P99AfterSeconds: o.P99After.Seconds(),
 		RestartSeconds: o.Restart.Seconds(), RestartPredictedSeconds: o.RestartPredicted.Seconds, RestartPredictedFrom: o.RestartPredicted.From,
-		DefragSeconds: o.Defrag.Seconds(), DBSizeBytes: o.DBSize, Puts: int64(len(o.Requests)),
+		DefragSeconds: o.Defrag.Seconds(), CatchUpSeconds: o.CatchUp.Seconds(), DBSizeBytes: o.DBSize, Puts: int64(len(o.Requests)),
 	}
 	if !o.Outage.LateUntil.IsZero() {
 		r.LateUntilSeconds = o.Outage.LateUntil.Sub(o.At).Seconds()
@@ -150,6 +151,7 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 	d.P99AfterSeconds = med(func(r result.DrillRun) float64 { return r.P99AfterSeconds })
 	d.RestartSeconds = med(func(r result.DrillRun) float64 { return r.RestartSeconds })
 	d.RestartPredictedSeconds = med(func(r result.DrillRun) float64 { return r.RestartPredictedSeconds })
+	d.CatchUpSeconds = med(func(r result.DrillRun) float64 { return r.CatchUpSeconds })
 	d.DefragSeconds = med(func(r result.DrillRun) float64 { return r.DefragSeconds })
 	d.DBSizeBytes = med(func(r result.DrillRun) float64 { return float64(r.DBSizeBytes) })
 
@@ -199,6 +201,9 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 					d.RestartSeconds, d.RestartPredictedSeconds, d.RestartSeconds/d.RestartPredictedSeconds, r.RestartPredictedFrom))
 			}
 		}
+	case AddMember:
+		w.Figures = append(w.Figures, sec("catch_up", d.CatchUpSeconds, "from the member's addition to its promotion: the leader sent it the whole db"),
+			result.Figure{Name: "db_size", Value: d.DBSizeBytes, Unit: "B", Description: "the leader's db" + rounds})
 	case DefragLeader, DefragMember:
 		w.Figures = append(w.Figures, sec("defrag", d.DefragSeconds, "the defragmentation"),
 			result.Figure{Name: "db_size", Value: d.DBSizeBytes, Unit: "B", Description: "the member's db before it" + rounds})
@@ -254,6 +259,8 @@ func (s Setting) notes(fault string, d *result.Drill) []string {
 			units.FormatBytes(int64(d.DBSizeBytes)), d.DefragSeconds, outage.Round(time.Millisecond)))
 	case fault == DefragMember:
 		ns = append(ns, fmt.Sprintf("the defragmentation of %s took %.2f s; its own clients' requests waited for it (late until %.1f s after it began), the others' did not", units.FormatBytes(int64(d.DBSizeBytes)), d.DefragSeconds, d.LateUntilSeconds))
+	case fault == AddMember:
+		ns = append(ns, fmt.Sprintf("a new member took %.2f s to catch up on a %s db before it could vote: add members as learners (etcd refuses to promote one that lags), one at a time, and expect the leader's disk and network to carry the db meanwhile", d.CatchUpSeconds, units.FormatBytes(int64(d.DBSizeBytes))))
 	case fault == MoveLeader:
 		ns = append(ns, fmt.Sprintf("a hand-over cost %v of writes: move the leader off a member before its maintenance (a defragmentation blocks it) instead of letting it be lost", outage.Round(time.Millisecond)))
 	}

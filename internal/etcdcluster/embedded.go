@@ -46,6 +46,10 @@ type Options struct {
 	Members int
 	// SnapshotCount is etcd's --snapshot-count.
 	SnapshotCount uint64
+	// SnapshotCatchUpEntries is etcd's --snapshot-catchup-entries: the
+	// entries kept in the raft log after a snapshot for a slow follower;
+	// one further behind gets the whole db (a member added, AddMember).
+	SnapshotCatchUpEntries uint64
 	// HeartbeatInterval is --heartbeat-interval (rounded to milliseconds).
 	HeartbeatInterval time.Duration
 	// ElectionTimeout is --election-timeout (rounded to milliseconds).
@@ -370,6 +374,9 @@ func memberConfig(opts Options, name string, clientPort, peerPort int, advertise
 	cfg.Logger = "zap"
 	if opts.SnapshotCount > 0 {
 		cfg.SnapshotCount = opts.SnapshotCount
+	}
+	if opts.SnapshotCatchUpEntries > 0 {
+		cfg.SnapshotCatchUpEntries = opts.SnapshotCatchUpEntries
 	}
 	if opts.HeartbeatInterval > 0 {
 		cfg.TickMs = uint(opts.HeartbeatInterval.Milliseconds())

@@ -30,6 +30,9 @@ type memberSpec struct {
 	PeerPort       int
 	AdvertisedPeer string // host:port its peers reach it at ("": PeerPort)
 	InitialCluster string
+	// Existing joins a running cluster (--initial-cluster-state
+	// existing), as a member added to it.
+	Existing bool
 }
 
 // memberReport is one line a member process prints on its stdout for the
@@ -128,6 +131,9 @@ func runMember(ctx context.Context, js string, stdout, stderr io.Writer) error {
 		return fail(err)
 	}
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
+	if spec.Existing {
+		cfg.ClusterState = embed.ClusterStateFlagExisting
+	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return fail(fmt.Errorf("embedded etcd: starting %s in %s: %w", name, cfg.Dir, err))

@@ -21,6 +21,9 @@ type Drill struct {
 	// RestartPredictedSeconds is diagnose data's prediction of that
 	// restart from the killed member's data (kill-leader).
 	RestartPredictedSeconds float64 `json:"restart_predicted_seconds,omitempty"`
+	// CatchUpSeconds is from a member's addition to its promotion
+	// (add-member).
+	CatchUpSeconds float64 `json:"catch_up_seconds,omitempty"`
 	// DefragSeconds is how long the leader's defragmentation took, of a
 	// db of DBSizeBytes (defrag-leader).
 	DefragSeconds float64 `json:"defrag_seconds,omitempty"`
@@ -75,6 +78,9 @@ type DrillRun struct {
 	// figure it comes from.
 	RestartPredictedSeconds float64 `json:"restart_predicted_seconds,omitempty"`
 	RestartPredictedFrom    string  `json:"restart_predicted_from,omitempty"`
+	// CatchUpSeconds is from a member's addition to its promotion: the
+	// leader brought it up to date (add-member).
+	CatchUpSeconds float64 `json:"catch_up_seconds,omitempty"`
 	// DefragSeconds is how long the leader's defragmentation took, its
 	// db DBSizeBytes before it (defrag-leader).
 	DefragSeconds float64 `json:"defrag_seconds,omitempty"`
