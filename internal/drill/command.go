@@ -2,9 +2,12 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"etcdbench/internal/diagnose/data/cost"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/fusedelay"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/session"
@@ -33,6 +37,9 @@ after --before, the fault strikes:
   kill-leader       the leader's process killed (SIGKILL), then restarted
                     on its data
   stop-leader       the leader frozen (SIGSTOP) for --fault-for, then thawed
+  slow-follower-disk every sync of a follower's disk --sync-delay slower for
+                    --fault-for (the members' data on FUSE; skipped where
+                    FUSE is not available)
   partition-leader  the leader cut off from its peers for --fault-for (its
                     clients still reach it), then healed
   defrag-leader     the leader defragmented, its db filled to --db-size first
@@ -66,7 +73,7 @@ type Command struct {
 	// Clients is 0 for check perf's at Rate.
 	Clients                                 int
 	FaultFor, Before, After, RequestTimeout string
-	DBSize                                  string
+	DBSize, SyncDelay                       string
 	// Endpoints, Yes, TLS and Member: a cluster of the user's, the
 	// consent to write to it, how to reach it, and the member drilled.
 	Endpoints []string
@@ -98,6 +105,7 @@ func (c *Command) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Before, "before", "5s", "the load before each fault")
 	fs.StringVar(&c.After, "after", "5s", "the load after each fault has ended")
 	fs.StringVar(&c.DBSize, "db-size", "100MB", "defrag-leader, defrag-member, add-member: the live data the db is filled with before the load: what a defragmentation copies, what a new member receives")
+	fs.StringVar(&c.SyncDelay, "sync-delay", "200ms", "slow-follower-disk: how long each sync of the follower's disk waits for --fault-for")
 	fs.StringVar(&c.RequestTimeout, "request-timeout", "5s", "each put's timeout (etcdctl's --command-timeout); a put the fault caught fails after it")
 	c.Embedded.Register(fs)
 	// A drill needs a leader to lose and a quorum left: three members.
@@ -117,7 +125,10 @@ func InFlight(clients int, rate float64, timeout time.Duration) int {
 
 // Setting is one drill's settings, checked.
 type Setting struct {
-	Faults  []string
+	Faults []string
+	// Skipped says which fault of the default ones this machine cannot
+	// inject, and why.
+	Skipped string
 	Rounds  int
 	Cluster etcdcluster.Options
 	// Config is each fault's, but its Fault.
@@ -160,6 +171,9 @@ func (s Setting) parameters(fault string) map[string]any {
 		"heartbeat_interval_ns": s.Heartbeat().Nanoseconds(), "election_timeout_ns": s.Election().Nanoseconds(),
 		"members": 3,
 	}
+	if fault == SlowFollower {
+		p["sync_delay_ns"] = s.SyncDelay.Nanoseconds()
+	}
 	if rtt := s.Cluster.LargestRTT(); rtt > 0 {
 		p["peer_rtt_ns"] = rtt.Nanoseconds()
 	}
@@ -200,7 +214,7 @@ func (c *Command) Resolve() (Setting, error) {
 	for _, d := range []struct {
 		flag, val string
 		to        *time.Duration
-	}{{"--fault-for", c.FaultFor, &s.FaultFor}, {"--before", c.Before, &s.Before}, {"--after", c.After, &s.After}, {"--request-timeout", c.RequestTimeout, &s.Load.RequestTimeout}} {
+	}{{"--fault-for", c.FaultFor, &s.FaultFor}, {"--before", c.Before, &s.Before}, {"--after", c.After, &s.After}, {"--request-timeout", c.RequestTimeout, &s.Load.RequestTimeout}, {"--sync-delay", c.SyncDelay, &s.SyncDelay}} {
 		v, err := units.ParseDuration(d.val)
 		if err != nil || v <= 0 {
 			return s, run.Usagef("%s %q: want a positive duration such as 5s", d.flag, d.val)
@@ -209,6 +223,15 @@ func (c *Command) Resolve() (Setting, error) {
 	}
 	if len(c.Endpoints) > 0 {
 		return s, c.resolveRemote(&s)
+	}
+	if slices.Contains(s.Faults, SlowFollower) {
+		if err := fusedelay.Usable(); err != nil {
+			if len(c.Faults) > 0 {
+				return s, run.Usagef("--faults %s: this machine cannot slow a disk's syncs (%v): it needs FUSE (/dev/fuse, and root or fusermount3)", SlowFollower, err)
+			}
+			s.Faults = slices.DeleteFunc(s.Faults, func(f string) bool { return f == SlowFollower })
+			s.Skipped = fmt.Sprintf("%s skipped: this machine cannot slow a disk's syncs (%v): it needs FUSE (/dev/fuse, and root or fusermount3)", SlowFollower, err)
+		}
 	}
 	if slices.ContainsFunc(s.Faults, func(f string) bool { return slices.Contains(filled, f) }) {
 		n, err := units.ParseSize(c.DBSize)
@@ -352,7 +375,8 @@ func (c *Command) runRemote(ctx context.Context, s Setting) (res *result.Result,
 	return ses.Finish(ctx, s.workloads(outs), err)
 }
 
-// workloads are a workload per fault that ran.
+// workloads are a workload per fault that ran, the first saying which
+// was skipped.
 func (s Setting) workloads(outs map[string][]*Outcome) []result.Workload {
 	var wls []result.Workload
 	for _, f := range s.Faults {
@@ -360,7 +384,52 @@ func (s Setting) workloads(outs map[string][]*Outcome) []result.Workload {
 			wls = append(wls, Fault(f, outs[f], s))
 		}
 	}
+	if len(wls) > 0 && s.Skipped != "" {
+		wls[0].Notes = append(wls[0].Notes, s.Skipped)
+	}
 	return wls
+}
+
+// onSlowDisks runs cfg on a cluster in dir whose members' data dirs are
+// each a slow-syncing passthrough (fusedelay) of a directory beside it,
+// fast until the fault slows one; everything is unmounted and removed
+// before it returns.
+func (s Setting) onSlowDisks(ctx context.Context, dir string, opts etcdcluster.Options, cfg Config) (o *Outcome, err error) {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	var disks []*fusedelay.FS
+	defer func() {
+		for _, d := range disks {
+			err = errors.Join(err, d.Close())
+		}
+	}()
+	for i := range 3 {
+		backing, mount := filepath.Join(dir, fmt.Sprintf(".disk%d", i)), filepath.Join(dir, fmt.Sprintf("member%d", i))
+		if err := errors.Join(os.Mkdir(backing, 0o700), os.Mkdir(mount, 0o700)); err != nil {
+			return nil, err
+		}
+		d, err := fusedelay.New(backing, mount, 0)
+		if err != nil {
+			return nil, err
+		}
+		disks = append(disks, d)
+	}
+	opts.Dir, opts.OwnProcess = dir, true
+	cl, err := etcdcluster.Start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close() // before the disks are unmounted
+	cfg.SlowDisk = func(i int, on bool) {
+		d := time.Duration(0)
+		if on {
+			d = s.SyncDelay
+		}
+		disks[i].SetDelay(d)
+	}
+	return Run(ctx, cl, cfg)
 }
 
 // catchUpEntries is what an add-member drill's members keep of their raft
@@ -387,15 +456,21 @@ func (s Setting) once(ctx context.Context, ses *session.Session, f string) (*Out
 	if f == AddMember {
 		opts = s.snapshotted(opts)
 	}
-	cl, err := ses.StartEtcd(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
 	cfg := s.Config
 	cfg.Fault = f
 	cfg.Sizes = f == KillLeader
-	o, err := Run(ctx, cl, cfg)
-	_ = ses.StopEtcd() // a member stopped the hard way does not change what the fault cost
+	var o *Outcome
+	var err error
+	if f == SlowFollower {
+		o, err = s.onSlowDisks(ctx, filepath.Join(ses.Run.Scratch.Path, "etcd-slow"), opts, cfg)
+	} else {
+		var cl *etcdcluster.Cluster
+		if cl, err = ses.StartEtcd(ctx, opts); err != nil {
+			return nil, err
+		}
+		o, err = Run(ctx, cl, cfg)
+		_ = ses.StopEtcd() // a member stopped the hard way does not change what the fault cost
+	}
 	if err != nil {
 		return nil, fmt.Errorf("drill %s: %w", f, err)
 	}

@@ -28,11 +28,12 @@ const (
 	DefragLeader    = "defrag-leader"
 	DefragMember    = "defrag-member"
 	AddMember       = "add-member"
+	SlowFollower    = "slow-follower-disk"
 	MoveLeader      = "move-leader"
 )
 
 // Faults are the faults a drill injects, in the order it runs them.
-var Faults = []string{KillLeader, StopLeader, PartitionLeader, DefragLeader, DefragMember, AddMember, MoveLeader}
+var Faults = []string{KillLeader, StopLeader, PartitionLeader, SlowFollower, DefragLeader, DefragMember, AddMember, MoveLeader}
 
 // filled are the faults whose cluster's db is filled to Config.DBSize
 // first: what a defragmentation copies, what a new member receives.
@@ -71,6 +72,10 @@ type Config struct {
 	// Sizes reads the killed member's data dir before its restart, for
 	// the prediction of that restart (kill-leader).
 	Sizes bool
+	// SlowDisk makes member i's disk slow (on) or fast again
+	// (slow-follower-disk): its syncs wait SyncDelay.
+	SlowDisk  func(i int, on bool)
+	SyncDelay time.Duration
 }
 
 // Outcome is what one fault cost, as clients saw it.
@@ -225,6 +230,27 @@ func Run(ctx context.Context, c Target, cfg Config) (*Outcome, error) {
 		}
 		if o.Restart, err = emb.Restart(ctx, lead); err != nil {
 			return nil, err
+		}
+	case SlowFollower:
+		if cfg.SlowDisk == nil {
+			return nil, errors.New("drill: slow-follower-disk needs the members' data on a slow-syncing filesystem")
+		}
+		m, err := member(c, cfg.Member, lead, false)
+		if err != nil {
+			return nil, err
+		}
+		o.Member = c.Name(m)
+		o.At = time.Now()
+		cfg.SlowDisk(m, true)
+		err = wait(cfg.FaultFor)
+		cfg.SlowDisk(m, false)
+		if err != nil {
+			return nil, err
+		}
+		if next, err := c.SteadyLeader(ctx); err == nil && next != lead {
+			o.NewLeader, o.NewLeaderAfter = c.Name(next), time.Since(o.At)
+		} else {
+			o.NewLeader = o.Leader
 		}
 	case StopLeader, PartitionLeader:
 		cut, heal := emb.Freeze, emb.Thaw

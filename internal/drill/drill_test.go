@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"etcdbench/internal/etcdcluster"
+	"etcdbench/internal/fusedelay"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/verdict"
 )
@@ -33,20 +35,38 @@ func TestDrillFaults(t *testing.T) {
 			if fault == AddMember {
 				opts = Setting{Config: Config{DBSize: 20 << 20}}.snapshotted(opts)
 			}
-			c, err := etcdcluster.Start(ctx, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
 			l := etcdload.CheckPresetAt(150).Load()
 			l.Target, l.RequestTimeout = etcdload.TargetBalanced, 3*time.Second
 			l.Clients = InFlight(l.Clients, l.Rate, l.RequestTimeout)
-			o, err := Run(ctx, c, Config{Fault: fault, Load: l, Before: time.Second, FaultFor: 1500 * time.Millisecond, After: time.Second, DBSize: 20 << 20})
+			cfg := Config{Fault: fault, Load: l, Before: time.Second, FaultFor: 1500 * time.Millisecond, After: time.Second, DBSize: 20 << 20, SyncDelay: 200 * time.Millisecond}
+			var o *Outcome
+			var err error
+			if fault == SlowFollower {
+				if err := fusedelay.Usable(); err != nil {
+					t.Skip(err)
+				}
+				o, err = Setting{Config: cfg}.onSlowDisks(ctx, filepath.Join(opts.Dir, "slow"), opts, cfg)
+			} else {
+				c, err := etcdcluster.Start(ctx, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				o, err = Run(ctx, c, cfg)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %s -> %s after %v; outage %v, late until %v (%d failed, %d slow), %d terms; p99 %v / %v / %v; restart %v; %d puts",
 				fault, o.Leader, o.NewLeader, o.NewLeaderAfter, o.Outage.Length(), o.Outage.LateUntil.Sub(o.At), o.Outage.Failed, o.Outage.Slow, o.Terms, o.P99Before, o.P99During, o.P99After, o.Restart, len(o.Requests))
+			if fault == SlowFollower {
+				// The leader commits with the other follower; the slow
+				// one's clients wait for its syncs.
+				if o.NewLeader != o.Leader || o.Member == o.Leader || o.P99During < cfg.SyncDelay {
+					t.Errorf("leader %s before, %s after; %s slowed; p99 during %v: want the leader kept, a follower slowed, its clients' puts %v late or more", o.Leader, o.NewLeader, o.Member, o.P99During, cfg.SyncDelay)
+				}
+				return
+			}
 			if fault == AddMember {
 				if o.NewLeader != o.Leader || o.CatchUp <= 0 || o.Member != "member3" || o.DBSize < 20<<20 {
 					t.Errorf("leader %s before, %s after; %s added, up to date after %v on a %d-byte db: want the leader kept, member3 caught up on 20 MiB or more", o.Leader, o.NewLeader, o.Member, o.CatchUp, o.DBSize)

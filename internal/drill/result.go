@@ -21,6 +21,7 @@ var descriptions = map[string]string{
 	KillLeader:      "the leader's process killed (SIGKILL), then restarted on its data",
 	StopLeader:      "the leader's process frozen (SIGSTOP) for the fault's length, then thawed",
 	PartitionLeader: "the leader cut off from its peers both ways for the fault's length (its clients still reach it), then healed",
+	SlowFollower:    "a follower's disk made slow (each of its syncs waits the sync delay) for the fault's length",
 	DefragLeader:    "the leader's db defragmented with etcd's Maintenance API (on the drill's own cluster, filled beforehand)",
 	DefragMember:    "a follower's db (or the member named) defragmented with etcd's Maintenance API",
 	AddMember:       "a fourth member added as a learner, brought up to date with the leader's whole db (the members' log compacted past it) and promoted",
@@ -259,6 +260,8 @@ func (s Setting) notes(fault string, d *result.Drill) []string {
 			units.FormatBytes(int64(d.DBSizeBytes)), d.DefragSeconds, outage.Round(time.Millisecond)))
 	case fault == DefragMember:
 		ns = append(ns, fmt.Sprintf("the defragmentation of %s took %.2f s; its own clients' requests waited for it (late until %.1f s after it began), the others' did not", units.FormatBytes(int64(d.DBSizeBytes)), d.DefragSeconds, d.LateUntilSeconds))
+	case fault == SlowFollower:
+		ns = append(ns, fmt.Sprintf("with every sync of a follower's disk %v slower, the leader committed with the other follower: the put p99 was %.0f ms during the fault against %.0f ms before; the slow member's own clients waited for its applies (late until %.1f s): give each member a disk of its own", s.SyncDelay, d.P99DuringSeconds*1000, d.P99BeforeSeconds*1000, d.LateUntilSeconds))
 	case fault == AddMember:
 		ns = append(ns, fmt.Sprintf("a new member took %.2f s to catch up on a %s db before it could vote: add members as learners (etcd refuses to promote one that lags), one at a time, and expect the leader's disk and network to carry the db meanwhile", d.CatchUpSeconds, units.FormatBytes(int64(d.DBSizeBytes))))
 	case fault == MoveLeader:

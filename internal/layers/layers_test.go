@@ -38,7 +38,7 @@ var layerOf = map[string]int{
 
 	"verdict": 1, "sysinfo": 1, "testutil/zoo": 1, "testutil/zoo/goalloc": 0,
 
-	"stats": 0, "units": 0, "peernet": 1, "finding": 0, "etcdload/observe": 4, "inproc": 0, "testutil": 0, "testutil/fusedelay": 0, "testutil/loopmount": 0, "layers": 0,
+	"stats": 0, "units": 0, "peernet": 1, "finding": 0, "etcdload/observe": 4, "inproc": 0, "testutil": 0, "testutil/fusedelay": 1, "fusedelay": 0, "testutil/loopmount": 0, "layers": 0,
 }
 
 func short(path string) string {

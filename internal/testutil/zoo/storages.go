@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"etcdbench/internal/testutil/fusedelay"
+	"etcdbench/internal/fusedelay"
 )
 
 // Default is the zoo the capacity bench runs over: the plain disk, four

@@ -42,7 +42,7 @@ import (
 	"sync"
 	"testing"
 
-	"etcdbench/internal/testutil/fusedelay"
+	"etcdbench/internal/fusedelay"
 )
 
 // ErrUnavailable is returned by Setup when this machine cannot make the

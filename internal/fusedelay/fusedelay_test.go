@@ -1,4 +1,4 @@
-package fusedelay
+package fusedelay_test
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"etcdbench/internal/testutil/fusedelay"
 )
 
 // timedSyncs writes and fdatasyncs a file under dir n times and returns
@@ -36,7 +38,7 @@ func timedSyncs(t *testing.T, dir string, n int) (minD, maxD time.Duration) {
 func TestDelaysSyncsAndPassesDataThrough(t *testing.T) {
 	backing := t.TempDir()
 	const delay = 30 * time.Millisecond
-	m := Mount(t, backing, delay)
+	m := fusedelay.Mount(t, backing, delay)
 	fastest, _ := timedSyncs(t, m.Dir, 5)
 	// A bound that cannot flake: no sync returns before its delay.
 	if fastest < delay {
@@ -64,11 +66,11 @@ func TestDelaysSyncsAndPassesDataThrough(t *testing.T) {
 }
 
 func TestCloseUnmounts(t *testing.T) {
-	if err := Usable(); err != nil {
+	if err := fusedelay.Usable(); err != nil {
 		t.Skip(err)
 	}
 	mp, backing := t.TempDir(), t.TempDir()
-	f, err := New(backing, mp, 0)
+	f, err := fusedelay.New(backing, mp, 0)
 	if err != nil {
 		t.Skip(err)
 	}
@@ -89,7 +91,7 @@ func TestCloseUnmounts(t *testing.T) {
 }
 
 func TestRateCapSpacesSyncs(t *testing.T) {
-	m := Mount(t, t.TempDir(), 0)
+	m := fusedelay.Mount(t, t.TempDir(), 0)
 	const perSec, burst = 50, 3 // a token every 20 ms
 	m.SetRateCap(perSec, burst)
 	start := time.Now()
@@ -101,13 +103,13 @@ func TestRateCapSpacesSyncs(t *testing.T) {
 		t.Errorf("%d syncs under a %d/s cap took %v, want at least %v", n, perSec, got, want)
 	}
 	m.SetRateCap(0, 1)
-	if d := m.wait(time.Now()); d != 0 {
+	if d := m.WaitAt(time.Now()); d != 0 {
 		t.Errorf("without cap or delay a sync waits %v", d)
 	}
 }
 
 func TestBandwidthMakesSyncsWaitForTheirBytes(t *testing.T) {
-	m := Mount(t, t.TempDir(), 0)
+	m := fusedelay.Mount(t, t.TempDir(), 0)
 	const bw = 1 << 20 // 1 MiB/s: 4 KiB take about 3.9 ms
 	m.SetBandwidth(bw)
 	fastest, _ := timedSyncs(t, m.Dir, 5) // each sync flushes one 4 KiB write
