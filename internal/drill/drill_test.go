@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"etcdbench/internal/etcdcluster"
-	"etcdbench/internal/fusedelay"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/fusedelay"
 	"etcdbench/internal/verdict"
 )
 
