@@ -233,7 +233,7 @@ func (c *Command) Resolve() (Setting, error) {
 			s.Skipped = fmt.Sprintf("%s skipped: this machine cannot slow a disk's syncs (%v): it needs FUSE (/dev/fuse, and root or fusermount3)", SlowFollower, err)
 		}
 	}
-	if slices.ContainsFunc(s.Faults, func(f string) bool { return slices.Contains(filled, f) }) {
+	if slices.ContainsFunc(s.Faults, func(f string) bool { return faultNamed(f).filled }) {
 		n, err := units.ParseSize(c.DBSize)
 		if err != nil || n <= 0 {
 			return s, run.Usagef("--db-size %q: want a positive size such as 100MB", c.DBSize)

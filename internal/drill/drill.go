@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,31 +12,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"etcdbench/internal/diagnose/data"
 	"etcdbench/internal/diagnose/data/cost"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/verdict"
 )
-
-// The faults, by name.
-const (
-	KillLeader      = "kill-leader"
-	StopLeader      = "stop-leader"
-	PartitionLeader = "partition-leader"
-	DefragLeader    = "defrag-leader"
-	DefragMember    = "defrag-member"
-	AddMember       = "add-member"
-	SlowFollower    = "slow-follower-disk"
-	MoveLeader      = "move-leader"
-)
-
-// Faults are the faults a drill injects, in the order it runs them.
-var Faults = []string{KillLeader, StopLeader, PartitionLeader, SlowFollower, DefragLeader, DefragMember, AddMember, MoveLeader}
-
-// filled are the faults whose cluster's db is filled to Config.DBSize
-// first: what a defragmentation copies, what a new member receives.
-var filled = []string{DefragLeader, DefragMember, AddMember}
 
 // ErrUnknownFault is the error of a fault not in Faults.
 var ErrUnknownFault = errors.New("unknown fault")
@@ -50,18 +29,18 @@ const SlowPut = 500 * time.Millisecond
 type Config struct {
 	// Fault is one of Faults.
 	Fault string
-	// Load is the steady put load (endpoints set by Run; Duration is
-	// Before + FaultFor + its RequestTimeout + After: a put the fault
-	// caught may wait its whole timeout, and the After window begins
-	// once the puts are in time again).
+	// Load is the steady put load (its endpoints and duration set by
+	// Run: it runs until a request timeout and the After window have
+	// passed since the fault ended).
 	Load etcdload.Load
 	// Before is the load before the fault, After the load after it ended
 	// (the member thawed, healed or restarted).
 	Before, After time.Duration
 	// FaultFor is how long a frozen or cut-off leader stays so.
 	FaultFor time.Duration
-	// DBSize is what the cluster's db is filled to before the load of a
-	// defrag-leader drill (Fill).
+	// DBSize is what the drill's own cluster's db is filled to before
+	// the load of a fault that needs it (defragmentations, add-member;
+	// Fill).
 	DBSize int64
 	// Member names the member defrag-member defragments and move-leader
 	// hands the leadership to; empty: the first follower.
@@ -133,11 +112,6 @@ type Target interface {
 	WaitLeader(ctx context.Context, except int) (int, error)
 }
 
-// External are the faults a drill injects into a cluster of the user's:
-// a leader transfer (moved back afterwards) and a defragmentation of one
-// member; the others would break a member.
-var External = []string{MoveLeader, DefragMember}
-
 // ErrEmbeddedOnly is the error of a fault that breaks a member, asked of
 // a cluster that is not the drill's own.
 var ErrEmbeddedOnly = errors.New("drill: this fault breaks a member: only on the drill's own cluster")
@@ -146,11 +120,12 @@ var ErrEmbeddedOnly = errors.New("drill: this fault breaks a member: only on the
 // Before window is over; the load goes on until a request timeout and
 // the After window have passed since the fault ended.
 func Run(ctx context.Context, c Target, cfg Config) (*Outcome, error) {
-	if !slices.Contains(Faults, cfg.Fault) {
+	f := faultNamed(cfg.Fault)
+	if f == nil {
 		return nil, fmt.Errorf("%w %q: want one of %s", ErrUnknownFault, cfg.Fault, strings.Join(Faults, ", "))
 	}
 	emb, _ := c.(*etcdcluster.Cluster)
-	if emb == nil && !slices.Contains(External, cfg.Fault) {
+	if emb == nil && !f.remote {
 		return nil, fmt.Errorf("%w: %s", ErrEmbeddedOnly, cfg.Fault)
 	}
 	cc := cfg.Load.Client
@@ -160,7 +135,7 @@ func Run(ctx context.Context, c Target, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	defer cli.Close()
-	if slices.Contains(filled, cfg.Fault) && emb != nil {
+	if f.filled && emb != nil {
 		if err := Fill(ctx, cli, cfg.DBSize); err != nil {
 			return nil, err
 		}
@@ -204,129 +179,9 @@ func Run(ctx context.Context, c Target, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	o := &Outcome{Fault: cfg.Fault, Leader: c.Name(lead)}
-	newLeader := func() error {
-		next, err := c.WaitLeader(ctx, lead)
-		if err != nil {
-			return err
-		}
-		o.NewLeader, o.NewLeaderAfter = c.Name(next), time.Since(o.At)
-		return nil
-	}
-	switch cfg.Fault {
-	case KillLeader:
-		o.At = time.Now()
-		if err := emb.Kill(ctx, lead); err != nil {
-			return nil, err
-		}
-		if err := newLeader(); err != nil {
-			return nil, err
-		}
-		if cfg.Sizes {
-			sz, err := data.DataDirSizes(ctx, emb.DataDir(lead))
-			if err != nil {
-				return nil, fmt.Errorf("reading the killed member's data: %w", err)
-			}
-			o.Sizes = &sz
-		}
-		if o.Restart, err = emb.Restart(ctx, lead); err != nil {
-			return nil, err
-		}
-	case SlowFollower:
-		if cfg.SlowDisk == nil {
-			return nil, errors.New("drill: slow-follower-disk needs the members' data on a slow-syncing filesystem")
-		}
-		m, err := member(c, cfg.Member, lead, false)
-		if err != nil {
-			return nil, err
-		}
-		o.Member = c.Name(m)
-		o.At = time.Now()
-		cfg.SlowDisk(m, true)
-		err = wait(cfg.FaultFor)
-		cfg.SlowDisk(m, false)
-		if err != nil {
-			return nil, err
-		}
-		if next, err := c.SteadyLeader(ctx); err == nil && next != lead {
-			o.NewLeader, o.NewLeaderAfter = c.Name(next), time.Since(o.At)
-		} else {
-			o.NewLeader = o.Leader
-		}
-	case StopLeader, PartitionLeader:
-		cut, heal := emb.Freeze, emb.Thaw
-		if cfg.Fault == PartitionLeader {
-			cut = func(i int) error { return emb.Partition(i, true) }
-			heal = func(i int) error { return emb.Partition(i, false) }
-		}
-		o.At = time.Now()
-		if err := cut(lead); err != nil {
-			return nil, err
-		}
-		werr := func() error {
-			wctx, cancel := context.WithTimeout(ctx, cfg.FaultFor)
-			defer cancel()
-			next, err := c.WaitLeader(wctx, lead)
-			if err == nil {
-				o.NewLeader, o.NewLeaderAfter = c.Name(next), time.Since(o.At)
-			}
-			return err
-		}()
-		if rest := cfg.FaultFor - time.Since(o.At); rest > 0 {
-			if err := wait(rest); err != nil {
-				heal(lead)
-				return nil, err
-			}
-		}
-		if err := heal(lead); err != nil {
-			return nil, err
-		}
-		if werr != nil && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-	case DefragLeader, DefragMember:
-		m := lead
-		if cfg.Fault == DefragMember {
-			if m, err = member(c, cfg.Member, lead, true); err != nil {
-				return nil, err
-			}
-		}
-		o.Member = c.Name(m)
-		ep := c.Endpoints()[m]
-		if st, err := cli.Status(ctx, ep); err == nil {
-			o.DBSize = st.DbSize
-		}
-		o.At = time.Now()
-		if _, err := cli.Defragment(ctx, ep); err != nil {
-			return nil, fmt.Errorf("defragmenting %s: %w", o.Member, err)
-		}
-		o.Defrag = time.Since(o.At)
-		if next, err := c.SteadyLeader(ctx); err == nil && next != lead {
-			o.NewLeader, o.NewLeaderAfter = c.Name(next), time.Since(o.At)
-		} else {
-			o.NewLeader = o.Leader // it kept its place
-		}
-	case AddMember:
-		a, err := emb.AddMember(ctx)
-		if err != nil {
-			return nil, err
-		}
-		o.At, o.CatchUp, o.Member, o.NewLeader = a.At, a.CaughtUp, c.Name(a.Index), o.Leader
-		if st, err := cli.Status(ctx, c.Endpoints()[lead]); err == nil {
-			o.DBSize = st.DbSize
-		}
-	case MoveLeader:
-		to, err := member(c, cfg.Member, lead, false)
-		if err != nil {
-			return nil, err
-		}
-		o.Member = c.Name(to)
-		o.At = time.Now()
-		if err := moveLeader(ctx, cc, c, lead, to); err != nil {
-			return nil, err
-		}
-		if err := newLeader(); err != nil {
-			return nil, err
-		}
+	d := &drill{c: c, emb: emb, cli: cli, cc: cc, cfg: cfg, o: o, lead: lead, wait: wait}
+	if err := f.inject(d, ctx); err != nil {
+		return nil, err
 	}
 	faultEnd := time.Now()
 	if err := wait(l.RequestTimeout + cfg.After); err != nil {

@@ -16,18 +16,6 @@ import (
 // TimelineStep is the width of a slice of a drill's timeline.
 const TimelineStep = 250 * time.Millisecond
 
-// descriptions say what each fault does, for reports.
-var descriptions = map[string]string{
-	KillLeader:      "the leader's process killed (SIGKILL), then restarted on its data",
-	StopLeader:      "the leader's process frozen (SIGSTOP) for the fault's length, then thawed",
-	PartitionLeader: "the leader cut off from its peers both ways for the fault's length (its clients still reach it), then healed",
-	SlowFollower:    "a follower's disk made slow (each of its syncs waits the sync delay) for the fault's length",
-	DefragLeader:    "the leader's db defragmented with etcd's Maintenance API (on the drill's own cluster, filled beforehand)",
-	DefragMember:    "a follower's db (or the member named) defragmented with etcd's Maintenance API",
-	AddMember:       "a fourth member added as a learner, brought up to date with the leader's whole db (the members' log compacted past it) and promoted",
-	MoveLeader:      "the leadership handed to a follower with etcd's MoveLeader",
-}
-
 // Run turns an Outcome into the round's figures.
 func (o *Outcome) Run() result.DrillRun {
 	r := result.DrillRun{
@@ -157,7 +145,7 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 	d.DBSizeBytes = med(func(r result.DrillRun) float64 { return float64(r.DBSizeBytes) })
 
 	w := result.Workload{
-		Name: "drill-" + fault, Description: descriptions[fault] + ", under a steady put load",
+		Name: "drill-" + fault, Description: faultNamed(fault).words + ", under a steady put load",
 		Parameters: s.parameters(fault),
 		Stop: result.Stop{Mode: "time", Reason: fmt.Sprintf("each round: %v of load, the fault (%v for a freeze or a cut), then %v once it ended, a put at most %v",
 			s.Before, s.FaultFor, s.After, s.Load.RequestTimeout)},
