@@ -38,7 +38,7 @@ type cluster struct {
 // startCluster starts n members of the etcd at path with the timeouts of
 // p in a new directory under dir, each in its cgroup of g, and reads
 // their member IDs.
-func startCluster(ctx context.Context, dir, path string, n int, p profile, g *cgroups) (c *cluster, err error) {
+func startCluster(ctx context.Context, dir, path string, n int, p profile, preVote bool, g *cgroups) (c *cluster, err error) {
 	c = &cluster{}
 	if c.dir, err = os.MkdirTemp(dir, "cluster-"); err != nil {
 		return nil, err
@@ -51,6 +51,9 @@ func startCluster(ctx context.Context, dir, path string, n int, p profile, g *cg
 	}()
 	o := cmp.ClusterOptions{Args: []string{"--heartbeat-interval", strconv.Itoa(int(p.Heartbeat.Milliseconds())),
 		"--election-timeout", strconv.Itoa(int(p.Election.Milliseconds()))}}
+	if preVote {
+		o.Args = append(o.Args, "--pre-vote")
+	}
 	if g != nil {
 		o.Wrap = g.Wrap
 	}

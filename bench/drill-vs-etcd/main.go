@@ -107,6 +107,9 @@ type params struct {
 	ProbeEvery     time.Duration `json:"probe_every_ns"`
 	Late           time.Duration `json:"late_ns"`
 	Goal           goal          `json:"goal"`
+	// PreVote runs the members with --pre-vote (etcd 3.5's default; 3.4
+	// runs without).
+	PreVote bool `json:"pre_vote,omitempty"`
 }
 
 type options struct {
@@ -147,6 +150,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fs.DurationVar(&o.After, "after", o.After, "load after the fault ended")
 		fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "each probe put's timeout (and etcdbench's)")
 		fs.DurationVar(&o.ProbeEvery, "probe-every", o.ProbeEvery, "the probe's interval between puts")
+		fs.BoolVar(&o.PreVote, "pre-vote", o.PreVote, "run the truth's members with --pre-vote (etcd 3.5's default; 3.4's is off, and a member cut off campaigns and disrupts the cluster when the cut heals)")
 		fs.BoolVar(&o.Timeline, "timeline", o.Timeline, "keep every probe put (due, latency, error) in the --json file")
 		fs.StringVar(&o.Debian, "debian-etcd", o.Debian, "Debian's etcd 3.4 binary")
 		fs.StringVar(&o.Benchmark, "benchmark", "", "etcd's benchmark binary; default: build go.etcd.io/etcd/v3/tools/benchmark")
@@ -384,8 +388,9 @@ func measure(ctx context.Context, d truthDrill, etcdbench string, n int, j job, 
 					t.Timeline = nil
 				}
 				ms.Truth = &t
-				fmt.Fprintf(progress, "  truth: leader %s, outage %.2f s (%d failed, %d slow puts), new leader %s after %s s, restart %s s, %d terms, %d late puts after the fault's end (%.0f s)\n",
-					t.Leader, t.OutageSeconds, t.Outage.Failed, t.Outage.Slow, orNone(t.NewLeader), fmtSecs(float64(t.NewLeaderSeconds)), fmtSecs(float64(t.RestartSeconds)), t.Terms, t.LateAfterEnd, t.Wall)
+				fmt.Fprintf(progress, "  truth: leader %s, outage %.2f s (%d failed, %d slow puts, the last late one done at %.2f s), new leader %s after %s s, restart %s s, %d terms; after the fault's end (%.2f s) %d late puts, outage %.2f s (%.0f s)\n",
+					t.Leader, t.OutageSeconds, t.Outage.Failed, t.Outage.Slow, t.LateUntil, orNone(t.NewLeader), fmtSecs(float64(t.NewLeaderSeconds)), fmtSecs(float64(t.RestartSeconds)), t.Terms,
+					t.FaultEnd, t.LateAfterEnd, t.AfterEndOutage, t.Wall)
 			}
 		case sideEtcdbench:
 			var s sideRun

@@ -93,6 +93,21 @@ func TestFindOutage(t *testing.T) {
 	}
 }
 
+func TestLongestOutage(t *testing.T) {
+	at := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	// Before the heal at 0: ignored. After it: a run of one late put
+	// (0.2 s to the next in-time completion), then one of three (from
+	// 100 ms to 1.4 s), then a late put no in-time one followed.
+	ps := puts(at, [3]int{-100, 5000, 1}, [3]int{0, 5, 0}, [3]int{10, 600, 0}, [3]int{20, 190, 0},
+		[3]int{100, 900, 0}, [3]int{110, 5000, 1}, [3]int{120, 800, 0}, [3]int{1390, 10, 0}, [3]int{1500, 700, 0})
+	if got := longestOutage(ps, at, 500*time.Millisecond); math.Abs(got-1.3) > 1e-9 {
+		t.Errorf("longest %g s, want 1.3", got)
+	}
+	if got := longestOutage(ps[:2], at, 500*time.Millisecond); got != 0 {
+		t.Errorf("nothing late after the heal: %g", got)
+	}
+}
+
 const drillReport = `note: printed before the report
 {"workloads": [
  {"name": "drill-kill-leader", "drill": {"fault": "kill-leader", "outage_seconds": 1.2, "new_leader_seconds": 1.1, "failed_requests": 30, "restart_seconds": 0.4,
@@ -187,7 +202,7 @@ func TestSummaryTable(t *testing.T) {
 	printTable(&b, rows, goal{Ratio: 1.5, Abs: 500 * time.Millisecond})
 	out := b.String()
 	for _, want := range []string{
-		"default  kill-leader  3             1.20 (1.00-2.00)  1.00 (0.90-1.10)    0.10 (0.10-0.20)  3                  1.30 (1.20-1.50)    1.08 (0.75-1.20)",
+		"default  kill-leader  3             1.20 (1.00-2.00)  1.00 (0.90-1.10)    0.10 (0.10-0.20)  3                  0.00               0.00               1.30 (1.20-1.50)    1.08 (0.75-1.20)",
 		"no (new leader)",
 		"slow     kill-leader  2 (0 paired)  3.50 (3.00-4.00)",
 		"goal met for 1 of 4 faults and profiles",

@@ -99,3 +99,41 @@ func findOutage(puts []put, at time.Time, limit time.Duration) outage {
 	}
 	return o
 }
+
+// longestOutage is the longest outage among the puts due at or after
+// from: each run of late puts (in due order) lasts from the due time of
+// its first to the completion of the next in-time put (the last
+// completion when none came); 0 when no put was late.
+func longestOutage(puts []put, from time.Time, limit time.Duration) float64 {
+	var ps []put
+	for _, p := range puts {
+		if !p.Due.Before(from) {
+			ps = append(ps, p)
+		}
+	}
+	slices.SortStableFunc(ps, func(a, b put) int { return a.Due.Compare(b.Due) })
+	longest := 0.0
+	for i := 0; i < len(ps); i++ {
+		if !ps[i].late(limit) {
+			continue
+		}
+		start := ps[i].Due
+		j := i + 1
+		for j < len(ps) && ps[j].late(limit) {
+			j++
+		}
+		var end time.Time
+		if j < len(ps) {
+			end = ps[j].Done
+		} else {
+			for _, p := range ps[i:] {
+				if p.Done.After(end) {
+					end = p.Done
+				}
+			}
+		}
+		longest = max(longest, end.Sub(start).Seconds())
+		i = j
+	}
+	return longest
+}

@@ -97,6 +97,10 @@ type row struct {
 	Restart   spread `json:"truth_restart_s"`
 	Failed    spread `json:"truth_failed_puts"`
 	Terms     spread `json:"truth_terms"`
+	// LateUntil is from the fault to its last late put's completion,
+	// AfterEnd the longest outage after the fault ended (seconds).
+	LateUntil spread `json:"truth_late_until_s"`
+	AfterEnd  spread `json:"truth_after_end_outage_s"`
 	// etcdbench's, against the truth's of the same rounds (nil: no
 	// paired round).
 	SideOutage    *compared `json:"etcdbench_outage,omitempty"`
@@ -114,7 +118,7 @@ func summarize(ms []measurement, profiles []profile, faults []string, g goal) []
 	for _, p := range profiles {
 		for _, f := range faults {
 			r := row{Profile: p.Name, Fault: f}
-			var outage, leader, restart, failed, terms []float64
+			var outage, leader, restart, failed, terms, lateUntil, afterEnd []float64
 			var sOut, sLead, sRest, tOut, tLead, tRest []float64
 			for _, m := range ms {
 				if m.Profile != p.Name || m.Fault != f {
@@ -131,6 +135,7 @@ func summarize(ms []measurement, profiles []profile, faults []string, g goal) []
 				outage, leader = append(outage, t.OutageSeconds), append(leader, float64(t.NewLeaderSeconds))
 				restart, failed = append(restart, float64(t.RestartSeconds)), append(failed, float64(t.Outage.Failed))
 				terms = append(terms, float64(t.Terms))
+				lateUntil, afterEnd = append(lateUntil, t.LateUntil), append(afterEnd, t.AfterEndOutage)
 				if s := m.Etcdbench; s != nil {
 					r.Paired++
 					sOut, sLead, sRest = append(sOut, float64(s.OutageSeconds)), append(sLead, float64(s.NewLeaderSeconds)), append(sRest, float64(s.RestartSeconds))
@@ -138,6 +143,7 @@ func summarize(ms []measurement, profiles []profile, faults []string, g goal) []
 				}
 			}
 			r.Outage, r.NewLeader, r.Restart, r.Failed, r.Terms = spreadOf(outage), spreadOf(leader), spreadOf(restart), spreadOf(failed), spreadOf(terms)
+			r.LateUntil, r.AfterEnd = spreadOf(lateUntil), spreadOf(afterEnd)
 			if r.Paired > 0 {
 				o, l := compare(sOut, tOut, g), compare(sLead, tLead, g)
 				r.SideOutage, r.SideNewLeader = &o, &l
@@ -210,7 +216,7 @@ func withinWord(r row) string {
 // and the notes.
 func printTable(w io.Writer, rows []row, g goal) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "profile\tfault\trounds\ttruth outage s\ttruth new leader s\ttruth restart s\ttruth failed puts\tetcdbench outage s\tratio\tetcdbench new leader s\tratio\tetcdbench restart s\twithin goal")
+	fmt.Fprintln(tw, "profile\tfault\trounds\ttruth outage s\ttruth new leader s\ttruth restart s\ttruth failed puts\ttruth last late s\ttruth after end s\tetcdbench outage s\tratio\tetcdbench new leader s\tratio\tetcdbench restart s\twithin goal")
 	for _, r := range rows {
 		so, sor := fmtCompared(r.SideOutage)
 		sl, slr := fmtCompared(r.SideNewLeader)
@@ -219,9 +225,9 @@ func printTable(w io.Writer, rows []row, g goal) {
 		if r.Paired != r.Rounds {
 			rounds = fmt.Sprintf("%d (%d paired)", r.Rounds, r.Paired)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Profile, r.Fault, rounds,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Profile, r.Fault, rounds,
 			fmtSpread(r.Outage, fmtSecs), fmtSpread(r.NewLeader, fmtSecs), fmtSpread(r.Restart, fmtSecs), fmtSpread(r.Failed, fmtCount),
-			so, sor, sl, slr, sr, withinWord(r))
+			fmtSpread(r.LateUntil, fmtSecs), fmtSpread(r.AfterEnd, fmtSecs), so, sor, sl, slr, sr, withinWord(r))
 	}
 	tw.Flush()
 	met, paired := 0, 0
@@ -276,6 +282,9 @@ func figures(rows []row) map[string]float64 {
 		spr(k+"_truth_new_leader_s", r.NewLeader)
 		spr(k+"_truth_restart_s", r.Restart)
 		put(k+"_truth_failed_puts", r.Failed.Median)
+		put(k+"_truth_terms", r.Terms.Median)
+		spr(k+"_truth_late_until_s", r.LateUntil)
+		spr(k+"_truth_after_end_outage_s", r.AfterEnd)
 		if r.SideOutage != nil {
 			put(k+"_paired", cmp.JSONFloat(r.Paired))
 			put(k+"_etcdbench_outage_s", r.SideOutage.Side.Median)

@@ -50,9 +50,16 @@ type truthRun struct {
 	RestartSeconds cmp.JSONFloat `json:"restart_s"`
 	Outage         outage        `json:"outage"`
 	OutageSeconds  float64       `json:"outage_s"`
+	// LateUntil is from the fault to the completion of its last late
+	// put (0: none): puts that still waited, for a proposal the lost
+	// leader never answered or at the cut-off member, after others were
+	// served again.
+	LateUntil float64 `json:"late_until_s"`
 	// LateAfterEnd counts the puts due after the fault ended that were
-	// late (a disruption at the heal, say).
-	LateAfterEnd int `json:"late_after_end"`
+	// late (a disruption at the heal, say), AfterEndOutage the longest
+	// outage among them (longestOutage).
+	LateAfterEnd   int     `json:"late_after_end"`
+	AfterEndOutage float64 `json:"after_end_outage_s"`
 	// Terms is how far the raft term advanced: the elections the fault
 	// cost.
 	Terms uint64 `json:"terms"`
@@ -111,7 +118,7 @@ type truthDrill struct {
 // cluster.
 func (d truthDrill) run(ctx context.Context, p profile, fault string) (tr truthRun, err error) {
 	began := time.Now()
-	c, err := startCluster(ctx, d.dir, d.etcd, 3, p, d.cg)
+	c, err := startCluster(ctx, d.dir, d.etcd, 3, p, d.o.PreVote, d.cg)
 	if err != nil {
 		return tr, err
 	}
@@ -311,6 +318,10 @@ func (d truthDrill) run(ctx context.Context, p profile, fault string) (tr truthR
 	tr.Puts = len(puts)
 	tr.Outage = findOutage(puts, tr.FaultAt, lateAfter)
 	tr.OutageSeconds = tr.Outage.Seconds()
+	if !tr.Outage.LateUntil.IsZero() {
+		tr.LateUntil = tr.Outage.LateUntil.Sub(tr.FaultAt).Seconds()
+	}
+	tr.AfterEndOutage = longestOutage(puts, faultEnd, lateAfter)
 	tr.P99Before = cmp.JSONFloat(p99(puts, tr.FaultAt.Add(-d.o.Before), tr.FaultAt))
 	for _, p := range puts {
 		if p.Due.After(faultEnd) && p.late(lateAfter) {
