@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"etcdbench/internal/capacity/diskmodel"
+	"etcdbench/internal/drill"
+	"etcdbench/internal/netcheck"
 	"etcdbench/internal/report"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
@@ -67,7 +69,9 @@ on the same disk under load, in one verdict table.` + exitCodesHelp,
 	root.SetHelpFunc(helpWithoutRefusedFiles(root, root.HelpFunc()))
 	root.AddCommand(newDiskCmd(stdout, stderr), newCleanCmd(stdout, stderr), newCapacityCmd(stdout, stderr))
 	root.AddCommand(newEtcdCmd(stdout, stderr), newDiagnoseCmd(stdout, stderr))
-	root.AddCommand(newTuneCmd(stdout, stderr), newNetCmd(stdout, stderr))
+	root.AddCommand(newTuneCmd(stdout, stderr), packageCmd(&netcheck.Command{}, "net --listen HOST:PORT | --peers HOST:PORT,...", "Check the network between nodes before etcd runs on them",
+		netcheck.Help+exitCodesHelp+netcheck.ExitHelp, []string{"text", "json", "html"}, "a network check's figures are not node metrics", stdout, stderr),
+		packageCmd(&drill.Command{}, "drill --dir DIR", drill.Short, drill.Help+exitCodesHelp, report.Formats, "", stdout, stderr))
 	root.AddCommand(newReportCmd(stdout), newCompareCmd(stdout), newJudgeCmd(stdout, stderr))
 	root.AddCommand(newTraceCmd(stdout, stderr), newExporterCmd(stdout, stderr), newWholeCheckCmd(stdout, stderr))
 	return root

@@ -95,11 +95,12 @@ func FindOutage(reqs []Request, at time.Time, limit time.Duration) Outage {
 }
 
 // P99 is the 99th percentile latency (from the due time) of the puts
-// that succeeded and were due in [from, to), and how many there were.
+// due in [from, to), and how many there were. A put that failed counts
+// at the time its client waited for the failure: a timeout is as long.
 func P99(reqs []Request, from, to time.Time) (time.Duration, int64) {
 	h := stats.NewLatencyHistogram()
 	for _, r := range reqs {
-		if !r.Failed && !r.Due.Before(from) && r.Due.Before(to) {
+		if !r.Due.Before(from) && r.Due.Before(to) {
 			stats.Record(h, r.Done.Sub(r.Due))
 		}
 	}

@@ -43,9 +43,15 @@ func TestP99(t *testing.T) {
 	for i := range 100 {
 		reqs = append(reqs, Request{Due: t0.Add(time.Duration(i) * time.Millisecond), Done: t0.Add(time.Duration(i)*time.Millisecond + time.Duration(i+1)*time.Millisecond)})
 	}
-	reqs = append(reqs, Request{Due: t0, Done: t0.Add(time.Hour), Failed: true})
 	p99, n := P99(reqs, t0, t0.Add(50*time.Millisecond))
 	if n != 50 || p99 < 49*time.Millisecond || p99 > 51*time.Millisecond {
-		t.Errorf("p99 %v of %d puts: want about 50ms of 50 (failed ones left out)", p99, n)
+		t.Errorf("p99 %v of %d puts: want about 50ms of 50", p99, n)
+	}
+	// A put that timed out counts at its timeout: its client waited.
+	for range 2 {
+		reqs = append(reqs, Request{Due: t0, Done: t0.Add(3 * time.Second), Failed: true})
+	}
+	if p99, n = P99(reqs, t0, t0.Add(50*time.Millisecond)); n != 52 || p99 < 3*time.Second-10*time.Millisecond {
+		t.Errorf("p99 %v of %d puts, two timed out after 3s: want 3s of 52", p99, n)
 	}
 }

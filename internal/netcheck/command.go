@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
 	"etcdbench/internal/units"
@@ -58,9 +60,23 @@ type Command struct {
 	Args                                  []string
 }
 
-// Run runs the listener (Listen) or the check (Peers): the check's
-// result, or nil after the listener ends.
-func (c Command) Run(ctx context.Context, stderr io.Writer) (*result.Result, error) {
+// Register adds net's flags (but the report's) to fs.
+func (c *Command) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Listen, "listen", "", "run the listener on this node at HOST:PORT (this address only), for `net --peers` on another node")
+	fs.StringSliceVar(&c.Peers, "peers", nil, "check the network to the listeners at HOST:PORT,... (each running `etcdbench net --listen`)")
+	fs.StringVar(&c.Token, "token", "", "the shared secret, the same on both sides (or $"+TokenEnv+", which other users cannot read in the process list)")
+	fs.StringVar(&c.For, "for", "10m", "with --listen: stop listening after this long")
+	fs.IntVar(&c.MaxConns, "max-conns", 8, "with --listen: the most connections served at once (a check opens three, one after another)")
+	fs.StringVar(&c.Interval, "interval", "10ms", "with --peers: time between heartbeat-sized messages (etcd sends one every 100 ms; faster decides sooner)")
+	fs.StringVar(&c.MaxDuration, "max-duration", "60s", "with --peers: the longest the round trips run when their p99 stays undecided")
+	fs.StringVar(&c.StreamFor, "stream-for", "3s", "with --peers: how long the snapshot-sized stream runs (at most 256 MiB)")
+}
+
+// Run runs the listener (Listen) or the check (Peers) for the command
+// line args: the check's result, or nil after the listener ends. net
+// draws no live line (progress).
+func (c *Command) Run(ctx context.Context, args []string, _, stderr io.Writer) (*result.Result, error) {
+	c.Args = args
 	if c.Token == "" {
 		c.Token = os.Getenv(TokenEnv)
 	}
@@ -89,7 +105,7 @@ func (c Command) Run(ctx context.Context, stderr io.Writer) (*result.Result, err
 	return Check(ctx, s)
 }
 
-func (c Command) serve(ctx context.Context, stderr io.Writer) error {
+func (c *Command) serve(ctx context.Context, stderr io.Writer) error {
 	life, err := units.ParseDuration(c.For)
 	if err != nil || life <= 0 {
 		return run.Usagef("--for %q: want a positive duration such as 10m", c.For)

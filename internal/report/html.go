@@ -84,10 +84,16 @@ func HTML(w io.Writer, r *result.Result) error {
 	}
 	p.Subtitle = subtitle(r)
 	p.Verdicts = htmlVerdicts(r.Workloads)
+	drilled := false
 	for i := range r.Workloads {
 		hw, err := htmlWorkloadOf(i, &r.Workloads[i])
 		if err != nil {
 			return err
+		}
+		if r.Workloads[i].Drill != nil && !drilled { // the faults side by side, once
+			drilled = true
+			hw.Facts = append([]string{drillHeadline(r.Workloads)}, hw.Facts...)
+			hw.Tables = append([]htmlTable{{Title: "every fault, as clients saw it (medians over the rounds)", Head: drillHead, Rows: drillRows(r.Workloads)}}, hw.Tables...)
 		}
 		p.Workloads = append(p.Workloads, hw)
 	}
@@ -206,6 +212,12 @@ func htmlWorkloadOf(i int, wl *result.Workload) (htmlWorkload, error) {
 	}
 	if c := wl.Capacity; c != nil {
 		hw.Tables = capacityTables(c)
+	}
+	if d := wl.Drill; d != nil {
+		if c := drillTimelineChart("c"+anchor(i, wl.Name)+"-timeline", d); c != nil {
+			hw.Charts = append([]htmlChart{{SVG: template.HTML(c.svg()), Note: c.note}}, hw.Charts...) // #nosec: svg() escapes every string it embeds
+		}
+		hw.Tables = append(hw.Tables, drillRunTable(d))
 	}
 	if d := wl.Data; d != nil {
 		hw.Tables = dataTables(d)

@@ -19,6 +19,7 @@ import (
 func Text(w io.Writer, r *result.Result) error {
 	ew := &errWriter{w: w}
 	textDurabilityHeadline(ew, r.Workloads)
+	textDrill(ew, r.Workloads)
 	for i := range r.Workloads {
 		textWorkload(ew, &r.Workloads[i])
 	}

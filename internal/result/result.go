@@ -81,6 +81,8 @@ type Workload struct {
 	Cluster *Cluster `json:"cluster,omitempty"`
 	// Data is what fills an etcd's database (`diagnose data` only).
 	Data *Data `json:"data,omitempty"`
+	// Drill is what one fault cost the clients (`drill` only).
+	Drill *Drill `json:"drill,omitempty"`
 }
 
 // Data is what `diagnose data` found in one member's database: the

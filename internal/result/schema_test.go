@@ -13,6 +13,7 @@ import (
 	"etcdbench/internal/capacity/diskmodel"
 	"etcdbench/internal/check"
 	"etcdbench/internal/disk"
+	"etcdbench/internal/drill"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/etcdload"
 	"etcdbench/internal/etcdload/observe"
@@ -424,5 +425,35 @@ func TestDataMatchesSchema(t *testing.T) {
 				t.Errorf("read back: %+v", got)
 			}
 		})
+	}
+}
+
+// TestDrillMatchesSchema checks the workload of a fault over two rounds,
+// built by the drill's own code from puts around a fault.
+func TestDrillMatchesSchema(t *testing.T) {
+	schema := loadSchema(t)
+	at := time.Unix(1000, 0)
+	var outs []*drill.Outcome
+	for round := range 2 {
+		o := &drill.Outcome{Fault: drill.KillLeader, Leader: "member0", NewLeader: "member1", At: at, NewLeaderAfter: time.Second, Terms: 1, Restart: time.Second}
+		for i := -100; i < 300; i++ {
+			due := at.Add(time.Duration(i) * 10 * time.Millisecond)
+			r := drill.Request{Due: due, Done: due.Add(3 * time.Millisecond)}
+			if i >= 0 && i < 100+10*round {
+				r.Done, r.Failed = due.Add(2*time.Second), true
+			}
+			o.Requests = append(o.Requests, r)
+		}
+		o.Outage = drill.FindOutage(o.Requests, at, drill.SlowPut)
+		outs = append(outs, o)
+	}
+	s := drill.Setting{Rounds: 2}
+	s.Load = etcdload.CheckPresetAt(150).Load()
+	s.Before, s.FaultFor, s.After, s.Load.RequestTimeout = time.Second, 2*time.Second, time.Second, 2*time.Second
+	w := drill.Fault(drill.KillLeader, outs, s)
+	back := validRoundTrip(t, schema, w)
+	d := back.Drill
+	if d == nil || d.Rounds != 2 || len(d.Runs) != 2 || d.OutageSeconds < 1 || d.OutageSeconds > 1.2 || len(d.Timeline) == 0 || d.RestartSeconds != 1 {
+		t.Errorf("read back: %+v", d)
 	}
 }
