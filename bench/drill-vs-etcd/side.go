@@ -21,6 +21,10 @@ type sideRun struct {
 	NewLeaderSeconds cmp.JSONFloat `json:"new_leader_s"`
 	RestartSeconds   cmp.JSONFloat `json:"restart_s"`
 	FailedRequests   cmp.JSONFloat `json:"failed_requests"`
+	// LateUntil is its .late_until_seconds, Elections its .elections
+	// (recorded, not judged).
+	LateUntil cmp.JSONFloat `json:"late_until_s"`
+	Elections cmp.JSONFloat `json:"elections"`
 	// From says where the figures came from: ".drill" or ".drill.runs[0]".
 	From string          `json:"from"`
 	Wall float64         `json:"wall_s"`
@@ -42,6 +46,8 @@ type (
 		NewLeaderSeconds *float64 `json:"new_leader_seconds"`
 		FailedRequests   *float64 `json:"failed_requests"`
 		RestartSeconds   *float64 `json:"restart_seconds"`
+		LateUntil        *float64 `json:"late_until_seconds"`
+		Elections        *float64 `json:"elections"`
 	}
 	sideFiguresRun struct {
 		sideFigures
@@ -82,7 +88,8 @@ func parseSide(b []byte, fault string) (sideRun, error) {
 			return sideRun{}, fmt.Errorf("etcdbench's workload %s says its fault is %q", w.Name, f.Fault)
 		}
 		s := sideRun{OutageSeconds: orNaN(f.OutageSeconds), NewLeaderSeconds: orNaN(f.NewLeaderSeconds),
-			RestartSeconds: orNaN(f.RestartSeconds), FailedRequests: orNaN(f.FailedRequests), From: from}
+			RestartSeconds: orNaN(f.RestartSeconds), FailedRequests: orNaN(f.FailedRequests),
+			LateUntil: orNaN(f.LateUntil), Elections: orNaN(f.Elections), From: from}
 		if f.OutageSeconds == nil {
 			return s, fmt.Errorf("etcdbench's workload %s gives no outage_seconds", w.Name)
 		}
