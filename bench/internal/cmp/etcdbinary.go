@@ -42,11 +42,17 @@ func (l *lockedBuffer) Bytes() []byte {
 // EtcdBinary is an etcd binary (Debian's etcd 3.4) run as one member, a
 // child process with its data in a directory of its own.
 type EtcdBinary struct {
-	// URL is its client URL, http://127.0.0.1:PORT; DataDir its data dir.
-	URL, DataDir string
-	cmd          *exec.Cmd
-	out          *lockedBuffer
-	done         chan error
+	// URL is its client URL, http://127.0.0.1:PORT; DataDir its data dir;
+	// PeerURL the URL its peer listener listens on (in a cluster).
+	URL, DataDir, PeerURL string
+	path                  string
+	args                  []string
+	wrap                  func(*exec.Cmd)
+	cmd                   *exec.Cmd
+	out                   *lockedBuffer
+	done                  chan error
+	// down says the process was killed (Kill) and not started again.
+	down bool
 }
 
 // StartEtcdBinary runs the etcd at path as one member with its data in a
@@ -83,18 +89,82 @@ func startEtcd(wrap func(*exec.Cmd), dir, path, url string, args ...string) (*Et
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(path, append([]string{"--data-dir", data, "--logger", "zap", "--log-level", "warn"}, args...)...)
-	e := &EtcdBinary{URL: url, DataDir: data, cmd: cmd, out: &lockedBuffer{}, done: make(chan error, 1)}
-	cmd.Stdout, cmd.Stderr = e.out, e.out
-	if wrap != nil {
-		wrap(cmd)
+	e := &EtcdBinary{URL: url, DataDir: data, path: path, wrap: wrap, out: &lockedBuffer{},
+		args: append([]string{"--data-dir", data, "--logger", "zap", "--log-level", "warn"}, args...)}
+	if err := e.launch(); err != nil {
+		return nil, errors.Join(err, os.RemoveAll(data))
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, errors.Join(fmt.Errorf("starting %s: %w", path, err), os.RemoveAll(data))
-	}
-	go func() { e.done <- cmd.Wait() }()
 	return e, nil
 }
+
+// launch starts e's process with its command line.
+func (e *EtcdBinary) launch() error {
+	cmd := exec.Command(e.path, e.args...)
+	cmd.Stdout, cmd.Stderr = e.out, e.out
+	if e.wrap != nil {
+		e.wrap(cmd)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", e.path, err)
+	}
+	done := make(chan error, 1)
+	e.cmd, e.done, e.down = cmd, done, false
+	go func() { done <- cmd.Wait() }()
+	return nil
+}
+
+// PID is the process id of e's running process.
+func (e *EtcdBinary) PID() int { return e.cmd.Process.Pid }
+
+// Signal sends sig to e's process (SIGSTOP and SIGCONT freeze and thaw
+// it).
+func (e *EtcdBinary) Signal(sig syscall.Signal) error { return e.cmd.Process.Signal(sig) }
+
+// Kill kills e's process with SIGKILL (a crash: no leadership handed
+// over, nothing flushed) and waits until it is reaped; its data stays
+// for Restart.
+func (e *EtcdBinary) Kill(ctx context.Context) error {
+	if e.down {
+		return nil
+	}
+	if err := e.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	select {
+	case <-e.done:
+		e.down = true
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Restart starts e again after Kill: a new process with the same command
+// line (name, ports, cluster) on its data. It does not wait for it to
+// serve: the caller times that (Healthy, or its own probe).
+func (e *EtcdBinary) Restart() error {
+	if !e.down {
+		return errors.New("etcd still runs: kill it before a restart")
+	}
+	return e.launch()
+}
+
+// Exited says whether e's process has exited (killed or failed).
+func (e *EtcdBinary) Exited() bool {
+	if e.down {
+		return true
+	}
+	select {
+	case err := <-e.done:
+		e.done <- err
+		return true
+	default:
+		return false
+	}
+}
+
+// Log is the tail of what e's processes printed (warnings and errors).
+func (e *EtcdBinary) Log() string { return Tail(e.out.Bytes()) }
 
 // waitHealthy waits until e's /health says true (a leader elected and
 // the member serving), or e exits, for at most a minute.
@@ -108,15 +178,20 @@ func (e *EtcdBinary) waitHealthy(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops etcd with SIGTERM (SIGKILL after 30 s) and removes its data.
+// Stop stops etcd with SIGTERM (SIGKILL after 30 s), continuing it first
+// should it be stopped (SIGSTOP), and removes its data.
 func (e *EtcdBinary) Stop() error {
-	_ = e.cmd.Process.Signal(syscall.SIGTERM)
 	var err error
-	select {
-	case err = <-e.done:
-	case <-time.After(30 * time.Second):
-		_ = e.cmd.Process.Kill()
-		err = errors.Join(errors.New("etcd did not stop within 30 s of SIGTERM"), <-e.done)
+	if !e.down {
+		_ = e.cmd.Process.Signal(syscall.SIGTERM)
+		_ = e.cmd.Process.Signal(syscall.SIGCONT)
+		select {
+		case err = <-e.done:
+		case <-time.After(30 * time.Second):
+			_ = e.cmd.Process.Kill()
+			err = errors.Join(errors.New("etcd did not stop within 30 s of SIGTERM"), <-e.done)
+		}
+		e.down = true
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

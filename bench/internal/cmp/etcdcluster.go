@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 )
 
@@ -14,6 +15,29 @@ import (
 // advertises to the others (a proxy in front of it, say; the same address
 // for none): every peer message to member i then goes there.
 func StartEtcdCluster(ctx context.Context, dir, path string, n int, advertise func(i int, listen string) (string, error)) (members []*EtcdBinary, err error) {
+	return StartEtcdClusterWith(ctx, dir, path, n, ClusterOptions{Advertise: advertise})
+}
+
+// ClusterOptions are the choices of StartEtcdClusterWith.
+type ClusterOptions struct {
+	// Advertise is given member i's peer listening address (host:port)
+	// and returns the one it advertises to the others (a proxy in front
+	// of it, say); nil advertises the listening address.
+	Advertise func(i int, listen string) (string, error)
+	// Args are added to every member's command line
+	// (--heartbeat-interval 500, say).
+	Args []string
+	// Wrap, when set, gives the wrapper of member i's command (its
+	// restarts' too), e.g. one that starts it in a cgroup of its own.
+	Wrap func(i int) func(*exec.Cmd)
+}
+
+// StartEtcdClusterWith is StartEtcdCluster with o's choices.
+func StartEtcdClusterWith(ctx context.Context, dir, path string, n int, o ClusterOptions) (members []*EtcdBinary, err error) {
+	advertise := o.Advertise
+	if advertise == nil {
+		advertise = func(_ int, listen string) (string, error) { return listen, nil }
+	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, StopEtcdCluster(members))
@@ -40,13 +64,18 @@ func StartEtcdCluster(ctx context.Context, dir, path string, n int, advertise fu
 		initial = append(initial, fmt.Sprintf("m%d=%s", i+1, ps[i].advertised))
 	}
 	for i, p := range ps {
-		e, err := startEtcd(nil, dir, path, p.client, "--name", fmt.Sprintf("m%d", i+1),
+		var wrap func(*exec.Cmd)
+		if o.Wrap != nil {
+			wrap = o.Wrap(i)
+		}
+		e, err := startEtcd(wrap, dir, path, p.client, append([]string{"--name", fmt.Sprintf("m%d", i+1),
 			"--listen-client-urls", p.client, "--advertise-client-urls", p.client,
 			"--listen-peer-urls", p.peer, "--initial-advertise-peer-urls", p.advertised,
-			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new")
+			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new"}, o.Args...)...)
 		if err != nil {
 			return members, err
 		}
+		e.PeerURL = p.peer
 		members = append(members, e)
 	}
 	for _, e := range members {
