@@ -67,8 +67,11 @@ type Outcome struct {
 	// another member leading (0: none did).
 	At             time.Time
 	NewLeaderAfter time.Duration
-	// Outage is the write outage in the puts.
-	Outage Outage
+	// Outage is the write outage in the puts; AfterEnd the longest one
+	// among the puts due after the fault ended (a cut-off member without
+	// pre-vote deposing the leader when it comes back).
+	Outage   Outage
+	AfterEnd time.Duration
 	// Terms is how far the cluster's raft term advanced: the elections
 	// the fault cost (each election, won or not, takes a term).
 	Terms uint64
@@ -205,6 +208,7 @@ func Run(ctx context.Context, c Target, cfg Config) (*Outcome, error) {
 	o.Requests = reqs
 	mu.Unlock()
 	o.Outage = FindOutage(o.Requests, o.At, SlowPut)
+	o.AfterEnd = LongestOutage(o.Requests, faultEnd, SlowPut)
 	end := faultEnd
 	if o.Outage.End.After(end) {
 		end = o.Outage.End

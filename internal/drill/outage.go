@@ -106,3 +106,36 @@ func P99(reqs []Request, from, to time.Time) (time.Duration, int64) {
 	}
 	return time.Duration(h.ValueAtPercentile(99)), h.TotalCount()
 }
+
+// LongestOutage is the longest write outage among the puts of reqs due
+// at or after from: each run of late puts (failed, or over limit), from
+// the first one's due time to the completion of the first in-time put
+// after it (or the last completion, when none came). A cut-off member
+// without pre-vote deposes the leader when it comes back: an outage
+// after the fault's end.
+func LongestOutage(reqs []Request, from time.Time, limit time.Duration) time.Duration {
+	rs := slices.Clone(reqs)
+	slices.SortFunc(rs, func(a, b Request) int { return a.Due.Compare(b.Due) })
+	var longest time.Duration
+	for i := 0; i < len(rs); i++ {
+		if rs[i].Due.Before(from) || !rs[i].late(limit) {
+			continue
+		}
+		start, end := rs[i].Due, time.Time{}
+		j := i + 1
+		for ; j < len(rs); j++ {
+			if !rs[j].late(limit) {
+				end = rs[j].Done
+				break
+			}
+		}
+		if end.IsZero() {
+			for _, r := range rs {
+				end = maxTime(end, r.Done)
+			}
+		}
+		longest = max(longest, end.Sub(start))
+		i = j
+	}
+	return longest
+}

@@ -55,3 +55,24 @@ func TestP99(t *testing.T) {
 		t.Errorf("p99 %v of %d puts, two timed out after 3s: want 3s of 52", p99, n)
 	}
 }
+
+// Two runs of late puts after the fault's end: the longer one counts;
+// in-time puts between them end the first.
+func TestLongestOutage(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var reqs []Request
+	for i := range 100 {
+		due := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		r := Request{Due: due, Done: due.Add(time.Millisecond)}
+		if i >= 10 && i < 20 || i >= 40 && i < 70 {
+			r.Done, r.Failed = due.Add(time.Second), true
+		}
+		reqs = append(reqs, r)
+	}
+	if got := LongestOutage(reqs, t0, SlowPut); got < 300*time.Millisecond || got > 302*time.Millisecond {
+		t.Errorf("longest outage %v: want 301ms (puts 40-69 failed, put 70 in time)", got)
+	}
+	if got := LongestOutage(reqs, t0.Add(800*time.Millisecond), SlowPut); got != 0 {
+		t.Errorf("from 0.8 s: %v, want none", got)
+	}
+}

@@ -20,7 +20,7 @@ const TimelineStep = 250 * time.Millisecond
 func (o *Outcome) Run() result.DrillRun {
 	r := result.DrillRun{
 		Leader: o.Leader, NewLeader: o.NewLeader, Member: o.Member,
-		OutageSeconds: o.Outage.Length().Seconds(), OutageOpen: o.Outage.Open,
+		OutageSeconds: o.Outage.Length().Seconds(), OutageOpen: o.Outage.Open, OutageAfterEndSeconds: o.AfterEnd.Seconds(),
 		NewLeaderSeconds: o.NewLeaderAfter.Seconds(), Elections: o.Terms,
 		FailedRequests: o.Outage.Failed, SlowRequests: o.Outage.Slow,
 		P99BeforeSeconds: o.P99Before.Seconds(), P99DuringSeconds: o.P99During.Seconds(), P99AfterSeconds: o.P99After.Seconds(),
@@ -131,6 +131,7 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 	}
 	d.OutageSeconds = med(func(r result.DrillRun) float64 { return r.OutageSeconds })
 	d.NewLeaderSeconds = med(func(r result.DrillRun) float64 { return r.NewLeaderSeconds })
+	d.OutageAfterEndSeconds = med(func(r result.DrillRun) float64 { return r.OutageAfterEndSeconds })
 	d.Elections = med(func(r result.DrillRun) float64 { return float64(r.Elections) })
 	d.FailedRequests = med(func(r result.DrillRun) float64 { return float64(r.FailedRequests) })
 	d.SlowRequests = med(func(r result.DrillRun) float64 { return float64(r.SlowRequests) })
@@ -171,6 +172,7 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 	}
 	w.Figures = []result.Figure{
 		sec("outage", d.OutageSeconds, fmt.Sprintf("write outage: from the first put that failed or took over %v to the first in time after it", SlowPut)),
+		sec("outage_after_end", d.OutageAfterEndSeconds, "the longest write outage among the puts due after the fault ended"),
 		sec("new_leader", d.NewLeaderSeconds, "time from the fault to another member leading (0: none did)"),
 		{Name: "elections", Value: d.Elections, Unit: "count", Description: "raft terms the fault cost" + rounds},
 		{Name: "failed_puts", Value: d.FailedRequests, Unit: "count", Description: fmt.Sprintf("puts the fault caught that failed (request timeout %v)", s.Load.RequestTimeout) + rounds},
@@ -197,12 +199,16 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 		w.Figures = append(w.Figures, sec("defrag", d.DefragSeconds, "the defragmentation"),
 			result.Figure{Name: "db_size", Value: d.DBSizeBytes, Unit: "B", Description: "the member's db before it" + rounds})
 	}
+	// The leases see writes stop, whichever stop it is.
 	w.Verdicts = verdict.JudgeDrill(verdict.DrillDefaults(), verdict.DrillFigures{
-		Outage:    time.Duration(d.OutageSeconds * float64(time.Second)),
+		Outage:    time.Duration(max(d.OutageSeconds, d.OutageAfterEndSeconds) * float64(time.Second)),
 		P99During: time.Duration(d.P99DuringSeconds * float64(time.Second)),
 		NewLeader: time.Duration(d.NewLeaderSeconds * float64(time.Second)),
 		Election:  s.Election(), RTT: s.Cluster.LargestRTT(),
 	})
+	if d.OutageAfterEndSeconds > max(d.OutageSeconds, SlowPut.Seconds()) {
+		w.Notes = append(w.Notes, fmt.Sprintf("writes stopped again for %.2f s after the fault had ended, longer than during it: a member that comes back with a higher term deposes the leader (etcd before 3.5 runs without --pre-vote; it prevents this)", d.OutageAfterEndSeconds))
+	}
 	if d.OutageOpen {
 		w.Notes = append(w.Notes, "in some round writes had not come back when the load ended: the outage was at least this long")
 	}

@@ -46,6 +46,10 @@ type Options struct {
 	Members int
 	// SnapshotCount is etcd's --snapshot-count.
 	SnapshotCount uint64
+	// NoPreVote turns off raft's pre-vote (etcd's --pre-vote=false, the
+	// default before etcd 3.5): a member cut off from the others raises
+	// its term campaigning, and deposes the leader when it comes back.
+	NoPreVote bool
 	// SnapshotCatchUpEntries is etcd's --snapshot-catchup-entries: the
 	// entries kept in the raft log after a snapshot for a slow follower;
 	// one further behind gets the whole db (a member added, AddMember).
@@ -375,6 +379,7 @@ func memberConfig(opts Options, name string, clientPort, peerPort int, advertise
 	if opts.SnapshotCount > 0 {
 		cfg.SnapshotCount = opts.SnapshotCount
 	}
+	cfg.PreVote = !opts.NoPreVote
 	if opts.SnapshotCatchUpEntries > 0 {
 		cfg.SnapshotCatchUpEntries = opts.SnapshotCatchUpEntries
 	}

@@ -215,9 +215,9 @@ func TestMemberSpecCarriesEveryOption(t *testing.T) {
 			ElectionTimeout: 40 * time.Millisecond, QuotaBackendBytes: 1 << 30, BackendBatchInterval: 5 * time.Millisecond,
 			BackendBatchLimit: 9, LogLevel: "debug", OwnProcess: true, StartTimeout: time.Minute, UnsafeNoFsync: true,
 			ClientTLS: TLSFiles{CACert: "ca", Cert: "c", Key: "k"}, PeerRTT: 50 * time.Millisecond, PeerJitter: time.Millisecond,
-			MemberRTT: []time.Duration{0, 0, 80 * time.Millisecond}, Links: true,
+			MemberRTT: []time.Duration{0, 0, 80 * time.Millisecond}, Links: true, NoPreVote: true, SnapshotCatchUpEntries: 11,
 		},
-		Index: 2, ClientPort: 1, PeerPort: 2, AdvertisedPeer: "127.0.0.1:3", InitialCluster: "member0=http://127.0.0.1:3",
+		Index: 2, ClientPort: 1, PeerPort: 2, AdvertisedPeer: "127.0.0.1:3", InitialCluster: "member0=http://127.0.0.1:3", Existing: true,
 	}
 	var zero func(v reflect.Value, path string)
 	zero = func(v reflect.Value, path string) {

@@ -10,14 +10,17 @@ type Drill struct {
 	// The medians over the rounds (see DrillRun).
 	OutageSeconds    float64 `json:"outage_seconds"`
 	NewLeaderSeconds float64 `json:"new_leader_seconds"`
-	Elections        float64 `json:"elections"`
-	FailedRequests   float64 `json:"failed_requests"`
-	SlowRequests     float64 `json:"slow_requests"`
-	LateUntilSeconds float64 `json:"late_until_seconds"`
-	P99BeforeSeconds float64 `json:"p99_before_seconds"`
-	P99DuringSeconds float64 `json:"p99_during_seconds"`
-	P99AfterSeconds  float64 `json:"p99_after_seconds"`
-	RestartSeconds   float64 `json:"restart_seconds,omitempty"`
+	// OutageAfterEndSeconds is the longest outage among the puts due
+	// after the fault ended (see DrillRun).
+	OutageAfterEndSeconds float64 `json:"outage_after_end_seconds"`
+	Elections             float64 `json:"elections"`
+	FailedRequests        float64 `json:"failed_requests"`
+	SlowRequests          float64 `json:"slow_requests"`
+	LateUntilSeconds      float64 `json:"late_until_seconds"`
+	P99BeforeSeconds      float64 `json:"p99_before_seconds"`
+	P99DuringSeconds      float64 `json:"p99_during_seconds"`
+	P99AfterSeconds       float64 `json:"p99_after_seconds"`
+	RestartSeconds        float64 `json:"restart_seconds,omitempty"`
 	// RestartPredictedSeconds is diagnose data's prediction of that
 	// restart from the killed member's data (kill-leader).
 	RestartPredictedSeconds float64 `json:"restart_predicted_seconds,omitempty"`
@@ -54,6 +57,10 @@ type DrillRun struct {
 	// had not come back when the load ended.
 	OutageSeconds float64 `json:"outage_seconds"`
 	OutageOpen    bool    `json:"outage_open,omitempty"`
+	// OutageAfterEndSeconds is the longest write outage among the puts
+	// due after the fault ended: a member cut off without pre-vote
+	// deposes the leader when it comes back.
+	OutageAfterEndSeconds float64 `json:"outage_after_end_seconds"`
 	// LateUntilSeconds is, from the fault, the end of the last late put
 	// it caught: past the outage when some clients still waited while
 	// others were served.

@@ -141,7 +141,28 @@ type EmbeddedFlags struct {
 	quotaBackendBytes   string
 	batchInterval       string
 	batchLimit          int
+	noPreVote           bool
 }
+
+// notBool is a boolean flag bound to its negation: --pre-vote=false sets
+// noPreVote, so that flags never registered keep etcd's default.
+type notBool struct{ not *bool }
+
+func (b notBool) String() string {
+	if b.not == nil {
+		return "true"
+	}
+	return strconv.FormatBool(!*b.not)
+}
+
+func (b notBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	*b.not = !v
+	return err
+}
+
+func (notBool) Type() string     { return "bool" }
+func (notBool) IsBoolFlag() bool { return true }
 
 // Register adds the flags to fs.
 func (f *EmbeddedFlags) Register(fs *pflag.FlagSet) {
@@ -152,6 +173,8 @@ func (f *EmbeddedFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.quotaBackendBytes, "quota-backend-bytes", "", "embedded etcd's --quota-backend-bytes, e.g. 2g (default: etcd's)")
 	fs.StringVar(&f.batchInterval, "backend-batch-interval", "", "embedded etcd's --backend-batch-interval, e.g. 100ms (default: etcd's)")
 	fs.IntVar(&f.batchLimit, "backend-batch-limit", 0, "embedded etcd's --backend-batch-limit (default: etcd's)")
+	fs.Var(notBool{&f.noPreVote}, "pre-vote", "embedded etcd's --pre-vote; false as etcd before 3.5: a member cut off from the others deposes the leader when it comes back")
+	fs.Lookup("pre-vote").NoOptDefVal = "true"
 }
 
 // Options turns the flags into the embedded etcd's Options, each value
@@ -171,7 +194,7 @@ func (f *EmbeddedFlags) Options() (etcdcluster.Options, error) {
 // Each is the embedded etcd's Options for each round trip of --peer-rtt's
 // list, in its order (one for a single round trip or none).
 func (f *EmbeddedFlags) Each() ([]etcdcluster.Options, error) {
-	c := Config{Embedded: etcdcluster.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit}}
+	c := Config{Embedded: etcdcluster.Options{Members: f.members, SnapshotCount: f.snapshotCount, BackendBatchLimit: f.batchLimit, NoPreVote: f.noPreVote}}
 	for _, set := range [][2]string{{"heartbeat-interval", f.heartbeat}, {"election-timeout", f.election}, {"backend-batch-interval", f.batchInterval}, {"quota-backend-bytes", f.quotaBackendBytes}} {
 		if set[1] == "" {
 			continue

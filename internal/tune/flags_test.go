@@ -87,3 +87,16 @@ func TestPeerRTTFarMember(t *testing.T) {
 		t.Errorf("m3=40ms with one member: %v", err)
 	}
 }
+
+// --pre-vote=false turns pre-vote off; unset, etcd's default (on) holds.
+func TestPreVoteFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		off  bool
+	}{{nil, false}, {[]string{"--pre-vote"}, false}, {[]string{"--pre-vote=false"}, true}} {
+		o, err := parsed(t, false, c.args...).Options()
+		if err != nil || o.NoPreVote != c.off {
+			t.Errorf("%v: NoPreVote %v, %v; want %v", c.args, o.NoPreVote, err, c.off)
+		}
+	}
+}
