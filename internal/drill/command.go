@@ -330,14 +330,22 @@ func (c *Command) Run(ctx context.Context, args []string, progress, _ io.Writer)
 		return nil, err
 	}
 	defer ses.Close(&err)
+	return s.each(ctx, ses, func(f string) (*Outcome, error) { return s.once(ctx, ses, f) })
+}
+
+// each runs every fault --rounds times through once, the live line
+// counting them, and finishes the session with a workload per fault
+// that ran.
+func (s Setting) each(ctx context.Context, ses *session.Session, once func(fault string) (*Outcome, error)) (*result.Result, error) {
 	outs := map[string][]*Outcome{}
+	var err error
 	step := 0
 	for r := 0; r < s.Rounds && err == nil; r++ {
 		for _, f := range s.Faults {
 			ses.Progress.Start(step, fmt.Sprintf("drill %s (round %d of %d)", f, r+1, s.Rounds))
 			step++
 			var o *Outcome
-			if o, err = s.once(ctx, ses, f); err != nil {
+			if o, err = once(f); err != nil {
 				break
 			}
 			outs[f] = append(outs[f], o)
@@ -356,23 +364,15 @@ func (c *Command) runRemote(ctx context.Context, s Setting) (res *result.Result,
 		return nil, err
 	}
 	defer rc.Close()
-	outs := map[string][]*Outcome{}
-	step := 0
-	for r := 0; r < s.Rounds && err == nil; r++ {
-		for _, f := range s.Faults {
-			ses.Progress.Start(step, fmt.Sprintf("drill %s (round %d of %d)", f, r+1, s.Rounds))
-			step++
-			cfg := s.Config
-			cfg.Fault = f
-			var o *Outcome
-			if o, err = Run(ctx, rc, cfg); err != nil {
-				err = fmt.Errorf("drill %s: %w", f, err)
-				break
-			}
-			outs[f] = append(outs[f], o)
+	return s.each(ctx, ses, func(f string) (*Outcome, error) {
+		cfg := s.Config
+		cfg.Fault = f
+		o, err := Run(ctx, rc, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("drill %s: %w", f, err)
 		}
-	}
-	return ses.Finish(ctx, s.workloads(outs), err)
+		return o, nil
+	})
 }
 
 // workloads are a workload per fault that ran, the first saying which
