@@ -12,6 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"etcdbench/internal/fusedelay"
 	"etcdbench/internal/result"
 	"etcdbench/internal/testutil"
 	"etcdbench/internal/testutil/hostetcd"
@@ -231,4 +232,36 @@ func TestDrillEndpoints(t *testing.T) {
 	if n, err := cli.Get(ctx, "", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || n.Count != 0 {
 		t.Errorf("keys left after the drill: %v, %v", n, err)
 	}
+}
+
+// TestDrillKilledOnSlowDisks kills a drill (SIGKILL) while its members'
+// data are on its FUSE disks: the members die with it, and `clean`
+// detaches the dead mounts and removes what it left.
+func TestDrillKilledOnSlowDisks(t *testing.T) {
+	if err := fusedelay.Usable(); err != nil {
+		t.Skip(err)
+	}
+	d := dirWithPrecious(t)
+	before := snapshot(t, d)
+	p := start(t, runOpts{}, append([]string{"drill", "--dir", d, "--faults", "slow-follower-disk", "--before", "20s"}, drillFast[4:]...)...)
+	waitScratch(t, p, d)
+	mounted := func() bool {
+		b, _ := os.ReadFile("/proc/self/mountinfo")
+		return strings.Contains(string(b), d+"/")
+	}
+	testutil.WaitFor(t, 30*time.Second, "the members on their disks", func() bool { return mounted() && len(members(d)) == 3 || p.exited() })
+	if p.exited() {
+		t.Fatalf("the drill ended before its members were on their disks: %s", p.wait(t).stderr)
+	}
+	p.signal(t, syscall.SIGKILL)
+	p.wait(t)
+	testutil.WaitFor(t, 10*time.Second, "the members gone with the drill", func() bool { return len(members(d)) == 0 })
+	if res := runBin(t, runOpts{}, "clean", "--dir", d); res.code != exitOK {
+		t.Fatalf("clean: exit %d\n%s", res.code, res.stderr)
+	}
+	if mounted() {
+		t.Errorf("a mount below %s is left after clean", d)
+	}
+	checkNoScratch(t, d)
+	checkSnapshot(t, d, before)
 }

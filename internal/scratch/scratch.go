@@ -260,7 +260,7 @@ func Clean(parent string) (CleanReport, error) {
 			rep.InUse = append(rep.InUse, path)
 			continue
 		}
-		if err := os.RemoveAll(path); err != nil {
+		if err := errors.Join(detachMounts(path), os.RemoveAll(path)); err != nil {
 			return rep, fmt.Errorf("removing stale scratch directory: %w", err)
 		}
 		rep.Removed = append(rep.Removed, path)
