@@ -14,6 +14,7 @@ import (
 // diagnoseDataFlags are the flags of `diagnose data`.
 type diagnoseDataFlags struct {
 	dataDir, snapshot, timeout string
+	memoryLimit                string
 	endpoints                  []string
 	top                        int
 	predict                    bool
@@ -28,7 +29,8 @@ func (f *diagnoseDataFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.endpoints, "endpoints", nil, "a live member's client URL: its snapshot is streamed into a scratch directory under --dir, analysed and removed")
 	fs.StringVar(&f.timeout, "timeout", data.DefaultTimeout.String(), "deadline of each call to the member (the snapshot stream excepted)")
 	fs.IntVar(&f.top, "top", data.DefaultTop, "keys in each top list")
-	fs.BoolVar(&f.predict, "predict", true, "predict the restart, defragmentation and snapshot send on the disk under --dir (probes write there)")
+	fs.BoolVar(&f.predict, "predict", true, "predict the restart, defragmentation and snapshot send on the disk under --dir (probes write there), and what LISTs cost the member's memory")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "", "the member's memory limit, e.g. 2GiB (default: its cgroup's when its endpoint is served on this machine, else the machine's memory)")
 	f.dir.register(fs, "", "directory on the disk the predictions probe and an online snapshot is streamed to (a scratch directory inside it, removed afterwards)")
 	f.out.register(fs)
 	f.tls.register(fs)
@@ -50,6 +52,11 @@ func (f *diagnoseDataFlags) resolve(cmd *cobra.Command) (data.Config, error) {
 		return c, run.Usagef("--timeout %q: want a positive duration such as 5s", f.timeout)
 	}
 	c.Timeout = t
+	if f.memoryLimit != "" {
+		if c.MemoryLimit, err = units.ParseSize(f.memoryLimit); err != nil || c.MemoryLimit <= 0 {
+			return c, run.Usagef("--memory-limit %q: want a positive size such as 2GiB", f.memoryLimit)
+		}
+	}
 	if err := f.tls.check(); err != nil {
 		return c, err
 	}

@@ -67,6 +67,18 @@ func TestDiagnoseData(t *testing.T) {
 	if p.WALEntries <= 0 || p.WALBytes <= 0 {
 		t.Errorf("a member's WAL since its last snapshot: %d entries, %d bytes", p.WALEntries, p.WALBytes)
 	}
+	// What LISTs cost its memory: the machine's limit (a stopped member
+	// runs nowhere), an idle memory of at least its db, a LIST's cost per
+	// resource and the LISTs at once of the largest that fit.
+	m := d.Memory
+	if m == nil || m.LimitBytes <= 0 || m.IdleBytes < d.DB.FileBytes || m.ConcurrentFullLists < 1 || m.PerListedByte < 1 || m.Resource == "" || m.ProbeFrom == "" {
+		t.Fatalf("memory %+v", m)
+	}
+	for _, res := range d.Resources {
+		if res.Resource == m.Resource && (res.ListMemoryBytes < res.Bytes || res.ListMemoryPagedBytes <= 0 || res.ListMemoryPagedBytes > res.ListMemoryBytes) {
+			t.Errorf("%s: a full LIST costs %d bytes, a paginated one %d, of %d listed", res.Resource, res.ListMemoryBytes, res.ListMemoryPagedBytes, res.Bytes)
+		}
+	}
 	if ents, _ := os.ReadDir(scratchDir); len(ents) > 0 {
 		t.Errorf("left under --dir: %v", ents)
 	}

@@ -36,6 +36,14 @@ func (c *Cluster) member(i int) (*memberProc, error) {
 // --initial-cluster say it.
 func (c *Cluster) Name(i int) string { return memberName(i) }
 
+// PID is member i's process ID (0 for a member in this process).
+func (c *Cluster) PID(i int) int {
+	if i < 0 || i >= len(c.procs) || c.procs[i].cmd.Process == nil {
+		return 0
+	}
+	return c.procs[i].cmd.Process.Pid
+}
+
 // DataDir is member i's --data-dir.
 func (c *Cluster) DataDir(i int) string { return filepath.Join(c.opts.Dir, memberName(i)) }
 

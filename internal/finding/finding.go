@@ -52,6 +52,8 @@ const (
 	Client Kind = "client"
 	// Database: the backend database is near its quota or fragmented.
 	Database Kind = "database"
+	// Memory: the member's memory limit, against what its requests need.
+	Memory Kind = "memory"
 	// Contention: requests wait on each other (compaction, expensive
 	// requests, a proposal pile-up).
 	Contention Kind = "contention"
@@ -103,6 +105,7 @@ var Kinds = []Info{
 	{Kind: SlowRecovery, Name: "slow sequential reads", Rank: 4, Advice: "a member that restarts or joins reads its snapshot and WAL at this speed; use faster storage for large clusters"},
 	{Kind: Network, Name: "network", Rank: 5},
 	{Kind: Database, Name: "oversized or fragmented database", Rank: 6},
+	{Kind: Memory, Name: "memory limit", Rank: 6},
 	{Kind: Contention, Name: "contention", Rank: 7},
 	{Kind: Leader, Name: "leader instability", Rank: 8},
 	{Kind: Client, Name: "the load generator's machine", Rank: 9},

@@ -298,6 +298,7 @@ func workloadCharts(idPrefix string, wl *result.Workload) ([]*chart, error) {
 	}
 	add(membersChart(idPrefix+"-members", wl))
 	add(dataChart(idPrefix+"-data", wl))
+	add(dataMemoryChart(idPrefix+"-memory", wl))
 	for _, c := range capacityCharts(idPrefix, wl) {
 		add(c)
 	}

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,19 +17,30 @@ import (
 // largest (by all revisions); the table lists every one.
 const dataChartResources = 6
 
-// dataResourceRows are the resources as table rows.
+// dataResourceRows are the resources as table rows, with what a LIST
+// of each costs the member's memory when that was predicted.
 func dataResourceRows(d *result.Data) [][]string {
 	var rows [][]string
 	for _, r := range d.Resources {
-		rows = append(rows, []string{r.Resource, fmt.Sprint(r.Keys), units.FormatBytes(r.Bytes), fmt.Sprint(r.Revisions), units.FormatBytes(r.BytesAllRevisions)})
+		row := []string{r.Resource, fmt.Sprint(r.Keys), units.FormatBytes(r.Bytes), fmt.Sprint(r.Revisions), units.FormatBytes(r.BytesAllRevisions)}
+		if d.Memory != nil {
+			row = append(row, units.FormatBytes(r.ListMemoryBytes), units.FormatBytes(r.ListMemoryPagedBytes))
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
 
-var (
-	dataResourceHead = []string{"resource", "keys", "bytes", "revisions", "bytes, all revisions"}
-	dataKeyHead      = []string{"key", "revisions", "bytes"}
-)
+// dataResourceHeadOf is the resources' table head.
+func dataResourceHeadOf(d *result.Data) []string {
+	head := []string{"resource", "keys", "bytes", "revisions", "bytes, all revisions"}
+	if d.Memory != nil {
+		head = append(head, "full LIST's memory", "paged LIST's memory")
+	}
+	return head
+}
+
+var dataKeyHead = []string{"key", "revisions", "bytes"}
 
 func dataKeyRows(ks []result.DataKey) [][]string {
 	var rows [][]string
@@ -52,6 +65,15 @@ func dataLines(d *result.Data) []string {
 	l := d.Leases
 	out = append(out, fmt.Sprintf("leases: %d, %d live keys attached; TTLs %s .. %s, median %s", l.Count, l.KeysAttached,
 		units.FormatDuration(time.Duration(l.TTLMinNs)), units.FormatDuration(time.Duration(l.TTLMaxNs)), units.FormatDuration(time.Duration(l.TTLMedianNs))))
+	if m := d.Memory; m != nil {
+		fits := "the limit is not known"
+		if m.ConcurrentFullLists >= 0 {
+			fits = fmt.Sprintf("%d full LISTs of %s at once fit", m.ConcurrentFullLists, m.Resource)
+		}
+		out = append(out,
+			fmt.Sprintf("memory: %s; limit %s (%s), idle %s (%s)", fits, units.FormatBytes(m.LimitBytes), m.LimitFrom, units.FormatBytes(m.IdleBytes), m.IdleFrom),
+			fmt.Sprintf("memory per LIST: one full LIST of %s peaks at %s; from %s", m.Resource, units.FormatBytes(m.FullListPeakBytes), m.ProbeFrom))
+	}
 	return out
 }
 
@@ -75,7 +97,7 @@ func textData(ew *errWriter, d *result.Data) {
 			ew.err = err
 		}
 	}
-	table("resources", dataResourceHead, dataResourceRows(d))
+	table("resources", dataResourceHeadOf(d), dataResourceRows(d))
 	table("keys with the most revisions", dataKeyHead, dataKeyRows(d.TopKeys))
 	table("largest keys", dataKeyHead, dataKeyRows(d.TopKeysBySize))
 }
@@ -83,7 +105,7 @@ func textData(ew *errWriter, d *result.Data) {
 // dataTables are the data report's tables for the HTML page.
 func dataTables(d *result.Data) []htmlTable {
 	return []htmlTable{
-		{Title: "Resources", Head: dataResourceHead, Rows: dataResourceRows(d), Note: "bytes are key + value; live at the latest revision, and of every revision kept since the last compaction"},
+		{Title: "Resources", Head: dataResourceHeadOf(d), Rows: dataResourceRows(d), Note: "bytes are key + value; live at the latest revision, and of every revision kept since the last compaction; a LIST's memory is what it adds to the member's resident memory at its peak (predicted)"},
 		{Title: "Keys with the most revisions", Head: dataKeyHead, Rows: dataKeyRows(d.TopKeys)},
 		{Title: "Largest keys", Head: dataKeyHead, Rows: dataKeyRows(d.TopKeysBySize)},
 	}
@@ -137,6 +159,60 @@ func dataChart(id string, wl *result.Workload) *chart {
 			x0 := float64(i) + 0.1 + float64(j)*w
 			c.bars = append(c.bars, bar{x0: x0, x1: x0 + w, y: float64(v), color: color,
 				title: fmt.Sprintf("%s %s: %s", r.Resource, s.label, units.FormatBytes(v))})
+		}
+	}
+	return c
+}
+
+// dataMemoryChart draws, for the resources that cost most, the member's
+// resident memory at the peak of one full LIST (idle memory beneath)
+// and of a paginated one, against its memory limit.
+func dataMemoryChart(id string, wl *result.Workload) *chart {
+	d := wl.Data
+	if d == nil || d.Memory == nil || len(d.Resources) == 0 {
+		return nil
+	}
+	m := d.Memory
+	rs := slices.Clone(d.Resources)
+	slices.SortStableFunc(rs, func(a, b result.DataResource) int { return cmp.Compare(b.ListMemoryBytes, a.ListMemoryBytes) })
+	rs = rs[:min(len(rs), dataChartResources)]
+	hi := float64(max(m.LimitBytes, m.IdleBytes))
+	for _, r := range rs {
+		hi = math.Max(hi, float64(m.IdleBytes+r.ListMemoryBytes))
+	}
+	c := &chart{
+		id: id, title: "the member's memory at the peak of one LIST, against its limit",
+		x: axis{min: 0, max: float64(len(rs)), format: fmtSeconds},
+		y: axis{min: 0, max: hi * 1.1, label: "resident memory", format: func(v float64) string { return units.FormatBytes(int64(v)) }},
+		note: fmt.Sprintf("idle %s (%s); the limit %s (%s)", units.FormatBytes(m.IdleBytes), m.IdleFrom, units.FormatBytes(m.LimitBytes), m.LimitFrom),
+	}
+	if m.LimitBytes > 0 {
+		c.hmarks = append(c.hmarks, mark{at: float64(m.LimitBytes), label: "limit " + units.FormatBytes(m.LimitBytes), color: colorThreshold})
+	}
+	series := []struct {
+		label string
+		get   func(result.DataResource) int64
+	}{
+		{"one full LIST", func(r result.DataResource) int64 { return r.ListMemoryBytes }},
+		{"one paginated LIST", func(r result.DataResource) int64 { return r.ListMemoryPagedBytes }},
+	}
+	for i, r := range rs {
+		c.x.ticks = append(c.x.ticks, float64(i)+0.5)
+		name := r.Resource
+		if len([]rune(name)) > 10 {
+			name = string([]rune(name)[:9]) + "…"
+		}
+		c.x.tickText = append(c.x.tickText, name)
+	}
+	w := 0.8 / float64(len(series))
+	for j, s := range series {
+		color := palette[j%len(palette)]
+		c.lines = append(c.lines, line{name: s.label, color: color}) // legend only
+		for i, r := range rs {
+			x0 := float64(i) + 0.1 + float64(j)*w
+			v := m.IdleBytes + s.get(r)
+			c.bars = append(c.bars, bar{x0: x0, x1: x0 + w, y: float64(v), color: color,
+				title: fmt.Sprintf("%s, %s: %s at the peak", r.Resource, s.label, units.FormatBytes(v))})
 		}
 	}
 	return c

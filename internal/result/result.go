@@ -111,6 +111,9 @@ type Data struct {
 	// Predicted is what the data costs on the disk under --dir; absent
 	// with --predict=false.
 	Predicted *DataPredicted `json:"predicted,omitempty"`
+	// Memory is what LISTs of the data cost the member's memory against
+	// its limit; absent with --predict=false.
+	Memory *DataMemory `json:"memory,omitempty"`
 	// AnalysisNs is how long the analysis of the db took.
 	AnalysisNs int64 `json:"analysis_ns"`
 }
@@ -126,6 +129,36 @@ type DataResource struct {
 	// last compaction.
 	BytesAllRevisions int64 `json:"bytes_all_revisions"`
 	Revisions         int64 `json:"revisions"`
+	// ListMemoryBytes is what one full unpaginated LIST of the resource
+	// adds to the member's resident memory at its peak;
+	// ListMemoryPagedBytes one paginated LIST (500 objects a page), as
+	// kube-apiserver pages (predicted: Data.Memory says from what).
+	ListMemoryBytes      int64 `json:"list_memory_bytes,omitempty"`
+	ListMemoryPagedBytes int64 `json:"list_memory_paged_bytes,omitempty"`
+}
+
+// DataMemory is what LISTs cost a member's memory: its limit and its
+// resident memory before any LIST, each with where it comes from, and
+// how many full LISTs of the largest resource fit between them, from a
+// probe of this etcd build.
+type DataMemory struct {
+	LimitBytes int64  `json:"limit_bytes"`
+	LimitFrom  string `json:"limit_from"`
+	IdleBytes  int64  `json:"idle_bytes"`
+	IdleFrom   string `json:"idle_from"`
+	// Resource is the largest resource by live bytes; ConcurrentFullLists
+	// how many full LISTs of it at once fit under the limit (0: not one),
+	// FullListPeakBytes the member's resident memory at one's peak.
+	Resource            string `json:"resource"`
+	ConcurrentFullLists int    `json:"concurrent_full_lists"`
+	FullListPeakBytes   int64  `json:"full_list_peak_bytes"`
+	// The probe's factors: the peak over idle per listed byte of one
+	// full LIST, of each of several at once, and of a paginated LIST per
+	// byte of one page; ProbeFrom says how they were measured.
+	PerListedByte           float64 `json:"per_listed_byte"`
+	PerListedByteConcurrent float64 `json:"per_listed_byte_concurrent"`
+	PagedPerListedByte      float64 `json:"paged_per_listed_byte"`
+	ProbeFrom               string  `json:"probe_from"`
 }
 
 // DataKey is one key of a top list: its revisions kept and its bytes at

@@ -22,6 +22,9 @@ type Thresholds struct {
 	// Quota, Fragmentation and FragmentedMin are diagnose's (the same
 	// question of the same db, asked of a live member's /metrics).
 	Quota, Fragmentation, FragmentedMin verdict.Threshold
+	// ConcurrentLists is how many full LISTs of the largest resource at
+	// once must fit under the member's memory limit.
+	ConcurrentLists verdict.Threshold
 }
 
 // DefaultThresholds are the documented limits (docs/diagnose.md).
@@ -41,6 +44,10 @@ func DefaultThresholds() Thresholds {
 			Source: "etcdbench: kube-apiserver compacts every 5 minutes (--etcd-compaction-interval), so a node Lease renewed every 10 s keeps about 30 revisions; thousands mean history is kept far longer",
 		},
 		Quota: d.DBQuota, Fragmentation: d.Fragmentation, FragmentedMin: d.FragmentedMin,
+		ConcurrentLists: verdict.Threshold{
+			ID: "concurrent_full_lists", Title: "full LISTs of the largest resource at once under the memory limit", Limit: 4, Unit: "count",
+			Source: "etcdbench: every kube-apiserver lists each resource from etcd when it starts (its watch cache) and LISTs without a resourceVersion went to etcd before Kubernetes 1.31; three apiservers restarting and one client bypassing the cache are four at once (etcd-io/etcd#12342: about 100)",
+		},
 	}
 }
 
@@ -64,6 +71,8 @@ var rules = []*diagnose.Rule{
 	{ID: "events-dominate", Title: "events fill the database", Kind: finding.Database, Rank: 42, Source: "kube-apiserver --event-ttl"},
 	{ID: "helm-history", Title: "Helm keeps many release revisions", Kind: finding.Database, Rank: 43, Source: "Helm 3 --history-max"},
 	{ID: "key-rewritten", Title: "a key keeps thousands of revisions", Kind: finding.Database, Rank: 44, Source: "etcd op-guide/maintenance.md (history compaction)"},
+	{ID: "list-memory", Title: "a few full LISTs would take the member past its memory limit", Kind: finding.Memory, Rank: 45,
+		Source: "etcd-io/etcd#12342, kubernetes/kubernetes#107325: full LISTs at once OOM-kill etcd"},
 }
 
 func rule(id string) *diagnose.Rule {

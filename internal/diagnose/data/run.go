@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"etcdbench/internal/diagnose"
 	"etcdbench/internal/diagnose/data/cost"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
@@ -39,6 +40,9 @@ type Config struct {
 	Dir string
 	// Predict runs the cost probes on Dir.
 	Predict bool
+	// MemoryLimit is the member's memory limit as the user gives it (0:
+	// its cgroup's when it runs on this machine, else the machine's).
+	MemoryLimit int64
 	// Top is the length of the top lists (0: DefaultTop).
 	Top int
 	// Thresholds are the rules' limits (nil: DefaultThresholds).
@@ -98,7 +102,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	}
 	d := &result.Data{}
 	var path, walDir, label string
-	var quota int64
+	var lv live
 	var r *run.Run
 	switch {
 	case cfg.DataDir != "":
@@ -114,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		path, d.Source, label = cfg.Snapshot, "snapshot", cfg.Snapshot
 	case len(cfg.Endpoints) > 0:
 		var err error
-		if r, path, quota, err = online(ctx, cfg); err != nil {
+		if r, path, lv, err = online(ctx, cfg); err != nil {
 			return nil, err
 		}
 		d.Source, d.Endpoint, label = "endpoint", cfg.Endpoints[0], cfg.Endpoints[0]
@@ -131,7 +135,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		}
 		return nil, err
 	}
-	a.DB.Quota = quota
+	a.DB.Quota = lv.quota
 	d.Path, _ = filepath.Abs(path)
 	fill(d, a)
 	if cfg.Predict {
@@ -150,7 +154,14 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 			WALBytes: s.WALBytes, WALEntries: s.WALEntries,
 		}
 	}
+	if cfg.Predict {
+		if d.Memory, err = listMemory(ctx, cfg, a, d, lv); err != nil {
+			return nil, fmt.Errorf("predicting what LISTs cost the member's memory: %w", err)
+		}
+	}
 	fs := judge(a, th, label)
+	fs = append(fs, judgeMemory(d.Memory, th, label)...)
+	diagnose.Rank(fs)
 	res := run.NewResult(cfg.Args)
 	res.StartedAt = started
 	envDir := cfg.Dir
@@ -165,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 		Ops:        a.Revisions, Bytes: a.DB.SizeBytes, DurationNs: int64(a.Duration),
 		OpsPerSec: float64(a.Revisions) / a.Duration.Seconds(), BytesPerSec: float64(a.DB.SizeBytes) / a.Duration.Seconds(),
 		Latencies: []result.Latency{}, Series: []stats.SecondSample{},
-		Verdicts: verdicts(fs, quota > 0), Data: d, Figures: figures(d), Notes: append(a.Notes, notes(a, d)...),
+		Verdicts: verdicts(fs, lv.quota > 0), Data: d, Figures: figures(d), Notes: append(a.Notes, notes(a, d)...),
 	}
 	if d.Endpoint != "" {
 		w.Parameters["endpoint"] = d.Endpoint

@@ -79,41 +79,45 @@ func walSince(dir string) (all, since, replay cost.WAL, err error) {
 	return all, since, replay, nil
 }
 
+// live is what a live member says of itself beside its snapshot: its
+// quota and its resident memory (0: it did not say).
+type live struct{ quota, resident int64 }
+
 // online streams a snapshot of the first endpoint's member into a
 // scratch directory under cfg.Dir, after checking it has room for the
 // member's db, and returns the run (whose Close removes it), the file
-// and the member's quota (0: it did not say).
-func online(ctx context.Context, cfg Config) (*run.Run, string, int64, error) {
+// and what the member says of itself.
+func online(ctx context.Context, cfg Config) (*run.Run, string, live, error) {
 	ep := cfg.Endpoints[0]
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, TLS: cfg.TLS, DialTimeout: cfg.Timeout, Logger: zap.NewNop(), Context: ctx})
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("%s: %w", ep, err)
+		return nil, "", live{}, fmt.Errorf("%s: %w", ep, err)
 	}
 	defer cli.Close()
 	sctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	st, err := cli.Status(sctx, ep)
 	cancel()
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("%s did not answer its status: %w", ep, err)
+		return nil, "", live{}, fmt.Errorf("%s did not answer its status: %w", ep, err)
 	}
 	// The snapshot is the db's pages up to their high-water mark, and
 	// a hash; a little more keeps the filesystem from filling.
 	need := st.DbSize + st.DbSize/10 + 1<<20
 	r, err := run.Open(cfg.Dir, need, fmt.Sprintf("the snapshot of %s needs %d MiB: give --dir on a filesystem with room", ep, need>>20), cfg.Args)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, "", live{}, err
 	}
 	path := r.Scratch.File("snapshot.db")
 	if err := save(ctx, cli, path); err != nil {
 		var none error
 		r.Close(&none)
-		return nil, "", 0, fmt.Errorf("streaming the snapshot of %s: %w", ep, err)
+		return nil, "", live{}, fmt.Errorf("streaming the snapshot of %s: %w", ep, err)
 	}
-	quota := st.DbSizeQuota
-	if q := quotaOf(ctx, cfg, ep); q > 0 {
-		quota = q
+	lv := liveOf(ctx, cfg, ep)
+	if lv.quota == 0 {
+		lv.quota = st.DbSizeQuota
 	}
-	return r, path, quota, nil
+	return r, path, lv, nil
 }
 
 // save writes the member's snapshot stream to path.
@@ -134,23 +138,27 @@ func save(ctx context.Context, cli *clientv3.Client, path string) error {
 	return f.Close()
 }
 
-// quotaOf is the member's --quota-backend-bytes from its /metrics
-// (etcd_server_quota_backend_bytes, etcd 3.4 and later), or 0.
-func quotaOf(ctx context.Context, cfg Config, ep string) int64 {
+// liveOf is the member's --quota-backend-bytes and resident memory from
+// its /metrics (etcd_server_quota_backend_bytes, etcd 3.4 and later;
+// process_resident_memory_bytes), 0 for what it does not say.
+func liveOf(ctx context.Context, cfg Config, ep string) live {
 	if cfg.HTTP == nil {
-		return 0
+		return live{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	f, err := metrics.Scrape(ctx, cfg.HTTP, strings.TrimSuffix(ep, "/")+"/metrics")
 	if err != nil {
-		return 0
+		return live{}
 	}
-	v, err := metrics.ValueOf(f, "etcd_server_quota_backend_bytes")
-	if err != nil {
-		return 0
+	var lv live
+	if v, err := metrics.ValueOf(f, "etcd_server_quota_backend_bytes"); err == nil {
+		lv.quota = int64(v)
 	}
-	return int64(v)
+	if v, err := metrics.ValueOf(f, "process_resident_memory_bytes"); err == nil {
+		lv.resident = int64(v)
+	}
+	return lv
 }
 
 // DefaultTimeout bounds each call to the member (the snapshot stream
