@@ -274,6 +274,13 @@ type ClusterMember struct {
 	HeartbeatIntervalNs int64  `json:"heartbeat_interval_ns,omitempty"`
 	ElectionTimeoutNs   int64  `json:"election_timeout_ns,omitempty"`
 	TimeoutsFrom        string `json:"timeouts_from,omitempty"`
+	// ResidentBytes is the member's resident memory (its metrics', else
+	// its VmRSS); MemoryLimitBytes its memory limit when it runs on this
+	// machine (its cgroup's, else the machine's), MemoryLimitFrom says
+	// which.
+	ResidentBytes    int64  `json:"resident_bytes,omitempty"`
+	MemoryLimitBytes int64  `json:"memory_limit_bytes,omitempty"`
+	MemoryLimitFrom  string `json:"memory_limit_from,omitempty"`
 	// Reads are the serializable and linearizable read latencies.
 	SerializableRead *ReadLatency `json:"serializable_read,omitempty"`
 	LinearizableRead *ReadLatency `json:"linearizable_read,omitempty"`

@@ -85,10 +85,18 @@ func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	ev, idx := sc.evidence(float64(runtime.NumCPU()))
 	ev.Logs = logs
 	v.quotas = make([]int64, len(probes))
+	resident := make([]int64, len(probes))
 	for k, m := range ev.Members {
 		if m.Quota > 0 {
 			v.quotas[idx[k]] = int64(m.Quota)
 		}
+		if m.Resident > 0 {
+			resident[idx[k]] = int64(m.Resident)
+		}
+	}
+	v.memory = make([]*memberMemory, len(probes))
+	for i, p := range probes {
+		v.memory[i] = memberMemoryOf("/", p.endpoint, resident[i])
 	}
 	if logs != nil {
 		ev.Notes = append(ev.Notes, logs.Notes()...)

@@ -363,5 +363,10 @@ func TestDebianClusterApart(t *testing.T) {
 		if m.HeartbeatIntervalNs != int64(100*time.Millisecond) || m.ElectionTimeoutNs != int64(time.Second) || !strings.HasPrefix(m.TimeoutsFrom, "etcd's defaults") {
 			t.Errorf("%s: timeouts %d/%d from %q, want etcd's defaults read from its process", m.Name, m.HeartbeatIntervalNs, m.ElectionTimeoutNs, m.TimeoutsFrom)
 		}
+		// And their memory: resident, against the limit of their process
+		// (its cgroup's or the machine's).
+		if m.ResidentBytes <= 0 || m.MemoryLimitBytes < m.ResidentBytes || m.MemoryLimitFrom == "" {
+			t.Errorf("%s: resident %d of a %d limit (%q)", m.Name, m.ResidentBytes, m.MemoryLimitBytes, m.MemoryLimitFrom)
+		}
 	}
 }

@@ -52,11 +52,18 @@ type Thresholds struct {
 	ReadFloor verdict.Threshold
 	// MinorSkew is how many minor versions members may be apart.
 	MinorSkew verdict.Threshold
+	// MemoryShare is the share of its memory limit a member's resident
+	// memory may reach.
+	MemoryShare verdict.Threshold
 }
 
 // DefaultThresholds are the documented limits (docs/diagnose.md).
 func DefaultThresholds() Thresholds {
 	return Thresholds{
+		MemoryShare: verdict.Threshold{
+			ID: "memory_limit_share", Title: "resident memory / the member's memory limit", Limit: 0.8, Unit: "ratio",
+			Source: "etcdbench: past its limit the kernel OOM-kills the member, and a full LIST adds more than the bytes it returns (diagnose data's list-memory): a fifth of the limit is little room for one",
+		},
 		Lag: verdict.Threshold{
 			ID: "raft_lag", Title: "raft entries behind the leader", Limit: 5000, Unit: "count",
 			Source: "etcd server/etcdserver/server.go maxGapBetweenApplyAndCommitIndex (5000): past it a member refuses requests with \"too many requests\"",

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"etcdbench/internal/units"
 	"fmt"
 	"sort"
 	"strings"
@@ -73,6 +74,10 @@ func (v *view) member(i int, p *probe) result.ClusterMember {
 	if i < len(v.timeouts) && v.timeouts[i] != nil {
 		t := v.timeouts[i]
 		m.HeartbeatIntervalNs, m.ElectionTimeoutNs, m.TimeoutsFrom = t.heartbeat.Nanoseconds(), t.election.Nanoseconds(), t.from
+	}
+	if i < len(v.memory) && v.memory[i] != nil {
+		mm := v.memory[i]
+		m.ResidentBytes, m.MemoryLimitBytes, m.MemoryLimitFrom = mm.resident, mm.limit.Bytes, mm.limit.From
 	}
 	return m
 }
@@ -177,6 +182,12 @@ func (v *view) notes(sc scrapes, idx []int) []string {
 		}
 		if len(m.Alarms) > 0 {
 			line += ", alarms " + strings.Join(m.Alarms, " ")
+		}
+		switch {
+		case m.ResidentBytes > 0 && m.MemoryLimitBytes > 0:
+			line += fmt.Sprintf(", resident %s of its %s memory limit (%s)", units.FormatBytes(m.ResidentBytes), units.FormatBytes(m.MemoryLimitBytes), m.MemoryLimitFrom)
+		case m.ResidentBytes > 0:
+			line += fmt.Sprintf(", resident %s (its memory limit not known: its process is not on this machine)", units.FormatBytes(m.ResidentBytes))
 		}
 		if m.ElectionTimeoutNs > 0 {
 			line += fmt.Sprintf(", --heartbeat-interval %d --election-timeout %d (%s)", time.Duration(m.HeartbeatIntervalNs).Milliseconds(), time.Duration(m.ElectionTimeoutNs).Milliseconds(), m.TimeoutsFrom)

@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"etcdbench/internal/diagnose/data/memory"
+	"etcdbench/internal/units"
+
 	"fmt"
 	"maps"
 	"math"
@@ -38,6 +41,7 @@ func Rules() []*Rule {
 		{Rule: diagnose.Rule{ID: "timeouts", Title: "the member's timeouts are short for the round trip between members", Kind: finding.Network, Rank: 44, Source: "etcd docs tuning.md (heartbeat about the round trip, election timeout about ten times it)"}, check: checkTimeouts},
 		{Rule: diagnose.Rule{ID: "leader-place", Title: "another member would lead with a nearer quorum", Kind: finding.Network, Rank: 45, Source: "raft: a put waits for the leader's quorum; etcdctl move-leader"}, check: checkLeaderPlace},
 		{Rule: diagnose.Rule{ID: "network-reads", Title: "linearizable reads wait for the round trips between members", Kind: finding.Network, Rank: 46, Source: "etcd: ReadIndex (raft thesis 6.4); etcd docs tuning.md"}, check: checkNetworkReads},
+		{Rule: diagnose.Rule{ID: "memory-limit", Title: "the member is near its memory limit", Kind: finding.Memory, Rank: 46, Source: "the kernel's OOM killer at the cgroup's limit; etcd-io/etcd#12342"}, check: checkMemory},
 		{Rule: diagnose.Rule{ID: "leader-disagreement", Title: "the members do not agree on one leader", Kind: finding.Leader, Rank: 49, Source: "etcdctl endpoint status (leader)"}, check: checkLeaders},
 	}
 }
@@ -63,6 +67,16 @@ type view struct {
 	// its process on this machine told them (memberTimeouts); nil where
 	// not known.
 	timeouts []*timeouts
+	// memory is each member's resident memory and memory limit (nil:
+	// neither is known).
+	memory []*memberMemory
+}
+
+// memberMemory is a member's resident memory (its metrics', else its
+// VmRSS; 0: not known) and, when it runs on this machine, its limit.
+type memberMemory struct {
+	resident int64
+	limit    memory.Limit
 }
 
 func (v *view) answered() []int {
@@ -151,6 +165,26 @@ var (
 		TLSMismatch:   "give the scheme the member serves (https:// with --cacert, --cert, --key as etcdctl's) or plain http://",
 	}
 )
+
+// checkMemory finds the members whose resident memory is near their
+// limit: little room is left for a full LIST (diagnose data predicts
+// what each costs).
+func checkMemory(v *view, th Thresholds) []diagnose.Finding {
+	var out []diagnose.Finding
+	for i, m := range v.memory {
+		if m == nil || m.resident <= 0 || !m.limit.Known() {
+			continue
+		}
+		if r := float64(m.resident) / float64(m.limit.Bytes); r >= th.MemoryShare.Limit {
+			out = append(out, diagnose.Finding{
+				Member: v.labels[i], Status: verdict.Warn, Threshold: th.MemoryShare, Value: r,
+				Evidence: fmt.Sprintf("%s holds %s resident, %.0f %% of its %s limit (%s)", v.labels[i], units.FormatBytes(m.resident), 100*r, units.FormatBytes(m.limit.Bytes), m.limit.From),
+				Advice:   "see what a LIST of each resource costs it: etcdbench diagnose data --endpoints <it> --dir DIR; page LISTs, serve them from kube-apiserver's watch cache, compact and defragment, or raise its limit",
+			})
+		}
+	}
+	return out
+}
 
 func checkUnreachable(v *view, _ Thresholds) []diagnose.Finding {
 	var out []diagnose.Finding

@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"etcdbench/internal/diagnose"
+	"etcdbench/internal/diagnose/data/memory"
 	"etcdbench/internal/finding"
 	"etcdbench/internal/stats"
 	"etcdbench/internal/verdict"
@@ -174,5 +175,20 @@ func TestTimeoutsRule(t *testing.T) {
 	v.rtt = []map[uint64]float64{{2: 0.04, 3: 0.04}, {1: 0.04, 3: 0.04}, {1: 0.04, 2: 0.04}}
 	if fs := checkTimeouts(v, DefaultThresholds()); len(fs) != 0 {
 		t.Errorf("members 40ms apart at etcd's defaults: %+v, want none", fs)
+	}
+}
+
+// A member at or over 80 % of its limit is near it; one under it, or
+// whose limit is not known, is not.
+func TestCheckMemory(t *testing.T) {
+	v := &view{labels: []string{"a", "b", "c", "d"}, memory: []*memberMemory{
+		{resident: 900 << 20, limit: memory.Limit{Bytes: 1 << 30, From: "cgroup v1"}},
+		{resident: 100 << 20, limit: memory.Limit{Bytes: 1 << 30, From: "cgroup v1"}},
+		{resident: 900 << 20},
+		nil,
+	}}
+	fs := checkMemory(v, DefaultThresholds())
+	if len(fs) != 1 || fs[0].Member != "a" || fs[0].Status != verdict.Warn || !strings.Contains(fs[0].Evidence, "88 %") {
+		t.Errorf("findings %+v: want one WARN for a at 88 %% of its limit", fs)
 	}
 }

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"etcdbench/internal/diagnose/data/memory"
+
 	"fmt"
 	"math"
 	"net/url"
@@ -31,6 +33,26 @@ const (
 	defaultHeartbeat = 100 * time.Millisecond
 	defaultElection  = time.Second
 )
+
+// memberMemoryOf is the memory of the member serving endpoint: its
+// resident memory (from its metrics, else its VmRSS when it runs on this
+// machine) and, when it runs on this machine, its limit (its cgroup's,
+// else the machine's); nil when neither is known.
+func memberMemoryOf(root, endpoint string, resident int64) *memberMemory {
+	m := &memberMemory{resident: resident}
+	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+		if pid, err := sysinfo.ListeningPID(root+"proc", u.Host); err == nil && pid > 0 {
+			m.limit = memory.LimitOf(root, pid)
+			if m.resident == 0 {
+				m.resident, _ = memory.RSS(root, pid)
+			}
+		}
+	}
+	if m.resident == 0 && !m.limit.Known() {
+		return nil
+	}
+	return m
+}
 
 // memberTimeouts reads the timeouts of the member serving endpoint when
 // it runs on this machine (a static pod's etcd on its node, a systemd
