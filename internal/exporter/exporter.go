@@ -104,6 +104,7 @@ func New(cfg Config) *Exporter {
 	reg := &listingRegisterer{Registerer: e.reg}
 	e.m = newMetrics(reg)
 	newDiskCollector(cfg.Root, e.devices, reg)
+	newMemoryCollector(cfg.Root, e.processes, reg)
 	e.head = headroom.New(headroom.Config{Files: cfg.CapacityFiles, MetricsURLs: cfg.MetricsURLs, Root: cfg.Root, Logf: cfg.Logf})
 	reg.MustRegister(headroom.NewCollector(Namespace, e.head))
 	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
@@ -281,6 +282,20 @@ func (e *Exporter) devices() []memberDevice {
 		if st.Device != "" && !seen[md] {
 			seen[md] = true
 			out = append(out, md)
+		}
+	}
+	return out
+}
+
+// processes lists the traced members' processes, for the memory
+// collector.
+func (e *Exporter) processes() []memberProcess {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []memberProcess
+	for _, st := range e.active {
+		if st.PID > 0 {
+			out = append(out, memberProcess{st.Member, st.DataDir, st.PID})
 		}
 	}
 	return out

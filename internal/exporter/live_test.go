@@ -117,6 +117,9 @@ func TestExporterWithPrometheus(t *testing.T) {
 	sel := fmt.Sprintf(`{data_dir=%q,member="m0",file="wal"}`, e.DataDir)
 	up := fmt.Sprintf(`etcdbench_target_up{data_dir=%q}`, e.DataDir)
 	p.waitFor(t, "the member traced", up, func(v float64) bool { return v == 1 }, 30*time.Second)
+	// Its memory against its limit (its cgroup's or the machine's).
+	p.waitFor(t, "the member's memory share of its limit", fmt.Sprintf(`etcdbench_memory_resident_bytes{data_dir=%q} / ignoring (source) group_left etcdbench_memory_limit_bytes{data_dir=%q}`, e.DataDir, e.DataDir),
+		func(v float64) bool { return v > 0 && v < 1 }, 30*time.Second)
 
 	tA, tB, tracerP99, tracerCount := loadWindow(t, p, e)
 	at := fmt.Sprintf("@ %.3f", float64(tA.UnixNano())/1e9)
