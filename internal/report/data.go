@@ -182,8 +182,8 @@ func dataMemoryChart(id string, wl *result.Workload) *chart {
 	}
 	c := &chart{
 		id: id, title: "the member's memory at the peak of one LIST, against its limit",
-		x: axis{min: 0, max: float64(len(rs)), format: fmtSeconds},
-		y: axis{min: 0, max: hi * 1.1, label: "resident memory", format: func(v float64) string { return units.FormatBytes(int64(v)) }},
+		x:    axis{min: 0, max: float64(len(rs)), format: fmtSeconds},
+		y:    axis{min: 0, max: hi * 1.1, label: "resident memory", format: func(v float64) string { return units.FormatBytes(int64(v)) }},
 		note: fmt.Sprintf("idle %s (%s); the limit %s (%s)", units.FormatBytes(m.IdleBytes), m.IdleFrom, units.FormatBytes(m.LimitBytes), m.LimitFrom),
 	}
 	if m.LimitBytes > 0 {
