@@ -48,7 +48,7 @@ func (p Probe) Fits(bytes, idle, limit int64) int {
 
 // From says what the predictions come from, in words.
 func (p Probe) From() string {
-	return fmt.Sprintf("a member of this etcd build (a process of its own) holding %d objects of %s (%s listed), each case on it freshly started: "+
+	return fmt.Sprintf("a member of this etcd build (a process of its own) holding %d objects of %s (%s listed), each case on it freshly started, the median of %d: "+
 		"one full LIST peaked %.2fx the listed bytes over its idle resident memory, %d at once %.2fx each, %d paginated ones (%d objects a page) %.2fx a page each; probed in %s",
-		p.Objects, units.FormatBytes(p.ObjectBytes), units.FormatBytes(p.ListedBytes), p.PerByte, Concurrent, p.PerByteConcurrent, Concurrent, PageSize, p.PagedPerByte, units.FormatDuration(p.Took))
+		p.Objects, units.FormatBytes(p.ObjectBytes), units.FormatBytes(p.ListedBytes), repeats, p.PerByte, Concurrent, p.PerByteConcurrent, Concurrent, PageSize, p.PagedPerByte, units.FormatDuration(p.Took))
 }

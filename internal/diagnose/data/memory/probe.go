@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"etcdbench/internal/etcdcluster"
+	"etcdbench/internal/stats"
 )
 
 // PageSize is the objects a paginated LIST asks for at a time, as
@@ -24,6 +25,11 @@ const PageSize = 500
 // Concurrent is how many LISTs the probe sends at once for the
 // concurrent factor.
 const Concurrent = 4
+
+// repeats is how often each case runs, on a member freshly started each
+// time: the peak depends on when Go's collector runs, and the factor is
+// the median.
+const repeats = 3
 
 // probePrefix is where the probe's objects are.
 const probePrefix = "/registry/probe/"
@@ -60,7 +66,8 @@ func (p Probe) Baseline() int64 { return max(0, p.IdleRSS-p.DBBytes) }
 // under dir, removed after) with objects of objectBytes up to listBytes,
 // then measures, each on the member freshly started on that data (Go
 // keeps what its heap grew to), the peak of its resident memory during
-// one full LIST, Concurrent full LISTs, and Concurrent paginated ones.
+// one full LIST, Concurrent full LISTs, and Concurrent paginated ones:
+// the median of repeats runs of each.
 func RunProbe(ctx context.Context, dir string, objectBytes, listBytes int64) (Probe, error) {
 	start := time.Now()
 	objectBytes = max(objectBytes, 64)
@@ -76,31 +83,36 @@ func RunProbe(ctx context.Context, dir string, objectBytes, listBytes int64) (Pr
 		paged bool
 		into  *float64
 	}{{1, false, &p.PerByte}, {Concurrent, false, &p.PerByteConcurrent}, {Concurrent, true, &p.PagedPerByte}}
-	for i, c := range cases {
-		m, err := startMember(ctx, opts)
-		if err != nil {
-			return p, err
+	filled := false
+	var idles []float64
+	for _, c := range cases {
+		var factors []float64
+		for range repeats {
+			m, err := startMember(ctx, opts)
+			if err != nil {
+				return p, err
+			}
+			if !filled {
+				err, filled = fill(ctx, m.cli, p.Objects, objectBytes), true
+			}
+			var peak, idle int64
+			if err == nil {
+				idle, peak, err = m.measure(ctx, c.lists, c.paged, &p)
+			}
+			m.close()
+			if err != nil {
+				return p, err
+			}
+			idles = append(idles, float64(idle))
+			per := float64(p.ListedBytes)
+			if c.paged {
+				per = float64(min(p.ListedBytes, PageSize*p.ListedBytes/p.Objects))
+			}
+			factors = append(factors, float64(max(0, peak-idle))/float64(c.lists)/per)
 		}
-		if i == 0 {
-			err = fill(ctx, m.cli, p.Objects, objectBytes)
-		}
-		var peak, idle int64
-		if err == nil {
-			idle, peak, err = m.measure(ctx, c.lists, c.paged, &p)
-		}
-		m.close()
-		if err != nil {
-			return p, err
-		}
-		if i == 0 {
-			p.IdleRSS = idle
-		}
-		per := float64(p.ListedBytes)
-		if c.paged {
-			per = float64(min(p.ListedBytes, PageSize*p.ListedBytes/p.Objects))
-		}
-		*c.into = float64(max(0, peak-idle)) / float64(c.lists) / per
+		*c.into = stats.Median(factors)
 	}
+	p.IdleRSS = int64(stats.Median(idles))
 	p.Took = time.Since(start)
 	return p, nil
 }
