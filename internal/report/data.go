@@ -132,35 +132,10 @@ func dataChart(id string, wl *result.Workload) *chart {
 	if len(d.Resources) > len(rs) {
 		c.note = fmt.Sprintf("the %d largest of %d resources; the table lists all", len(rs), len(d.Resources))
 	}
-	series := []struct {
-		label string
-		get   func(result.DataResource) int64
-	}{
+	resourceBars(c, rs, 0, []resourceSeries{
 		{"live (latest revision)", func(r result.DataResource) int64 { return r.Bytes }},
 		{"all revisions kept", func(r result.DataResource) int64 { return r.BytesAllRevisions }},
-	}
-	for i, r := range rs {
-		c.x.ticks = append(c.x.ticks, float64(i)+0.5)
-		name := r.Resource
-		if len([]rune(name)) > 10 {
-			name = string([]rune(name)[:9]) + "…"
-		}
-		c.x.tickText = append(c.x.tickText, name)
-	}
-	w := 0.8 / float64(len(series))
-	for j, s := range series {
-		color := palette[j%len(palette)]
-		c.lines = append(c.lines, line{name: s.label, color: color}) // legend only
-		for i, r := range rs {
-			v := s.get(r)
-			if v <= 0 {
-				continue
-			}
-			x0 := float64(i) + 0.1 + float64(j)*w
-			c.bars = append(c.bars, bar{x0: x0, x1: x0 + w, y: float64(v), color: color,
-				title: fmt.Sprintf("%s %s: %s", r.Resource, s.label, units.FormatBytes(v))})
-		}
-	}
+	})
 	return c
 }
 
@@ -189,13 +164,23 @@ func dataMemoryChart(id string, wl *result.Workload) *chart {
 	if m.LimitBytes > 0 {
 		c.hmarks = append(c.hmarks, mark{at: float64(m.LimitBytes), label: "limit " + units.FormatBytes(m.LimitBytes), color: colorThreshold})
 	}
-	series := []struct {
-		label string
-		get   func(result.DataResource) int64
-	}{
+	resourceBars(c, rs, m.IdleBytes, []resourceSeries{
 		{"one full LIST", func(r result.DataResource) int64 { return r.ListMemoryBytes }},
 		{"one paginated LIST", func(r result.DataResource) int64 { return r.ListMemoryPagedBytes }},
-	}
+	})
+	return c
+}
+
+// resourceSeries is a figure of each resource, drawn as a bar each.
+type resourceSeries struct {
+	label string
+	get   func(result.DataResource) int64
+}
+
+// resourceBars names rs on c's x axis and draws each series as a bar per
+// resource, side by side, at base plus its figure (a figure of 0 or less
+// draws none).
+func resourceBars(c *chart, rs []result.DataResource, base int64, series []resourceSeries) {
 	for i, r := range rs {
 		c.x.ticks = append(c.x.ticks, float64(i)+0.5)
 		name := r.Resource
@@ -209,11 +194,13 @@ func dataMemoryChart(id string, wl *result.Workload) *chart {
 		color := palette[j%len(palette)]
 		c.lines = append(c.lines, line{name: s.label, color: color}) // legend only
 		for i, r := range rs {
+			v := s.get(r)
+			if v <= 0 {
+				continue
+			}
 			x0 := float64(i) + 0.1 + float64(j)*w
-			v := m.IdleBytes + s.get(r)
-			c.bars = append(c.bars, bar{x0: x0, x1: x0 + w, y: float64(v), color: color,
-				title: fmt.Sprintf("%s, %s: %s at the peak", r.Resource, s.label, units.FormatBytes(v))})
+			c.bars = append(c.bars, bar{x0: x0, x1: x0 + w, y: float64(base + v), color: color,
+				title: fmt.Sprintf("%s, %s: %s", r.Resource, s.label, units.FormatBytes(base+v))})
 		}
 	}
-	return c
 }
