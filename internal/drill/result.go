@@ -2,6 +2,7 @@ package drill
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -206,6 +207,15 @@ func Fault(fault string, outs []*Outcome, s Setting) result.Workload {
 		NewLeader: time.Duration(d.NewLeaderSeconds * float64(time.Second)),
 		Election:  s.Election(), RTT: s.Cluster.LargestRTT(),
 	})
+	// How sure: a median of rounds, each one drill; the range says how
+	// far they spread.
+	sure := fmt.Sprintf("the median of %d rounds (outage %s)", len(outs), spread(d.Runs, func(r result.DrillRun) float64 { return r.OutageSeconds }))
+	if len(outs) < 3 {
+		sure = fmt.Sprintf("%d round(s): one drill is one observation of a random election; --rounds 3 or more to tell the cost from chance", len(outs))
+	}
+	for i := range w.Verdicts {
+		w.Verdicts[i].Confidence = &verdict.Confidence{Method: sure, Decided: len(outs) >= 3}
+	}
 	if d.OutageAfterEndSeconds > max(d.OutageSeconds, SlowPut.Seconds()) {
 		w.Notes = append(w.Notes, fmt.Sprintf("writes stopped again for %.2f s after the fault had ended, longer than during it: a member that comes back with a higher term deposes the leader (etcd before 3.5 runs without --pre-vote; it prevents this)", d.OutageAfterEndSeconds))
 	}
@@ -266,4 +276,13 @@ func (s Setting) notes(fault string, d *result.Drill) []string {
 
 func verdictExpected(s Setting) time.Duration {
 	return verdict.ExpectedNewLeader(s.Election(), s.Cluster.LargestRTT())
+}
+
+// spread is the range of f over the rounds, in seconds: "0.9-1.4 s".
+func spread(runs []result.DrillRun, f func(result.DrillRun) float64) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range runs {
+		lo, hi = math.Min(lo, f(r)), math.Max(hi, f(r))
+	}
+	return fmt.Sprintf("%.2f-%.2f s", lo, hi)
 }
