@@ -230,6 +230,9 @@ func EtcdApart(ctx context.Context, one etcdrun.Spec, apart []etcdrun.Spec) (*re
 	single := res.Workloads[0].Capacity
 	res.Workloads[0].Notes = append(res.Workloads[0].Notes, "this sweep is of one member on this machine: the prediction for members on machines of their own starts from it")
 	for _, s := range apart {
+		if err := session.Settle(ctx, s.Dir, res.Environment); err != nil {
+			return res, err
+		}
 		r, err := etcdrun.Measure(ctx, s)
 		if r != nil {
 			for _, w := range r.Workloads {

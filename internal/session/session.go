@@ -5,11 +5,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"etcdbench/internal/disk"
 	"etcdbench/internal/etcdcluster"
 	"etcdbench/internal/result"
 	"etcdbench/internal/run"
+	"etcdbench/internal/sysinfo"
 	"etcdbench/internal/verdict"
 )
 
@@ -101,6 +103,9 @@ func (s *Session) StartEtcd(ctx context.Context, o etcdcluster.Options) (*etcdcl
 		if err := os.RemoveAll(o.Dir); err != nil {
 			return nil, err
 		}
+		if err := Settle(ctx, s.Run.Dir, s.Run.Result.Environment); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.Mkdir(o.Dir, 0o700); err != nil {
 		return nil, err
@@ -112,6 +117,30 @@ func (s *Session) StartEtcd(ctx context.Context, o etcdcluster.Options) (*etcdcl
 	}
 	s.cluster = c
 	return c, nil
+}
+
+// SettleQuiet and SettleBound are how long the device under a run's
+// directory must have been quiet before the next sweep starts, and the
+// longest that is waited for.
+const (
+	SettleQuiet = 500 * time.Millisecond
+	SettleBound = 10 * time.Second
+)
+
+// Settle flushes the filesystem under dir and waits until its device
+// (facts' Device) is quiet (sysinfo.Settle), so that the writeback one
+// sweep left does not land in the next: capacity's sides, one after
+// another on one disk.
+func Settle(ctx context.Context, dir string, facts sysinfo.Facts) error {
+	if dir == "" {
+		return nil // a run on a cluster of the user's: nothing of ours on a disk
+	}
+	dev := ""
+	if facts.Device != nil {
+		dev = facts.Device.Name
+	}
+	_, err := sysinfo.Settle(ctx, "/", dir, dev, SettleQuiet, SettleBound)
+	return err
 }
 
 // StopEtcd stops the embedded etcd, if one was started, within a bound
