@@ -26,7 +26,7 @@ var layerOf = map[string]int{
 
 	"etcdrun": 7, "diagnose": 7, "exporter": 7,
 
-	"session": 6, "capacity/diskmodel": 6, "exporter/headroom": 6, "diagnose/data/cost": 6, "testutil/kubedata": 6,
+	"session": 6, "capacity/diskmodel": 6, "exporter/headroom": 6, "diagnose/data/cost": 6, "diagnose/data/memory": 6, "testutil/kubedata": 6,
 
 	"disk": 5, "netcheck": 5, "capacity/volume": 5, "strace": 5, "trace": 5, "etcdload": 5, "etcdcluster": 5,
 
