@@ -11,12 +11,19 @@
 //     one fault strikes the leader: SIGKILL and a restart on its data
 //     (kill-leader), SIGSTOP for --fault-for and SIGCONT (stop-leader),
 //     or its peer traffic dropped both ways for --fault-for by iptables
-//     (partition-leader; clients still reach it); then --after of load.
+//     (partition-leader; clients still reach it), or its db, filled
+//     before the load to --db-size with 64 KiB values, defragmented with
+//     etcd's Maintenance API on its endpoint (defrag-leader, the fault
+//     ending as the call returns); then --after of load. The members run
+//     without pre-vote (3.4's default) and etcdbench drill with
+//     --pre-vote=false, or both with pre-vote (--pre-vote).
 //     The outage is from the first late put of the fault (failed, or
 //     returned more than 0.5 s after it was due) to the completion of the
 //     first in-time put due after it; the new leader is the first other
-//     member whose status says it leads (polled every 10 ms); the
-//     restart is from the new process to its /health saying true.
+//     member whose status says it leads (polled every 10 ms; 0 for a
+//     defragmented leader that kept its place); the restart is from the
+//     new process to its /health saying true; the longest outage among
+//     the puts due after the fault's end is recorded beside the outage.
 //   - beside it, `etcdbench drill` on the same fault, load and timeouts,
 //     in a fresh directory.
 //
@@ -52,6 +59,8 @@ import (
 
 	"etcdbench/bench/internal/cmp"
 	"etcdbench/internal/etcdload"
+	"etcdbench/internal/scratch"
+	"etcdbench/internal/units"
 )
 
 const name = "drill-vs-etcd"
@@ -107,9 +116,14 @@ type params struct {
 	ProbeEvery     time.Duration `json:"probe_every_ns"`
 	Late           time.Duration `json:"late_ns"`
 	Goal           goal          `json:"goal"`
-	// PreVote runs the members with --pre-vote (etcd 3.5's default; 3.4
-	// runs without).
+	// PreVote runs both sides with pre-vote: the truth's members with
+	// --pre-vote (etcd 3.5's default) and etcdbench's as it runs them by
+	// default; without it both run without (3.4's default, etcdbench
+	// drill --pre-vote=false).
 	PreVote bool `json:"pre_vote,omitempty"`
+	// DBSize is what defrag-leader fills the db with before the load, on
+	// both sides (--db-size).
+	DBSize int64 `json:"db_size_bytes"`
 }
 
 type options struct {
@@ -121,6 +135,10 @@ type options struct {
 	// Timeline keeps every probe put in the --json file.
 	Timeline bool
 }
+
+// fillSpace is the free space defrag-leader needs for a db filled to
+// size: three members, each one's db twice.
+func fillSpace(size int64) int64 { return 3 * 2 * size }
 
 // sideClients is the --clients given to etcdbench.
 func (o options) sideClients() int { return o.Clients }
@@ -137,7 +155,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	o := options{Common: c, Debian: "/usr/bin/etcd", Timeline: true, params: params{Rate: 150, Clients: preset.Clients, KeySize: preset.KeySize, ValSize: preset.ValSize,
 		FaultFor: 10 * time.Second, Before: 5 * time.Second, After: 5 * time.Second, RequestTimeout: 5 * time.Second,
 		ProbeEvery: 10 * time.Millisecond, Late: lateAfter, Goal: goal{Ratio: 1.5, Abs: 500 * time.Millisecond}}}
-	profiles, faults, sides := "default,slow", strings.Join(faultNames, ","), strings.Join(sideNames, ",")
+	profiles, faults, sides, dbSize := "default,slow", strings.Join(faultNames, ","), strings.Join(sideNames, ","), "100MB"
 	versions := strings.Join(cmp.DefaultBenchmarkVersions, ",")
 	err = cmp.ParseFlags(name, "Holds `etcdbench drill`'s outage, time to a new leader and restart to a real etcd 3.4 cluster's under the same faults, load and timeouts.", &o.Common, args, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&profiles, "profiles", profiles, "timeout profiles: default (heartbeat 100 ms, election 1 s), slow (500 ms, 2.5 s) or HEARTBEAT/ELECTION in ms")
@@ -150,7 +168,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fs.DurationVar(&o.After, "after", o.After, "load after the fault ended")
 		fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "each probe put's timeout (and etcdbench's)")
 		fs.DurationVar(&o.ProbeEvery, "probe-every", o.ProbeEvery, "the probe's interval between puts")
-		fs.BoolVar(&o.PreVote, "pre-vote", o.PreVote, "run the truth's members with --pre-vote (etcd 3.5's default; 3.4's is off, and a member cut off campaigns and disrupts the cluster when the cut heals)")
+		fs.BoolVar(&o.PreVote, "pre-vote", o.PreVote, "run both sides with pre-vote: the truth's members with --pre-vote (etcd 3.5's default) and etcdbench drill as it runs by default; without it, both without (3.4's default: a member cut off campaigns and disrupts the cluster when the cut heals; etcdbench drill --pre-vote=false)")
+		fs.StringVar(&dbSize, "db-size", dbSize, "defrag-leader: the live data the db is filled with before the load (64 KiB values), on both sides (etcdbench drill --db-size); 1 KiB = 1024")
 		fs.BoolVar(&o.Timeline, "timeline", o.Timeline, "keep every probe put (due, latency, error) in the --json file")
 		fs.StringVar(&o.Debian, "debian-etcd", o.Debian, "Debian's etcd 3.4 binary")
 		fs.StringVar(&o.Benchmark, "benchmark", "", "etcd's benchmark binary; default: build go.etcd.io/etcd/v3/tools/benchmark")
@@ -210,6 +229,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return bad("--request-timeout %v: want at least %v (a put later than that is late anyway)", o.RequestTimeout, o.Late)
 	case o.ProbeEvery < time.Millisecond || o.ProbeEvery > time.Second:
 		return bad("--probe-every %v: want 1ms to 1s", o.ProbeEvery)
+	}
+	if o.DBSize, err = units.ParseSize(dbSize); err != nil || o.DBSize < fillValue {
+		return bad("--db-size %q: want a size of at least 64KiB such as 100MB", dbSize)
 	}
 	for _, v := range strings.Split(versions, ",") {
 		if v = strings.TrimSpace(v); v != "" {
@@ -287,6 +309,14 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer env.Release(&err)
+	if slices.Contains(o.Faults, faultDefrag) {
+		// Each side's three members, each one's filled db twice (a
+		// defragmentation writes a new file beside the old); the sides
+		// run one after the other.
+		if err := scratch.CheckFree(env.Dir, fillSpace(o.DBSize)); err != nil {
+			return cmp.UsageError{Err: fmt.Errorf("defrag-leader with --db-size %s: %w", units.FormatBytes(o.DBSize), err)}
+		}
+	}
 	out := resultsFile{Bench: name, Started: time.Now().UTC(), Params: o.params, Etcd: o.Abs(o.Debian), Partition: partitionHow, Machine: cmp.Machine(env.Dir)}
 	if sideOn {
 		out.Etcdbench = env.Etcdbench
@@ -391,13 +421,18 @@ func measure(ctx context.Context, d truthDrill, etcdbench string, n int, j job, 
 				fmt.Fprintf(progress, "  truth: leader %s, outage %.2f s (%d failed, %d slow puts, the last late one done at %.2f s), new leader %s after %s s, restart %s s, %d terms; after the fault's end (%.2f s) %d late puts, outage %.2f s (%.0f s)\n",
 					t.Leader, t.OutageSeconds, t.Outage.Failed, t.Outage.Slow, t.LateUntil, orNone(t.NewLeader), fmtSecs(float64(t.NewLeaderSeconds)), fmtSecs(float64(t.RestartSeconds)), t.Terms,
 					t.FaultEnd, t.LateAfterEnd, t.AfterEndOutage, t.Wall)
+				if j.fault == faultDefrag {
+					fmt.Fprintf(progress, "  truth: filled %d keys in %.1f s; the leader's db of %s defragmented in %.2f s (%s after), put p99 during %.2f s\n",
+						t.FillKeys, t.FillSeconds, units.FormatBytes(t.DBSizeBytes), float64(t.DefragSeconds), units.FormatBytes(t.DBSizeAfter), float64(t.P99During))
+				}
 			}
 		case sideEtcdbench:
 			var s sideRun
 			if s, err = runSide(ctx, etcdbench, d.dir, j.fault, j.p, o); err == nil {
 				ms.Etcdbench = &s
-				fmt.Fprintf(progress, "  etcdbench: outage %s s, new leader after %s s, restart %s s, %s failed requests (%.0f s)\n",
-					fmtSecs(float64(s.OutageSeconds)), fmtSecs(float64(s.NewLeaderSeconds)), fmtSecs(float64(s.RestartSeconds)), fmtCount(float64(s.FailedRequests)), s.Wall)
+				fmt.Fprintf(progress, "  etcdbench: outage %s s, after the fault's end %s s, new leader after %s s, restart %s s, defrag %s s of %s MiB, late until %s s, p99 during %s s, %s failed requests (%.0f s)\n",
+					fmtSecs(float64(s.OutageSeconds)), fmtSecs(float64(s.AfterEndOutage)), fmtSecs(float64(s.NewLeaderSeconds)), fmtSecs(float64(s.RestartSeconds)),
+					fmtSecs(float64(s.DefragSeconds)), fmtMiB(float64(s.DBSizeBytes)), fmtSecs(float64(s.LateUntil)), fmtSecs(float64(s.P99During)), fmtCount(float64(s.FailedRequests)), s.Wall)
 			}
 		}
 		if ctx.Err() != nil {

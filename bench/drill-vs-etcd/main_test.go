@@ -17,7 +17,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Profiles) != 2 || o.Profiles[1] != namedProfiles["slow"] || len(o.Faults) != 3 || len(o.Sides) != 2 || o.Rate != 150 || o.Clients != 50 ||
+	if len(o.Profiles) != 2 || o.Profiles[1] != namedProfiles["slow"] || len(o.Faults) != 4 || o.DBSize != 100<<20 || o.PreVote || len(o.Sides) != 2 || o.Rate != 150 || o.Clients != 50 ||
 		o.KeySize != 256 || o.ValSize != 1024 || o.FaultFor != 10*time.Second || o.RequestTimeout != 5*time.Second || o.Rounds != 3 {
 		t.Errorf("defaults %+v", o.params)
 	}
@@ -26,7 +26,7 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("%+v, %v", o.params, err)
 	}
 	for _, args := range [][]string{{"--profiles", "fast"}, {"--profiles", "100/300"}, {"--profiles", ""}, {"--faults", "move-leader"},
-		{"--sides", "fio"}, {"--request-timeout", "100ms"}, {"--fault-for", "0s"}, {"--rate", "0"}, {"--rounds", "0"}, {"extra"}} {
+		{"--sides", "fio"}, {"--db-size", "1k"}, {"--db-size", "lots"}, {"--request-timeout", "100ms"}, {"--fault-for", "0s"}, {"--rate", "0"}, {"--rounds", "0"}, {"extra"}} {
 		if _, err := parseFlags(args, io.Discard); !errors.As(err, new(cmp.UsageError)) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
@@ -115,6 +115,9 @@ const drillReport = `note: printed before the report
  {"name": "drill-stop-leader", "drill": {"fault": "stop-leader", "runs": [{"fault": "stop-leader", "outage_seconds": 2, "new_leader_seconds": null}]}}
 ]}`
 
+const defragReport = `{"workloads": [{"name": "drill-defrag-leader", "drill": {"fault": "defrag-leader", "outage_seconds": 0.02, "new_leader_seconds": 0,
+ "outage_after_end_seconds": 0.1, "defrag_seconds": 0.61, "db_size_bytes": 106000000, "late_until_seconds": 0.65, "p99_during_seconds": 0.7, "runs": []}}]}`
+
 func TestParseSide(t *testing.T) {
 	s, err := parseSide([]byte(drillReport), faultKill)
 	if err != nil || s.OutageSeconds != 1.2 || s.NewLeaderSeconds != 1.1 || s.RestartSeconds != 0.4 || s.FailedRequests != 30 || s.From != ".drill" {
@@ -135,8 +138,19 @@ func TestParseSide(t *testing.T) {
 	}
 	args := strings.Join(sideArgs("/d", faultStop, namedProfiles["slow"], options{params: params{Rate: 150, Clients: 50, FaultFor: 10 * time.Second,
 		Before: 5 * time.Second, After: 5 * time.Second, RequestTimeout: 5 * time.Second}}), " ")
-	if args != "drill --dir /d --faults stop-leader --rounds 1 --rate 150 --clients 50 --fault-for 10s --before 5s --after 5s --request-timeout 5s --heartbeat-interval 500ms --election-timeout 2500ms --no-progress -o json" {
+	if args != "drill --dir /d --faults stop-leader --rounds 1 --rate 150 --clients 50 --fault-for 10s --before 5s --after 5s --request-timeout 5s --heartbeat-interval 500ms --election-timeout 2500ms --pre-vote=false --no-progress -o json" {
 		t.Errorf("args: %s", args)
+	}
+	// With --pre-vote etcdbench runs as it does by default; defrag-leader
+	// fills its db to --db-size.
+	args = strings.Join(sideArgs("/d", faultDefrag, namedProfiles["default"], options{params: params{Rate: 150, Clients: 50, FaultFor: 10 * time.Second,
+		Before: 5 * time.Second, After: 5 * time.Second, RequestTimeout: 5 * time.Second, PreVote: true, DBSize: 100 << 20}}), " ")
+	if args != "drill --dir /d --faults defrag-leader --rounds 1 --rate 150 --clients 50 --fault-for 10s --before 5s --after 5s --request-timeout 5s --heartbeat-interval 100ms --election-timeout 1000ms --db-size 104857600 --no-progress -o json" {
+		t.Errorf("args: %s", args)
+	}
+	s, err = parseSide([]byte(defragReport), faultDefrag)
+	if err != nil || s.OutageSeconds != 0.02 || s.NewLeaderSeconds != 0 || s.DefragSeconds != 0.61 || s.DBSizeBytes != 106000000 || s.AfterEndOutage != 0.1 || s.P99During != 0.7 || s.LateUntil != 0.65 {
+		t.Errorf("defrag-leader: %+v, %v", s, err)
 	}
 }
 
@@ -156,13 +170,26 @@ COMMIT
 
 // truthOf is a truth of outage and new leader seconds.
 func truthOf(outage, leader, restart float64) *truthRun {
-	return &truthRun{OutageSeconds: outage, NewLeaderSeconds: cmp.JSONFloat(leader), RestartSeconds: cmp.JSONFloat(restart), Outage: outage0(3)}
+	return &truthRun{OutageSeconds: outage, NewLeaderSeconds: cmp.JSONFloat(leader), RestartSeconds: cmp.JSONFloat(restart), Outage: outage0(3),
+		DefragSeconds: cmp.JSONFloat(math.NaN()), P99During: 5}
 }
 
 func outage0(failed int) outage { return outage{Failed: failed} }
 
 func sideOf(outage, leader, restart float64) *sideRun {
-	return &sideRun{OutageSeconds: cmp.JSONFloat(outage), NewLeaderSeconds: cmp.JSONFloat(leader), RestartSeconds: cmp.JSONFloat(restart)}
+	nan := cmp.JSONFloat(math.NaN())
+	return &sideRun{OutageSeconds: cmp.JSONFloat(outage), NewLeaderSeconds: cmp.JSONFloat(leader), RestartSeconds: cmp.JSONFloat(restart),
+		DefragSeconds: nan, DBSizeBytes: nan, P99During: 5, LateUntil: 6, Elections: 1}
+}
+
+// defragOf is a defrag-leader truth and etcdbench's answer: the leader
+// kept its place, its clients waited the defragmentation.
+func defragOf(outage, defrag, afterEnd float64) (*truthRun, *sideRun) {
+	t := truthOf(outage, 0, math.NaN())
+	t.DefragSeconds, t.DBSizeBytes, t.AfterEndOutage, t.P99During, t.LateUntil = cmp.JSONFloat(defrag), 105<<20, afterEnd, cmp.JSONFloat(defrag), defrag
+	s := sideOf(outage, 0, math.NaN())
+	s.DefragSeconds, s.DBSizeBytes, s.AfterEndOutage = cmp.JSONFloat(defrag*2), 106<<20, cmp.JSONFloat(afterEnd)
+	return t, s
 }
 
 func TestSummaryTable(t *testing.T) {
@@ -182,9 +209,18 @@ func TestSummaryTable(t *testing.T) {
 		{Round: 1, Profile: "slow", Fault: faultKill, Truth: truthOf(3, 3, 0.1), Notes: []string{"etcdbench: unknown command \"drill\""}},
 		{Round: 2, Profile: "slow", Fault: faultKill, Truth: truthOf(4, 3.5, 0.1)},
 	}
-	rows := summarize(ms, []profile{def, slow}, []string{faultKill, faultStop}, goal{Ratio: 1.5, Abs: 500 * time.Millisecond})
-	if len(rows) != 4 {
-		t.Fatalf("%d rows, want 4", len(rows))
+	// default defrag-leader: the leader kept its place on both sides.
+	for n, x := range [][3]float64{{0.6, 0.6, 0}, {0, 0.4, 0}, {0.7, 0.7, 1.5}} {
+		tr, sd := defragOf(x[0], x[1], x[2])
+		ms = append(ms, measurement{Round: n + 1, Profile: "default", Fault: faultDefrag, Truth: tr, Etcdbench: sd})
+	}
+	rows := summarize(ms, []profile{def, slow}, []string{faultKill, faultStop, faultDefrag}, goal{Ratio: 1.5, Abs: 500 * time.Millisecond})
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6", len(rows))
+	}
+	if d := rows[2]; !d.Met || d.SideDefrag == nil || d.SideRestart != nil || float64(d.Defrag.Median) != 0.6 || float64(d.SideDefrag.Ratio.Median) != 2 ||
+		float64(d.NewLeader.Median) != 0 || float64(d.DBSize.Median) != 105<<20 || float64(d.AfterEnd.Max) != 1.5 || float64(d.SideAfterEnd.Ratio.Median) != 1 {
+		t.Errorf("default defrag-leader: %+v", d)
 	}
 	k := rows[0]
 	if k.Rounds != 3 || k.Paired != 3 || float64(k.Outage.Median) != 1.2 || float64(k.Outage.Min) != 1 || float64(k.Outage.Max) != 2 ||
@@ -195,17 +231,20 @@ func TestSummaryTable(t *testing.T) {
 	if !s.SideOutage.Met || s.SideNewLeader.Met || s.Met || math.Abs(float64(s.SideOutage.Ratio.Median)-3) > 1e-9 || s.SideRestart != nil || s.Restart.N != 0 {
 		t.Errorf("default stop-leader: %+v", s)
 	}
-	if rows[2].Rounds != 2 || rows[2].Paired != 0 || rows[2].SideOutage != nil || len(rows[2].Notes) != 1 || rows[3].Rounds != 0 {
-		t.Errorf("slow: %+v / %+v", rows[2], rows[3])
+	if rows[3].Rounds != 2 || rows[3].Paired != 0 || rows[3].SideOutage != nil || len(rows[3].Notes) != 1 || rows[4].Rounds != 0 {
+		t.Errorf("slow: %+v / %+v", rows[3], rows[4])
 	}
 	var b bytes.Buffer
 	printTable(&b, rows, goal{Ratio: 1.5, Abs: 500 * time.Millisecond})
 	out := b.String()
 	for _, want := range []string{
-		"default  kill-leader  3             1.20 (1.00-2.00)  1.00 (0.90-1.10)    0.10 (0.10-0.20)  3                  0.00               0.00               1.30 (1.20-1.50)    1.08 (0.75-1.20)",
+		"default  kill-leader    3             1.20 (1.00-2.00)  1.30 (1.20-1.50)    1.08 (0.75-1.20)  0.00               0.00                   1.00   1.00 (0.90-1.10)    1.10 (1.00-1.20)        1.11 (1.00-1.20)  yes",
+		"default  defrag-leader  3             0.60 (0.00-0.70)  0.60 (0.00-0.70)    1.00              0.00 (0.00-1.50)   0.00 (0.00-1.50)       1.00   0.00                0.00                    1.00              yes",
 		"no (new leader)",
-		"slow     kill-leader  2 (0 paired)  3.50 (3.00-4.00)",
-		"goal met for 1 of 4 faults and profiles",
+		"slow     kill-leader    2 (0 paired)  3.50 (3.00-4.00)",
+		"goal met for 2 of 6 faults and profiles",
+		"default  kill-leader    0.10 (0.10-0.20)  0.20 (0.10-0.30)     1.00 (1.00-3.00)  -                 -                   -      -             -                 5.00",
+		"default  defrag-leader  -                 -                    -                 0.60 (0.40-0.70)  1.20 (0.80-1.40)    2.00   105           106               0.60 (0.40-0.70)    5.00",
 		"slow kill-leader round 1: etcdbench: unknown command",
 	} {
 		if !strings.Contains(out, want) {
@@ -213,7 +252,8 @@ func TestSummaryTable(t *testing.T) {
 		}
 	}
 	f := figures(rows)
-	if f["default_kill_leader_within_goal"] != 1 || f["default_stop_leader_within_goal"] != 0 || f["goals_met"] != 1 || f["slow_kill_leader_truth_outage_s"] != 3.5 {
+	if f["default_kill_leader_within_goal"] != 1 || f["default_stop_leader_within_goal"] != 0 || f["goals_met"] != 2 || f["slow_kill_leader_truth_outage_s"] != 3.5 ||
+		f["default_defrag_leader_truth_defrag_s"] != 0.6 || f["default_defrag_leader_defrag_ratio"] != 2 || f["default_defrag_leader_etcdbench_after_end_outage_s_max"] != 1.5 {
 		t.Errorf("figures %v", f)
 	}
 	if _, ok := f["slow_stop_leader_truth_outage_s"]; ok {

@@ -21,10 +21,19 @@ type sideRun struct {
 	NewLeaderSeconds cmp.JSONFloat `json:"new_leader_s"`
 	RestartSeconds   cmp.JSONFloat `json:"restart_s"`
 	FailedRequests   cmp.JSONFloat `json:"failed_requests"`
-	// LateUntil is its .late_until_seconds, Elections its .elections
-	// (recorded, not judged).
-	LateUntil cmp.JSONFloat `json:"late_until_s"`
-	Elections cmp.JSONFloat `json:"elections"`
+	// LateUntil is its .late_until_seconds, Elections its .elections,
+	// AfterEndOutage its .outage_after_end_seconds, P99During its
+	// .p99_during_seconds, DefragSeconds and DBSizeBytes its
+	// .defrag_seconds and .db_size_bytes (defrag-leader) (recorded, not
+	// judged).
+	LateUntil      cmp.JSONFloat `json:"late_until_s"`
+	Elections      cmp.JSONFloat `json:"elections"`
+	AfterEndOutage cmp.JSONFloat `json:"after_end_outage_s"`
+	P99During      cmp.JSONFloat `json:"p99_during_s"`
+	DefragSeconds  cmp.JSONFloat `json:"defrag_s"`
+	DBSizeBytes    cmp.JSONFloat `json:"db_size_bytes"`
+	// Args are the arguments etcdbench ran with.
+	Args []string `json:"args,omitempty"`
 	// From says where the figures came from: ".drill" or ".drill.runs[0]".
 	From string          `json:"from"`
 	Wall float64         `json:"wall_s"`
@@ -48,6 +57,10 @@ type (
 		RestartSeconds   *float64 `json:"restart_seconds"`
 		LateUntil        *float64 `json:"late_until_seconds"`
 		Elections        *float64 `json:"elections"`
+		AfterEndOutage   *float64 `json:"outage_after_end_seconds"`
+		P99During        *float64 `json:"p99_during_seconds"`
+		DefragSeconds    *float64 `json:"defrag_seconds"`
+		DBSizeBytes      *float64 `json:"db_size_bytes"`
 	}
 	sideFiguresRun struct {
 		sideFigures
@@ -89,7 +102,8 @@ func parseSide(b []byte, fault string) (sideRun, error) {
 		}
 		s := sideRun{OutageSeconds: orNaN(f.OutageSeconds), NewLeaderSeconds: orNaN(f.NewLeaderSeconds),
 			RestartSeconds: orNaN(f.RestartSeconds), FailedRequests: orNaN(f.FailedRequests),
-			LateUntil: orNaN(f.LateUntil), Elections: orNaN(f.Elections), From: from}
+			LateUntil: orNaN(f.LateUntil), Elections: orNaN(f.Elections), AfterEndOutage: orNaN(f.AfterEndOutage),
+			P99During: orNaN(f.P99During), DefragSeconds: orNaN(f.DefragSeconds), DBSizeBytes: orNaN(f.DBSizeBytes), From: from}
 		if f.OutageSeconds == nil {
 			return s, fmt.Errorf("etcdbench's workload %s gives no outage_seconds", w.Name)
 		}
@@ -99,14 +113,22 @@ func parseSide(b []byte, fault string) (sideRun, error) {
 }
 
 // sideArgs are `etcdbench drill`'s arguments for fault with p's
-// timeouts and its data in dir.
+// timeouts and its data in dir: without pre-vote as the truth runs
+// unless --pre-vote, and the db filled to --db-size (in bytes) for
+// defrag-leader.
 func sideArgs(dir, fault string, p profile, o options) []string {
-	return []string{"drill", "--dir", dir, "--faults", fault, "--rounds", "1",
+	args := []string{"drill", "--dir", dir, "--faults", fault, "--rounds", "1",
 		"--rate", strconv.FormatFloat(o.Rate, 'f', -1, 64), "--clients", strconv.Itoa(o.sideClients()),
 		"--fault-for", o.FaultFor.String(), "--before", o.Before.String(), "--after", o.After.String(),
 		"--request-timeout", o.RequestTimeout.String(),
-		"--heartbeat-interval", fmtMillis(p.Heartbeat), "--election-timeout", fmtMillis(p.Election),
-		"--no-progress", "-o", "json"}
+		"--heartbeat-interval", fmtMillis(p.Heartbeat), "--election-timeout", fmtMillis(p.Election)}
+	if !o.PreVote {
+		args = append(args, "--pre-vote=false")
+	}
+	if fault == faultDefrag {
+		args = append(args, "--db-size", strconv.FormatInt(o.DBSize, 10))
+	}
+	return append(args, "--no-progress", "-o", "json")
 }
 
 func fmtMillis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
@@ -119,12 +141,13 @@ func runSide(ctx context.Context, bin, dir, fault string, p profile, o options) 
 		return sideRun{}, err
 	}
 	defer os.RemoveAll(d)
-	c, err := cmp.RunChild(ctx, []int{0, 1}, bin, sideArgs(d, fault, p, o)...)
+	args := sideArgs(d, fault, p, o)
+	c, err := cmp.RunChild(ctx, []int{0, 1}, bin, args...)
 	if err != nil {
 		return sideRun{}, err
 	}
 	s, err := parseSide(c.Stdout, fault)
-	s.Wall, s.Raw = c.Wall.Seconds(), cmp.RawJSON(c.Stdout)
+	s.Wall, s.Raw, s.Args = c.Wall.Seconds(), cmp.RawJSON(c.Stdout), args
 	if err != nil {
 		return s, fmt.Errorf("%w%s", err, cmp.Tail(c.Stderr))
 	}

@@ -101,15 +101,41 @@ type row struct {
 	// AfterEnd the longest outage after the fault ended (seconds).
 	LateUntil spread `json:"truth_late_until_s"`
 	AfterEnd  spread `json:"truth_after_end_outage_s"`
+	// Defrag is the leader's defragmentation (seconds), DBSize its db
+	// before it (bytes) (defrag-leader); P99During the probe's put p99
+	// from the fault to the end of the outage or of the fault.
+	Defrag    spread `json:"truth_defrag_s"`
+	DBSize    spread `json:"truth_db_size_bytes"`
+	P99During spread `json:"truth_p99_during_s"`
 	// etcdbench's, against the truth's of the same rounds (nil: no
-	// paired round).
+	// paired round); the outage and the new leader are judged, the rest
+	// recorded (their within_goal says only where their medians lie).
 	SideOutage    *compared `json:"etcdbench_outage,omitempty"`
 	SideNewLeader *compared `json:"etcdbench_new_leader,omitempty"`
 	SideRestart   *compared `json:"etcdbench_restart,omitempty"`
+	SideAfterEnd  *compared `json:"etcdbench_after_end_outage,omitempty"`
+	SideDefrag    *compared `json:"etcdbench_defrag,omitempty"`
+	SideP99During *compared `json:"etcdbench_p99_during,omitempty"`
+	// etcdbench's own, over the paired rounds.
+	SideLateUntil spread `json:"etcdbench_late_until_s"`
+	SideDBSize    spread `json:"etcdbench_db_size_bytes"`
+	SideElections spread `json:"etcdbench_elections"`
 	// Met says both the outage and the new leader are within the goal
 	// over at least cmp.MinRounds paired rounds.
 	Met   bool     `json:"goal_met"`
 	Notes []string `json:"notes,omitempty"`
+}
+
+// pairs collects one figure of both sides over the paired rounds.
+type pairs struct{ side, truth []float64 }
+
+func (p *pairs) add(side cmp.JSONFloat, truth float64) {
+	p.side, p.truth = append(p.side, float64(side)), append(p.truth, truth)
+}
+
+func (p pairs) compare(g goal) *compared {
+	c := compare(p.side, p.truth, g)
+	return &c
 }
 
 // summarize is a row per profile and fault, in their orders.
@@ -118,8 +144,9 @@ func summarize(ms []measurement, profiles []profile, faults []string, g goal) []
 	for _, p := range profiles {
 		for _, f := range faults {
 			r := row{Profile: p.Name, Fault: f}
-			var outage, leader, restart, failed, terms, lateUntil, afterEnd []float64
-			var sOut, sLead, sRest, tOut, tLead, tRest []float64
+			var outage, leader, restart, failed, terms, lateUntil, afterEnd, defrag, dbSize, p99During []float64
+			var pOut, pLead, pRest, pAfter, pDefrag, pP99 pairs
+			var sLate, sDB, sElections []float64
 			for _, m := range ms {
 				if m.Profile != p.Name || m.Fault != f {
 					continue
@@ -136,22 +163,35 @@ func summarize(ms []measurement, profiles []profile, faults []string, g goal) []
 				restart, failed = append(restart, float64(t.RestartSeconds)), append(failed, float64(t.Outage.Failed))
 				terms = append(terms, float64(t.Terms))
 				lateUntil, afterEnd = append(lateUntil, t.LateUntil), append(afterEnd, t.AfterEndOutage)
+				defrag, p99During = append(defrag, float64(t.DefragSeconds)), append(p99During, float64(t.P99During))
+				if t.DBSizeBytes > 0 {
+					dbSize = append(dbSize, float64(t.DBSizeBytes))
+				}
 				if s := m.Etcdbench; s != nil {
 					r.Paired++
-					sOut, sLead, sRest = append(sOut, float64(s.OutageSeconds)), append(sLead, float64(s.NewLeaderSeconds)), append(sRest, float64(s.RestartSeconds))
-					tOut, tLead, tRest = append(tOut, t.OutageSeconds), append(tLead, float64(t.NewLeaderSeconds)), append(tRest, float64(t.RestartSeconds))
+					pOut.add(s.OutageSeconds, t.OutageSeconds)
+					pLead.add(s.NewLeaderSeconds, float64(t.NewLeaderSeconds))
+					pRest.add(s.RestartSeconds, float64(t.RestartSeconds))
+					pAfter.add(s.AfterEndOutage, t.AfterEndOutage)
+					pDefrag.add(s.DefragSeconds, float64(t.DefragSeconds))
+					pP99.add(s.P99During, float64(t.P99During))
+					sLate, sDB, sElections = append(sLate, float64(s.LateUntil)), append(sDB, float64(s.DBSizeBytes)), append(sElections, float64(s.Elections))
 				}
 			}
 			r.Outage, r.NewLeader, r.Restart, r.Failed, r.Terms = spreadOf(outage), spreadOf(leader), spreadOf(restart), spreadOf(failed), spreadOf(terms)
 			r.LateUntil, r.AfterEnd = spreadOf(lateUntil), spreadOf(afterEnd)
+			r.Defrag, r.DBSize, r.P99During = spreadOf(defrag), spreadOf(dbSize), spreadOf(p99During)
+			r.SideLateUntil, r.SideDBSize, r.SideElections = spreadOf(sLate), spreadOf(sDB), spreadOf(sElections)
 			if r.Paired > 0 {
-				o, l := compare(sOut, tOut, g), compare(sLead, tLead, g)
-				r.SideOutage, r.SideNewLeader = &o, &l
-				if f == faultKill {
-					rs := compare(sRest, tRest, g)
-					r.SideRestart = &rs
+				r.SideOutage, r.SideNewLeader = pOut.compare(g), pLead.compare(g)
+				r.SideAfterEnd, r.SideP99During = pAfter.compare(g), pP99.compare(g)
+				switch f {
+				case faultKill:
+					r.SideRestart = pRest.compare(g)
+				case faultDefrag:
+					r.SideDefrag = pDefrag.compare(g)
 				}
-				r.Met = o.Met && l.Met && r.Paired >= cmp.MinRounds
+				r.Met = r.SideOutage.Met && r.SideNewLeader.Met && r.Paired >= cmp.MinRounds
 			}
 			out = append(out, r)
 		}
@@ -164,7 +204,7 @@ func summarize(ms []measurement, profiles []profile, faults []string, g goal) []
 func fmtSpread(s spread, f func(float64) string) string {
 	m, lo, hi := float64(s.Median), float64(s.Min), float64(s.Max)
 	switch {
-	case math.IsNaN(m):
+	case math.IsNaN(m) || s.N == 0:
 		return "-"
 	case lo == hi || s.N < 2:
 		return f(m)
@@ -176,6 +216,8 @@ func fmtSecs(x float64) string { return fmt.Sprintf("%.2f", x) }
 
 func fmtCount(x float64) string { return fmt.Sprintf("%.0f", x) }
 
+func fmtMiB(x float64) string { return fmt.Sprintf("%.0f", x/(1<<20)) }
+
 func fmtRatio(x float64) string {
 	if math.IsInf(x, 1) {
 		return "+Inf"
@@ -185,7 +227,7 @@ func fmtRatio(x float64) string {
 
 // fmtCompared is etcdbench's figure and its ratio to the truth's.
 func fmtCompared(c *compared) (string, string) {
-	if c == nil {
+	if c == nil || c.Side.N == 0 {
 		return "-", "-"
 	}
 	return fmtSpread(c.Side, fmtSecs), fmtSpread(c.Ratio, fmtRatio)
@@ -212,22 +254,23 @@ func withinWord(r row) string {
 	return "no (" + strings.Join(no, ", ") + ")"
 }
 
-// printTable prints the summary: a row per profile and fault, the goal,
-// and the notes.
+// printTable prints the summary: a row per profile and fault of the
+// judged figures (the outage and the new leader) with the outage after
+// the fault's end beside the outage, the goal, a row per profile and
+// fault of the figures recorded, and the notes.
 func printTable(w io.Writer, rows []row, g goal) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "profile\tfault\trounds\ttruth outage s\ttruth new leader s\ttruth restart s\ttruth failed puts\ttruth last late s\ttruth after end s\tetcdbench outage s\tratio\tetcdbench new leader s\tratio\tetcdbench restart s\twithin goal")
+	fmt.Fprintln(tw, "profile\tfault\trounds\ttruth outage s\tetcdbench outage s\tratio\ttruth after end s\tetcdbench after end s\tratio\ttruth new leader s\tetcdbench new leader s\tratio\twithin goal")
 	for _, r := range rows {
 		so, sor := fmtCompared(r.SideOutage)
+		sa, sar := fmtCompared(r.SideAfterEnd)
 		sl, slr := fmtCompared(r.SideNewLeader)
-		sr, _ := fmtCompared(r.SideRestart)
 		rounds := fmt.Sprint(r.Rounds)
 		if r.Paired != r.Rounds {
 			rounds = fmt.Sprintf("%d (%d paired)", r.Rounds, r.Paired)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Profile, r.Fault, rounds,
-			fmtSpread(r.Outage, fmtSecs), fmtSpread(r.NewLeader, fmtSecs), fmtSpread(r.Restart, fmtSecs), fmtSpread(r.Failed, fmtCount),
-			fmtSpread(r.LateUntil, fmtSecs), fmtSpread(r.AfterEnd, fmtSecs), so, sor, sl, slr, sr, withinWord(r))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Profile, r.Fault, rounds,
+			fmtSpread(r.Outage, fmtSecs), so, sor, fmtSpread(r.AfterEnd, fmtSecs), sa, sar, fmtSpread(r.NewLeader, fmtSecs), sl, slr, withinWord(r))
 	}
 	tw.Flush()
 	met, paired := 0, 0
@@ -240,11 +283,25 @@ func printTable(w io.Writer, rows []row, g goal) {
 		}
 	}
 	if paired > 0 {
-		fmt.Fprintf(w, "goal met for %d of %d faults and profiles (issue 44: the outage and the time to a new leader within %.1fx or %.1f s of the truth's, whichever is larger, median of >= %d paired rounds)\n",
+		fmt.Fprintf(w, "goal met for %d of %d faults and profiles (issue 44: the outage and the time to a new leader within %.1fx or %.1f s of the truth's, whichever is larger, median of >= %d paired rounds; the outage after the fault's end is recorded, not judged)\n",
 			met, len(rows), g.Ratio, g.Abs.Seconds(), cmp.MinRounds)
 	} else {
 		fmt.Fprintln(w, "etcdbench: no paired round (its side did not run, or failed: see the notes)")
 	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "profile\tfault\ttruth restart s\tetcdbench restart s\tratio\ttruth defrag s\tetcdbench defrag s\tratio\ttruth db MiB\tetcdbench db MiB\ttruth p99 during s\tetcdbench p99 during s\ttruth last late s\tetcdbench last late s\ttruth failed puts\ttruth terms\tetcdbench elections")
+	for _, r := range rows {
+		sr, srr := fmtCompared(r.SideRestart)
+		sd, sdr := fmtCompared(r.SideDefrag)
+		sp, _ := fmtCompared(r.SideP99During)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Profile, r.Fault,
+			fmtSpread(r.Restart, fmtSecs), sr, srr, fmtSpread(r.Defrag, fmtSecs), sd, sdr, fmtSpread(r.DBSize, fmtMiB), fmtSpread(r.SideDBSize, fmtMiB),
+			fmtSpread(r.P99During, fmtSecs), sp, fmtSpread(r.LateUntil, fmtSecs), fmtSpread(r.SideLateUntil, fmtSecs),
+			fmtSpread(r.Failed, fmtCount), fmtSpread(r.Terms, fmtCount), fmtSpread(r.SideElections, fmtCount))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "(recorded, not judged; the truth's p99 and failed puts are its probe's, etcdbench's p99 its load's)")
 	var notes []string
 	for _, r := range rows {
 		for _, n := range r.Notes {
@@ -259,8 +316,10 @@ func printTable(w io.Writer, rows []row, g goal) {
 // figures are the summary's figures by name for the --results file,
 // <profile>_<fault>_ then truth_outage_s (_min, _max),
 // truth_new_leader_s (_min, _max), truth_restart_s, truth_failed_puts,
-// rounds, and etcdbench's outage_s, outage_ratio (_min, _max),
-// new_leader_s, new_leader_ratio (_min, _max), restart_s, within_goal;
+// truth_defrag_s, truth_db_size_bytes, truth_p99_during_s, rounds, and
+// etcdbench's outage_s, outage_ratio (_min, _max), new_leader_s,
+// new_leader_ratio (_min, _max), after_end_outage_s (_min, _max),
+// after_end_outage_ratio, restart_s, defrag_s, defrag_ratio, within_goal;
 // and goals_met. A figure with no finite value is left out.
 func figures(rows []row) map[string]float64 {
 	out := map[string]float64{}
@@ -285,15 +344,27 @@ func figures(rows []row) map[string]float64 {
 		put(k+"_truth_terms", r.Terms.Median)
 		spr(k+"_truth_late_until_s", r.LateUntil)
 		spr(k+"_truth_after_end_outage_s", r.AfterEnd)
+		spr(k+"_truth_defrag_s", r.Defrag)
+		put(k+"_truth_db_size_bytes", r.DBSize.Median)
+		spr(k+"_truth_p99_during_s", r.P99During)
 		if r.SideOutage != nil {
 			put(k+"_paired", cmp.JSONFloat(r.Paired))
 			put(k+"_etcdbench_outage_s", r.SideOutage.Side.Median)
 			spr(k+"_outage_ratio", r.SideOutage.Ratio)
 			put(k+"_etcdbench_new_leader_s", r.SideNewLeader.Side.Median)
 			spr(k+"_new_leader_ratio", r.SideNewLeader.Ratio)
+			spr(k+"_etcdbench_after_end_outage_s", r.SideAfterEnd.Side)
+			put(k+"_after_end_outage_ratio", r.SideAfterEnd.Ratio.Median)
+			spr(k+"_etcdbench_p99_during_s", r.SideP99During.Side)
+			spr(k+"_etcdbench_late_until_s", r.SideLateUntil)
 			if r.SideRestart != nil {
 				put(k+"_etcdbench_restart_s", r.SideRestart.Side.Median)
 				put(k+"_restart_ratio", r.SideRestart.Ratio.Median)
+			}
+			if r.SideDefrag != nil {
+				spr(k+"_etcdbench_defrag_s", r.SideDefrag.Side)
+				spr(k+"_defrag_ratio", r.SideDefrag.Ratio)
+				put(k+"_etcdbench_db_size_bytes", r.SideDBSize.Median)
 			}
 			w := 0.0
 			if r.Met {

@@ -20,9 +20,13 @@ const (
 	faultKill      = "kill-leader"
 	faultStop      = "stop-leader"
 	faultPartition = "partition-leader"
+	faultDefrag    = "defrag-leader"
 )
 
-var faultNames = []string{faultKill, faultStop, faultPartition}
+var faultNames = []string{faultKill, faultStop, faultPartition, faultDefrag}
+
+// defragLimit bounds the leader's defragmentation.
+const defragLimit = 5 * time.Minute
 
 // lateAfter is check perf's slowest-request limit: a put that returned
 // later than this from its due time (or failed) is late.
@@ -48,8 +52,17 @@ type truthRun struct {
 	// RestartSeconds is from the killed member's new process to its
 	// /health saying true (kill-leader; null otherwise).
 	RestartSeconds cmp.JSONFloat `json:"restart_s"`
-	Outage         outage        `json:"outage"`
-	OutageSeconds  float64       `json:"outage_s"`
+	// DefragSeconds is how long the leader's Defragment call took
+	// (defrag-leader; null otherwise), DBSizeBytes its db's size before
+	// it and DBSizeAfter after, FillKeys and FillSeconds the fill before
+	// the load.
+	DefragSeconds cmp.JSONFloat `json:"defrag_s"`
+	DBSizeBytes   int64         `json:"db_size_bytes,omitempty"`
+	DBSizeAfter   int64         `json:"db_size_after_bytes,omitempty"`
+	FillKeys      int64         `json:"fill_keys,omitempty"`
+	FillSeconds   float64       `json:"fill_s,omitempty"`
+	Outage        outage        `json:"outage"`
+	OutageSeconds float64       `json:"outage_s"`
 	// LateUntil is from the fault to the completion of its last late
 	// put (0: none): puts that still waited, for a proposal the lost
 	// leader never answered or at the cut-off member, after others were
@@ -71,8 +84,12 @@ type truthRun struct {
 	Drops map[string]int64 `json:"partition_drops,omitempty"`
 	Puts  int              `json:"puts"`
 	// P99Before is the probe's put p99 (from the due time) over the
-	// --before window.
+	// --before window; P99During that of the puts due from the fault to
+	// the end of the outage or of the fault, whichever is later, a failed
+	// put counted at the time its client waited for the failure (as
+	// etcdbench's put_p99_during).
 	P99Before cmp.JSONFloat `json:"p99_before_s"`
+	P99During cmp.JSONFloat `json:"p99_during_s"`
 	// Load is etcd's benchmark's summary of the background load ("" and
 	// zeros when it was stopped at the probe's end, as it is unless the
 	// fault ended early).
@@ -123,6 +140,15 @@ func (d truthDrill) run(ctx context.Context, p profile, fault string) (tr truthR
 		return tr, err
 	}
 	defer func() { err = errors.Join(err, c.stop()) }()
+	if fault == faultDefrag {
+		// The db filled before the load, as etcdbench drill fills its
+		// own: what the defragmentation copies.
+		t0 := time.Now()
+		if tr.FillKeys, err = fill(ctx, c.endpoints(), d.o.DBSize); err != nil {
+			return tr, err
+		}
+		tr.FillSeconds = time.Since(t0).Seconds()
+	}
 	pr, err := newProbe(c.endpoints(), d.o.ProbeEvery, d.o.RequestTimeout, d.o.ValSize)
 	if err != nil {
 		return tr, err
@@ -278,6 +304,25 @@ func (d truthDrill) run(ctx context.Context, p profile, fault string) (tr truthR
 			return tr, err
 		}
 		faultEnd = time.Now()
+	case faultDefrag:
+		// etcd's Maintenance API on the leader's own endpoint; the fault
+		// ends when the call returns.
+		if st, err := c.statusOf(ctx, lead, 5*time.Second); err == nil {
+			tr.DBSizeBytes = st.DbSize
+		}
+		newLeader = c.watchLeader(watchCtx, lead)
+		dctx, cancel := context.WithTimeout(ctx, defragLimit)
+		tr.FaultAt = time.Now()
+		_, derr := c.status[lead].Defragment(dctx, c.members[lead].URL)
+		faultEnd = time.Now()
+		cancel()
+		if derr != nil {
+			return tr, fmt.Errorf("defragmenting the leader: %w", derr)
+		}
+		tr.DefragSeconds = cmp.JSONFloat(faultEnd.Sub(tr.FaultAt).Seconds())
+		if st, err := c.statusOf(ctx, lead, 5*time.Second); err == nil {
+			tr.DBSizeAfter = st.DbSize
+		}
 	default:
 		return tr, fmt.Errorf("unknown fault %q", fault)
 	}
@@ -293,10 +338,17 @@ func (d truthDrill) run(ctx context.Context, p profile, fault string) (tr truthR
 			tr.NewLeader, tr.NewLeaderSeconds = c.names[s.member], cmp.JSONFloat(s.at.Sub(tr.FaultAt).Seconds())
 		default:
 			tr.NewLeaderSeconds = cmp.JSONFloat(math.NaN())
+			if fault == faultDefrag {
+				// The leader kept its place: 0, as etcdbench says it.
+				tr.NewLeaderSeconds = 0
+			}
 		}
 	}
 	if fault != faultKill {
 		tr.RestartSeconds = cmp.JSONFloat(math.NaN())
+	}
+	if fault != faultDefrag {
+		tr.DefragSeconds = cmp.JSONFloat(math.NaN())
 	}
 	loadWaited = true
 	select {
@@ -322,7 +374,12 @@ func (d truthDrill) run(ctx context.Context, p profile, fault string) (tr truthR
 		tr.LateUntil = tr.Outage.LateUntil.Sub(tr.FaultAt).Seconds()
 	}
 	tr.AfterEndOutage = longestOutage(puts, faultEnd, lateAfter)
-	tr.P99Before = cmp.JSONFloat(p99(puts, tr.FaultAt.Add(-d.o.Before), tr.FaultAt))
+	tr.P99Before = cmp.JSONFloat(p99(puts, tr.FaultAt.Add(-d.o.Before), tr.FaultAt, false))
+	during := faultEnd
+	if tr.Outage.End.After(during) {
+		during = tr.Outage.End
+	}
+	tr.P99During = cmp.JSONFloat(p99(puts, tr.FaultAt, during, true))
 	for _, p := range puts {
 		if p.Due.After(faultEnd) && p.late(lateAfter) {
 			tr.LateAfterEnd++
@@ -343,11 +400,12 @@ func (d truthDrill) run(ctx context.Context, p profile, fault string) (tr truthR
 }
 
 // p99 is the 99th percentile latency from the due time of the puts due
-// in [from, to) that succeeded, in seconds (NaN: none).
-func p99(puts []put, from, to time.Time) float64 {
+// in [from, to) that succeeded (and, with failed, of those that failed,
+// at the time their client waited), in seconds (NaN: none).
+func p99(puts []put, from, to time.Time, failed bool) float64 {
 	var xs []float64
 	for _, p := range puts {
-		if p.Err == "" && !p.Due.Before(from) && p.Due.Before(to) {
+		if (p.Err == "" || failed) && !p.Due.Before(from) && p.Due.Before(to) {
 			xs = append(xs, p.Done.Sub(p.Due).Seconds())
 		}
 	}
