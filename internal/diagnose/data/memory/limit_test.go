@@ -102,6 +102,9 @@ func TestModel(t *testing.T) {
 	if got := p.Paged(1000<<10, 1000); got != 3*500<<10 {
 		t.Errorf("Paged: %d, want three pages' bytes of 500 objects", got)
 	}
+	if got := p.Paged(100<<10, 100); got != p.Full(100<<10) {
+		t.Errorf("Paged of one page: %d, want a full LIST's %d", got, p.Full(100<<10))
+	}
 	for _, c := range []struct {
 		idle, limit int64
 		want        int
