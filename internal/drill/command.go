@@ -34,19 +34,19 @@ held under a steady put load (check perf's small load by default, every
 client balanced over every member, as kube-apiserver's client is) and,
 after --before, the fault strikes:
 
-  kill-leader       the leader's process killed (SIGKILL), then restarted
-                    on its data
-  stop-leader       the leader frozen (SIGSTOP) for --fault-for, then thawed
-  slow-follower-disk every sync of a follower's disk --sync-delay slower for
-                    --fault-for (the members' data on FUSE; skipped where
-                    FUSE is not available)
-  partition-leader  the leader cut off from its peers for --fault-for (its
-                    clients still reach it), then healed
-  defrag-leader     the leader defragmented, its db filled to --db-size first
-  defrag-member     a follower (or --member) defragmented, likewise
-  add-member        a fourth member added as a learner, caught up from the
-                    leader's whole db (--db-size), then promoted
-  move-leader       the leadership handed over with etcd's MoveLeader
+  kill-leader         the leader's process killed (SIGKILL), then restarted
+                      on its data
+  stop-leader         the leader frozen (SIGSTOP) for --fault-for, then thawed
+  partition-leader    the leader cut off from its peers for --fault-for (its
+                      clients still reach it), then healed
+  slow-follower-disk  every sync of a follower's disk --sync-delay slower for
+                      --fault-for (the members' data on FUSE; skipped where
+                      FUSE is not available)
+  defrag-leader       the leader defragmented, its db filled to --db-size
+  defrag-member       a follower (or --member) defragmented, likewise
+  add-member          a fourth member added as a learner, caught up from the
+                      leader's whole db (--db-size), then promoted
+  move-leader         the leadership handed over with etcd's MoveLeader
 
 Each fault reports the write outage (from the first put that failed or
 took over 0.5 s to the first in time after it), the time to a new
