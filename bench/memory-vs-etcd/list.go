@@ -13,6 +13,7 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -190,13 +191,29 @@ func skip(r byteReader, typ protowire.Type) (int64, error) {
 }
 
 // lister sends LISTs (linearizable ranges, as kube-apiserver's and
-// diagnose data's probe's) of one prefix to a member.
+// diagnose data's probe's) of one prefix to a member: through the
+// counting codec, or (full) through clientv3's Get, which unmarshals
+// every response as diagnose data's probe does.
 type lister struct {
 	conn   *grpc.ClientConn
+	cli    *clientv3.Client // the full client; nil: the counting codec
 	prefix string
 }
 
-func newLister(clientURL, prefix string) (*lister, error) {
+// Clients of the LISTs (--client).
+const (
+	clientCount = "count"
+	clientFull  = "clientv3"
+)
+
+func newLister(clientURL, prefix, client string) (*lister, error) {
+	if client == clientFull {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{clientURL}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			return nil, err
+		}
+		return &lister{cli: cli, prefix: prefix}, nil
+	}
 	conn, err := grpc.NewClient(strings.TrimPrefix(clientURL, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.ForceCodecV2(countCodec{})))
 	if err != nil {
@@ -205,27 +222,51 @@ func newLister(clientURL, prefix string) (*lister, error) {
 	return &lister{conn: conn, prefix: prefix}, nil
 }
 
-func (l *lister) close() { l.conn.Close() }
+func (l *lister) close() {
+	if l.cli != nil {
+		l.cli.Close()
+		return
+	}
+	l.conn.Close()
+}
+
+// get is one range from key to end (limit 0: all).
+func (l *lister) get(ctx context.Context, key, end []byte, limit int64) (rangeSummary, error) {
+	var s rangeSummary
+	if l.cli == nil {
+		err := l.conn.Invoke(ctx, "/etcdserverpb.KV/Range", &pb.RangeRequest{Key: key, RangeEnd: end, Limit: limit}, &s)
+		return s, err
+	}
+	r, err := l.cli.Get(ctx, string(key), clientv3.WithRange(string(end)), clientv3.WithLimit(limit))
+	if err != nil {
+		return s, err
+	}
+	for _, kv := range r.Kvs {
+		s.kvs, s.bytes, s.lastKey = s.kvs+1, s.bytes+int64(len(kv.Key)+len(kv.Value)), kv.Key
+	}
+	s.more = r.More
+	return s, nil
+}
 
 // list reads every object under the prefix, in one range or in pages of
 // pageSize, and returns the objects and their keys' and values' bytes.
 func (l *lister) list(ctx context.Context, paged bool) (kvs, bytes int64, err error) {
 	end := []byte(clientv3.GetPrefixRangeEnd(l.prefix))
 	key := []byte(l.prefix)
+	var limit int64
+	if paged {
+		limit = pageSize
+	}
 	for {
-		req := &pb.RangeRequest{Key: key, RangeEnd: end}
-		if paged {
-			req.Limit = pageSize
-		}
-		var s rangeSummary
-		if err := l.conn.Invoke(ctx, "/etcdserverpb.KV/Range", req, &s); err != nil {
+		s, err := l.get(ctx, key, end, limit)
+		if err != nil {
 			return kvs, bytes, fmt.Errorf("LIST of %s: %w", l.prefix, err)
 		}
 		kvs, bytes = kvs+s.kvs, bytes+s.bytes
 		if !paged || !s.more || s.kvs == 0 {
 			return kvs, bytes, nil
 		}
-		key = append(s.lastKey, 0)
+		key = append(append([]byte(nil), s.lastKey...), 0)
 	}
 }
 

@@ -76,13 +76,15 @@ func checkOOM(ctx context.Context, m *member, base prediction, o options, etcdbe
 		oc.Given = true
 		p, err = diagnose(ctx, etcdbench, m.client, dir, "--memory-limit", fmt.Sprint(oc.LimitBytes))
 		oc.Predicted = p
-		fmt.Fprintf(stderr, "  told the limit (--memory-limit %d): idle %s, %d full LISTs fit\n", oc.LimitBytes, units.FormatBytes(p.Memory.IdleBytes), p.Memory.ConcurrentFullLists)
+		if err == nil {
+			fmt.Fprintf(stderr, "  told the limit (--memory-limit %d): idle %s, %d full LISTs fit\n", oc.LimitBytes, units.FormatBytes(p.Memory.IdleBytes), p.Memory.ConcurrentFullLists)
+		}
 	}
 	if err = errors.Join(err, m.stop()); err != nil {
 		return oc, err
 	}
 	for k := 1; k <= o.MaxK; k++ {
-		r, err := runCase(ctx, m, p, listCase{K: k}, o.Settle, cg)
+		r, err := runCase(ctx, m, p, listCase{K: k}, o.Settle, o.Client, cg)
 		oc.Steps = append(oc.Steps, r)
 		if err != nil {
 			return oc, fmt.Errorf("%d full LISTs under the limit: %w", k, err)

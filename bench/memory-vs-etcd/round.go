@@ -167,7 +167,7 @@ func measure(ctx context.Context, m *member, o options, etcdbench, dir string, s
 		ob.Etcd, ob.Target, p.Resource, p.Keys, units.FormatBytes(p.Bytes), units.FormatBytes(ob.IdleRSS), units.FormatBytes(p.Memory.IdleBytes), p.Memory.IdleFrom,
 		p.Memory.PerListedByte, p.Memory.PerListedByteConcurrent, p.Memory.PagedPerListedByte, p.Wall)
 	for _, c := range o.cases() {
-		r, err := runCase(ctx, m, p, c, o.Settle, nil)
+		r, err := runCase(ctx, m, p, c, o.Settle, o.Client, nil)
 		ob.Cases = append(ob.Cases, r)
 		if err != nil {
 			return ob, fmt.Errorf("%s: %w", c, err)
@@ -201,11 +201,12 @@ func settle(ctx context.Context, d time.Duration) {
 
 // runCase starts m (in cg when not nil: its data's pages evicted from
 // the page cache first, so that the member's own reads charge them to
-// its cgroup), waits wait, reads its idle memory, sends c's LISTs while
+// its cgroup), waits wait, reads its idle memory, sends c's LISTs (by
+// client, see newLister) while
 // sampling its memory, and stops it, or reaps it when it was killed. A
 // case whose predicted peak and the client's buffers would not fit in
 // this machine's available memory is skipped.
-func runCase(ctx context.Context, m *member, p prediction, c listCase, wait time.Duration, cg *memCgroup) (caseResult, error) {
+func runCase(ctx context.Context, m *member, p prediction, c listCase, wait time.Duration, client string, cg *memCgroup) (caseResult, error) {
 	r := caseResult{listCase: c}
 	if avail := memAvailable(); avail > 0 {
 		need := p.peak(c) + float64(c.K)*float64(p.Bytes)
@@ -232,7 +233,7 @@ func runCase(ctx context.Context, m *member, p prediction, c listCase, wait time
 		return stop(err)
 	}
 	r.Idle = idle
-	l, err := newLister(m.client, p.Prefix)
+	l, err := newLister(m.client, p.Prefix, client)
 	if err != nil {
 		return stop(err)
 	}
