@@ -32,7 +32,7 @@ var (
 // figurePages are the pages whose figures must come from result files
 // (a bench's own README quotes them too, where it gives per-round
 // figures).
-var figurePages = []string{"README.md", "bench/README.md", "bench/capacity-vs-etcd/README.md", "bench/exporter-overhead/README.md", "bench/suite-time/README.md", "docs/capacity.md", "docs/exporter.md"}
+var figurePages = []string{"README.md", "bench/README.md", "bench/capacity-vs-etcd/README.md", "bench/exporter-overhead/README.md", "bench/memory-vs-etcd/README.md", "bench/suite-time/README.md", "docs/capacity.md", "docs/exporter.md"}
 
 // TestDocsFigures fails when a quoted figure or table differs from its
 // result file, and when a code block of bench/README.md's latest results
