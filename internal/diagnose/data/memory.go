@@ -45,7 +45,7 @@ func listMemory(ctx context.Context, cfg Config, a *Analysis, d *result.Data, lv
 	pid := 0
 	if len(cfg.Endpoints) > 0 {
 		if u, err := url.Parse(cfg.Endpoints[0]); err == nil {
-			pid, _ = sysinfo.ListeningPID("/", u.Host)
+			pid, _ = sysinfo.ListeningPID("/proc", u.Host)
 		}
 	}
 	m := &result.DataMemory{Resource: largest.Name, PerListedByte: p.PerByte, PerListedByteConcurrent: p.PerByteConcurrent,

@@ -49,6 +49,6 @@ func (p Probe) Fits(bytes, idle, limit int64) int {
 // From says what the predictions come from, in words.
 func (p Probe) From() string {
 	return fmt.Sprintf("a member of this etcd build (a process of its own) holding %d objects of %s (%s listed), each case on it freshly started, the median of %d: "+
-		"one full LIST peaked %.2fx the listed bytes over its idle resident memory, %d at once %.2fx each, %d paginated ones (%d objects a page) %.2fx a page each; probed in %s",
-		p.Objects, units.FormatBytes(p.ObjectBytes), units.FormatBytes(p.ListedBytes), repeats, p.PerByte, Concurrent, p.PerByteConcurrent, Concurrent, PageSize, p.PagedPerByte, units.FormatDuration(p.Took))
+		"one full LIST peaked %.2fx the listed bytes over its idle resident memory, %d at once %.2fx each, %d paginated ones (%d objects a page, %d pages) %.2fx a page each; probed in %s",
+		p.Objects, units.FormatBytes(p.ObjectBytes), units.FormatBytes(p.ListedBytes), repeats, p.PerByte, Concurrent, p.PerByteConcurrent, Concurrent, probePage(p.Objects), (p.Objects+probePage(p.Objects)-1)/probePage(p.Objects), p.PagedPerByte, units.FormatDuration(p.Took))
 }

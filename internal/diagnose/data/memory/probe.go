@@ -77,13 +77,27 @@ func RunProbe(ctx context.Context, dir string, objectBytes, listBytes int64) (Pr
 		return p, err
 	}
 	defer os.RemoveAll(work)
-	opts := etcdcluster.Options{Dir: work, OwnProcess: true, UnsafeNoFsync: true}
+	// A snapshot within the fill and a short log after it: a restarted
+	// member replays no object, as a member that has run long replays
+	// little (a replayed log leaves its heap room the LISTs reuse).
+	opts := etcdcluster.Options{Dir: work, OwnProcess: true, UnsafeNoFsync: true,
+		SnapshotCount: uint64(max(100, p.Objects/2)), SnapshotCatchUpEntries: 10}
 	cases := []struct {
 		lists int
 		paged bool
 		into  *float64
 	}{{1, false, &p.PerByte}, {Concurrent, false, &p.PerByteConcurrent}, {Concurrent, true, &p.PagedPerByte}}
-	filled := false
+	// The fill on a member of its own: every case then starts from what
+	// a restart leaves.
+	m, err := startMember(ctx, opts)
+	if err != nil {
+		return p, err
+	}
+	err = fill(ctx, m.cli, p.Objects, objectBytes)
+	m.close()
+	if err != nil {
+		return p, err
+	}
 	var idles []float64
 	for _, c := range cases {
 		var factors []float64
@@ -92,13 +106,7 @@ func RunProbe(ctx context.Context, dir string, objectBytes, listBytes int64) (Pr
 			if err != nil {
 				return p, err
 			}
-			if !filled {
-				err, filled = fill(ctx, m.cli, p.Objects, objectBytes), true
-			}
-			var peak, idle int64
-			if err == nil {
-				idle, peak, err = m.measure(ctx, c.lists, c.paged, &p)
-			}
+			idle, peak, err := m.measure(ctx, c.lists, c.paged, &p)
 			m.close()
 			if err != nil {
 				return p, err
@@ -106,7 +114,7 @@ func RunProbe(ctx context.Context, dir string, objectBytes, listBytes int64) (Pr
 			idles = append(idles, float64(idle))
 			per := float64(p.ListedBytes)
 			if c.paged {
-				per = float64(min(p.ListedBytes, PageSize*p.ListedBytes/p.Objects))
+				per = float64(p.ListedBytes * probePage(p.Objects) / p.Objects)
 			}
 			factors = append(factors, float64(max(0, peak-idle))/float64(c.lists)/per)
 		}
@@ -203,7 +211,7 @@ func (m *member) measure(ctx context.Context, lists int, paged bool, p *Probe) (
 	g, gctx := errgroup.WithContext(ctx)
 	for range lists {
 		g.Go(func() error {
-			n, err := list(gctx, m.cli, paged)
+			n, err := list(gctx, m.cli, paged, probePage(p.Objects))
 			if err == nil && !paged {
 				atomic.StoreInt64(&p.ListedBytes, n)
 			}
@@ -217,9 +225,19 @@ func (m *member) measure(ctx context.Context, lists int, paged bool, p *Probe) (
 	return idle, peak, err
 }
 
-// list reads every probe object, in one range or in pages of PageSize,
-// and returns the keys' and values' bytes.
-func list(ctx context.Context, cli *clientv3.Client, paged bool) (int64, error) {
+// probePage is the objects a page of the probe's paginated LISTs asks
+// for: PageSize, or fewer so that a LIST is probePages pages at least -
+// each page's garbage waits for Go's collector, so a paginated LIST
+// holds more than one page, and a probe of one page would not show it.
+func probePage(objects int64) int64 { return max(1, min(PageSize, objects/probePages)) }
+
+// probePages is how many pages the probe's paginated LISTs have at
+// least.
+const probePages = 8
+
+// list reads every probe object, in one range or in pages of page
+// objects, and returns the keys' and values' bytes.
+func list(ctx context.Context, cli *clientv3.Client, paged bool, page int64) (int64, error) {
 	end := clientv3.GetPrefixRangeEnd(probePrefix)
 	if !paged {
 		r, err := cli.Get(ctx, probePrefix, clientv3.WithRange(end))
@@ -235,7 +253,7 @@ func list(ctx context.Context, cli *clientv3.Client, paged bool) (int64, error) 
 	var n int64
 	key := probePrefix
 	for {
-		r, err := cli.Get(ctx, key, clientv3.WithRange(end), clientv3.WithLimit(PageSize))
+		r, err := cli.Get(ctx, key, clientv3.WithRange(end), clientv3.WithLimit(page))
 		if err != nil {
 			return 0, fmt.Errorf("memory: the probe's paginated LIST: %w", err)
 		}
