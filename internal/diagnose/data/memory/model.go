@@ -20,13 +20,14 @@ func (p Probe) Concurrent(bytes int64, k int) int64 {
 }
 
 // Paged is what one paginated LIST (PageSize objects a page) of keys
-// objects of bytes adds at its peak: a page's worth; a resource of one
-// page is listed in one request, as a full LIST is.
+// objects of bytes adds at its peak: a few pages' worth (each page's
+// garbage waits for the collector), never more than a full LIST of it;
+// a resource of one page is listed in one request, as a full LIST is.
 func (p Probe) Paged(bytes, keys int64) int64 {
 	if keys <= PageSize {
 		return p.Full(bytes)
 	}
-	return int64(p.PagedPerByte * float64(bytes*PageSize/keys))
+	return min(p.Full(bytes), int64(p.PagedPerByte*float64(bytes*PageSize/keys)))
 }
 
 // Fits is how many full LISTs of bytes at once fit between a member's
