@@ -105,8 +105,8 @@ func TestModel(t *testing.T) {
 	if got := p.Paged(100<<10, 100); got != p.Full(100<<10) {
 		t.Errorf("Paged of one page: %d, want a full LIST's %d", got, p.Full(100<<10))
 	}
-	if got := p.Paged(1200<<10, 1200); got != p.Full(1200<<10) {
-		t.Errorf("Paged of 2.4 pages at 3x a page: %d, want no more than a full LIST's %d", got, p.Full(1200<<10))
+	if got := p.Paged(600<<10, 600); got != p.Full(600<<10) {
+		t.Errorf("Paged of 1.2 pages at 3x a page: %d, want no more than a full LIST's %d", got, p.Full(600<<10))
 	}
 	for _, c := range []struct {
 		idle, limit int64
