@@ -31,7 +31,7 @@ func spreadOf(xs []float64) spread {
 }
 
 // goal is how close etcdbench's figure must be to the truth's: within
-// Ratio either way, or within Abs, whichever is larger (issue 44).
+// Ratio either way, or within Abs, whichever is larger: the drill's goal.
 type goal struct {
 	Ratio float64       `json:"ratio"`
 	Abs   time.Duration `json:"abs_ns"`
