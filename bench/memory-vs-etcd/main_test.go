@@ -171,3 +171,14 @@ func TestLimitFor(t *testing.T) {
 		t.Errorf("limitFor(1) = %d MiB, want one LIST's 400", got/mb)
 	}
 }
+
+func TestLimitRead(t *testing.T) {
+	found := oomCheck{LimitBytes: 900 << 20, ReadLimit: 900 << 20, ReadFrom: "cgroup v1 memory.limit_in_bytes (/x)"}
+	if got := limitRead(found); got != "the cgroup's" || !found.limitFound() {
+		t.Errorf("the cgroup's limit read: %q", got)
+	}
+	missed := oomCheck{LimitBytes: 900 << 20, ReadLimit: 24105 << 20, ReadFrom: "the machine's MemTotal"}
+	if got := limitRead(missed); got != "24105 MiB, the machine's MemTotal" || missed.limitFound() {
+		t.Errorf("another limit read: %q", got)
+	}
+}

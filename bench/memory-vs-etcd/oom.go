@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"etcdbench/bench/internal/cmp"
 	"etcdbench/internal/units"
@@ -24,12 +25,10 @@ type oomCheck struct {
 	Memsw      bool    `json:"memsw"`
 	Lists      float64 `json:"lists"`
 	// ReadLimit and ReadFrom are the limit diagnose data read of the
-	// member in the cgroup by itself; when that was not the cgroup's,
-	// Given says that Predicted comes from a second run told the limit
-	// with --memory-limit.
+	// member in the cgroup by itself (it is never told the limit: its
+	// prediction is compared whatever it read).
 	ReadLimit int64        `json:"read_limit_bytes"`
 	ReadFrom  string       `json:"read_limit_from"`
-	Given     bool         `json:"limit_given"`
 	Predicted prediction   `json:"predicted"` // diagnose data on the member in the cgroup
 	Steps     []caseResult `json:"steps"`
 	// OOMK is the first k whose LISTs the member did not survive (0:
@@ -72,13 +71,8 @@ func checkOOM(ctx context.Context, m *member, base prediction, o options, etcdbe
 	fmt.Fprintf(stderr, "%s %s under a %s limit (memsw %v): diagnose data read %s from %s, idle %s: %d full LISTs of %s fit\n", oc.Etcd, oc.Target,
 		units.FormatBytes(oc.LimitBytes), oc.Memsw, units.FormatBytes(p.Memory.LimitBytes), p.Memory.LimitFrom, units.FormatBytes(p.Memory.IdleBytes),
 		p.Memory.ConcurrentFullLists, p.Resource)
-	if err == nil && p.Memory.LimitBytes != oc.LimitBytes {
-		oc.Given = true
-		p, err = diagnose(ctx, etcdbench, m.client, dir, "--memory-limit", fmt.Sprint(oc.LimitBytes))
-		oc.Predicted = p
-		if err == nil {
-			fmt.Fprintf(stderr, "  told the limit (--memory-limit %d): idle %s, %d full LISTs fit\n", oc.LimitBytes, units.FormatBytes(p.Memory.IdleBytes), p.Memory.ConcurrentFullLists)
-		}
+	if err == nil && !oc.limitFound() {
+		fmt.Fprintf(stderr, "  that is not the cgroup's limit (%d bytes): the check compares its prediction all the same\n", oc.LimitBytes)
 	}
 	if err = errors.Join(err, m.stop()); err != nil {
 		return oc, err
@@ -98,6 +92,11 @@ func checkOOM(ctx context.Context, m *member, base prediction, o options, etcdbe
 		}
 	}
 	return oc, nil
+}
+
+// limitFound says whether diagnose data read the cgroup's limit by itself.
+func (oc oomCheck) limitFound() bool {
+	return oc.ReadLimit == oc.LimitBytes && strings.HasPrefix(oc.ReadFrom, "cgroup v1")
 }
 
 func killedNote(r caseResult) string {

@@ -181,6 +181,10 @@ func renderOOM(ooms []oomCheck, figs map[string]float64) string {
 			cmp.YesNo(ok), strings.Join(steps, "; "))
 		slug := cmp.Slug(oc.Etcd + " " + oc.Target)
 		figs[slug+"_oom_k"], figs[slug+"_oom_predicted_fit"], figs[slug+"_oom_limit_mib"] = float64(oc.OOMK), float64(m.ConcurrentFullLists), float64(oc.LimitBytes)/(1<<20)
+		figs[slug+"_oom_limit_found"] = 0
+		if oc.limitFound() {
+			figs[slug+"_oom_limit_found"] = 1
+		}
 	}
 	fmt.Fprintf(&b, "\n%d of %d OOM checks within one (%s; the limit: diagnose data's idle memory and %.1f full LISTs' predicted cost)\n", met, len(ooms), oomSource, ooms[0].Lists)
 	figs["oom_within"], figs["oom_checks"] = float64(met), float64(len(ooms))
@@ -188,15 +192,10 @@ func renderOOM(ooms []oomCheck, figs map[string]float64) string {
 }
 
 // limitRead says what diagnose data read as the member's limit by
-// itself: the cgroup's as set, or another figure and where from (the
-// prediction then comes from a run told the limit).
+// itself: the cgroup's as set, or another figure and where from.
 func limitRead(oc oomCheck) string {
-	if oc.ReadLimit == oc.LimitBytes && strings.HasPrefix(oc.ReadFrom, "cgroup v1") {
+	if oc.limitFound() {
 		return "the cgroup's"
 	}
-	s := fmt.Sprintf("%s MiB, %s", mib(float64(oc.ReadLimit)), oc.ReadFrom)
-	if oc.Given {
-		s += "; predicted with --memory-limit"
-	}
-	return s
+	return fmt.Sprintf("%s MiB, %s", mib(float64(oc.ReadLimit)), oc.ReadFrom)
 }
