@@ -66,12 +66,12 @@ func dataLines(d *result.Data) []string {
 	out = append(out, fmt.Sprintf("leases: %d, %d live keys attached; TTLs %s .. %s, median %s", l.Count, l.KeysAttached,
 		units.FormatDuration(time.Duration(l.TTLMinNs)), units.FormatDuration(time.Duration(l.TTLMaxNs)), units.FormatDuration(time.Duration(l.TTLMedianNs))))
 	if m := d.Memory; m != nil {
-		fits := "the limit is not known"
+		fits, limit := "how many full LISTs fit is not known", fmt.Sprintf("its limit not known (%s; give it with --memory-limit)", m.LimitFrom)
 		if m.ConcurrentFullLists >= 0 {
-			fits = fmt.Sprintf("%d full LISTs of %s at once fit", m.ConcurrentFullLists, m.Resource)
+			fits, limit = fmt.Sprintf("%d full LISTs of %s at once fit", m.ConcurrentFullLists, m.Resource), fmt.Sprintf("limit %s (%s)", units.FormatBytes(m.LimitBytes), m.LimitFrom)
 		}
 		out = append(out,
-			fmt.Sprintf("memory: %s; limit %s (%s), idle %s (%s)", fits, units.FormatBytes(m.LimitBytes), m.LimitFrom, units.FormatBytes(m.IdleBytes), m.IdleFrom),
+			fmt.Sprintf("memory: %s; %s, idle %s (%s)", fits, limit, units.FormatBytes(m.IdleBytes), m.IdleFrom),
 			fmt.Sprintf("memory per LIST: one full LIST of %s peaks at %s; from %s", m.Resource, units.FormatBytes(m.FullListPeakBytes), m.ProbeFrom))
 	}
 	return out

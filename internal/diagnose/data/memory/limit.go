@@ -82,43 +82,43 @@ func ParseLimit(b []byte) (int64, error) {
 }
 
 // LimitOf is the memory limit of process pid under root ("/" but in
-// tests): its cgroup's memory limit, or, when it has none, the
+// tests): its cgroup's memory limit, or, when its cgroup sets none, the
 // machine's MemTotal; pid 0 is a process not on this machine (or none):
-// the machine's. A cgroup that cannot be read is said in From, with the
-// machine's figure.
+// the machine's. A cgroup that cannot be read leaves the limit unknown
+// (Bytes 0), From saying why: the member may be held to less than the
+// machine.
 func LimitOf(root string, pid int) Limit {
 	machine := machineLimit(root)
 	if pid <= 0 {
 		return machine
 	}
+	unknown := func(why string, args ...any) Limit {
+		return Limit{From: "unknown: " + fmt.Sprintf(why, args...)}
+	}
 	b, err := os.ReadFile(filepath.Join(root, "proc", strconv.Itoa(pid), "cgroup"))
 	if err != nil {
-		machine.From += fmt.Sprintf(" (the member's cgroup could not be read: %v)", err)
-		return machine
+		return unknown("the member's cgroup could not be read: %v", err)
 	}
 	path, v2, err := ParseCgroup(b)
 	if err != nil {
-		machine.From += fmt.Sprintf(" (%v)", err)
-		return machine
+		return unknown("%v", err)
 	}
 	file, words := filepath.Join(root, "sys/fs/cgroup/memory", path, "memory.limit_in_bytes"), "cgroup v1 memory.limit_in_bytes"
 	if v2 {
 		file, words = filepath.Join(root, "sys/fs/cgroup", path, "memory.max"), "cgroup v2 memory.max"
-		if _, err := os.Stat(file); err != nil && !strings.HasSuffix(path, "/") {
+		if _, err := os.Stat(file); err != nil {
 			// A hybrid hierarchy mounts the unified one apart.
 			file = filepath.Join(root, "sys/fs/cgroup/unified", path, "memory.max")
 		}
 	}
 	lb, err := os.ReadFile(file)
 	if err != nil {
-		machine.From += fmt.Sprintf(" (the member's %s could not be read: %v)", words, err)
-		return machine
+		return unknown("the member's %s could not be read: %v", words, err)
 	}
 	n, err := ParseLimit(lb)
 	switch {
 	case err != nil:
-		machine.From += fmt.Sprintf(" (%v)", err)
-		return machine
+		return unknown("%v", err)
 	case n == 0:
 		machine.From += fmt.Sprintf(" (the member's cgroup %s sets none)", path)
 		return machine

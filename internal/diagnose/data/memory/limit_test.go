@@ -71,7 +71,7 @@ func TestLimitOf(t *testing.T) {
 		{"hybrid v2", map[string]string{"proc/7/cgroup": "0::/etcd\n", "sys/fs/cgroup/unified/etcd/memory.max": "1073741824\n"}, 1 << 30, "cgroup v2"},
 		{"no limit", map[string]string{"proc/7/cgroup": "0::/etcd\n", "sys/fs/cgroup/etcd/memory.max": "max\n"}, machine, "sets none"},
 		{"over the machine", map[string]string{"proc/7/cgroup": "5:memory:/etcd\n", "sys/fs/cgroup/memory/etcd/memory.limit_in_bytes": "99999999999999\n"}, machine, "allows more"},
-		{"unreadable", map[string]string{"proc/7/cgroup": "5:memory:/etcd\n"}, machine, "could not be read"},
+		{"unreadable", map[string]string{"proc/7/cgroup": "5:memory:/etcd\n"}, 0, "unknown: the member's cgroup v1 memory.limit_in_bytes could not be read"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := LimitOf(tree(t, c.files), 7)
