@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,37 +126,10 @@ func (m *member) start(ctx context.Context) (time.Duration, error) {
 	if m.joins != nil {
 		return 0, nil // a learner is not healthy to /health until it has caught up
 	}
-	if err := waitHealthy(ctx, m.client+"/health", m.done); err != nil {
+	if err := cmp.WaitHealthy(ctx, m.client+"/health", m.done, 10*time.Millisecond); err != nil {
 		return 0, errors.Join(fmt.Errorf("%s in %s: %w", m.kind.Name, m.dataDir, err), m.stop())
 	}
 	return time.Since(t0), nil
-}
-
-// waitHealthy polls url every 10 ms until etcd says it is healthy, for
-// at most 5 minutes (a 1 GB db on a slow disk), or the process exits.
-func waitHealthy(ctx context.Context, url string, exited chan error) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if resp, err := client.Do(req); err == nil {
-			var b bytes.Buffer
-			_, _ = b.ReadFrom(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && bytes.Contains(b.Bytes(), []byte(`"health":"true"`)) {
-				return nil
-			}
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			return fmt.Errorf("exited before it was healthy: %v", err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("not healthy within 5 minutes at %s", url)
 }
 
 // logPath is the file beside the data dir that etcd's output goes to.

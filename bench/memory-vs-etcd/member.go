@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,7 +97,7 @@ func (m *member) start(ctx context.Context, wrap func(*exec.Cmd)) error {
 		return fmt.Errorf("starting %s: %w", m.kind.Name, err)
 	}
 	go func(cmd *exec.Cmd, done chan error) { done <- cmd.Wait() }(m.cmd, m.done)
-	if err := waitHealthy(ctx, m.client+"/health", m.done); err != nil {
+	if err := cmp.WaitHealthy(ctx, m.client+"/health", m.done, 20*time.Millisecond); err != nil {
 		return errors.Join(fmt.Errorf("%s in %s: %w", m.kind.Name, m.dataDir, err), m.stop())
 	}
 	return nil
@@ -133,33 +131,6 @@ func (m *member) killedBy() syscall.Signal {
 		return ws.Signal()
 	}
 	return 0
-}
-
-// waitHealthy polls url every 20 ms until etcd says it is healthy, for at
-// most 5 minutes, or the process exits.
-func waitHealthy(ctx context.Context, url string, exited chan error) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if resp, err := client.Do(req); err == nil {
-			var b bytes.Buffer
-			_, _ = b.ReadFrom(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && bytes.Contains(b.Bytes(), []byte(`"health":"true"`)) {
-				return nil
-			}
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			return fmt.Errorf("exited before it was healthy: %v", err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("not healthy within 5 minutes at %s", url)
 }
 
 // stop stops the member with SIGTERM (SIGKILL after 60 s) and waits; a
