@@ -131,7 +131,10 @@ func TestExporterWithPrometheus(t *testing.T) {
 	lo, hi := bucketBounds(tracerP99)
 	t.Logf("WAL sync p99 over the window: PromQL histogram_quantile %.1fµs, the tracer's %.1fµs (its bucket %g..%gµs); syncs: Prometheus %.0f, tracer %d",
 		promP99[0]*1e6, tracerP99*1e6, lo*1e6, hi*1e6, promCount[0], tracerCount)
-	if promP99[0] < lo || promP99[0] > hi {
+	// The two ranks differ by rounding (PromQL interpolates at 0.99 x
+	// count): when the p99 sample closes its bucket, PromQL's value
+	// starts the next one, a fraction of a percent past the edge.
+	if promP99[0] < lo*0.99 || promP99[0] > hi*1.01 {
 		t.Errorf("PromQL p99 %gs is outside the bucket %g..%gs of the tracer's p99 %gs", promP99[0], lo, hi, tracerP99)
 	}
 	if d := math.Abs(promCount[0] - float64(tracerCount)); d > 0.01*float64(tracerCount)+5 {
